@@ -3,6 +3,7 @@ package bus
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Reasons are the machine words that name what was wrong with an input. They
@@ -70,7 +71,9 @@ func AsError(err error) *Error {
 		return &Error{Type: ReasonInternal, Message: err.Error()}
 	}
 	if msg := err.Error(); msg != e.Error() {
-		return &Error{Type: e.Type, Message: msg}
+		// Keep the outer context ("subject X: …") but not the inner type
+		// word, which the reply carries in its own member.
+		return &Error{Type: e.Type, Message: strings.Replace(msg, e.Error(), e.Message, 1)}
 	}
 	return e
 }

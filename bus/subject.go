@@ -56,6 +56,9 @@ func (s Subjects) Emit(id, t string) string { return s.prefix() + ".emit." + id 
 // API returns the control-plane subject of verb in area ("agent", "start").
 func (s Subjects) API(area, verb string) string { return s.prefix() + ".api." + area + "." + verb }
 
+// Ping returns the subject a node answers health checks on.
+func (s Subjects) Ping() string { return s.prefix() + ".api.ping" }
+
 // DLQ returns the dead-letter subject for reason.
 func (s Subjects) DLQ(reason string) string { return s.prefix() + ".dlq." + reason }
 

@@ -1,0 +1,170 @@
+package natsbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/codec"
+)
+
+// DefaultQueueGroup is the queue group control-plane subscriptions join, so
+// that in a cluster each request is served by one node.
+const DefaultQueueGroup = "jido-api"
+
+// Options configure a Bus. The zero value uses the default prefix, the
+// default limits and discards logs.
+type Options struct {
+	Subjects bus.Subjects
+	Limits   bus.Limits
+	Logger   *slog.Logger
+	// OnDeadLetter, when set, receives every dead letter after it has been
+	// published (the node appends it to the log stream "dlq"). It runs on
+	// the goroutine that refused the input and must not block for long.
+	OnDeadLetter func(DeadLetter)
+	// QueueGroup for control-plane subscriptions; empty means
+	// DefaultQueueGroup.
+	QueueGroup string
+	// Now is the clock for dead-letter times; nil means time.Now.
+	Now func() time.Time
+}
+
+// Bus is jido-bus's side of a NATS connection. It does not own the
+// connection: the caller closes it (after Bus.Close). A Bus is safe for
+// concurrent use.
+type Bus struct {
+	nc      *nats.Conn
+	opts    Options
+	log     *slog.Logger
+	decoder codec.Decoder
+	ctx     context.Context
+	cancel  context.CancelFunc
+
+	mu   sync.Mutex
+	subs []*nats.Subscription
+
+	metrics counters
+}
+
+type counters struct {
+	received    atomic.Uint64
+	rejected    atomic.Uint64
+	deadLetters atomic.Uint64
+	apiRequests atomic.Uint64
+}
+
+// Stats are running totals since the Bus was made.
+type Stats struct {
+	Received    uint64 `json:"received"`     // signals decoded and handed to a handler
+	Rejected    uint64 `json:"rejected"`     // inputs refused (each also a dead letter)
+	DeadLetters uint64 `json:"dead_letters"` // dead letters published
+	APIRequests uint64 `json:"api_requests"` // control-plane requests served
+}
+
+// New returns a Bus on nc.
+func New(nc *nats.Conn, opts Options) *Bus {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.QueueGroup == "" {
+		opts.QueueGroup = DefaultQueueGroup
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Bus{
+		nc:      nc,
+		opts:    opts,
+		log:     log,
+		decoder: codec.Decoder{Limits: opts.Limits},
+		ctx:     ctx,
+		cancel:  cancel,
+	}
+}
+
+// Conn returns the NATS connection the Bus uses.
+func (b *Bus) Conn() *nats.Conn { return b.nc }
+
+// Subjects returns the subject scheme the Bus uses.
+func (b *Bus) Subjects() bus.Subjects { return b.opts.Subjects }
+
+// Stats returns the running totals.
+func (b *Bus) Stats() Stats {
+	return Stats{
+		Received:    b.metrics.received.Load(),
+		Rejected:    b.metrics.rejected.Load(),
+		DeadLetters: b.metrics.deadLetters.Load(),
+		APIRequests: b.metrics.apiRequests.Load(),
+	}
+}
+
+func (b *Bus) now() time.Time {
+	if b.opts.Now != nil {
+		return b.opts.Now()
+	}
+	return time.Now()
+}
+
+// Publish sends s on subject in binary mode.
+func (b *Bus) Publish(subject string, s *bus.Signal) error {
+	msg, err := codec.Encode(subject, s, codec.Binary)
+	if err != nil {
+		return err
+	}
+	if err := b.nc.PublishMsg(msg); err != nil {
+		return fmt.Errorf("publish %s to %s: %w", s.ID(), subject, err)
+	}
+	return nil
+}
+
+// Close unsubscribes everything the Bus subscribed and cancels the context
+// its handlers received. Messages already handed to a handler finish.
+func (b *Bus) Close() error {
+	b.cancel()
+	b.mu.Lock()
+	subs := b.subs
+	b.subs = nil
+	b.mu.Unlock()
+	var errs []error
+	for _, s := range subs {
+		if err := s.Unsubscribe(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) && !errors.Is(err, nats.ErrBadSubscription) {
+			errs = append(errs, fmt.Errorf("unsubscribe %s: %w", s.Subject, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (b *Bus) track(sub *nats.Subscription) error {
+	// A subscription whose pending buffer overflows drops messages in the
+	// client; make the limits generous and report overflows loudly
+	// (Options.Logger) rather than let them pass unseen.
+	if err := sub.SetPendingLimits(1<<20, 1<<30); err != nil {
+		return fmt.Errorf("set pending limits on %s: %w", sub.Subject, err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ctx.Err() != nil {
+		_ = sub.Unsubscribe()
+		return errors.New("natsbus: bus is closed")
+	}
+	b.subs = append(b.subs, sub)
+	return nil
+}
+
+// reply answers a request; a failure to answer is logged, since the
+// requester will see a timeout and there is no one else to tell.
+func (b *Bus) reply(msg *nats.Msg, body []byte) {
+	if msg.Reply == "" {
+		return
+	}
+	if err := msg.Respond(body); err != nil {
+		b.log.Error("reply", "subject", msg.Subject, "reply", msg.Reply, "err", err)
+	}
+}

@@ -1,0 +1,27 @@
+package natsserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+)
+
+// slogAdapter hands nats-server's printf-style log calls to slog, tagged
+// with component=nats so they can be told from jido-bus's own lines.
+type slogAdapter struct{ l *slog.Logger }
+
+func (a slogAdapter) log(level slog.Level, format string, v []any) {
+	ctx := context.Background()
+	if a.l.Enabled(ctx, level) {
+		a.l.Log(ctx, level, fmt.Sprintf(format, v...), "component", "nats")
+	}
+}
+
+// Notices (the start-up banner, "Server is ready") go to debug: jido-bus
+// logs what matters of them itself.
+func (a slogAdapter) Noticef(format string, v ...any) { a.log(slog.LevelDebug, format, v) }
+func (a slogAdapter) Warnf(format string, v ...any)   { a.log(slog.LevelWarn, format, v) }
+func (a slogAdapter) Fatalf(format string, v ...any)  { a.log(slog.LevelError, format, v) }
+func (a slogAdapter) Errorf(format string, v ...any)  { a.log(slog.LevelError, format, v) }
+func (a slogAdapter) Debugf(format string, v ...any)  { a.log(slog.LevelDebug, format, v) }
+func (a slogAdapter) Tracef(format string, v ...any)  { a.log(slog.LevelDebug-4, format, v) }

@@ -1,0 +1,152 @@
+// Package natsserver runs a NATS server (nats-server/v2) inside the jido-bus
+// process, with JetStream on, so that one binary is a whole node and tests
+// need nothing running beforehand.
+package natsserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// Defaults of Options.
+const (
+	DefaultHost = "127.0.0.1"
+	DefaultPort = 4222
+	// RandomPort asks the operating system for a free port; tests use it.
+	RandomPort = -1
+	// readyTimeout bounds how long Start waits for the server to accept
+	// clients.
+	readyTimeout = 10 * time.Second
+)
+
+// Options configure the embedded server. The zero value listens on
+// 127.0.0.1:4222 with JetStream on, storing under a temporary directory
+// chosen by nats-server, with no auth.
+type Options struct {
+	// Host and Port to listen on. Empty Host means DefaultHost; zero Port
+	// means DefaultPort; RandomPort picks a free one (read it back with
+	// Server.ClientURL).
+	Host string
+	Port int
+	// DontListen serves in-process connections only (Server.Connect), no TCP.
+	DontListen bool
+
+	// User and Password, or Token, require clients to authenticate. Set
+	// either a user and password or a token, not both.
+	User     string
+	Password string
+	Token    string
+
+	// NoJetStream turns JetStream off. It is on by default because users of
+	// jido-bus may keep their own streams next to it.
+	NoJetStream bool
+	// StoreDir is where JetStream keeps its files, typically
+	// <data-dir>/nats. Empty lets nats-server choose a temporary directory.
+	StoreDir string
+	// ServerName names the server in monitoring and logs; empty lets
+	// nats-server generate one.
+	ServerName string
+
+	// Logger receives the server's log lines; nil discards them. Debug and
+	// trace lines are logged at slog.LevelDebug.
+	Logger *slog.Logger
+}
+
+// Server is a running embedded NATS server. Its methods are safe for
+// concurrent use.
+type Server struct {
+	ns   *server.Server
+	opts Options
+}
+
+// Start starts a server and waits until it accepts clients.
+func Start(opts Options) (*Server, error) {
+	if opts.Token != "" && (opts.User != "" || opts.Password != "") {
+		return nil, errors.New("natsserver: set either a user and password or a token, not both")
+	}
+	if (opts.User == "") != (opts.Password == "") {
+		return nil, errors.New("natsserver: a user needs a password and a password a user")
+	}
+	sopts := &server.Options{
+		ServerName:    opts.ServerName,
+		Host:          opts.Host,
+		Port:          opts.Port,
+		DontListen:    opts.DontListen,
+		Username:      opts.User,
+		Password:      opts.Password,
+		Authorization: opts.Token,
+		JetStream:     !opts.NoJetStream,
+		NoSigs:        true,
+		NoLog:         opts.Logger == nil,
+		MaxPayload:    8 << 20,
+	}
+	if sopts.Host == "" {
+		sopts.Host = DefaultHost
+	}
+	if sopts.Port == 0 {
+		sopts.Port = DefaultPort
+	}
+	if opts.StoreDir != "" {
+		sopts.StoreDir = filepath.Clean(opts.StoreDir)
+	}
+	ns, err := server.NewServer(sopts)
+	if err != nil {
+		return nil, fmt.Errorf("natsserver: configure: %w", err)
+	}
+	if opts.Logger != nil {
+		ns.SetLoggerV2(slogAdapter{opts.Logger}, opts.Logger.Enabled(context.Background(), slog.LevelDebug), false, false)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(readyTimeout) {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		if opts.DontListen {
+			return nil, fmt.Errorf("natsserver: not ready after %s", readyTimeout)
+		}
+		addr := net.JoinHostPort(sopts.Host, strconv.Itoa(sopts.Port))
+		return nil, fmt.Errorf("natsserver: could not listen on %s within %s (is another server using the port? choose one with --listen)", addr, readyTimeout)
+	}
+	return &Server{ns: ns, opts: opts}, nil
+}
+
+// ClientURL returns the nats:// URL clients connect to.
+func (s *Server) ClientURL() string { return s.ns.ClientURL() }
+
+// Addr returns the address the server listens on, or nil with DontListen.
+func (s *Server) Addr() net.Addr { return s.ns.Addr() }
+
+// ID returns the server's unique id.
+func (s *Server) ID() string { return s.ns.ID() }
+
+// Connect opens a client connection to the server in process, without TCP,
+// with the server's credentials and the given options.
+func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
+	all := []nats.Option{nats.InProcessServer(s.ns)}
+	switch {
+	case s.opts.Token != "":
+		all = append(all, nats.Token(s.opts.Token))
+	case s.opts.User != "":
+		all = append(all, nats.UserInfo(s.opts.User, s.opts.Password))
+	}
+	nc, err := nats.Connect("", append(all, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("natsserver: connect in process: %w", err)
+	}
+	return nc, nil
+}
+
+// Shutdown stops the server and waits until it has stopped. Clients are
+// disconnected; call it after they have drained.
+func (s *Server) Shutdown() {
+	s.ns.Shutdown()
+	s.ns.WaitForShutdown()
+}
