@@ -2,6 +2,7 @@ package bus
 
 import (
 	"fmt"
+	"iter"
 	"strings"
 )
 
@@ -30,7 +31,7 @@ func ValidatePattern(pattern string) error {
 		return Errorf(ReasonInvalidPattern, "pattern is %d bytes long, the limit is %d", len(pattern), MaxTypeLen)
 	}
 	prevMulti := false
-	for i, seg := range strings.Split(pattern, ".") {
+	for i, seg := range segments(pattern) {
 		switch {
 		case seg == "":
 			return Errorf(ReasonInvalidPattern, "pattern %q has an empty segment at position %d", pattern, i)
@@ -61,7 +62,7 @@ func ValidateType(t string) error {
 	if len(t) > MaxTypeLen {
 		return Errorf(ReasonInvalidType, "signal type is %d bytes long, the limit is %d", len(t), MaxTypeLen)
 	}
-	for i, seg := range strings.Split(t, ".") {
+	for i, seg := range segments(t) {
 		if seg == "" {
 			return Errorf(ReasonInvalidType, "signal type %q has an empty segment at position %d", t, i)
 		}
@@ -70,6 +71,24 @@ func ValidateType(t string) error {
 		}
 	}
 	return nil
+}
+
+// segments yields the position and text of each '.'-separated segment of
+// s, without allocating.
+func segments(s string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		for i := 0; ; i++ {
+			j := strings.IndexByte(s, '.')
+			if j < 0 {
+				yield(i, s)
+				return
+			}
+			if !yield(i, s[:j]) {
+				return
+			}
+			s = s[j+1:]
+		}
+	}
 }
 
 func validateLiteral(seg string) error {

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"net/url"
 	"strings"
 	"time"
 
@@ -143,6 +144,9 @@ func decodeBinary(msg *nats.Msg) (s bus.Signal, found bool, err error) {
 		case "id":
 			s.SetID(v)
 		case "source":
+			if _, perr := url.Parse(v); perr != nil {
+				return s, true, bus.Errorf(bus.ReasonInvalidAttribute, "header %s: %q is not a URI reference", k, v)
+			}
 			s.SetSource(v)
 		case "type":
 			s.SetType(v)

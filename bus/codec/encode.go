@@ -1,7 +1,12 @@
 package codec
 
 import (
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
 	"fmt"
+	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/cloudevents/sdk-go/v2/types"
 	"github.com/nats-io/nats.go"
@@ -45,7 +50,7 @@ const (
 func Encode(subject string, s *bus.Signal, mode Mode) (*nats.Msg, error) {
 	msg := &nats.Msg{Subject: subject, Header: nats.Header{}}
 	if mode == Structured {
-		body, err := s.MarshalJSON()
+		body, err := structuredJSON(s)
 		if err != nil {
 			return nil, fmt.Errorf("encode signal %s as structured JSON: %w", s.ID(), err)
 		}
@@ -80,4 +85,29 @@ func Encode(subject string, s *bus.Signal, mode Mode) (*nats.Msg, error) {
 	}
 	msg.Data = s.Data()
 	return msg, nil
+}
+
+// structuredJSON encodes s as a structured-mode body. sdk-go writes data
+// raw when its content type is JSON (or absent) and as a JSON string
+// otherwise, which breaks for data that is not valid JSON or not UTF-8; such
+// data is written as data_base64 instead, so every signal round-trips.
+func structuredJSON(s *bus.Signal) ([]byte, error) {
+	if len(s.DataEncoded) == 0 || s.DataBase64 {
+		return s.MarshalJSON()
+	}
+	mt, _, _ := strings.Cut(s.DataContentType(), ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	raw := false
+	switch mt {
+	case "", event.ApplicationJSON, event.TextJSON:
+		raw = json.Valid(s.DataEncoded)
+	default:
+		raw = strings.HasPrefix(mt, "text/") && utf8.Valid(s.DataEncoded)
+	}
+	if raw {
+		return s.MarshalJSON()
+	}
+	c := *s
+	c.DataBase64 = true
+	return c.MarshalJSON()
 }
