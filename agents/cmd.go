@@ -1,0 +1,231 @@
+package agents
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/jido-bus/jido-bus/bus"
+)
+
+// Cmd runs instructions on agent, in order, with the agent type's strategy,
+// and returns the new agent and the directives the instructions produced,
+// in order. It is pure: it does no I/O, reads no clock and draws no random
+// number, so the same agent and instructions always give the same agent
+// and byte-identical directives (see DirectiveCodec) — which is how the
+// runtime replays an agent's log.
+//
+// Cmd never fails and never panics. An instruction that cannot run (an
+// unknown action, params that fail the action's schema, an action that
+// returns an error or panics, a result that cannot be applied, an outcome
+// the strategy refuses) leaves the state as it was before that instruction
+// and adds one Error directive in place of its directives; Cmd then goes
+// on with the next instruction.
+//
+// Signals emitted by the directives get ids derived from their
+// instruction's origin and their index in the returned slice (see Emit).
+func Cmd(agent Agent, instructions ...Instruction) (Agent, []Directive) {
+	if agent.def == nil {
+		return agent, []Directive{newError(ReasonNoDefinition, ContextAgent, "", "agent %q was not made by a Definition (use Definition.New or Restore)", agent.ID)}
+	}
+	r := run{def: agent.def, agentID: agent.ID}
+	st := agent.State
+	for _, in := range instructions {
+		st = r.instruction(st, in, 0)
+	}
+	return Agent{ID: agent.ID, State: st, def: agent.def}, r.finalize()
+}
+
+// Step is the whole pure handling of one signal, the function the runtime
+// calls for each signal it has accepted and again when it replays the log:
+// the HandleSignal hooks of the skills whose signal patterns match, routing
+// to the first matching route (an unmatched signal gives an Error directive
+// with context "routing"), Cmd on the routed instruction, then the
+// TransformResult hooks. Like Cmd it never panics and is deterministic.
+func Step(agent Agent, sig bus.Signal) (Agent, []Directive) {
+	d := agent.def
+	if d == nil {
+		return Cmd(agent)
+	}
+	origin := OriginOf(sig)
+	r := run{def: d, agentID: agent.ID}
+	for _, inst := range d.matchingSkills(sig.Type(), func(s Skill) bool { return s.HandleSignal != nil }) {
+		next, err := callHook(func() (bus.Signal, error) { return inst.skill.HandleSignal(sig.Clone(), inst.config) })
+		if err != nil {
+			r.add(errorDirective(err, ContextHook, "", ReasonHookFailed), origin)
+			return agent, r.finalize()
+		}
+		sig = next
+	}
+	in, ok := d.Route(sig)
+	if !ok {
+		r.add(newError(ReasonNoRoute, ContextRouting, "", "agent %s (%s): no route matches signal type %q", agent.ID, d.name, sig.Type()), origin)
+		return agent, r.finalize()
+	}
+	st := r.instruction(agent.State, in, 0)
+	for _, inst := range d.matchingSkills(sig.Type(), func(s Skill) bool { return s.TransformResult != nil }) {
+		produced := make([]Directive, len(r.out))
+		for i, p := range r.out {
+			produced[i] = p.d
+		}
+		next, err := callHook(func() ([]Directive, error) { return inst.skill.TransformResult(sig.Clone(), produced, inst.config) })
+		if err != nil {
+			r.out = r.out[:0]
+			r.add(errorDirective(err, ContextHook, "", ReasonHookFailed), origin)
+			return agent, r.finalize()
+		}
+		r.out = r.out[:0]
+		for _, dir := range next {
+			r.add(dir, origin)
+		}
+	}
+	return Agent{ID: agent.ID, State: st, def: d}, r.finalize()
+}
+
+// callHook runs a skill hook, turning a panic into an error.
+func callHook[T any](fn func() (T, error)) (out T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = bus.Errorf(ReasonPanic, "skill hook panicked: %v", p)
+		}
+	}()
+	return fn()
+}
+
+// run accumulates the directives of one Cmd or Step call, each with the
+// origin of the instruction that produced it.
+type run struct {
+	def     *Definition
+	agentID string
+	out     []pending
+}
+
+type pending struct {
+	d      Directive
+	origin Origin
+}
+
+func (r *run) add(d Directive, o Origin) { r.out = append(r.out, pending{d, o}) }
+
+// instruction runs one instruction (and the Then chain it returns) on st
+// and returns the state to keep.
+func (r *run) instruction(st State, in Instruction, depth int) State {
+	ba, ok := r.def.actions[in.Action]
+	if !ok {
+		r.add(newError(ReasonUnknownAction, ContextInstruction, in.Action, "agent type %s has no action %q", r.def.name, in.Action), in.Origin)
+		return st
+	}
+	if ba.params != nil {
+		if err := validateParams(ba, in.Params); err != nil {
+			r.add(errorDirective(err, ContextParams, in.Action, ReasonInvalidParams), in.Origin)
+			return st
+		}
+	}
+	res, err := r.call(ba, st, in)
+	if err != nil {
+		ctx, reason := ContextAction, ReasonActionFailed
+		var pe *paramsError
+		var panicked *panicError
+		switch {
+		case errors.As(err, &pe):
+			ctx, reason = ContextParams, ReasonInvalidParams
+		case errors.As(err, &panicked):
+			ctx, reason = ContextPanic, ReasonPanic
+		}
+		r.add(errorDirective(err, ctx, in.Action, reason), in.Origin)
+		return st
+	}
+	next, err := r.apply(ba, st, res)
+	if err != nil {
+		r.add(errorDirective(err, ContextState, in.Action, ReasonInvalidState), in.Origin)
+		return st
+	}
+	if err := admit(r.def.strategy, st, next); err != nil {
+		r.add(errorDirective(err, ContextStrategy, in.Action, ReasonTransitionDenied), in.Origin)
+		return st
+	}
+	for _, d := range res.Directives {
+		r.add(d, in.Origin)
+	}
+	for _, then := range res.Then {
+		if then.Origin == (Origin{}) {
+			then.Origin = in.Origin
+		}
+		if depth+1 > MaxThenDepth {
+			r.add(newError(ReasonTooDeep, ContextInstruction, then.Action, "Then chain deeper than %d instructions", MaxThenDepth), in.Origin)
+			break
+		}
+		next = r.instruction(next, then, depth+1)
+	}
+	return next
+}
+
+func validateParams(ba *boundAction, params []byte) error {
+	if len(params) == 0 {
+		return ba.params.Validate(map[string]any{})
+	}
+	return ba.params.ValidateJSON(params)
+}
+
+type panicError struct{ value any }
+
+func (e *panicError) Error() string { return fmt.Sprintf("action panicked: %v", e.value) }
+
+// call runs the action with a recover, so a panic becomes an error.
+func (r *run) call(ba *boundAction, st State, in Instruction) (res Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = Result{}, &panicError{p}
+		}
+	}()
+	env := Env{AgentID: r.agentID, Action: ba.name, State: st, AgentState: st, Origin: in.Origin}
+	if ba.skill != nil {
+		env.State = st.Object(ba.skill.key)
+		env.Config = ba.skill.config
+	}
+	return ba.action.Run(env, in.Params)
+}
+
+// apply returns st with res's state changes applied in the action's scope.
+func (r *run) apply(ba *boundAction, st State, res Result) (State, error) {
+	if res.State == nil && len(res.Ops) == 0 && res.Transition == "" {
+		return st, nil
+	}
+	var scope []string
+	if ba.skill != nil {
+		scope = []string{ba.skill.key}
+	}
+	cur := map[string]any(st)
+	var err error
+	if res.State != nil {
+		if cur, err = (Replace{State: res.State}).apply(cur, scope); err != nil {
+			return nil, err
+		}
+	}
+	for i, op := range res.Ops {
+		if op == nil {
+			return nil, fmt.Errorf("state operation %d is nil", i)
+		}
+		if cur, err = op.apply(cur, scope); err != nil {
+			return nil, fmt.Errorf("state operation %d: %w", i, err)
+		}
+	}
+	if res.Transition != "" {
+		k, ok := r.def.strategy.(interface{ StateKey() string })
+		if !ok {
+			return nil, bus.Errorf(ReasonTransitionDenied, "the action asked for a transition to %q, but the agent's strategy (%s) has no machine states", res.Transition, r.def.strategy.Name())
+		}
+		if cur, err = setAt(cur, []string{k.StateKey()}, res.Transition); err != nil {
+			return nil, err
+		}
+	}
+	return State(cur), nil
+}
+
+func admit(s Strategy, before, after State) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = bus.Errorf(ReasonPanic, "strategy %s panicked: %v", s.Name(), p)
+		}
+	}()
+	return s.Admit(before, after)
+}

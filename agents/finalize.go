@@ -1,0 +1,184 @@
+package agents
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/jido-bus/jido-bus/bus"
+)
+
+// SourceOf returns the CloudEvents source of signals agent id emits:
+// "/agent/<id>".
+func SourceOf(agentID string) string { return "/agent/" + agentID }
+
+// DeriveID returns the id of the signal carried by the directive at index
+// in the output of Cmd for an instruction whose origin id is originID:
+// "<originID>.<index>". Replaying the same signal derives the same ids, so
+// consumers can deduplicate what a recovered agent emits again.
+func DeriveID(originID string, index int) string {
+	return originID + "." + strconv.Itoa(index)
+}
+
+// finalize completes and checks the directives: the determinism helpers
+// fill in what actions leave out (ids, sources, times, causation), and a
+// directive that would fail when executed is replaced here, where the
+// failure is still part of the agent's decision, by an Error directive.
+func (r *run) finalize() []Directive {
+	if len(r.out) == 0 {
+		return nil
+	}
+	out := make([]Directive, len(r.out))
+	for i, p := range r.out {
+		d, err := r.complete(p, i)
+		if err != nil {
+			action := ""
+			if ri, ok := p.d.(RunInstruction); ok {
+				action = ri.Instruction.Action
+			}
+			d = errorDirective(err, ContextDirective, action, ReasonInvalidDirective)
+		}
+		out[i] = d
+	}
+	return out
+}
+
+func (r *run) complete(p pending, index int) (Directive, error) {
+	switch d := p.d.(type) {
+	case nil:
+		return nil, bus.Errorf(ReasonInvalidDirective, "directive %d is nil", index)
+	case Emit:
+		sig, err := r.completeSignal(d.Signal, p.origin, index, "emit")
+		if err != nil {
+			return nil, err
+		}
+		if d.Dispatch != nil && d.Dispatch.Adapter == "" {
+			return nil, bus.Errorf(ReasonInvalidDirective, "emit %s: dispatch has no adapter", sig.Type())
+		}
+		d.Signal = sig
+		return d, nil
+	case Schedule:
+		if d.Delay < 0 {
+			return nil, bus.Errorf(ReasonInvalidDirective, "schedule: delay %v is negative", d.Delay)
+		}
+		// The log keeps whole milliseconds; round up so the timer never
+		// fires before the delay asked for, and so the directive Cmd returns
+		// equals the one read back from the log.
+		d.Delay = (d.Delay + time.Millisecond - 1).Truncate(time.Millisecond)
+		sig, err := r.completeSignal(d.Signal, p.origin, index, "schedule")
+		if err != nil {
+			return nil, err
+		}
+		d.Signal = sig
+		return d, nil
+	case Cron:
+		if d.JobID == "" || d.Expr == "" {
+			return nil, bus.Errorf(ReasonInvalidDirective, "cron: job_id and expr are required")
+		}
+		if d.Signal != nil {
+			sig, err := r.completeSignal(*d.Signal, p.origin, index, "cron")
+			if err != nil {
+				return nil, err
+			}
+			d.Signal = &sig
+		}
+		return d, nil
+	case CronCancel:
+		if d.JobID == "" {
+			return nil, bus.Errorf(ReasonInvalidDirective, "cron_cancel: job_id is required")
+		}
+		return d, nil
+	case SpawnAgent:
+		if d.Type == "" {
+			return nil, bus.Errorf(ReasonInvalidDirective, "spawn_agent: type is required")
+		}
+		if err := bus.ValidateAgentID(d.Tag); err != nil || d.Tag == "" || containsSlash(d.Tag) {
+			return nil, bus.Errorf(ReasonInvalidDirective, "spawn_agent: tag %q must be one agent id segment, [A-Za-z0-9][A-Za-z0-9_-]*", d.Tag)
+		}
+		switch d.Restart {
+		case "", RestartPermanent, RestartTransient, RestartTemporary:
+		default:
+			return nil, bus.Errorf(ReasonInvalidDirective, "spawn_agent: restart %q is not permanent, transient or temporary", d.Restart)
+		}
+		var err error
+		if d.Opts, err = normalizeObjectOrNil(d.Opts); err != nil {
+			return nil, bus.Errorf(ReasonInvalidDirective, "spawn_agent: opts: %v", err)
+		}
+		if d.Meta, err = normalizeObjectOrNil(d.Meta); err != nil {
+			return nil, bus.Errorf(ReasonInvalidDirective, "spawn_agent: meta: %v", err)
+		}
+		return d, nil
+	case StopChild:
+		if d.Tag == "" {
+			return nil, bus.Errorf(ReasonInvalidDirective, "stop_child: tag is required")
+		}
+		return d, nil
+	case RunInstruction:
+		if d.Instruction.Action == "" {
+			return nil, bus.Errorf(ReasonInvalidDirective, "run_instruction: the instruction names no action")
+		}
+		if d.Instruction.Origin == (Origin{}) {
+			d.Instruction.Origin = p.origin
+		}
+		return d, nil
+	case Error:
+		if d.Err == nil {
+			d.Err = bus.Errorf(ReasonActionFailed, "error directive without an error")
+		}
+		if d.Context == "" {
+			d.Context = ContextAction
+		}
+		return d, nil
+	}
+	return p.d, nil
+}
+
+func containsSlash(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' {
+			return true
+		}
+	}
+	return false
+}
+
+func normalizeObjectOrNil(m map[string]any) (map[string]any, error) {
+	if m == nil {
+		return nil, nil
+	}
+	return normalizeObject(m)
+}
+
+// completeSignal returns a copy of sig with its id, source, time and
+// causation filled in from the origin, checked as a valid signal. The copy
+// matters: an action may return the same signal value twice, and the
+// sdk's event shares its attribute storage between copies.
+func (r *run) completeSignal(sig bus.Signal, o Origin, index int, what string) (bus.Signal, error) {
+	if sig.Context == nil {
+		return bus.Signal{}, bus.Errorf(ReasonInvalidDirective, "%s: the signal is empty; build it with NewSignal", what)
+	}
+	s := sig.Clone()
+	if s.ID() == "" {
+		base := o.ID
+		if base == "" {
+			base = r.agentID
+		}
+		s.SetID(DeriveID(base, index))
+	}
+	if s.Source() == "" {
+		s.SetSource(SourceOf(r.agentID))
+	}
+	if s.Time().IsZero() && !o.Time.IsZero() {
+		s.SetTime(o.Time)
+	}
+	ext := s.Extensions()
+	if _, ok := ext[bus.ExtCausationID]; !ok && o.ID != "" {
+		s.SetExtension(bus.ExtCausationID, o.ID)
+	}
+	if _, ok := ext[bus.ExtCorrelationID]; !ok && o.CorrelationID != "" {
+		s.SetExtension(bus.ExtCorrelationID, o.CorrelationID)
+	}
+	if err := bus.ValidateSignal(&s, bus.Limits{}); err != nil {
+		return bus.Signal{}, bus.Errorf(ReasonInvalidDirective, "%s: %v", what, err)
+	}
+	return s, nil
+}

@@ -1,0 +1,62 @@
+package agents
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jido-bus/jido-bus/bus"
+)
+
+// Origin is what an instruction knows of the signal that caused it. It is
+// the agent's only source of identity and time: ids of signals an
+// instruction emits derive from Origin.ID, and Env.Now is Origin.Time, so
+// running the same instruction again gives the same result.
+type Origin struct {
+	ID            string    `json:"id,omitempty"`
+	Source        string    `json:"source,omitempty"`
+	Type          string    `json:"type,omitempty"`
+	Time          time.Time `json:"time,omitzero"`
+	CorrelationID string    `json:"correlationid,omitempty"`
+}
+
+// OriginOf returns the origin of instructions caused by sig.
+func OriginOf(sig bus.Signal) Origin {
+	o := Origin{ID: sig.ID(), Source: sig.Source(), Type: sig.Type(), Time: sig.Time()}
+	if v, ok := sig.Extensions()[bus.ExtCorrelationID].(string); ok {
+		o.CorrelationID = v
+	}
+	return o
+}
+
+// Instruction asks an agent to run one action with params. It is plain
+// data and JSON-serialisable, since a RunInstruction directive carries one
+// into the log.
+type Instruction struct {
+	// Action is the action's qualified name: the agent's own action by its
+	// name ("increment"), a skill's as <prefix>.<name> ("calculator.add").
+	Action string `json:"action"`
+	// Params is the action's input as JSON; empty means none.
+	Params json.RawMessage `json:"params,omitempty"`
+	// Origin is the signal the instruction answers. Without one, emitted
+	// ids derive from the agent id and are only unique within one Cmd.
+	Origin Origin `json:"origin,omitzero"`
+}
+
+// NewInstruction returns an instruction for action with params encoded as
+// JSON (params may be nil, or a json.RawMessage taken as is).
+func NewInstruction(action string, params any) (Instruction, error) {
+	in := Instruction{Action: action}
+	switch p := params.(type) {
+	case nil:
+	case json.RawMessage:
+		in.Params = p
+	default:
+		b, err := json.Marshal(params)
+		if err != nil {
+			return Instruction{}, fmt.Errorf("params of %s: %w", action, err)
+		}
+		in.Params = b
+	}
+	return in, nil
+}
