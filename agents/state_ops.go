@@ -85,7 +85,8 @@ func (op DeletePath) apply(root map[string]any, scope []string) (map[string]any,
 	if len(op.Path) == 0 {
 		return nil, fmt.Errorf("delete path: the path is empty")
 	}
-	return deleteAt(root, join(scope, op.Path)), nil
+	out, _ := deleteAt(root, join(scope, op.Path))
+	return out, nil
 }
 
 func join(scope, path []string) []string {
@@ -149,29 +150,30 @@ func setAt(m map[string]any, path []string, v any) (map[string]any, error) {
 	return out, nil
 }
 
-// deleteAt returns m without the member at path, or m itself when there is
-// nothing to delete.
-func deleteAt(m map[string]any, path []string) map[string]any {
+// deleteAt returns m without the member at path and whether anything was
+// deleted; when nothing was, it returns m itself.
+func deleteAt(m map[string]any, path []string) (map[string]any, bool) {
 	k := path[0]
 	cur, ok := m[k]
 	if !ok {
-		return m
+		return m, false
 	}
-	out := maps.Clone(m)
 	if len(path) == 1 {
+		out := maps.Clone(m)
 		delete(out, k)
-		return out
+		return out, true
 	}
 	child, isObj := asObject(cur)
 	if !isObj {
-		return m
+		return m, false
 	}
-	next := deleteAt(child, path[1:])
-	if len(next) == len(child) {
-		return m
+	next, changed := deleteAt(child, path[1:])
+	if !changed {
+		return m, false
 	}
+	out := maps.Clone(m)
 	out[k] = next
-	return out
+	return out, true
 }
 
 // deepMerge returns base with over merged in; objects merge recursively,
