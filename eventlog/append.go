@@ -1,0 +1,327 @@
+package eventlog
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/jido-bus/jido-bus/bus"
+)
+
+// StreamAppend is the part of an AppendMulti call that goes to one stream.
+// The Log does not keep or modify Events.
+type StreamAppend struct {
+	Stream   string
+	Expected ExpectedVersion
+	Events   []bus.Signal
+}
+
+// Position is where an appended event is in the log.
+type Position struct {
+	Seq       uint64 `json:"seq"`
+	GlobalSeq uint64 `json:"global_seq"`
+	// Duplicate is true when the stream already held an event with the
+	// same source and id; Seq and GlobalSeq are then that event's, and
+	// nothing was written for this one.
+	Duplicate bool `json:"duplicate,omitempty"`
+}
+
+// AppendResult reports the outcome of an append to one stream.
+type AppendResult struct {
+	Stream    string     `json:"stream"`
+	Positions []Position `json:"positions"` // one per event, in order
+	Version   uint64     `json:"version"`   // the stream's version afterwards
+}
+
+// Append appends events to stream in one atomic batch, if the stream's
+// version matches expected. It returns after the batch is synced to disk;
+// concurrent appends share one fsync.
+//
+// Events whose source and id are already in the stream are not written
+// again: their Position reports the existing entry with Duplicate set, and
+// the expected version is only checked when at least one event is new.
+//
+// Errors: an invalid stream name (*bus.Error of type ReasonInvalidStream),
+// an invalid or oversize event (*bus.Error with a bus Reason, naming the
+// event's index and id), a version mismatch (*AppendError, wrapping
+// ErrWrongVersion); in each case nothing is written. ErrClosed and
+// ErrFailed report a Log that cannot write.
+func (l *Log) Append(ctx context.Context, stream string, expected ExpectedVersion, events ...bus.Signal) (AppendResult, error) {
+	res, err := l.AppendMulti(ctx, []StreamAppend{{Stream: stream, Expected: expected, Events: events}})
+	if err != nil {
+		return AppendResult{}, err
+	}
+	return res[0], nil
+}
+
+// AppendMulti appends to several streams in one atomic batch, each part
+// with its own expected version: either every part is written or none is.
+// A stream may appear in several parts; later parts see the earlier ones.
+// Results are in the order of parts. See Append for duplicates and errors.
+func (l *Log) AppendMulti(ctx context.Context, parts []StreamAppend) ([]AppendResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	prepared, err := l.prepare(parts)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.enter(); err != nil {
+		return nil, err
+	}
+	defer l.leave()
+	c, err := l.sequence(prepared)
+	if err != nil {
+		return nil, err
+	}
+	if c.batch == nil {
+		// Only duplicates: they are answered once their originals are durable.
+		if err := l.waitDurable(ctx, c.waitFor); err != nil {
+			return nil, err
+		}
+		return c.results, nil
+	}
+	defer c.batch.Close()
+	if !l.opts.NoSync {
+		if err := c.batch.SyncWait(); err != nil {
+			l.fail(err)
+			return nil, fmt.Errorf("append: sync batch ending at global seq %d: %w", c.lastGSeq, err)
+		}
+	}
+	l.advanceDurable(c.lastGSeq)
+	return c.results, nil
+}
+
+// preparedEvent is an event validated and encoded outside the sequencer,
+// with a header to be filled in once its position is known.
+type preparedEvent struct {
+	value []byte
+	idem  []byte
+	id    string
+}
+
+type preparedPart struct {
+	stream   string
+	expected ExpectedVersion
+	events   []preparedEvent
+}
+
+// prepare validates every part and encodes its events, so that the
+// sequencer only patches headers.
+func (l *Log) prepare(parts []StreamAppend) ([]preparedPart, error) {
+	total := 0
+	for _, p := range parts {
+		total += len(p.Events)
+	}
+	if total > l.opts.maxAppendEvents() {
+		return nil, bus.Errorf(bus.ReasonTooLarge, "append of %d events: the limit is %d per call", total, l.opts.maxAppendEvents())
+	}
+	out := make([]preparedPart, len(parts))
+	for i, p := range parts {
+		if err := ValidateStream(p.Stream); err != nil {
+			return nil, err
+		}
+		if len(p.Events) == 0 {
+			return nil, bus.Errorf(bus.ReasonInvalidRequest, "append to %s: no events", p.Stream)
+		}
+		out[i] = preparedPart{stream: p.Stream, expected: p.Expected, events: make([]preparedEvent, len(p.Events))}
+		for j := range p.Events {
+			ev := &p.Events[j]
+			if err := bus.ValidateSignal(ev, l.opts.Limits); err != nil {
+				return nil, fmt.Errorf("append to %s: event %d (id %q): %w", p.Stream, j, ev.ID(), err)
+			}
+			v := encodeEntry(nil, p.Stream, 0, 0, time.Time{}, ev)
+			attr := len(v) - headerLen - len(ev.Data())
+			if attr > l.opts.maxAttributeBytes() {
+				return nil, fmt.Errorf("append to %s: event %d (id %q): %w", p.Stream, j, ev.ID(),
+					bus.Errorf(bus.ReasonTooLarge, "attributes take %d bytes, the limit is %d", attr, l.opts.maxAttributeBytes()))
+			}
+			out[i].events[j] = preparedEvent{
+				value: v,
+				idem:  idemKey(p.Stream, ev.Source(), ev.ID()),
+				id:    ev.ID(),
+			}
+		}
+	}
+	return out, nil
+}
+
+// sequenced is an append after the sequencer: the batch handed to Pebble
+// (nil when every event was a duplicate) and the answer to give once it is
+// durable.
+type sequenced struct {
+	batch    *pebble.Batch
+	lastGSeq uint64
+	waitFor  uint64 // highest global seq of a duplicate's original
+	results  []AppendResult
+}
+
+// sequence is the critical section: it checks versions and duplicates
+// against the current state, assigns sequences, and hands the batch to
+// Pebble's commit pipeline without waiting for the fsync.
+func (l *Log) sequence(parts []preparedPart) (sequenced, error) {
+	l.commitMu.Lock()
+	defer l.commitMu.Unlock()
+	if err := l.failure(); err != nil {
+		return sequenced{}, err
+	}
+	var (
+		c       sequenced
+		metas   = make(map[string]streamMeta, len(parts))
+		seen    = make(map[string]Position) // idempotency keys written by this call
+		gseq    = l.lastGSeq
+		now     = time.Now()
+		written int
+	)
+	c.results = make([]AppendResult, len(parts))
+	b := l.db.NewBatch()
+	for i, p := range parts {
+		m, ok := metas[p.stream]
+		if !ok {
+			m, _ = l.meta(p.stream)
+			if m.first == 0 {
+				m.first = 1
+			}
+		}
+		res := AppendResult{Stream: p.stream, Positions: make([]Position, len(p.events))}
+		// First find the duplicates — of stored events, of earlier parts,
+		// and of earlier events of this part (dupOf) — then check the
+		// version, then assign.
+		dupOf := make(map[int]int)
+		firstIn := make(map[string]int, len(p.events))
+		fresh := 0
+		for j := range p.events {
+			ev := &p.events[j]
+			if k, ok := firstIn[string(ev.idem)]; ok {
+				dupOf[j] = k
+				continue
+			}
+			pos, dup, err := l.existing(ev.idem, seen)
+			if err != nil {
+				b.Close()
+				return sequenced{}, fmt.Errorf("append to %s: idempotency lookup of event %d (id %q): %w", p.stream, j, ev.id, err)
+			}
+			if dup {
+				res.Positions[j] = pos
+				c.waitFor = max(c.waitFor, pos.GlobalSeq)
+				continue
+			}
+			firstIn[string(ev.idem)] = j
+			fresh++
+		}
+		if fresh > 0 && !p.expected.matches(m.head) {
+			b.Close()
+			return sequenced{}, &AppendError{Stream: p.stream, Expected: p.expected, Actual: m.head}
+		}
+		for j := range p.events {
+			if _, isDup := dupOf[j]; isDup || res.Positions[j].Duplicate {
+				continue
+			}
+			ev := &p.events[j]
+			gseq++
+			m.head++
+			m.count++
+			m.bytes += uint64(len(ev.value))
+			setHeader(ev.value, gseq, m.head, now)
+			pos := Position{Seq: m.head, GlobalSeq: gseq}
+			res.Positions[j] = pos
+			seen[string(ev.idem)] = Position{Seq: m.head, GlobalSeq: gseq, Duplicate: true}
+			_ = b.Set(streamKey(p.stream, m.head), ev.value, nil)
+			_ = b.Set(globalKey(gseq), ev.value, nil)
+			_ = b.Set(ev.idem, encodeIdem(pos), nil)
+			written++
+		}
+		for j, k := range dupOf {
+			res.Positions[j] = res.Positions[k]
+			res.Positions[j].Duplicate = true
+		}
+		res.Version = m.head
+		metas[p.stream] = m
+		c.results[i] = res
+	}
+	if written == 0 {
+		b.Close()
+		return c, nil
+	}
+	for stream, m := range metas {
+		_ = b.Set(metaKey(stream), encodeMeta(m), nil)
+	}
+	_ = b.Set(keyLastGSeq, binary.BigEndian.AppendUint64(nil, gseq), nil)
+	var err error
+	if l.opts.NoSync {
+		err = l.db.Apply(b, l.writeOpts)
+	} else {
+		err = l.db.ApplyNoSyncWait(b, l.writeOpts)
+	}
+	if err != nil {
+		l.fail(err)
+		b.Close()
+		return sequenced{}, fmt.Errorf("append: commit batch ending at global seq %d: %w", gseq, err)
+	}
+	l.lastGSeq = gseq
+	l.stateMu.Lock()
+	for stream, m := range metas {
+		l.streams[stream] = m
+	}
+	l.stateMu.Unlock()
+	c.batch, c.lastGSeq = b, gseq
+	return c, nil
+}
+
+// existing looks an idempotency key up in this call's writes and then in
+// the database (which, under commitMu, holds every earlier batch).
+func (l *Log) existing(idem []byte, seen map[string]Position) (Position, bool, error) {
+	if pos, ok := seen[string(idem)]; ok {
+		return pos, true, nil
+	}
+	v, closer, err := l.db.Get(idem)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return Position{}, false, nil
+	}
+	if err != nil {
+		return Position{}, false, err
+	}
+	defer closer.Close()
+	if len(v) != 16 {
+		return Position{}, false, errors.New("idempotency record is not 16 bytes")
+	}
+	return Position{Seq: binary.BigEndian.Uint64(v), GlobalSeq: binary.BigEndian.Uint64(v[8:]), Duplicate: true}, true, nil
+}
+
+func encodeIdem(p Position) []byte {
+	b := binary.BigEndian.AppendUint64(make([]byte, 0, 16), p.Seq)
+	return binary.BigEndian.AppendUint64(b, p.GlobalSeq)
+}
+
+// setHeader fills in the position and commit time of an encoded value and
+// its checksum.
+func setHeader(v []byte, gseq, seq uint64, commit time.Time) {
+	binary.BigEndian.PutUint64(v[5:], gseq)
+	binary.BigEndian.PutUint64(v[13:], seq)
+	binary.BigEndian.PutUint64(v[21:], uint64(commit.UnixNano()))
+	binary.BigEndian.PutUint32(v[1:], crc32.Checksum(v[5:], castagnoli))
+}
+
+// waitDurable waits until the durable watermark reaches gseq.
+func (l *Log) waitDurable(ctx context.Context, gseq uint64) error {
+	for {
+		ch := l.Notify()
+		if l.Durable() >= gseq {
+			return nil
+		}
+		if err := l.failure(); err != nil {
+			return err
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-l.done:
+			return ErrClosed
+		}
+	}
+}

@@ -1,0 +1,292 @@
+package eventlog
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"net/url"
+	"sort"
+	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/cloudevents/sdk-go/v2/types"
+	"github.com/jido-bus/jido-bus/bus"
+)
+
+// formatV1 is the first byte of every entry value written by this package.
+const formatV1 = 1
+
+// headerLen is format + crc32c + gseq + seq + commit time.
+const headerLen = 1 + 4 + 8 + 8 + 8
+
+const (
+	flagTime       = 1 << 0
+	flagDataBase64 = 1 << 1
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Entry is one committed event and its position in the log.
+//
+// An Entry handed out by this package owns its memory: nothing in it is
+// reused or changed by the Log afterwards, so callers may keep it.
+type Entry struct {
+	Stream    string
+	Seq       uint64    // the stream's version after this entry, from 1
+	GlobalSeq uint64    // position in the global order, from 1
+	Time      time.Time // commit time (UTC), set by the Log
+	Event     bus.Signal
+	// Size is the encoded size of the entry value in bytes, as stored.
+	Size int
+}
+
+// errShort is what the decoder reports for a value that ends too early.
+var errShort = errors.New("value is truncated")
+
+// encodeEntry appends the format-1 value of ev at the given position to
+// dst. The event must have passed bus.ValidateSignal.
+func encodeEntry(dst []byte, stream string, seq, gseq uint64, commit time.Time, ev *bus.Signal) []byte {
+	start := len(dst)
+	dst = append(dst, formatV1, 0, 0, 0, 0)
+	dst = binary.BigEndian.AppendUint64(dst, gseq)
+	dst = binary.BigEndian.AppendUint64(dst, seq)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(commit.UnixNano()))
+	var flags byte
+	evTime := ev.Time()
+	if !evTime.IsZero() {
+		flags |= flagTime
+	}
+	if ev.DataBase64 {
+		flags |= flagDataBase64
+	}
+	dst = append(dst, flags)
+	dst = appendString(dst, stream)
+	dst = appendString(dst, ev.ID())
+	dst = appendString(dst, ev.Source())
+	dst = appendString(dst, ev.Type())
+	dst = appendString(dst, ev.Subject())
+	dst = appendString(dst, ev.DataContentType())
+	dst = appendString(dst, ev.DataSchema())
+	if flags&flagTime != 0 {
+		dst = binary.BigEndian.AppendUint64(dst, uint64(evTime.UnixNano()))
+	}
+	ext := ev.Extensions()
+	dst = binary.AppendUvarint(dst, uint64(len(ext)))
+	if len(ext) > 0 {
+		names := make([]string, 0, len(ext))
+		for name := range ext {
+			names = append(names, name)
+		}
+		sort.Strings(names) // deterministic bytes for identical events
+		for _, name := range names {
+			v, _ := types.Format(ext[name]) // validated events hold only formattable values
+			dst = appendString(dst, name)
+			dst = appendString(dst, v)
+		}
+	}
+	dst = append(dst, ev.Data()...)
+	binary.BigEndian.PutUint32(dst[start+1:], crc32.Checksum(dst[start+5:], castagnoli))
+	return dst
+}
+
+func appendString(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+// valueHeader is the fixed part of a value, read without decoding the
+// event.
+type valueHeader struct {
+	gseq, seq uint64
+	commit    int64
+}
+
+// checkValue verifies the format byte and checksum of v and returns its
+// header.
+func checkValue(v []byte) (valueHeader, error) {
+	if len(v) < headerLen {
+		return valueHeader{}, errShort
+	}
+	if v[0] != formatV1 {
+		return valueHeader{}, fmt.Errorf("unknown value format %d", v[0])
+	}
+	if got, want := crc32.Checksum(v[5:], castagnoli), binary.BigEndian.Uint32(v[1:5]); got != want {
+		return valueHeader{}, fmt.Errorf("checksum mismatch: stored %08x, computed %08x", want, got)
+	}
+	return valueHeader{
+		gseq:   binary.BigEndian.Uint64(v[5:]),
+		seq:    binary.BigEndian.Uint64(v[13:]),
+		commit: int64(binary.BigEndian.Uint64(v[21:])),
+	}, nil
+}
+
+// decoder turns stored values into Entries. It remembers the last source
+// it parsed, because a stream's events mostly share one source and parsing
+// a URI reference costs more than the rest of the decode. A decoder is
+// used by one goroutine.
+type decoder struct {
+	lastSource string
+	lastURI    types.URIRef
+}
+
+// decode verifies and decodes v. The Entry does not alias v.
+func (d *decoder) decode(v []byte) (Entry, error) {
+	h, err := checkValue(v)
+	if err != nil {
+		return Entry{}, err
+	}
+	r := reader{b: v, off: headerLen}
+	flags := r.byte()
+	strStart := r.off
+	stream, id, source, typ := r.span(), r.span(), r.span(), r.span()
+	subject, contentType, schema := r.span(), r.span(), r.span()
+	var evTime int64
+	if flags&flagTime != 0 {
+		evTime = int64(r.uint64())
+	}
+	next := r.uvarint()
+	if r.err == nil && next > uint64(len(v)) {
+		r.fail() // each extension takes at least two bytes; bounds the allocation
+	}
+	var extSpans []span
+	if r.err == nil && next > 0 {
+		extSpans = make([]span, 0, 2*next)
+		for i := uint64(0); i < 2*next && r.err == nil; i++ {
+			extSpans = append(extSpans, r.span())
+		}
+	}
+	if r.err != nil {
+		return Entry{}, r.err
+	}
+	// All strings of the value are substrings of one copy: one allocation
+	// instead of one per attribute.
+	all := string(v[strStart:r.off])
+	str := func(s span) string { return all[s.off-strStart : s.off-strStart+s.n] }
+	var ext map[string]any
+	if len(extSpans) > 0 {
+		ext = make(map[string]any, len(extSpans)/2)
+		for i := 0; i < len(extSpans); i += 2 {
+			ext[str(extSpans[i])] = str(extSpans[i+1])
+		}
+	}
+	if flags&^(flagTime|flagDataBase64) != 0 {
+		return Entry{}, fmt.Errorf("unknown flags %#x", flags)
+	}
+	ctx := &event.EventContextV1{ID: str(id), Type: str(typ), Extensions: ext}
+	if src := str(source); src == d.lastSource && src != "" {
+		ctx.Source = d.lastURI
+	} else {
+		u, err := url.Parse(src)
+		if err != nil {
+			return Entry{}, fmt.Errorf("source %q: %w", src, err)
+		}
+		ctx.Source = types.URIRef{URL: *u}
+		d.lastSource, d.lastURI = src, ctx.Source
+	}
+	if subject.n > 0 {
+		sub := str(subject)
+		ctx.Subject = &sub
+	}
+	if contentType.n > 0 {
+		ct := str(contentType)
+		ctx.DataContentType = &ct
+	}
+	if schema.n > 0 {
+		u, err := url.Parse(str(schema))
+		if err != nil {
+			return Entry{}, fmt.Errorf("dataschema %q: %w", str(schema), err)
+		}
+		ctx.DataSchema = &types.URI{URL: *u}
+	}
+	if flags&flagTime != 0 {
+		ctx.Time = &types.Timestamp{Time: time.Unix(0, evTime).UTC()}
+	}
+	e := Entry{
+		Stream:    str(stream),
+		Seq:       h.seq,
+		GlobalSeq: h.gseq,
+		Time:      time.Unix(0, h.commit).UTC(),
+		Event:     event.Event{Context: ctx, DataBase64: flags&flagDataBase64 != 0},
+		Size:      len(v),
+	}
+	if r.off < len(v) {
+		e.Event.DataEncoded = append([]byte(nil), v[r.off:]...)
+	}
+	return e, nil
+}
+
+// decodeIdentity reads only the stream, id and source of a verified value,
+// which retention needs to remove idempotency keys.
+func decodeIdentity(v []byte) (stream, id, source string, err error) {
+	if _, err := checkValue(v); err != nil {
+		return "", "", "", err
+	}
+	r := reader{b: v, off: headerLen + 1}
+	stream = string(r.bytes())
+	id = string(r.bytes())
+	source = string(r.bytes())
+	return stream, id, source, r.err
+}
+
+// reader reads the variable part of a value; the first failure sticks.
+type reader struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (r *reader) fail() {
+	if r.err == nil {
+		r.err = errShort
+	}
+}
+
+func (r *reader) byte() byte {
+	if r.err != nil || r.off >= len(r.b) {
+		r.fail()
+		return 0
+	}
+	r.off++
+	return r.b[r.off-1]
+}
+
+func (r *reader) uint64() uint64 {
+	if r.err != nil || len(r.b)-r.off < 8 {
+		r.fail()
+		return 0
+	}
+	r.off += 8
+	return binary.BigEndian.Uint64(r.b[r.off-8:])
+}
+
+func (r *reader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b[r.off:])
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.off += n
+	return v
+}
+
+// span is where a length-prefixed string lies in the value.
+type span struct{ off, n int }
+
+func (r *reader) span() span {
+	b := r.bytes()
+	return span{off: r.off - len(b), n: len(b)}
+}
+
+func (r *reader) bytes() []byte {
+	n := r.uvarint()
+	if r.err != nil || uint64(len(r.b)-r.off) < n {
+		r.fail()
+		return nil
+	}
+	r.off += int(n)
+	return r.b[r.off-int(n) : r.off]
+}

@@ -1,0 +1,90 @@
+package eventlog
+
+import (
+	"encoding/binary"
+)
+
+// Key kinds: the first byte of every key (see the package doc).
+const (
+	kindLog      = 'L'
+	kindStream   = 'S'
+	kindGlobal   = 'G'
+	kindIdem     = 'I'
+	kindMeta     = 'M'
+	kindSnapshot = 'P'
+)
+
+// layoutVersion is the key layout this package writes and reads; Open
+// refuses a directory written with another.
+const layoutVersion = 1
+
+var (
+	keyLayout   = []byte("Lformat")
+	keyLastGSeq = []byte("Lgseq")
+)
+
+// streamKey returns 'S' stream 0x00 seq.
+func streamKey(stream string, seq uint64) []byte {
+	k := make([]byte, 0, len(stream)+10)
+	k = append(k, kindStream)
+	k = append(k, stream...)
+	k = append(k, 0)
+	return binary.BigEndian.AppendUint64(k, seq)
+}
+
+// streamBounds returns the key range [lo, hi) holding every entry of stream.
+func streamBounds(stream string) (lo, hi []byte) {
+	lo = append(append([]byte{kindStream}, stream...), 0)
+	hi = append(append([]byte{kindStream}, stream...), 1)
+	return lo, hi
+}
+
+// parseStreamKey splits a stream key; ok is false for a key of another
+// shape.
+func parseStreamKey(k []byte) (stream string, seq uint64, ok bool) {
+	if len(k) < 10 || k[0] != kindStream || k[len(k)-9] != 0 {
+		return "", 0, false
+	}
+	return string(k[1 : len(k)-9]), binary.BigEndian.Uint64(k[len(k)-8:]), true
+}
+
+func globalKey(gseq uint64) []byte {
+	k := make([]byte, 9)
+	k[0] = kindGlobal
+	binary.BigEndian.PutUint64(k[1:], gseq)
+	return k
+}
+
+func globalBounds() (lo, hi []byte) { return []byte{kindGlobal}, []byte{kindGlobal + 1} }
+
+func parseGlobalKey(k []byte) (gseq uint64, ok bool) {
+	if len(k) != 9 || k[0] != kindGlobal {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(k[1:]), true
+}
+
+// idemKey identifies an event by CloudEvents source and id within stream.
+// The source is length-prefixed so that no source/id pair can collide with
+// another whatever bytes they hold.
+func idemKey(stream, source, id string) []byte {
+	k := make([]byte, 0, len(stream)+len(source)+len(id)+8)
+	k = append(k, kindIdem)
+	k = append(k, stream...)
+	k = append(k, 0)
+	k = binary.AppendUvarint(k, uint64(len(source)))
+	k = append(k, source...)
+	return append(k, id...)
+}
+
+func idemBounds(stream string) (lo, hi []byte) {
+	lo = append(append([]byte{kindIdem}, stream...), 0)
+	hi = append(append([]byte{kindIdem}, stream...), 1)
+	return lo, hi
+}
+
+func metaKey(stream string) []byte { return append([]byte{kindMeta}, stream...) }
+
+func metaBounds() (lo, hi []byte) { return []byte{kindMeta}, []byte{kindMeta + 1} }
+
+func snapshotKey(stream string) []byte { return append([]byte{kindSnapshot}, stream...) }

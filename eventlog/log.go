@@ -1,0 +1,221 @@
+package eventlog
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Log is the event log in one data directory. Open it with Open and close
+// it with Close. All methods are safe for concurrent use.
+type Log struct {
+	db        *pebble.DB
+	opts      Options
+	writeOpts *pebble.WriteOptions
+
+	// commitMu is the sequencer: it is held while sequences are assigned
+	// and the batch is handed to Pebble, and by retention and snapshot
+	// writes, which must not interleave with an append to the same stream.
+	commitMu sync.Mutex
+	lastGSeq uint64 // the last global sequence handed out; under commitMu
+
+	// stateMu guards streams. Writers also hold commitMu, so code holding
+	// commitMu may read streams without stateMu.
+	stateMu sync.RWMutex
+	streams map[string]streamMeta
+
+	// durMu guards the durable watermark and the channel that announces
+	// its advance (closed and replaced each time, as litestream's Notify).
+	durMu   sync.Mutex
+	durable uint64
+	notify  chan struct{}
+	failed  error // set once a write could not be made durable
+
+	// lifeMu guards closed; ops counts the calls in flight so that Close
+	// waits for them before closing Pebble.
+	lifeMu sync.Mutex
+	closed bool
+	ops    sync.WaitGroup
+	done   chan struct{} // closed by Close, wakes waiting subscribers
+}
+
+// Open opens (creating if needed) the log in dir. A directory held by
+// another process fails with an error wrapping ErrLocked; one written with
+// an unknown layout fails without being changed.
+func Open(dir string, opts Options) (*Log, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	cache := pebble.NewCache(opts.cacheBytes())
+	defer cache.Unref()
+	po := &pebble.Options{
+		FS:     opts.FS,
+		Cache:  cache,
+		Logger: pebbleLogger{logger},
+	}
+	if po.FS == nil {
+		po.FS = vfs.Default
+	}
+	db, err := pebble.Open(dir, po)
+	if err != nil {
+		if isLockError(err) {
+			return nil, fmt.Errorf("open event log %s: %w (%v)", dir, ErrLocked, err)
+		}
+		return nil, fmt.Errorf("open event log %s: %w", dir, err)
+	}
+	l := &Log{
+		db:        db,
+		opts:      opts,
+		writeOpts: pebble.Sync,
+		streams:   make(map[string]streamMeta),
+		notify:    make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	if opts.NoSync {
+		l.writeOpts = pebble.NoSync
+	}
+	if err := l.load(); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open event log %s: %w", dir, err)
+	}
+	return l, nil
+}
+
+// isLockError recognises Pebble's failure to take the directory lock:
+// fcntl reports EAGAIN or EACCES when another process holds it.
+func isLockError(err error) bool {
+	return errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EACCES) ||
+		strings.Contains(err.Error(), "lock held by current process")
+}
+
+// load checks the layout version and reads the stream metadata and the
+// last global sequence into memory.
+func (l *Log) load() error {
+	v, closer, err := l.db.Get(keyLayout)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		if err := l.db.Set(keyLayout, []byte{layoutVersion}, pebble.Sync); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	default:
+		ok := len(v) == 1 && v[0] == layoutVersion
+		got := append([]byte(nil), v...)
+		_ = closer.Close()
+		if !ok {
+			return fmt.Errorf("unknown key layout %v (this build reads layout %d)", got, layoutVersion)
+		}
+	}
+	if v, closer, err := l.db.Get(keyLastGSeq); err == nil {
+		if len(v) == 8 {
+			l.lastGSeq = binary.BigEndian.Uint64(v)
+		}
+		_ = closer.Close()
+		if l.lastGSeq == 0 {
+			return fmt.Errorf("last global sequence: %w", &CorruptError{Reason: "value is not 8 bytes"})
+		}
+	} else if !errors.Is(err, pebble.ErrNotFound) {
+		return err
+	}
+	l.durable = l.lastGSeq
+	lo, hi := metaBounds()
+	it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		stream := string(it.Key()[1:])
+		m, err := decodeMeta(it.Value())
+		if err != nil {
+			return fmt.Errorf("metadata of %s: %w", stream, &CorruptError{Stream: stream, Reason: err.Error()})
+		}
+		l.streams[stream] = m
+	}
+	return it.Error()
+}
+
+// Close waits for the calls in flight, then closes the database. Running
+// subscriptions return ErrClosed from Next. Close is idempotent.
+func (l *Log) Close() error {
+	l.lifeMu.Lock()
+	if l.closed {
+		l.lifeMu.Unlock()
+		return nil
+	}
+	l.closed = true
+	close(l.done)
+	l.lifeMu.Unlock()
+	l.ops.Wait()
+	return l.db.Close()
+}
+
+// enter registers a call in flight; it fails once Close has begun.
+func (l *Log) enter() error {
+	l.lifeMu.Lock()
+	defer l.lifeMu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	l.ops.Add(1)
+	return nil
+}
+
+func (l *Log) leave() { l.ops.Done() }
+
+// Durable returns the highest global sequence known to be synced to disk:
+// every entry at or below it is readable and survives a crash.
+func (l *Log) Durable() uint64 {
+	l.durMu.Lock()
+	defer l.durMu.Unlock()
+	return l.durable
+}
+
+// Notify returns a channel that is closed when the durable watermark next
+// advances (or the Log closes). Take the channel before reading, then wait
+// on it, and no commit is missed.
+func (l *Log) Notify() <-chan struct{} {
+	l.durMu.Lock()
+	defer l.durMu.Unlock()
+	return l.notify
+}
+
+// advanceDurable raises the durable watermark to gseq. Pebble syncs its
+// WAL in commit order, and commit order is sequence order, so a synced
+// batch implies every earlier one is synced.
+func (l *Log) advanceDurable(gseq uint64) {
+	l.durMu.Lock()
+	defer l.durMu.Unlock()
+	if gseq > l.durable {
+		l.durable = gseq
+		close(l.notify)
+		l.notify = make(chan struct{})
+	}
+}
+
+// fail records a write that may not be durable; every later write fails.
+func (l *Log) fail(err error) {
+	l.durMu.Lock()
+	defer l.durMu.Unlock()
+	if l.failed == nil {
+		l.failed = err
+	}
+}
+
+func (l *Log) failure() error {
+	l.durMu.Lock()
+	defer l.durMu.Unlock()
+	if l.failed != nil {
+		return fmt.Errorf("%w: %w", ErrFailed, l.failed)
+	}
+	return nil
+}
