@@ -33,7 +33,9 @@ func TestDefineErrorsNameAgentSkillAndKey(t *testing.T) {
 	routedOnce.Routes = []agents.Route{{Pattern: "r.go", Action: "x"}}
 	routedByHook := skill("h", "h", "x")
 	routedByHook.Routes = []agents.Route{{Pattern: "h.go", Action: "x", Priority: 5}}
-	routedByHook.Router = func(map[string]any) []agents.Route { return []agents.Route{{Pattern: "h.go", Action: "x", Priority: 5}} }
+	routedByHook.Router = func(map[string]any) []agents.Route {
+		return []agents.Route{{Pattern: "h.go", Action: "x", Priority: 5}}
+	}
 	badPatterns := skill("p", "p", "x")
 	badPatterns.SignalPatterns = []string{"p..x"}
 	children := skill("c", "c")
