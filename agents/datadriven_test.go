@@ -78,7 +78,7 @@ func twoCalculators(t testing.TB) *agents.Definition {
 }
 
 func TestDataDriven(t *testing.T) {
-	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+	datadriven.Walk(t, "testdata/cmd", func(t *testing.T, path string) {
 		reg := testTypes(t)
 		codec := agents.NewDirectiveCodec()
 		var agent agents.Agent

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/jido-bus/jido-bus/bus"
 )
 
 // DirectiveCodec encodes directives to their log form and back. The log
@@ -69,8 +71,31 @@ func RegisterDirective[D Directive](c *DirectiveCodec) error {
 		if err := json.Unmarshal(data, &d); err != nil {
 			return nil, err
 		}
+		if v, ok := any(d).(logFormChecker); ok {
+			if err := v.checkLogForm(); err != nil {
+				return nil, err
+			}
+		}
 		return d, nil
 	})
+}
+
+// logFormChecker is implemented by built-in directives whose members JSON
+// alone does not check: a signal must be a valid signal, or what was read
+// could not be written back.
+type logFormChecker interface{ checkLogForm() error }
+
+func checkLogSignal(s *bus.Signal) error {
+	return bus.ValidateSignal(s, bus.Limits{MaxDataBytes: -1})
+}
+
+func (e Emit) checkLogForm() error     { return checkLogSignal(&e.Signal) }
+func (s Schedule) checkLogForm() error { return checkLogSignal(&s.Signal) }
+func (c Cron) checkLogForm() error {
+	if c.Signal == nil {
+		return nil
+	}
+	return checkLogSignal(c.Signal)
 }
 
 // Register registers the decoder of kind. decode receives the whole log
