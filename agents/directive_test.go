@@ -192,6 +192,7 @@ func TestCmdCompletesAndChecksDirectives(t *testing.T) {
 	emptySignal := bus.Signal{}
 	withID := testSignal(t, "x.y", "own-id")
 	good, _ := agents.NewSignal("x.y", nil)
+	badType, _ := agents.NewSignal("x..y", nil)
 	tests := []struct {
 		name string
 		d    agents.Directive
@@ -201,6 +202,7 @@ func TestCmdCompletesAndChecksDirectives(t *testing.T) {
 			`"id":"o1.0","source":"/agent/a1","type":"x.y","time":"2025-01-02T03:04:05Z","causationid":"o1","correlationid":"corr"`},
 		{"emit keeps its own id", agents.Emit{Signal: withID}, `"id":"own-id"`},
 		{"emit of an empty signal", agents.Emit{Signal: emptySignal}, `"type":"invalid_directive"`},
+		{"emit of a signal with a bad type", agents.Emit{Signal: badType}, `"type":"invalid_directive"`},
 		{"emit with a dispatch without adapter", agents.Emit{Signal: good, Dispatch: &agents.Dispatch{}}, `"type":"invalid_directive"`},
 		{"schedule rounds up to a millisecond", agents.Schedule{Delay: 1500 * time.Microsecond, Signal: good}, `"delay_ms":2`},
 		{"schedule with a negative delay", agents.Schedule{Delay: -1, Signal: good}, `"type":"invalid_directive"`},
