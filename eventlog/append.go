@@ -74,26 +74,17 @@ func (l *Log) AppendMulti(ctx context.Context, parts []StreamAppend) ([]AppendRe
 		return nil, err
 	}
 	defer l.leave()
-	c, err := l.sequence(prepared)
-	if err != nil {
+	req := &appendRequest{parts: prepared, done: make(chan struct{}), lead: make(chan struct{}, 1)}
+	l.commit(req)
+	if req.err != nil {
+		return nil, req.err
+	}
+	// Duplicates are answered once their originals are durable; when the
+	// request wrote anything this holds already.
+	if err := l.waitDurable(ctx, req.waitFor); err != nil {
 		return nil, err
 	}
-	if c.batch == nil {
-		// Only duplicates: they are answered once their originals are durable.
-		if err := l.waitDurable(ctx, c.waitFor); err != nil {
-			return nil, err
-		}
-		return c.results, nil
-	}
-	defer c.batch.Close()
-	if !l.opts.NoSync {
-		if err := c.batch.SyncWait(); err != nil {
-			l.fail(err)
-			return nil, fmt.Errorf("append: sync batch ending at global seq %d: %w", c.lastGSeq, err)
-		}
-	}
-	l.advanceDurable(c.lastGSeq)
-	return c.results, nil
+	return req.results, nil
 }
 
 // preparedEvent is an event validated and encoded outside the sequencer,
@@ -150,134 +141,9 @@ func (l *Log) prepare(parts []StreamAppend) ([]preparedPart, error) {
 	return out, nil
 }
 
-// sequenced is an append after the sequencer: the batch handed to Pebble
-// (nil when every event was a duplicate) and the answer to give once it is
-// durable.
-type sequenced struct {
-	batch    *pebble.Batch
-	lastGSeq uint64
-	waitFor  uint64 // highest global seq of a duplicate's original
-	results  []AppendResult
-}
-
-// sequence is the critical section: it checks versions and duplicates
-// against the current state, assigns sequences, and hands the batch to
-// Pebble's commit pipeline without waiting for the fsync.
-func (l *Log) sequence(parts []preparedPart) (sequenced, error) {
-	l.commitMu.Lock()
-	defer l.commitMu.Unlock()
-	if err := l.failure(); err != nil {
-		return sequenced{}, err
-	}
-	var (
-		c       sequenced
-		metas   = make(map[string]streamMeta, len(parts))
-		seen    = make(map[string]Position) // idempotency keys written by this call
-		gseq    = l.lastGSeq
-		now     = time.Now()
-		written int
-	)
-	c.results = make([]AppendResult, len(parts))
-	b := l.db.NewBatch()
-	for i, p := range parts {
-		m, ok := metas[p.stream]
-		if !ok {
-			m, _ = l.meta(p.stream)
-			if m.first == 0 {
-				m.first = 1
-			}
-		}
-		res := AppendResult{Stream: p.stream, Positions: make([]Position, len(p.events))}
-		// First find the duplicates — of stored events, of earlier parts,
-		// and of earlier events of this part (dupOf) — then check the
-		// version, then assign.
-		dupOf := make(map[int]int)
-		firstIn := make(map[string]int, len(p.events))
-		fresh := 0
-		for j := range p.events {
-			ev := &p.events[j]
-			if k, ok := firstIn[string(ev.idem)]; ok {
-				dupOf[j] = k
-				continue
-			}
-			pos, dup, err := l.existing(ev.idem, seen)
-			if err != nil {
-				b.Close()
-				return sequenced{}, fmt.Errorf("append to %s: idempotency lookup of event %d (id %q): %w", p.stream, j, ev.id, err)
-			}
-			if dup {
-				res.Positions[j] = pos
-				c.waitFor = max(c.waitFor, pos.GlobalSeq)
-				continue
-			}
-			firstIn[string(ev.idem)] = j
-			fresh++
-		}
-		if fresh > 0 && !p.expected.matches(m.head) {
-			b.Close()
-			return sequenced{}, &AppendError{Stream: p.stream, Expected: p.expected, Actual: m.head}
-		}
-		for j := range p.events {
-			if _, isDup := dupOf[j]; isDup || res.Positions[j].Duplicate {
-				continue
-			}
-			ev := &p.events[j]
-			gseq++
-			m.head++
-			m.count++
-			m.bytes += uint64(len(ev.value))
-			setHeader(ev.value, gseq, m.head, now)
-			pos := Position{Seq: m.head, GlobalSeq: gseq}
-			res.Positions[j] = pos
-			seen[string(ev.idem)] = Position{Seq: m.head, GlobalSeq: gseq, Duplicate: true}
-			_ = b.Set(streamKey(p.stream, m.head), ev.value, nil)
-			_ = b.Set(globalKey(gseq), ev.value, nil)
-			_ = b.Set(ev.idem, encodeIdem(pos), nil)
-			written++
-		}
-		for j, k := range dupOf {
-			res.Positions[j] = res.Positions[k]
-			res.Positions[j].Duplicate = true
-		}
-		res.Version = m.head
-		metas[p.stream] = m
-		c.results[i] = res
-	}
-	if written == 0 {
-		b.Close()
-		return c, nil
-	}
-	for stream, m := range metas {
-		_ = b.Set(metaKey(stream), encodeMeta(m), nil)
-	}
-	_ = b.Set(keyLastGSeq, binary.BigEndian.AppendUint64(nil, gseq), nil)
-	var err error
-	if l.opts.NoSync {
-		err = l.db.Apply(b, l.writeOpts)
-	} else {
-		err = l.db.ApplyNoSyncWait(b, l.writeOpts)
-	}
-	if err != nil {
-		l.fail(err)
-		b.Close()
-		return sequenced{}, fmt.Errorf("append: commit batch ending at global seq %d: %w", gseq, err)
-	}
-	l.lastGSeq = gseq
-	l.stateMu.Lock()
-	for stream, m := range metas {
-		l.streams[stream] = m
-	}
-	l.stateMu.Unlock()
-	c.batch, c.lastGSeq = b, gseq
-	return c, nil
-}
-
-// existing looks an idempotency key up in this call's writes and then in
-// the database (which, under commitMu, holds every earlier batch).
-func (l *Log) existing(idem []byte, seen map[string]Position) (Position, bool, error) {
-	if pos, ok := seen[string(idem)]; ok {
-		return pos, true, nil
-	}
+// existing looks an idempotency key up in the database, which under
+// commitMu holds every batch committed before the current group.
+func (l *Log) existing(idem []byte) (Position, bool, error) {
 	v, closer, err := l.db.Get(idem)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return Position{}, false, nil

@@ -13,11 +13,12 @@
 //
 // # Invariants
 //
-//  1. One sequencer. Sequence numbers are assigned under one mutex
-//     (Log.commitMu) by the appending goroutine itself; the batch is handed
-//     to Pebble's commit pipeline inside that mutex, so WAL order equals
-//     sequence order, and the mutex is released before the fsync so that
-//     concurrent appends share one WAL sync (Pebble's group commit).
+//  1. One sequencer. Appends queue up and one caller at a time leads:
+//     it assigns the sequences of every queued append under one mutex
+//     (Log.commitMu), in one Pebble batch handed to Pebble's commit
+//     pipeline inside that mutex, so WAL order equals sequence order. The
+//     appends that queue during its fsync form the next group and share
+//     the next fsync (group commit; see commit.go).
 //  2. Gapless. Per-stream sequences are 1, 2, 3 … with no gap and no
 //     duplicate, and global sequences only grow. A failed WAL sync poisons
 //     the Log (every later call fails with ErrFailed), so a sequence that

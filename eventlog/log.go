@@ -26,6 +26,12 @@ type Log struct {
 	commitMu sync.Mutex
 	lastGSeq uint64 // the last global sequence handed out; under commitMu
 
+	// queueMu guards queue, the append requests waiting for a leader, and
+	// leading, whether some caller is the leader (see commit).
+	queueMu sync.Mutex
+	queue   []*appendRequest
+	leading bool
+
 	// stateMu guards streams. Writers also hold commitMu, so code holding
 	// commitMu may read streams without stateMu.
 	stateMu sync.RWMutex

@@ -12,5 +12,5 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(killChildEnv); dir != "" {
 		os.Exit(runKillChild(dir))
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { removeFixtures() }))
 }
