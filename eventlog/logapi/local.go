@@ -1,0 +1,140 @@
+package logapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/eventlog"
+)
+
+// Local runs the log operations on an open Log in this process. It is safe
+// for concurrent use, as the Log is.
+type Local struct {
+	Log *eventlog.Log
+}
+
+// Streams lists the streams.
+func (c Local) Streams(_ context.Context, req StreamsRequest) (StreamsReply, error) {
+	return StreamsReply{Streams: c.Log.Streams(req.Prefix)}, nil
+}
+
+// Read reads one page. Damaged entries are listed in the reply and
+// skipped, so one bad entry does not stop a page.
+func (c Local) Read(ctx context.Context, req ReadRequest) (ReadReply, error) {
+	limit := req.Limit
+	if limit <= 0 {
+		limit = DefaultPageSize
+	}
+	opts := eventlog.ReadOptions{From: req.From, Backward: req.Backward, Types: req.Types}
+	it := c.Log.ReadAll(opts)
+	if req.Stream != "" {
+		it = c.Log.ReadStream(req.Stream, opts)
+	}
+	reply := ReadReply{Entries: []Entry{}, Next: req.From}
+	size := 0
+	for e, err := range it {
+		if ce, ok := errors.AsType[*eventlog.CorruptError](err); ok {
+			reply.Damaged = append(reply.Damaged, ce)
+			if req.Stream == "" {
+				reply.Next = next(req, ce.GlobalSeq)
+			} else {
+				reply.Next = next(req, ce.Seq)
+			}
+			continue
+		}
+		if err != nil {
+			return ReadReply{}, err
+		}
+		if err := ctx.Err(); err != nil {
+			return ReadReply{}, err
+		}
+		if len(reply.Entries) == limit || (size+e.Size > MaxReplyBytes && len(reply.Entries) > 0) {
+			reply.More = true
+			break
+		}
+		body, err := json.Marshal(e.Event)
+		if err != nil {
+			return ReadReply{}, fmt.Errorf("encode %s seq %d: %w", e.Stream, e.Seq, err)
+		}
+		size += len(body)
+		reply.Entries = append(reply.Entries, Entry{Stream: e.Stream, Seq: e.Seq, GlobalSeq: e.GlobalSeq, Time: e.Time, Event: body})
+		pos := e.Seq
+		if req.Stream == "" {
+			pos = e.GlobalSeq
+		}
+		reply.Next = next(req, pos)
+	}
+	return reply, nil
+}
+
+// next is the position after pos in the direction of req.
+func next(req ReadRequest, pos uint64) uint64 {
+	if req.Backward {
+		return pos - 1
+	}
+	return pos + 1
+}
+
+// Import appends the events in one atomic append.
+func (c Local) Import(ctx context.Context, req ImportRequest) (ImportReply, error) {
+	events := make([]bus.Signal, len(req.Events))
+	for i, raw := range req.Events {
+		ev := event.New()
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			return ImportReply{}, bus.Errorf(bus.ReasonMalformed, "import to %s: event %d is not a CloudEvent: %v", req.Stream, i, err)
+		}
+		events[i] = ev
+	}
+	res, err := c.Log.Append(ctx, req.Stream, eventlog.AnyVersion, events...)
+	if err != nil {
+		return ImportReply{}, err
+	}
+	reply := ImportReply{Version: res.Version}
+	for _, p := range res.Positions {
+		if p.Duplicate {
+			reply.Duplicates++
+		} else {
+			reply.Appended++
+		}
+	}
+	return reply, nil
+}
+
+// Verify checks the whole log.
+func (c Local) Verify(ctx context.Context, _ VerifyRequest) (eventlog.VerifyReport, error) {
+	return c.Log.Verify(ctx, nil)
+}
+
+// Truncate removes a stream's entries below req.Before.
+func (c Local) Truncate(ctx context.Context, req TruncateRequest) (TruncateReply, error) {
+	if req.Before == 0 {
+		return TruncateReply{}, bus.Errorf(bus.ReasonInvalidRequest, "truncate %s: before must be a sequence of 1 or more", req.Stream)
+	}
+	n, err := c.Log.TruncateBefore(ctx, req.Stream, req.Before)
+	return TruncateReply{Removed: n}, err
+}
+
+// asBusError gives log errors the machine word a reply carries.
+func asBusError(err error) error {
+	if _, ok := errors.AsType[*bus.Error](err); ok {
+		return err
+	}
+	for _, m := range []struct {
+		sentinel error
+		reason   string
+	}{
+		{eventlog.ErrNotFound, bus.ReasonNotFound},
+		{eventlog.ErrWrongVersion, eventlog.ReasonWrongVersion},
+		{eventlog.ErrGone, eventlog.ReasonGone},
+		{eventlog.ErrCorrupt, eventlog.ReasonCorrupt},
+	} {
+		if errors.Is(err, m.sentinel) {
+			return bus.Errorf(m.reason, "%v", err)
+		}
+	}
+	return err
+}

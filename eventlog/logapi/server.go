@@ -1,0 +1,95 @@
+package logapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/nats-io/nats.go"
+)
+
+// Server answers <prefix>.api.log.<verb> requests from the Log. Requests
+// are handled one at a time, in arrival order, on the NATS client's
+// goroutine for the subscription: the log operations are short, and
+// verify, the long one, is rare. Close stops it.
+type Server struct {
+	sub   *nats.Subscription
+	local Local
+	ctx   context.Context
+	stop  context.CancelFunc
+	once  sync.Once
+}
+
+// Serve subscribes to every log verb under subjects on nc.
+func Serve(nc *nats.Conn, log *eventlog.Log, subjects bus.Subjects) (*Server, error) {
+	ctx, stop := context.WithCancel(context.Background())
+	s := &Server{local: Local{Log: log}, ctx: ctx, stop: stop}
+	prefix := subjects.API("log", "")
+	sub, err := nc.Subscribe(subjects.API("log", "*"), func(m *nats.Msg) {
+		s.handle(strings.TrimPrefix(m.Subject, prefix), m)
+	})
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("subscribe %s: %w", subjects.API("log", "*"), err)
+	}
+	s.sub = sub
+	return s, nil
+}
+
+// Close unsubscribes and cancels a request being handled. It does not
+// close the Log or the connection.
+func (s *Server) Close() error {
+	var err error
+	s.once.Do(func() {
+		s.stop()
+		err = s.sub.Unsubscribe()
+	})
+	return err
+}
+
+func (s *Server) handle(verb string, m *nats.Msg) {
+	if m.Reply == "" {
+		return // a request without a reply subject cannot be answered
+	}
+	var (
+		result any
+		err    error
+	)
+	switch verb {
+	case VerbStreams:
+		result, err = call(s.ctx, m.Data, s.local.Streams)
+	case VerbShow, VerbTail, VerbExport:
+		result, err = call(s.ctx, m.Data, s.local.Read)
+	case VerbImport:
+		result, err = call(s.ctx, m.Data, s.local.Import)
+	case VerbVerify:
+		result, err = call(s.ctx, m.Data, s.local.Verify)
+	case VerbTruncate:
+		result, err = call(s.ctx, m.Data, s.local.Truncate)
+	default:
+		err = bus.Errorf(bus.ReasonInvalidSubject, "unknown log verb %q; want streams, show, tail, export, import, verify or truncate", verb)
+	}
+	var body []byte
+	if err == nil {
+		body, err = bus.OKReply(result)
+	}
+	if err != nil {
+		body = bus.ErrorReply(asBusError(err))
+	}
+	_ = m.Respond(body) // a requester that went away needs no answer
+}
+
+// call decodes a request of type Req and runs op.
+func call[Req, Rep any](ctx context.Context, data []byte, op func(context.Context, Req) (Rep, error)) (any, error) {
+	var req Req
+	if len(data) > 0 {
+		if err := json.Unmarshal(data, &req); err != nil {
+			return nil, bus.Errorf(bus.ReasonMalformed, "request is not valid JSON for this verb: %v", err)
+		}
+	}
+	return op(ctx, req)
+}
