@@ -15,6 +15,9 @@ import (
 // for concurrent use, as the Log is.
 type Local struct {
 	Log *eventlog.Log
+	// VerifyProgress, if not nil, is called during Verify with the number
+	// of entries checked so far.
+	VerifyProgress func(checked uint64)
 }
 
 // Streams lists the streams.
@@ -106,7 +109,7 @@ func (c Local) Import(ctx context.Context, req ImportRequest) (ImportReply, erro
 
 // Verify checks the whole log.
 func (c Local) Verify(ctx context.Context, _ VerifyRequest) (eventlog.VerifyReport, error) {
-	return c.Log.Verify(ctx, nil)
+	return c.Log.Verify(ctx, c.VerifyProgress)
 }
 
 // Truncate removes a stream's entries below req.Before.

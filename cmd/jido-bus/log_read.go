@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jido-bus/jido-bus/eventlog/logapi"
+)
+
+func newLogStreamsCmd() *cobra.Command {
+	var f logFlags
+	var prefix string
+	cmd := &cobra.Command{
+		Use:   "streams",
+		Short: "List streams with their version, retained entries and size",
+		Long: `List the streams of the log: HEAD is the stream's version (its last
+sequence), FIRST the first sequence still retained, ENTRIES and BYTES what
+is retained.`,
+		Example: `  jido-bus log streams
+  jido-bus log streams --stream-prefix agent/ --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			b, done, err := f.openBackend(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer done()
+			r, err := b.Streams(cmd.Context(), logapi.StreamsRequest{Prefix: prefix})
+			if err != nil {
+				return err
+			}
+			return printStreams(cmd.OutOrStdout(), r.Streams, f.json)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&prefix, "stream-prefix", "", "only streams whose name starts with this")
+	return cmd
+}
+
+func newLogShowCmd() *cobra.Command {
+	var f logFlags
+	var from uint64
+	var limit int
+	var types string
+	cmd := &cobra.Command{
+		Use:   "show STREAM",
+		Short: "Print entries of a stream, oldest first",
+		Long: `Print the entries of STREAM from sequence --from (default: the first
+retained), at most --limit of them, optionally only those whose type
+matches --type (a pattern: '*' is one segment, '**' any number).`,
+		Example: `  jido-bus log show agent/c1
+  jido-bus log show agent/c1 --from 100 --limit 20 --type 'user.**'
+  jido-bus log show conversation/proj/conv --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, done, err := f.openBackend(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer done()
+			p := newEntryPrinter(cmd.OutOrStdout(), f.json)
+			_, err = readPages(cmd.Context(), b, logapi.ReadRequest{Stream: args[0], From: from, Types: types}, limit,
+				func(r logapi.ReadReply) error {
+					warnDamaged(cmd.ErrOrStderr(), r.Damaged)
+					for _, e := range r.Entries {
+						if err := p.print(e); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+			if ferr := p.flush(); err == nil {
+				err = ferr
+			}
+			return err
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().Uint64Var(&from, "from", 0, "first sequence to print (0: the first retained)")
+	cmd.Flags().IntVar(&limit, "limit", 100, "most entries to print (0: all)")
+	cmd.Flags().StringVar(&types, "type", "", "only entries whose type matches this pattern")
+	return cmd
+}
+
+// readPages reads forward page by page from req.From, calling page for
+// each, until the end of the log or limit entries (0: no limit). It
+// returns the position after the last entry read.
+func readPages(ctx context.Context, b logBackend, req logapi.ReadRequest, limit int, page func(logapi.ReadReply) error) (uint64, error) {
+	read := 0
+	for {
+		req.Limit = logapi.DefaultPageSize
+		if limit > 0 {
+			req.Limit = min(req.Limit, limit-read)
+		}
+		r, err := b.Read(ctx, req)
+		if err != nil {
+			return req.From, fmt.Errorf("%s from seq %d: %w", describeStream(req.Stream), req.From, err)
+		}
+		if err := page(r); err != nil {
+			return req.From, err
+		}
+		read += len(r.Entries)
+		req.From = r.Next
+		if !r.More || (limit > 0 && read >= limit) {
+			return req.From, nil
+		}
+	}
+}
+
+func describeStream(stream string) string {
+	if stream == "" {
+		return "the global log"
+	}
+	return stream
+}
+
+func newLogTailCmd() *cobra.Command {
+	var f logFlags
+	var all, follow bool
+	var lines int
+	var types string
+	var poll time.Duration
+	cmd := &cobra.Command{
+		Use:   "tail [STREAM | --all]",
+		Short: "Print the last entries of a stream or of the whole log, and optionally follow it",
+		Long: `Print the last -n entries of STREAM (or, with --all, of the global log,
+across streams) and, with -f, keep printing new entries as they are
+committed until interrupted. Following polls for the next page every
+--poll, through the node or the data directory alike.`,
+		Example: `  jido-bus log tail agent/c1
+  jido-bus log tail --all -f --type 'user.**'`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if all == (len(args) == 1) {
+				return errors.New("name one STREAM or give --all, not both")
+			}
+			stream := ""
+			if len(args) == 1 {
+				stream = args[0]
+			}
+			ctx := cmd.Context()
+			b, done, err := f.openBackend(ctx, false)
+			if err != nil {
+				return err
+			}
+			defer done()
+			p := newEntryPrinter(cmd.OutOrStdout(), f.json)
+			last, err := b.Read(ctx, logapi.ReadRequest{Stream: stream, Backward: true, Limit: lines, Types: types})
+			if err != nil {
+				return fmt.Errorf("%s: %w", describeStream(stream), err)
+			}
+			warnDamaged(cmd.ErrOrStderr(), last.Damaged)
+			slices.Reverse(last.Entries)
+			next := uint64(1)
+			for _, e := range last.Entries {
+				if err := p.print(e); err != nil {
+					return err
+				}
+			}
+			if n := len(last.Entries); n > 0 {
+				next = position(stream, last.Entries[n-1]) + 1
+			} else if stream != "" {
+				// Nothing (matching) yet: follow from the stream's head.
+				info, err := b.Streams(ctx, logapi.StreamsRequest{Prefix: stream})
+				if err == nil && len(info.Streams) > 0 && info.Streams[0].Stream == stream {
+					next = info.Streams[0].Head + 1
+				}
+			}
+			if err := p.flush(); err != nil || !follow {
+				return err
+			}
+			return followLog(ctx, b, logapi.ReadRequest{Stream: stream, From: next, Types: types}, poll, func(r logapi.ReadReply) error {
+				warnDamaged(cmd.ErrOrStderr(), r.Damaged)
+				for _, e := range r.Entries {
+					if err := p.print(e); err != nil {
+						return err
+					}
+				}
+				return p.flush()
+			})
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&all, "all", false, "tail the global log instead of one stream")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new entries until interrupted")
+	cmd.Flags().IntVarP(&lines, "lines", "n", 10, "how many of the last entries to print first")
+	cmd.Flags().StringVar(&types, "type", "", "only entries whose type matches this pattern")
+	cmd.Flags().DurationVar(&poll, "poll", 250*time.Millisecond, "how often -f looks for new entries")
+	return cmd
+}
+
+// position is an entry's position in what is being read: its stream
+// sequence, or its global sequence for the global log.
+func position(stream string, e logapi.Entry) uint64 {
+	if stream == "" {
+		return e.GlobalSeq
+	}
+	return e.Seq
+}
+
+// followLog reads new pages from req.From until ctx ends, waiting poll
+// between reads that found nothing new. An interrupt is a normal end.
+func followLog(ctx context.Context, b logBackend, req logapi.ReadRequest, poll time.Duration, page func(logapi.ReadReply) error) error {
+	ticker := time.NewTicker(poll)
+	defer ticker.Stop()
+	for {
+		next, err := readPages(ctx, b, req, 0, page)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		req.From = next
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		}
+	}
+}
+
+func newLogExportCmd() *cobra.Command {
+	var f logFlags
+	var from uint64
+	cmd := &cobra.Command{
+		Use:   "export STREAM",
+		Short: "Write a stream's events to stdout as CloudEvents JSON, one per line",
+		Long: `Write the events of STREAM to stdout as structured CloudEvents JSON, one
+event per line, oldest first, starting at --from. The output is what
+'jido-bus log import' reads. Damaged entries are reported on stderr and
+skipped; the command then fails after writing the rest.`,
+		Example: `  jido-bus log export agent/c1 > c1.jsonl
+  jido-bus log export agent/c1 | jq .type`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			b, done, err := f.openBackend(ctx, false)
+			if err != nil {
+				return err
+			}
+			defer done()
+			total := int64(-1)
+			if info, err := b.Streams(ctx, logapi.StreamsRequest{Prefix: args[0]}); err == nil && len(info.Streams) > 0 && info.Streams[0].Stream == args[0] {
+				total = int64(info.Streams[0].Count)
+			}
+			bar := newProgress(cmd.OutOrStdout(), total, "export "+args[0])
+			defer bar.finish()
+			out := cmd.OutOrStdout()
+			var damaged []string
+			_, err = readPages(ctx, b, logapi.ReadRequest{Stream: args[0], From: from}, 0, func(r logapi.ReadReply) error {
+				warnDamaged(cmd.ErrOrStderr(), r.Damaged)
+				for _, d := range r.Damaged {
+					damaged = append(damaged, d.Position())
+				}
+				for _, e := range r.Entries {
+					if _, err := fmt.Fprintf(out, "%s\n", e.Event); err != nil {
+						return err
+					}
+				}
+				bar.add(int64(len(r.Entries)))
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if len(damaged) > 0 {
+				return fmt.Errorf("export %s: %d damaged entries skipped: %v", args[0], len(damaged), damaged)
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().Uint64Var(&from, "from", 0, "first sequence to export (0: the first retained)")
+	return cmd
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jido-bus/jido-bus/eventlog/logapi"
+)
+
+// importChunk bounds one import request: events and bytes (well under
+// NATS's default 1 MiB payload).
+const (
+	importChunkEvents = 500
+	importChunkBytes  = 512 << 10
+)
+
+func newLogImportCmd() *cobra.Command {
+	var f logFlags
+	var stream string
+	cmd := &cobra.Command{
+		Use:   "import FILE --stream NAME",
+		Short: "Append CloudEvents from a JSON-lines file to a stream (idempotent)",
+		Long: `Append the events in FILE ('-' for stdin), structured CloudEvents JSON
+one per line as 'jido-bus log export' writes them, to the stream --stream.
+Events already in the stream (same source and id) are skipped, so
+importing the same file twice adds nothing. Events go in chunks of up to
+500, each chunk atomic; an error names the line.`,
+		Example: `  jido-bus log import c1.jsonl --stream agent/c1
+  jido-bus log export agent/c1 | jido-bus log import - --stream agent/c1-copy`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in, size, err := openInput(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			ctx := cmd.Context()
+			b, done, err := f.openBackend(ctx, true)
+			if err != nil {
+				return err
+			}
+			defer done()
+			bar := newProgress(cmd.OutOrStdout(), size, "import "+stream)
+			defer bar.finish()
+			var total logapi.ImportReply
+			var chunk []json.RawMessage
+			chunkBytes, firstLine, line := 0, 1, 0
+			flush := func() error {
+				if len(chunk) == 0 {
+					return nil
+				}
+				r, err := b.Import(ctx, logapi.ImportRequest{Stream: stream, Events: chunk})
+				if err != nil {
+					return fmt.Errorf("import %s, lines %d-%d: %w", stream, firstLine, line, err)
+				}
+				total.Appended += r.Appended
+				total.Duplicates += r.Duplicates
+				total.Version = r.Version
+				bar.add(int64(chunkBytes))
+				chunk, chunkBytes, firstLine = nil, 0, line+1
+				return nil
+			}
+			sc := bufio.NewScanner(in)
+			sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+			for sc.Scan() {
+				line++
+				text := bytes.TrimSpace(sc.Bytes())
+				if len(text) == 0 {
+					continue
+				}
+				if !json.Valid(text) {
+					return fmt.Errorf("import %s: line %d is not JSON", stream, line)
+				}
+				if chunkBytes+len(text) > importChunkBytes {
+					line-- // the chunk ends before this line
+					if err := flush(); err != nil {
+						return err
+					}
+					line++
+				}
+				chunk = append(chunk, json.RawMessage(bytes.Clone(text)))
+				chunkBytes += len(sc.Bytes()) + 1
+				if len(chunk) == importChunkEvents {
+					if err := flush(); err != nil {
+						return err
+					}
+				}
+			}
+			if err := sc.Err(); err != nil {
+				return fmt.Errorf("import %s: read %s after line %d: %w", stream, args[0], line, err)
+			}
+			if err := flush(); err != nil {
+				return err
+			}
+			bar.finish()
+			if f.json {
+				return printJSONLine(cmd.OutOrStdout(), total)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: appended %d, already present %d, version %d\n",
+				stream, total.Appended, total.Duplicates, total.Version)
+			return err
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&stream, "stream", "", "stream to append to (required)")
+	_ = cmd.MarkFlagRequired("stream")
+	return cmd
+}
+
+// openInput opens FILE or stdin for '-', and returns its size when known
+// (-1 otherwise) for the progress bar.
+func openInput(cmd *cobra.Command, name string) (io.ReadCloser, int64, error) {
+	if name == "-" {
+		return io.NopCloser(cmd.InOrStdin()), -1, nil
+	}
+	fh, err := os.Open(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	size := int64(-1)
+	if st, err := fh.Stat(); err == nil {
+		size = st.Size()
+	}
+	return fh, size, nil
+}
+
+func newLogTruncateCmd() *cobra.Command {
+	var f logFlags
+	var before uint64
+	cmd := &cobra.Command{
+		Use:   "truncate STREAM --before N",
+		Short: "Remove the entries of a stream below a sequence",
+		Long: `Remove the entries of STREAM whose sequence is below --before. The
+stream keeps its version; reading a removed position then says it is gone.
+This cannot be undone.`,
+		Example: `  jido-bus log truncate agent/c1 --before 1000`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if before == 0 {
+				return errors.New("--before must be a sequence of 1 or more")
+			}
+			b, done, err := f.openBackend(cmd.Context(), false)
+			if err != nil {
+				return err
+			}
+			defer done()
+			r, err := b.Truncate(cmd.Context(), logapi.TruncateRequest{Stream: args[0], Before: before})
+			if err != nil {
+				return fmt.Errorf("truncate %s before seq %d: %w", args[0], before, err)
+			}
+			if f.json {
+				return printJSONLine(cmd.OutOrStdout(), r)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: removed %d entries before seq %d\n", args[0], r.Removed, before)
+			return err
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().Uint64Var(&before, "before", 0, "remove entries with a sequence below this (required)")
+	_ = cmd.MarkFlagRequired("before")
+	return cmd
+}
