@@ -49,6 +49,7 @@ Start a node with 'jido-bus serve'; publish signals with any NATS client.`,
 	}
 	root.AddCommand(
 		newServeCmd(),
+		newLogCmd(),
 		newSchemaCmd(),
 	)
 	return root
