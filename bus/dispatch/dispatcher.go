@@ -1,0 +1,110 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jido-bus/jido-bus/bus"
+)
+
+// Dispatcher delivers signals emitted by agents.
+//
+// Dispatch delivers s, emitted by the agent whose id is from, and returns
+// nil once the target has it (what "has it" means for each kind is in the
+// package doc) or the error that stopped it. It may be called concurrently
+// from any number of goroutines. It does not modify s and does not keep it
+// after it returns, so the caller may reuse s then. A Dispatch still at
+// work when ctx is done stops as soon as it can (a webhook between retries
+// at once) and returns an error that wraps ctx.Err().
+type Dispatcher interface {
+	Dispatch(ctx context.Context, from string, s *bus.Signal) error
+}
+
+// DispatcherFunc adapts a function to a Dispatcher, for tests and for
+// middleware that wraps one Dispatcher in another.
+type DispatcherFunc func(ctx context.Context, from string, s *bus.Signal) error
+
+// Dispatch calls f(ctx, from, s).
+func (f DispatcherFunc) Dispatch(ctx context.Context, from string, s *bus.Signal) error {
+	return f(ctx, from, s)
+}
+
+// Env holds what targets need at run time and what a Config, being data,
+// cannot hold. Only what the Config's targets use has to be set.
+type Env struct {
+	// Conn publishes for nats targets; it is required when there is one.
+	// The Dispatcher does not close it.
+	Conn *nats.Conn
+	// Subjects builds the default subject of nats targets; the zero value
+	// uses bus.DefaultPrefix.
+	Subjects bus.Subjects
+	// HTTPClient sends webhook requests. Nil means a client on
+	// http.DefaultTransport that does not follow redirects (a redirected
+	// POST may turn into a GET and lose the signal). The per-attempt
+	// timeout is applied through the request's context, so the client
+	// needs no Timeout of its own.
+	HTTPClient *http.Client
+	// Logger receives the records of log targets. Nil means slog.Default().
+	Logger *slog.Logger
+	// Clock stamps and spaces webhook attempts. Nil means the real clock.
+	Clock Clock
+}
+
+// New builds the Dispatcher that cfg describes. It validates cfg (the error
+// is then a *bus.Error of type bus.ReasonInvalidRequest) and checks that env
+// holds what cfg's targets need. New does no I/O.
+//
+// The returned Dispatcher is immutable and safe for concurrent use; build
+// it once and dispatch many signals with it.
+func New(cfg Config, env Env) (Dispatcher, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return build(cfg, env.withDefaults())
+}
+
+func (env Env) withDefaults() Env {
+	if env.HTTPClient == nil {
+		env.HTTPClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		}}
+	}
+	if env.Logger == nil {
+		env.Logger = slog.Default()
+	}
+	if env.Clock == nil {
+		env.Clock = systemClock{}
+	}
+	return env
+}
+
+// build assumes cfg is valid.
+func build(cfg Config, env Env) (Dispatcher, error) {
+	if cfg.Targets != nil {
+		return newFanout(cfg.Targets, env)
+	}
+	switch cfg.kind() {
+	case KindNATS:
+		if env.Conn == nil {
+			return nil, errors.New("dispatch: a nats target needs Env.Conn")
+		}
+		return newNATSTarget(cfg, env), nil
+	case KindWebhook:
+		return newWebhook(cfg, env), nil
+	case KindLog:
+		return newLogTarget(cfg, env), nil
+	case KindNoop:
+		return noop{}, nil
+	}
+	return nil, fmt.Errorf("dispatch: kind %q has no dispatcher", cfg.Kind)
+}
+
+// noop is the KindNoop target: it drops signals on purpose and never fails.
+type noop struct{}
+
+func (noop) Dispatch(context.Context, string, *bus.Signal) error { return nil }
