@@ -67,6 +67,11 @@ func (d *Decoder) Decode(msg *nats.Msg, subjectType string) (bus.Signal, Mode, e
 }
 
 func (d *Decoder) check(s *bus.Signal, subjectType string) error {
+	if s.Type() != "" {
+		if err := bus.ValidateType(s.Type()); err != nil {
+			return err
+		}
+	}
 	if subjectType != "" && s.Type() != "" && s.Type() != subjectType {
 		return bus.Errorf(bus.ReasonTypeMismatch, "the signal's type %q disagrees with the subject's %q", s.Type(), subjectType)
 	}

@@ -149,14 +149,23 @@ func (b *Bus) track(sub *nats.Subscription) error {
 		return fmt.Errorf("set pending limits on %s: %w", sub.Subject, err)
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.ctx.Err() != nil {
+		b.mu.Unlock()
 		_ = sub.Unsubscribe()
 		return errors.New("natsbus: bus is closed")
 	}
 	b.subs = append(b.subs, sub)
+	b.mu.Unlock()
+	// Once Handle* returns, the server knows the subscription: a message
+	// published after that reaches it.
+	if err := b.nc.FlushTimeout(flushTimeout); err != nil {
+		return fmt.Errorf("subscribe %s: server did not confirm: %w", sub.Subject, err)
+	}
 	return nil
 }
+
+// flushTimeout bounds the wait for the server to confirm a subscription.
+const flushTimeout = 10 * time.Second
 
 // reply answers a request; a failure to answer is logged, since the
 // requester will see a timeout and there is no one else to tell.

@@ -98,6 +98,16 @@ func Start(opts Options) (*Server, error) {
 	if opts.StoreDir != "" {
 		sopts.StoreDir = filepath.Clean(opts.StoreDir)
 	}
+	if !sopts.DontListen && sopts.Port != RandomPort {
+		// nats-server only logs a port it cannot bind and never becomes
+		// ready; find out at once, with an error that says what to do.
+		addr := net.JoinHostPort(sopts.Host, strconv.Itoa(sopts.Port))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("natsserver: cannot listen on %s: %w (is another server using the port? choose another with --listen, or connect to it with --nats-url)", addr, err)
+		}
+		l.Close()
+	}
 	ns, err := server.NewServer(sopts)
 	if err != nil {
 		return nil, fmt.Errorf("natsserver: configure: %w", err)
