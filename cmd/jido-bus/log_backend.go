@@ -73,11 +73,11 @@ func (f *logFlags) openBackend(ctx context.Context, create bool) (logBackend, fu
 		nc.Close()
 	}
 	if !create {
-		if _, statErr := os.Stat(f.dataDir); errors.Is(statErr, os.ErrNotExist) {
+		if _, statErr := os.Stat(logDir(f.dataDir)); errors.Is(statErr, os.ErrNotExist) {
 			return nil, nil, fmt.Errorf("no jido-bus node answers at %s and there is no event log in %s (set --nats-url or --data-dir)", f.natsURL, f.dataDir)
 		}
 	}
-	l, err := eventlog.Open(f.dataDir, eventlog.Options{})
+	l, err := eventlog.Open(logDir(f.dataDir), eventlog.Options{})
 	if errors.Is(err, eventlog.ErrLocked) {
 		return nil, nil, fmt.Errorf("the data dir %s is in use by a running server; point --nats-url at that server (no node answered at %s), or stop it first: %w", f.dataDir, f.natsURL, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -68,6 +69,13 @@ func (e exitError) Unwrap() error { return e.err }
 // defaultDataDir is where every command that reads or writes data looks
 // unless --data-dir says otherwise.
 const defaultDataDir = "./data"
+
+// logDir is where the event log (Pebble) lives inside a data directory;
+// the embedded NATS server keeps JetStream beside it in natsDir.
+func logDir(dataDir string) string { return filepath.Join(dataDir, "log") }
+
+// natsDir is where the embedded NATS server keeps its JetStream files.
+func natsDir(dataDir string) string { return filepath.Join(dataDir, "nats") }
 
 // addDataDirFlag registers the --data-dir flag that every command touching
 // the data directory shares.

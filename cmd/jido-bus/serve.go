@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/bus/natsserver"
+	"github.com/jido-bus/jido-bus/eventlog"
 )
 
 // serveConfig is everything `jido-bus serve` is told by its flags.
@@ -116,12 +116,28 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 	}
 	defer shutdownNATS()
 
+	limits := bus.Limits{MaxDataBytes: cfg.maxDataBytes}
+	evlog, err := eventlog.Open(logDir(cfg.dataDir), eventlog.Options{Limits: limits, Logger: log})
+	if errors.Is(err, eventlog.ErrLocked) {
+		return fmt.Errorf("the data dir %s is in use by another jido-bus process; stop it or choose another --data-dir: %w", cfg.dataDir, err)
+	}
+	if err != nil {
+		return fmt.Errorf("open the event log: %w", err)
+	}
+	defer func() {
+		if err := evlog.Close(); err != nil {
+			log.Error("close the event log", "err", err)
+		}
+	}()
+
+	n := &node{log: log, evlog: evlog, started: time.Now()}
 	b := natsbus.New(nc, natsbus.Options{
-		Subjects: subjects,
-		Limits:   bus.Limits{MaxDataBytes: cfg.maxDataBytes},
-		Logger:   log,
+		Subjects:     subjects,
+		Limits:       limits,
+		Logger:       log,
+		OnDeadLetter: n.fileDeadLetter,
 	})
-	n := &node{bus: b, started: time.Now()}
+	n.bus = b
 	if err := n.register(); err != nil {
 		_ = b.Close()
 		return err
@@ -130,8 +146,8 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 
 	<-ctx.Done()
 	log.Info("shutting down", "cause", context.Cause(ctx))
-	if err := b.Close(); err != nil {
-		log.Warn("close bus", "err", err)
+	if err := n.close(); err != nil {
+		log.Warn("close", "err", err)
 	}
 	if err := drain(nc, cfg.drainTimeout); err != nil {
 		log.Warn("drain NATS connection", "err", err)
@@ -186,7 +202,7 @@ func connectNATS(cfg serveConfig, log *slog.Logger) (nc *nats.Conn, url string, 
 		Password:    cfg.password,
 		Token:       cfg.token,
 		NoJetStream: cfg.noJetStream,
-		StoreDir:    filepath.Join(cfg.dataDir, "nats"),
+		StoreDir:    natsDir(cfg.dataDir),
 		Logger:      log,
 	})
 	if err != nil {

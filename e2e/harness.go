@@ -1,0 +1,269 @@
+// Package e2e runs jido-bus the way users do: the real binary, started as
+// `jido-bus serve` in a child process, driven by the real NATS CLI. It holds
+// the harness; the tests are in the _test files.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Tools are the binaries a test drives.
+type Tools struct {
+	JidoBus string // the jido-bus binary, built from this checkout
+	NATS    string // the NATS CLI, built by `make tools` from tools/go.mod
+}
+
+// Build builds jido-bus into dir and finds the NATS CLI in the checkout's
+// bin/ (building it from the pinned tools module when it is missing, as
+// `make tools` does).
+func Build(dir string) (Tools, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return Tools{}, err
+	}
+	t := Tools{JidoBus: filepath.Join(dir, "jido-bus"), NATS: filepath.Join(root, "bin", "nats")}
+	if err := run(root, "go", "build", "-o", t.JidoBus, "./cmd/jido-bus"); err != nil {
+		return Tools{}, err
+	}
+	if _, err := os.Stat(t.NATS); err != nil {
+		if err := run(filepath.Join(root, "tools"), "go", "build", "-o", t.NATS, "github.com/nats-io/natscli/nats"); err != nil {
+			return Tools{}, fmt.Errorf("build the NATS CLI (make tools): %w", err)
+		}
+	}
+	return t, nil
+}
+
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, "tools", "go.mod")); err == nil {
+				return dir, nil
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("e2e: cannot find the repository root (go.mod beside tools/go.mod)")
+		}
+		dir = parent
+	}
+}
+
+func run(dir, name string, args ...string) error {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+// Node is a `jido-bus serve` child process.
+type Node struct {
+	URL     string // the NATS URL it listens on
+	DataDir string
+
+	tools Tools
+	cmd   *exec.Cmd
+	logs  *syncBuffer
+	done  chan struct{}
+	err   error // the process's exit, once done is closed
+}
+
+// StartNode runs `jido-bus serve` on a free loopback port with dataDir and
+// extra flags, and waits until it says it is ready. The node is killed when
+// tb ends if the test has not stopped it.
+func StartNode(tb testing.TB, tools Tools, dataDir string, extra ...string) *Node {
+	tb.Helper()
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-format", "json", "--log-level", "debug"}, extra...)
+	n := &Node{DataDir: dataDir, tools: tools, logs: &syncBuffer{}, done: make(chan struct{})}
+	n.cmd = exec.Command(tools.JidoBus, args...)
+	stderr, err := n.cmd.StderrPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := n.cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Bytes()
+			n.logs.Write(append(line, '\n'))
+			var rec struct {
+				Msg  string `json:"msg"`
+				NATS string `json:"nats"`
+			}
+			if json.Unmarshal(line, &rec) == nil && rec.Msg == "jido-bus ready" {
+				select {
+				case ready <- rec.NATS:
+				default:
+				}
+			}
+		}
+		n.err = n.cmd.Wait()
+		close(n.done)
+	}()
+	tb.Cleanup(func() {
+		select {
+		case <-n.done:
+		default:
+			_ = n.cmd.Process.Kill()
+			<-n.done
+		}
+		if tb.Failed() {
+			tb.Logf("jido-bus serve log:\n%s", n.logs.String())
+		}
+	})
+	select {
+	case n.URL = <-ready:
+	case <-n.done:
+		tb.Fatalf("jido-bus serve exited before it was ready: %v\n%s", n.err, n.logs.String())
+	case <-time.After(60 * time.Second):
+		tb.Fatalf("jido-bus serve not ready after 60s:\n%s", n.logs.String())
+	}
+	return n
+}
+
+// Logs returns what the node has logged so far.
+func (n *Node) Logs() string { return n.logs.String() }
+
+// Stop sends SIGTERM and returns the process's exit error (nil for exit 0).
+func (n *Node) Stop(tb testing.TB) error {
+	tb.Helper()
+	return n.signal(tb, syscall.SIGTERM)
+}
+
+// Kill sends SIGKILL, the crash a durable log must survive.
+func (n *Node) Kill(tb testing.TB) {
+	tb.Helper()
+	_ = n.signal(tb, syscall.SIGKILL)
+}
+
+func (n *Node) signal(tb testing.TB, sig syscall.Signal) error {
+	tb.Helper()
+	if err := n.cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		tb.Fatal(err)
+	}
+	select {
+	case <-n.done:
+		return n.err
+	case <-time.After(30 * time.Second):
+		tb.Fatalf("jido-bus serve still running 30s after %v", sig)
+		return nil
+	}
+}
+
+// NATS runs the NATS CLI against the node and returns its standard output.
+func (n *Node) NATS(tb testing.TB, args ...string) string {
+	tb.Helper()
+	out, err := n.TryNATS(args...)
+	if err != nil {
+		tb.Fatalf("nats %s: %v", strings.Join(args, " "), err)
+	}
+	return out
+}
+
+// TryNATS is NATS returning the error instead of failing the test.
+func (n *Node) TryNATS(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, n.tools.NATS, append([]string{"--server", n.URL, "--timeout", "10s"}, args...)...)
+	cmd.Env = natsCLIEnv()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%w: %s", err, stderr.String())
+	}
+	return stdout.String(), nil
+}
+
+// StartNATS starts a long-running NATS CLI command (a subscription) and
+// returns a buffer with its output so far and a function that waits for it
+// to exit by itself (as `nats sub --count N` does).
+func (n *Node) StartNATS(tb testing.TB, args ...string) (out *syncBuffer, wait func() error) {
+	tb.Helper()
+	cmd := exec.Command(n.tools.NATS, append([]string{"--server", n.URL}, args...)...)
+	cmd.Env = natsCLIEnv()
+	out = &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	tb.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+	})
+	return out, func() error {
+		select {
+		case err := <-done:
+			done <- err
+			return err
+		case <-time.After(30 * time.Second):
+			return fmt.Errorf("nats %s still running after 30s; output:\n%s", strings.Join(args, " "), out.String())
+		}
+	}
+}
+
+// natsCLIEnv keeps the CLI away from a user's saved contexts, so a test
+// talks to its own node only.
+func natsCLIEnv() []string {
+	home, _ := os.MkdirTemp("", "nats-cli-home")
+	return append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "NATS_CONTEXT=")
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+var _ io.Writer = (*syncBuffer)(nil)
+
+// Run runs the jido-bus CLI (not serve) and returns its standard output.
+func (t Tools) Run(tb testing.TB, args ...string) string {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, t.JidoBus, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf("jido-bus %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String()
+}
