@@ -20,7 +20,7 @@ help: ## list the targets
 build: ## build bin/jido-bus
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/jido-bus ./cmd/jido-bus
 
-run: build ## start a node: embedded NATS on $(LISTEN), data in $(DATA_DIR)
+run: build $(BIN)/nats ## start a node (embedded NATS on $(LISTEN), data in $(DATA_DIR)); also builds bin/nats
 	$(BIN)/jido-bus serve --listen $(LISTEN) --data-dir $(DATA_DIR)
 
 test: tools ## every test, with -race, including the end-to-end tests
