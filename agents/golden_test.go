@@ -83,7 +83,7 @@ func TestGoldenDirectives(t *testing.T) {
 		record(tag+" cmd three instructions", a, dirs)
 		for _, s := range []struct {
 			typ, id, corr, data string
-			at               time.Time
+			at                  time.Time
 		}{
 			{builtin.CounterIncrement, "s1", "", `{"by":2}`, t0},
 			{builtin.CounterIncrement, "s2", "conv-9", ``, t0},
@@ -208,8 +208,12 @@ func emitterAgent(t *testing.T) *agents.Definition {
 	}
 	t1 := time.Date(2030, 6, 7, 8, 9, 10, 11, time.FixedZone("x", 3600))
 	build := map[string]func(env agents.Env) []agents.Directive{
-		"plain":  func(agents.Env) []agents.Directive { return []agents.Directive{agents.Emit{Signal: sig("e.plain", map[string]any{"b": 1, "a": "x"})}} },
-		"nodata": func(agents.Env) []agents.Directive { return []agents.Directive{agents.Emit{Signal: sig("e.nodata", nil)}} },
+		"plain": func(agents.Env) []agents.Directive {
+			return []agents.Directive{agents.Emit{Signal: sig("e.plain", map[string]any{"b": 1, "a": "x"})}}
+		},
+		"nodata": func(agents.Env) []agents.Directive {
+			return []agents.Directive{agents.Emit{Signal: sig("e.nodata", nil)}}
+		},
 		"own": func(agents.Env) []agents.Directive {
 			s := sig("e.own", json.RawMessage(`{"z":true}`))
 			s.SetID("own-1")
