@@ -88,9 +88,9 @@ func TestAddFSDropsInANewKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	conv := fstest.MapFS{
-		"event/conversation.started.json": {Data: []byte(`{
-		  "title": "Conversation started",
-		  "description": "A conversation began.",
+		"example/widget.created.json": {Data: []byte(`{
+		  "title": "Widget created",
+		  "description": "A widget was made.",
 		  "allOf": [{"$ref": "../defs/cloudevent.json"}],
 		  "properties": {"data": {"type": "object", "required": ["project_id"]}}
 		}`)},
@@ -100,12 +100,12 @@ func TestAddFSDropsInANewKind(t *testing.T) {
 	}
 	found := false
 	for _, e := range r.Entries() {
-		found = found || e.Name == "conversation.started" && e.Kind == "event"
+		found = found || e.Name == "widget.created" && e.Kind == "example"
 	}
 	if !found {
-		t.Fatal("conversation.started is not listed")
+		t.Fatal("widget.created is not listed")
 	}
-	err = r.Validate("conversation.started", decode(t, `{"specversion":"1.0","id":"1","source":"s","type":"conversation.started","data":{}}`))
+	err = r.Validate("widget.created", decode(t, `{"specversion":"1.0","id":"1","source":"s","type":"widget.created","data":{}}`))
 	if ve, ok := errors.AsType[*ValidationError](err); !ok || ve.Pointer() != "/data/project_id" {
 		t.Errorf("Validate = %v, want an error at /data/project_id", err)
 	}
