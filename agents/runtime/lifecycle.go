@@ -1,0 +1,275 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/eventlog"
+)
+
+// commitStart writes the agent's first entry and its index record in one
+// batch; an id whose stream already has entries is refused.
+func (s *server) commitStart(ctx context.Context, rec startedRecord) error {
+	now := s.rt.now()
+	started, err := record(TypeStarted, "started:"+s.id, s.id, now, rec)
+	if err != nil {
+		return err
+	}
+	idx, err := record(TypeRegistered, "registered:"+s.id, s.id, now, indexRecord{ID: s.id, Type: rec.Type, Stream: s.stream, Parent: rec.Parent})
+	if err != nil {
+		return err
+	}
+	s.appendMu.Lock()
+	defer s.appendMu.Unlock()
+	res, err := s.rt.cfg.Store.AppendMulti(ctx, []eventlog.StreamAppend{
+		{Stream: s.stream, Expected: eventlog.NoStream, Events: []bus.Signal{started}},
+		{Stream: IndexStream, Events: []bus.Signal{idx}},
+	})
+	if errors.Is(err, eventlog.ErrWrongVersion) {
+		return bus.Errorf(ReasonAlreadyExists, "agent %q existed before: its stream %s already has entries (a stopped agent's id is not reused); choose another id", s.id, s.stream)
+	}
+	if err != nil {
+		return fmt.Errorf("start agent %s: commit: %w", s.id, err)
+	}
+	s.head = res[0].Version
+	s.publish()
+	return nil
+}
+
+// stop ends the agent for good: queued signals are refused, queued
+// directives dropped (and recorded as such), timers and tasks cancelled,
+// and a stopped record closes the stream in the same batch that removes
+// the agent from the index. Then the hierarchy hears of it.
+func (s *server) stop(ctx context.Context, reason string) error {
+	s.mu.Lock()
+	if s.status == StatusStopped {
+		s.mu.Unlock()
+		return bus.Errorf(bus.ReasonNotFound, "agent %s is already stopped", s.id)
+	}
+	s.status, s.reason = StatusStopped, reason
+	inbox, dropped := s.inbox, s.queue
+	s.inbox, s.queue = nil, nil
+	effects := s.effects
+	s.effects = nil
+	for _, cancel := range s.tasks {
+		cancel()
+	}
+	s.mu.Unlock()
+	s.timers.stopAll()
+	refuse(inbox, bus.Errorf(ReasonStopped, "agent %s stopped before deciding this signal: %s", s.id, reason))
+
+	for _, q := range dropped {
+		if q.index >= 0 {
+			effects = append(effects, effectResult{Version: q.version, Index: q.index, Kind: q.d.DirectiveKind(), Outcome: OutcomeDropped})
+		}
+	}
+	err := s.writeStopped(ctx, reason, effects)
+	s.rt.mu.Lock()
+	s.rt.unregister(s)
+	s.rt.mu.Unlock()
+	s.rt.log.Info("agent stopped", "agent", s.id, "reason", reason, "dropped_directives", len(dropped))
+	s.rt.publishLifecycle(s.id, TypeStopped, "stopped:"+s.id, map[string]any{"id": s.id, "reason": reason})
+	s.notify()
+	s.rt.childExited(s, reason)
+	s.rt.parentStopped(s, reason)
+	return err
+}
+
+// stopFromDirective stops the agent from its own queue loop.
+func (s *server) stopFromDirective(reason string) {
+	if err := s.stop(s.rt.ctx, reason); err != nil && bus.ErrorType(err) != bus.ReasonNotFound {
+		s.rt.log.Error("stop agent", "agent", s.id, "err", err)
+	}
+}
+
+func (s *server) writeStopped(ctx context.Context, reason string, effects []effectResult) error {
+	now := s.rt.now()
+	var events []bus.Signal
+	if len(effects) > 0 {
+		rec, err := record(TypeEffects, fmt.Sprintf("effects:stop:%s", s.id), "", now, effectsRecord{Results: effects})
+		if err != nil {
+			return err
+		}
+		events = append(events, rec)
+	}
+	stopped, err := record(TypeStopped, "stopped:"+s.id, s.id, now, stoppedRecord{Reason: reason})
+	if err != nil {
+		return err
+	}
+	dereg, err := record(TypeDeregistered, "deregistered:"+s.id, s.id, now, indexRecord{ID: s.id, Reason: reason})
+	if err != nil {
+		return err
+	}
+	events = append(events, stopped)
+	s.appendMu.Lock()
+	defer s.appendMu.Unlock()
+	_, err = s.rt.cfg.Store.AppendMulti(ctx, []eventlog.StreamAppend{
+		{Stream: s.stream, Events: events},
+		{Stream: IndexStream, Events: []bus.Signal{dereg}},
+	})
+	if err != nil {
+		return fmt.Errorf("stop agent %s: commit: %w", s.id, err)
+	}
+	return nil
+}
+
+// halt stops this process's work for the agent without stopping the
+// agent (the runtime is closing): it will be recovered on the next start.
+func (s *server) halt(err error) {
+	s.mu.Lock()
+	if s.status == StatusRunning || s.status == StatusRestarting {
+		s.status = ReasonClosed
+	}
+	inbox := s.inbox
+	s.inbox = nil
+	for _, cancel := range s.tasks {
+		cancel()
+	}
+	s.mu.Unlock()
+	s.timers.stopAll()
+	refuse(inbox, err)
+}
+
+func refuse(inbox []envelope, err error) {
+	for _, env := range inbox {
+		if env.reply != nil {
+			env.reply(Reply{}, err)
+		}
+	}
+}
+
+// lifecycleEnvelope delivers a lifecycle signal to agent id, which decides
+// it only when one of its routes matches.
+func (rt *Runtime) deliverLifecycle(id string, sig bus.Signal) {
+	s, err := rt.lookup(id)
+	if err != nil {
+		return
+	}
+	if err := s.deliver(envelope{sig: sig, lifecycle: true}); err != nil {
+		rt.log.Warn("lifecycle signal not delivered", "agent", id, "type", sig.Type(), "err", err)
+	}
+}
+
+// childExited tells a stopped agent's parent, which forgets the child and
+// receives jido.agent.child.exit {tag, id, reason}.
+func (rt *Runtime) childExited(child *server, reason string) {
+	child.mu.Lock()
+	parent := child.parent
+	child.mu.Unlock()
+	if parent == nil {
+		return
+	}
+	if p, err := rt.lookup(parent.ID); err == nil {
+		p.mu.Lock()
+		if p.children[parent.Tag] == child.id {
+			delete(p.children, parent.Tag)
+		}
+		p.mu.Unlock()
+	}
+	data := map[string]any{"tag": parent.Tag, "id": child.id, "reason": reason}
+	id := "child-exit:" + child.id
+	rt.publishLifecycle(parent.ID, TypeChildExit, id, data)
+	if sig, err := lifecycleSignal(TypeChildExit, id, child.id, rt.now(), data); err == nil {
+		rt.deliverLifecycle(parent.ID, sig)
+	}
+}
+
+// parentStopped applies each child's on_parent_death.
+func (rt *Runtime) parentStopped(parent *server, reason string) {
+	parent.mu.Lock()
+	children := make(map[string]string, len(parent.children))
+	for tag, id := range parent.children {
+		children[tag] = id
+	}
+	parent.children = map[string]string{}
+	parent.mu.Unlock()
+	for _, id := range children {
+		child, err := rt.lookup(id)
+		if err != nil {
+			continue
+		}
+		switch child.opts.onParentDeath() {
+		case OnParentDeathStop:
+			if err := child.stop(rt.ctx, fmt.Sprintf("parent %s stopped: %s", parent.id, reason)); err != nil && bus.ErrorType(err) != bus.ReasonNotFound {
+				rt.log.Error("stop child after its parent", "agent", id, "parent", parent.id, "err", err)
+			}
+		case OnParentDeathContinue:
+			child.mu.Lock()
+			child.parent = nil
+			child.mu.Unlock()
+		case OnParentDeathEmitOrphan:
+			child.mu.Lock()
+			child.parent = nil
+			child.mu.Unlock()
+			data := map[string]any{"parent_id": parent.id, "reason": reason}
+			sigID := "orphaned:" + id + ":" + parent.id
+			rt.publishLifecycle(id, TypeOrphaned, sigID, data)
+			if sig, err := lifecycleSignal(TypeOrphaned, sigID, parent.id, rt.now(), data); err == nil {
+				rt.deliverLifecycle(id, sig)
+			}
+		}
+	}
+}
+
+// spawnOpts is how SpawnAgent.Opts are read.
+type spawnOpts struct {
+	ID           string         `json:"id,omitempty"`
+	InitialState map[string]any `json:"initial_state,omitempty"`
+	Options
+}
+
+func execSpawn(ctx context.Context, d agents.Directive, x *ExecContext) (ExecResult, error) {
+	sp := d.(agents.SpawnAgent)
+	var opts spawnOpts
+	if len(sp.Opts) > 0 {
+		raw, err := jsonRoundTrip(sp.Opts, &opts)
+		if err != nil {
+			return ExecResult{}, bus.Errorf(bus.ReasonInvalidRequest, "spawn_agent %s opts %s: %v", sp.Tag, raw, err)
+		}
+	}
+	s := x.s
+	id := opts.ID
+	if id == "" {
+		id = bus.ChildID(s.id, sp.Tag)
+	}
+	req := StartRequest{Type: sp.Type, ID: id, InitialState: opts.InitialState, Options: opts.Options,
+		parent: &ParentRef{ID: s.id, Tag: sp.Tag, Meta: sp.Meta}, restart: sp.Restart}
+	_, err := s.rt.Start(ctx, req)
+	if err != nil && bus.ErrorType(err) == ReasonAlreadyExists && x.Recovered {
+		err = nil // spawned before the crash: spawning is idempotent by child id
+	}
+	if err != nil {
+		return ExecResult{}, fmt.Errorf("spawn %s child %s: %w", sp.Type, id, err)
+	}
+	s.mu.Lock()
+	s.children[sp.Tag] = id
+	s.mu.Unlock()
+	data := map[string]any{"tag": sp.Tag, "id": id, "type": sp.Type}
+	sigID := "child-started:" + id
+	s.rt.publishLifecycle(s.id, TypeChildStarted, sigID, data)
+	if sig, err := lifecycleSignal(TypeChildStarted, sigID, id, s.rt.now(), data); err == nil {
+		s.rt.deliverLifecycle(s.id, sig)
+	}
+	return ExecResult{}, nil
+}
+
+func execStopChild(ctx context.Context, d agents.Directive, x *ExecContext) (ExecResult, error) {
+	sc := d.(agents.StopChild)
+	x.s.mu.Lock()
+	id, ok := x.s.children[sc.Tag]
+	x.s.mu.Unlock()
+	if !ok {
+		return ExecResult{}, bus.Errorf(bus.ReasonNotFound, "agent %s has no child tagged %q", x.s.id, sc.Tag)
+	}
+	reason := sc.Reason
+	if reason == "" {
+		reason = "stopped by parent " + x.s.id
+	}
+	if err := x.s.rt.Stop(ctx, id, reason); err != nil && bus.ErrorType(err) != bus.ReasonNotFound {
+		return ExecResult{}, err
+	}
+	return ExecResult{}, nil
+}

@@ -1,0 +1,311 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/eventlog"
+)
+
+// snapshot is the data of an agent's snapshot in the log.
+type snapshot struct {
+	State      json.RawMessage `json:"state"`
+	Version    uint64          `json:"version"`
+	ErrorCount int             `json:"error_count,omitempty"`
+	Timers     timerState      `json:"timers"`
+	// PendingFrom is the stream sequence of the oldest cmd record whose
+	// directives had not all run when the snapshot was taken; recovery
+	// reads from there to find them. Zero means none were pending.
+	PendingFrom uint64 `json:"pending_from,omitempty"`
+}
+
+// snapshotData encodes the agent as of the last commit; it runs on the
+// inbox loop, which owns the agent.
+func (s *server) snapshotData() ([]byte, error) {
+	state, err := agents.EncodeState(s.agent.State)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	snap := snapshot{State: state, Version: s.version, ErrorCount: s.errorCount}
+	for _, seq := range s.pendingSeq {
+		if snap.PendingFrom == 0 || seq < snap.PendingFrom {
+			snap.PendingFrom = seq
+		}
+	}
+	s.mu.Unlock()
+	snap.Timers = s.timers.snapshot()
+	return json.Marshal(snap)
+}
+
+var errStopped = errors.New("agent was stopped")
+
+// Recover brings back every agent the index lists as started and not
+// stopped, each from its latest snapshot plus a replay of the later
+// signals through Cmd; directives that were committed but not recorded as
+// executed run again, timers are re-armed for what is left of their delay,
+// and tasks whose result never came run again. It returns how many agents
+// came back. An agent that cannot be restored is logged and left out; the
+// others still come back.
+func (rt *Runtime) Recover(ctx context.Context) (int, error) {
+	var order []string
+	registered := map[string]indexRecord{}
+	for e, err := range rt.cfg.Store.ReadStream(IndexStream, eventlog.ReadOptions{}) {
+		if errors.Is(err, eventlog.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return 0, fmt.Errorf("recover: read %s: %w", IndexStream, err)
+		}
+		var rec indexRecord
+		if err := json.Unmarshal(e.Event.Data(), &rec); err != nil {
+			return 0, fmt.Errorf("recover: %s entry %d: %w", IndexStream, e.Seq, err)
+		}
+		switch e.Event.Type() {
+		case TypeRegistered:
+			if _, ok := registered[rec.ID]; !ok {
+				order = append(order, rec.ID)
+			}
+			registered[rec.ID] = rec
+		case TypeDeregistered:
+			delete(registered, rec.ID)
+		}
+	}
+	type restored struct {
+		s       *server
+		pending []queued
+	}
+	var back []restored
+	var errs []error
+	for _, id := range order {
+		idx, ok := registered[id]
+		if !ok {
+			continue
+		}
+		rec, err := rt.readStarted(idx.Stream)
+		var s *server
+		var pending []queued
+		if err == nil {
+			s, pending, err = rt.restore(ctx, rec)
+		}
+		if errors.Is(err, errStopped) {
+			continue
+		}
+		if err != nil {
+			rt.log.Error("recover agent", "agent", id, "err", err)
+			errs = append(errs, fmt.Errorf("agent %s: %w", id, err))
+			continue
+		}
+		back = append(back, restored{s, pending})
+	}
+	rt.mu.Lock()
+	for _, r := range back {
+		rt.register(r.s)
+	}
+	for _, r := range back {
+		if r.s.parent == nil {
+			continue
+		}
+		if p := rt.agents[r.s.parent.ID]; p != nil {
+			p.children[r.s.parent.Tag] = r.s.id
+		} else {
+			r.s.parent = nil // the parent is gone; the child runs on without one
+		}
+	}
+	rt.mu.Unlock()
+	for _, r := range back {
+		r.s.resume(r.pending, nil)
+	}
+	rt.log.Info("agents recovered", "count", len(back), "failed", len(errs))
+	return len(back), errors.Join(errs...)
+}
+
+// readStarted reads the first entry of an agent's stream.
+func (rt *Runtime) readStarted(stream string) (startedRecord, error) {
+	for e, err := range rt.cfg.Store.ReadStream(stream, eventlog.ReadOptions{Limit: 1}) {
+		if err != nil {
+			return startedRecord{}, fmt.Errorf("read %s: %w", stream, err)
+		}
+		if e.Event.Type() != TypeStarted {
+			return startedRecord{}, fmt.Errorf("%s: first entry is %s, not %s", stream, e.Event.Type(), TypeStarted)
+		}
+		var rec startedRecord
+		if err := json.Unmarshal(e.Event.Data(), &rec); err != nil {
+			return startedRecord{}, fmt.Errorf("%s: started record: %w", stream, err)
+		}
+		return rec, nil
+	}
+	return startedRecord{}, fmt.Errorf("%s: %w", stream, eventlog.ErrNotFound)
+}
+
+// pendingCmd is a committed decision found during recovery.
+type pendingCmd struct {
+	version    uint64
+	seq        uint64
+	at         time.Time
+	input      bus.Signal
+	directives []agents.Directive
+	done       map[int]bool
+}
+
+// restore rebuilds an agent from its stream: the latest snapshot, then the
+// later signals replayed through the agent's pure logic. It returns the
+// server (not yet registered or running) and the directives to run again.
+func (rt *Runtime) restore(ctx context.Context, rec startedRecord) (*server, []queued, error) {
+	def, ok := rt.cfg.Types.Lookup(rec.Type)
+	if !ok {
+		return nil, nil, fmt.Errorf("agent %s: type %q is not registered in this runtime", rec.ID, rec.Type)
+	}
+	s := newServer(rt, rec.ID, def, rec.Stream, rec.Options, rec.Parent, rec.Restart)
+
+	readFrom, replayFrom := uint64(1), uint64(1)
+	snap, err := rt.cfg.Store.LoadSnapshot(rec.Stream)
+	switch {
+	case err == nil:
+		var data snapshot
+		if err := json.Unmarshal(snap.Data, &data); err != nil {
+			return nil, nil, fmt.Errorf("agent %s: snapshot at %d: %w", rec.ID, snap.Version, err)
+		}
+		if s.agent, err = def.Restore(rec.ID, data.State); err != nil {
+			return nil, nil, fmt.Errorf("agent %s: snapshot at %d: %w", rec.ID, snap.Version, err)
+		}
+		s.version, s.errorCount, s.head = data.Version, data.ErrorCount, snap.Version
+		if data.Timers.Awaiting != nil {
+			s.timers.state.Awaiting = data.Timers.Awaiting
+		}
+		if data.Timers.Crons != nil {
+			s.timers.state.Crons = data.Timers.Crons
+		}
+		replayFrom = snap.Version + 1
+		readFrom = replayFrom
+		if data.PendingFrom != 0 && data.PendingFrom < readFrom {
+			readFrom = data.PendingFrom
+		}
+	case errors.Is(err, eventlog.ErrNotFound):
+		var initial map[string]any
+		if len(rec.InitialState) > 0 {
+			if err := json.Unmarshal(rec.InitialState, &initial); err != nil {
+				return nil, nil, fmt.Errorf("agent %s: initial state: %w", rec.ID, err)
+			}
+		}
+		if s.agent, err = def.New(rec.ID, initial); err != nil {
+			return nil, nil, fmt.Errorf("agent %s: initial state: %w", rec.ID, err)
+		}
+		if s.agent, err = def.Mount(s.agent); err != nil {
+			return nil, nil, fmt.Errorf("agent %s: mount: %w", rec.ID, err)
+		}
+	default:
+		return nil, nil, fmt.Errorf("agent %s: load snapshot: %w", rec.ID, err)
+	}
+
+	var cmds []*pendingCmd
+	byVersion := map[uint64]*pendingCmd{}
+	var lastSignal *bus.Signal
+	for e, err := range rt.cfg.Store.ReadStream(rec.Stream, eventlog.ReadOptions{From: readFrom}) {
+		if err != nil {
+			return nil, nil, fmt.Errorf("agent %s: read %s: %w", rec.ID, rec.Stream, err)
+		}
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		s.head = e.Seq
+		replay := e.Seq >= replayFrom
+		switch e.Event.Type() {
+		case TypeStarted:
+		case TypeStopped:
+			return nil, nil, errStopped
+		case TypeCmd:
+			var cr cmdRecord
+			if err := json.Unmarshal(e.Event.Data(), &cr); err != nil {
+				return nil, nil, fmt.Errorf("agent %s: cmd record at %s/%d: %w", rec.ID, rec.Stream, e.Seq, err)
+			}
+			directives, err := rt.codec.DecodeAll(cr.Directives)
+			if err != nil {
+				return nil, nil, fmt.Errorf("agent %s: directives at %s/%d: %w", rec.ID, rec.Stream, e.Seq, err)
+			}
+			var input bus.Signal
+			if lastSignal != nil && lastSignal.ID() == cr.Signal {
+				input = *lastSignal
+			}
+			if replay {
+				if lastSignal == nil || lastSignal.ID() != cr.Signal {
+					return nil, nil, fmt.Errorf("agent %s: cmd record at %s/%d decides signal %s, which is not the entry before it", rec.ID, rec.Stream, e.Seq, cr.Signal)
+				}
+				next, _ := s.decide(*lastSignal)
+				s.agent, s.version, s.lastSignal = next, cr.Version, cr.Signal
+				s.timers.mu.Lock()
+				delete(s.timers.state.Awaiting, cr.Signal)
+				s.timers.record(lastSignal, directives, e.Time)
+				s.timers.mu.Unlock()
+			}
+			pc := &pendingCmd{version: cr.Version, seq: e.Seq, at: e.Time, input: input, directives: directives, done: map[int]bool{}}
+			cmds = append(cmds, pc)
+			byVersion[cr.Version] = pc
+			lastSignal = nil
+		case TypeEffects:
+			var er effectsRecord
+			if err := json.Unmarshal(e.Event.Data(), &er); err != nil {
+				return nil, nil, fmt.Errorf("agent %s: effects record at %s/%d: %w", rec.ID, rec.Stream, e.Seq, err)
+			}
+			for _, r := range er.Results {
+				if pc := byVersion[r.Version]; pc != nil {
+					pc.done[r.Index] = true
+				}
+				if replay && r.Kind == agents.KindError && r.Outcome != OutcomeDropped {
+					s.errorCount++
+				}
+			}
+		default:
+			// A signal: replayed when its cmd record follows (after the
+			// snapshot), or kept as the input of a pending decision.
+			sig := e.Event
+			lastSignal = &sig
+		}
+	}
+	var pending []queued
+	for _, pc := range cmds {
+		for i, d := range pc.directives {
+			if pc.done[i] {
+				continue
+			}
+			pending = append(pending, queued{d: d, version: pc.version, index: i, input: pc.input, at: pc.at, seq: pc.seq, recovered: true})
+		}
+	}
+	s.publish()
+	return s, pending, nil
+}
+
+// resume starts a restored agent: its timers are armed, its pending
+// directives queued, and signals that waited for it handed to its inbox.
+func (s *server) resume(pending []queued, inbox []envelope) {
+	running := map[string]bool{}
+	for _, q := range pending {
+		if _, ok := q.d.(agents.RunInstruction); ok {
+			running[taskResultID(q.input.ID(), q.index)] = true
+		}
+	}
+	st := s.timers.snapshot()
+	for id := range st.Awaiting {
+		if a := st.Awaiting[id]; a.Kind == "schedule" {
+			s.timers.armSchedule(id)
+		} else if a.Kind == "task" && !running[id] && a.Run != nil && a.Input != nil {
+			s.startTask(*a.Run, *a.Input, a.Index)
+		}
+	}
+	for id := range st.Crons {
+		if err := s.timers.armCron(id); err != nil {
+			s.rt.log.Error("re-arm cron job", "agent", s.id, "job", id, "err", err)
+		}
+	}
+	s.enqueueDirectives(pending)
+	for _, env := range inbox {
+		if err := s.deliver(env); err != nil && env.reply != nil {
+			env.reply(Reply{}, err)
+		}
+	}
+}

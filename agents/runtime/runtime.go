@@ -1,0 +1,452 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/dispatch"
+	"github.com/jido-bus/jido-bus/eventlog"
+)
+
+// Store is what the runtime needs of the event log; *eventlog.Log is one.
+type Store interface {
+	Append(ctx context.Context, stream string, expected eventlog.ExpectedVersion, events ...bus.Signal) (eventlog.AppendResult, error)
+	AppendMulti(ctx context.Context, parts []eventlog.StreamAppend) ([]eventlog.AppendResult, error)
+	ReadStream(stream string, opts eventlog.ReadOptions) iter.Seq2[eventlog.Entry, error]
+	SaveSnapshot(ctx context.Context, stream string, version uint64, data []byte) error
+	LoadSnapshot(stream string) (eventlog.Snapshot, error)
+}
+
+var _ Store = (*eventlog.Log)(nil)
+
+// Defaults of Config.
+const (
+	DefaultMaxRestarts   = 3
+	DefaultRestartWindow = 5 * time.Second
+)
+
+// Config configures a Runtime. Store and Types are required; every other
+// zero value is a sensible default.
+type Config struct {
+	// Store is the event log every agent's decisions are committed to.
+	Store Store
+	// Types holds the agent types Start accepts by name.
+	Types *agents.Registry
+	// Streams maps an agent type to the prefix of its agents' log streams
+	// ("conversation" gives conversation/<id>); types not listed use
+	// "agent".
+	Streams map[string]string
+	// Dispatch is where emitted signals go: its Conn publishes on NATS,
+	// its Subjects name <prefix>.emit.<id>.<type>. A nil Conn keeps emits
+	// in process (they are still logged and reach in-process subscribers
+	// of Config.OnEmit).
+	Dispatch dispatch.Env
+	// Executors add or replace directive executors by kind (a third party's
+	// own directive types). The built-in kinds are always there.
+	Executors map[string]DirectiveExec
+	// ErrorPolicies are the Go functions an agent may name as its error
+	// policy ({"func":"name"}).
+	ErrorPolicies map[string]ErrorPolicyFunc
+	// Tasks run RunInstruction directives, by the instruction's action
+	// name; a task does the work that may take time or touch the world.
+	Tasks map[string]Task
+	// Directives decodes directive log forms; nil means
+	// agents.NewDirectiveCodec() with the built-ins.
+	Directives *agents.DirectiveCodec
+	// MaxRestarts within RestartWindow bound how often a crashing agent is
+	// restarted from its log before it stays down (status "failed").
+	// Zero means DefaultMaxRestarts and DefaultRestartWindow.
+	MaxRestarts   int
+	RestartWindow time.Duration
+	// OnEmit, when set, is called with every signal an agent emits or a
+	// lifecycle signal the runtime publishes, after it was dispatched. It
+	// must not block.
+	OnEmit func(from string, s *bus.Signal)
+	// Logger receives the runtime's log; nil discards it.
+	Logger *slog.Logger
+	// Now is the clock for commit-time bookkeeping and timers; nil means
+	// time.Now.
+	Now func() time.Time
+}
+
+// Runtime runs agents: one single-writer actor per agent, whose every
+// decision is committed to the Store before it is acted on. A Runtime is
+// safe for concurrent use.
+type Runtime struct {
+	cfg      Config
+	log      *slog.Logger
+	codec    *agents.DirectiveCodec
+	emitter  dispatch.Dispatcher
+	execs    map[string]DirectiveExec
+	ctx      context.Context
+	cancel   context.CancelFunc
+	workers  sync.WaitGroup // agent loops, timers' deliveries, tasks
+	typeByRt *bus.Router[string]
+
+	mu      sync.RWMutex
+	agents  map[string]*server
+	byType  map[string]map[*server]struct{}
+	closing bool
+}
+
+// New returns a Runtime. Call Recover to bring back the agents a previous
+// run left registered.
+func New(cfg Config) (*Runtime, error) {
+	if cfg.Store == nil || cfg.Types == nil {
+		return nil, errors.New("runtime: Config.Store and Config.Types are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Directives == nil {
+		cfg.Directives = agents.NewDirectiveCodec()
+	}
+	if cfg.MaxRestarts == 0 {
+		cfg.MaxRestarts = DefaultMaxRestarts
+	}
+	if cfg.RestartWindow == 0 {
+		cfg.RestartWindow = DefaultRestartWindow
+	}
+	if cfg.Dispatch.Logger == nil {
+		cfg.Dispatch.Logger = cfg.Logger
+	}
+	rt := &Runtime{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		codec:    cfg.Directives,
+		agents:   make(map[string]*server),
+		byType:   make(map[string]map[*server]struct{}),
+		typeByRt: bus.NewRouter[string](),
+	}
+	rt.ctx, rt.cancel = context.WithCancel(context.Background())
+	rt.execs = builtinExecutors()
+	for kind, x := range cfg.Executors {
+		rt.execs[kind] = x
+	}
+	if cfg.Dispatch.Conn != nil {
+		d, err := dispatch.New(dispatch.Config{}, cfg.Dispatch)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: default dispatch: %w", err)
+		}
+		rt.emitter = d
+	} else {
+		rt.emitter = dispatch.DispatcherFunc(func(context.Context, string, *bus.Signal) error { return nil })
+	}
+	for _, name := range cfg.Types.Names() {
+		def, _ := cfg.Types.Lookup(name)
+		for _, r := range def.Routes() {
+			if _, err := rt.typeByRt.Add(r.Pattern, r.Priority, name); err != nil {
+				return nil, fmt.Errorf("runtime: route %q of type %s: %w", r.Pattern, name, err)
+			}
+		}
+	}
+	return rt, nil
+}
+
+func (rt *Runtime) now() time.Time { return rt.cfg.Now().UTC() }
+
+func (rt *Runtime) streamFor(typ, id string) string {
+	prefix := rt.cfg.Streams[typ]
+	if prefix == "" {
+		prefix = "agent"
+	}
+	return prefix + "/" + id
+}
+
+// StartRequest is what Start needs; it is also the JSON body of
+// jido.api.agent.start.
+type StartRequest struct {
+	Type string `json:"type"`
+	// ID is the new agent's id; empty means a new ULID.
+	ID           string         `json:"id,omitempty"`
+	InitialState map[string]any `json:"initial_state,omitempty"`
+	Options      Options        `json:"options,omitzero"`
+
+	parent  *ParentRef
+	restart string
+}
+
+// Errors a caller can test for with errors.Is (they are *bus.Error values
+// matched by type).
+var (
+	ErrNotFound      = &bus.Error{Type: bus.ReasonNotFound}
+	ErrAlreadyExists = &bus.Error{Type: ReasonAlreadyExists}
+	ErrQueueOverflow = &bus.Error{Type: bus.ReasonQueueOverflow}
+)
+
+// Reasons the runtime adds to bus's.
+const (
+	ReasonAlreadyExists = "already_exists" // Start with an id that is taken
+	ReasonUnknownType   = "unknown_type"   // Start with a type nobody registered
+	ReasonStopped       = "stopped"        // the agent stopped while the signal waited
+	ReasonAgentFailed   = "agent_failed"   // the agent crashed past its restart budget
+	ReasonTimeout       = "timeout"        // Await ran out of time
+	ReasonClosed        = "closed"         // the runtime is shutting down
+)
+
+// Start starts an agent of a registered type. Its first log entry (type,
+// options, initial state) is committed before Start returns; the agent then
+// runs until it is stopped, surviving restarts of the process.
+func (rt *Runtime) Start(ctx context.Context, req StartRequest) (Info, error) {
+	def, ok := rt.cfg.Types.Lookup(req.Type)
+	if !ok {
+		return Info{}, bus.Errorf(ReasonUnknownType, "no agent type %q is registered; known types: %v", req.Type, rt.cfg.Types.Names())
+	}
+	if req.ID == "" {
+		req.ID = bus.NewID()
+	}
+	if err := bus.ValidateAgentID(req.ID); err != nil {
+		return Info{}, err
+	}
+	if err := req.Options.Validate(rt.cfg.ErrorPolicies); err != nil {
+		return Info{}, err
+	}
+	initial, err := json.Marshal(req.InitialState)
+	if err != nil {
+		return Info{}, bus.Errorf(bus.ReasonInvalidRequest, "initial_state: %v", err)
+	}
+	agent, err := def.New(req.ID, req.InitialState)
+	if err != nil {
+		return Info{}, bus.Errorf(bus.ReasonInvalidRequest, "initial_state of %s agent %s: %v", req.Type, req.ID, err)
+	}
+	if agent, err = def.Mount(agent); err != nil {
+		return Info{}, bus.Errorf(bus.ReasonInvalidRequest, "mount %s agent %s: %v", req.Type, req.ID, err)
+	}
+
+	rt.mu.Lock()
+	if rt.closing {
+		rt.mu.Unlock()
+		return Info{}, bus.Errorf(ReasonClosed, "the runtime is shutting down")
+	}
+	if _, taken := rt.agents[req.ID]; taken {
+		rt.mu.Unlock()
+		return Info{}, bus.Errorf(ReasonAlreadyExists, "an agent %q is already running; stop it first or choose another id", req.ID)
+	}
+	s := newServer(rt, req.ID, def, rt.streamFor(req.Type, req.ID), req.Options, req.parent, req.restart)
+	s.agent = agent
+	rt.register(s)
+	rt.mu.Unlock()
+
+	rec := startedRecord{ID: req.ID, Type: req.Type, Stream: s.stream, InitialState: initial, Options: req.Options, Parent: req.parent, Restart: req.restart}
+	if err := s.commitStart(ctx, rec); err != nil {
+		rt.mu.Lock()
+		rt.unregister(s)
+		rt.mu.Unlock()
+		return Info{}, err
+	}
+	rt.log.Info("agent started", "id", req.ID, "type", req.Type, "stream", s.stream)
+	rt.publishLifecycle(s.id, TypeStarted, "started:"+s.id, map[string]any{"id": s.id, "type": req.Type, "parent": req.parent})
+	for _, child := range def.ChildSpecs() {
+		s.enqueueDirectives([]queued{{d: child, index: -1}})
+	}
+	return s.info(), nil
+}
+
+// register adds s to the lookup tables; rt.mu must be held.
+func (rt *Runtime) register(s *server) {
+	rt.agents[s.id] = s
+	set := rt.byType[s.def.Name()]
+	if set == nil {
+		set = make(map[*server]struct{})
+		rt.byType[s.def.Name()] = set
+	}
+	set[s] = struct{}{}
+}
+
+// unregister removes s from the lookup tables; rt.mu must be held.
+func (rt *Runtime) unregister(s *server) {
+	if rt.agents[s.id] == s {
+		delete(rt.agents, s.id)
+	}
+	delete(rt.byType[s.def.Name()], s)
+}
+
+func (rt *Runtime) lookup(id string) (*server, error) {
+	rt.mu.RLock()
+	s := rt.agents[id]
+	rt.mu.RUnlock()
+	if s == nil {
+		return nil, bus.Errorf(bus.ReasonNotFound, "no agent %q is running", id)
+	}
+	return s, nil
+}
+
+// Reply is the answer to a call: the agent's state and version after the
+// signal was committed.
+type Reply struct {
+	State   json.RawMessage `json:"state"`
+	Version uint64          `json:"version"`
+	// Duplicate is true when the signal (same source and id) had been
+	// accepted before; nothing was decided again.
+	Duplicate bool `json:"duplicate,omitempty"`
+}
+
+// Deliver hands sig to agent id and returns at once. reply, when not nil,
+// is called exactly once: after the signal's commit with the new state, or
+// with the reason it was refused. A refusal before queueing (unknown agent,
+// full queue) is also returned, and then reply is not called.
+func (rt *Runtime) Deliver(id string, sig bus.Signal, reply func(Reply, error)) error {
+	s, err := rt.lookup(id)
+	if err != nil {
+		return err
+	}
+	return s.deliver(envelope{sig: sig, reply: reply})
+}
+
+// Call delivers sig to agent id and waits for the commit.
+func (rt *Runtime) Call(ctx context.Context, id string, sig bus.Signal) (Reply, error) {
+	type answer struct {
+		r   Reply
+		err error
+	}
+	ch := make(chan answer, 1)
+	if err := rt.Deliver(id, sig, func(r Reply, err error) { ch <- answer{r, err} }); err != nil {
+		return Reply{}, err
+	}
+	select {
+	case a := <-ch:
+		return a.r, a.err
+	case <-ctx.Done():
+		return Reply{}, fmt.Errorf("call %s: %w (the signal stays queued and will be decided)", id, ctx.Err())
+	}
+}
+
+// Cast delivers sig to agent id without waiting.
+func (rt *Runtime) Cast(id string, sig bus.Signal) error { return rt.Deliver(id, sig, nil) }
+
+// Broadcast delivers sig to every running agent that has a route matching
+// its type and returns how many accepted it. Agents whose queue is full
+// refuse it; their refusals are returned joined.
+func (rt *Runtime) Broadcast(sig bus.Signal) (int, error) {
+	var targets []*server
+	rt.mu.RLock()
+	seen := map[string]bool{}
+	for _, r := range rt.typeByRt.Match(sig.Type()) {
+		if seen[r.Target] {
+			continue
+		}
+		seen[r.Target] = true
+		for s := range rt.byType[r.Target] {
+			targets = append(targets, s)
+		}
+	}
+	rt.mu.RUnlock()
+	slices.SortFunc(targets, func(a, b *server) int { return cmpString(a.id, b.id) })
+	n := 0
+	var errs []error
+	for _, s := range targets {
+		if err := s.deliver(envelope{sig: sig}); err != nil {
+			errs = append(errs, fmt.Errorf("agent %s: %w", s.id, err))
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Stop stops agent id: pending directives are dropped, its timers
+// cancelled, its children handled by their on_parent_death option, and a
+// stopped record closes its stream. A stopped agent stays stopped across
+// restarts.
+func (rt *Runtime) Stop(ctx context.Context, id, reason string) error {
+	s, err := rt.lookup(id)
+	if err != nil {
+		return err
+	}
+	if reason == "" {
+		reason = "stopped"
+	}
+	return s.stop(ctx, reason)
+}
+
+// State describes agent id.
+func (rt *Runtime) State(id string) (Info, error) {
+	s, err := rt.lookup(id)
+	if err != nil {
+		return Info{}, err
+	}
+	return s.info(), nil
+}
+
+// List describes every agent in the runtime, ordered by id.
+func (rt *Runtime) List() []Info {
+	rt.mu.RLock()
+	all := make([]*server, 0, len(rt.agents))
+	for _, s := range rt.agents {
+		all = append(all, s)
+	}
+	rt.mu.RUnlock()
+	slices.SortFunc(all, func(a, b *server) int { return cmpString(a.id, b.id) })
+	out := make([]Info, len(all))
+	for i, s := range all {
+		out[i] = s.info()
+	}
+	return out
+}
+
+// Await waits until agent id's state has "status" "completed" or "failed"
+// (completion is state, not process exit) or the agent stops, and returns
+// its description. When ctx ends first the error is a *bus.Error of type
+// timeout that says what the agent was doing.
+func (rt *Runtime) Await(ctx context.Context, id string) (Info, error) {
+	s, err := rt.lookup(id)
+	if err != nil {
+		return Info{}, err
+	}
+	for {
+		changed := s.changedChan()
+		info := s.info()
+		if st := info.stateStatus(); st == "completed" || st == "failed" || info.Status != StatusRunning {
+			return info, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return info, bus.Errorf(ReasonTimeout, "agent %s has not completed: status %q, state.status %q, version %d, %d queued; last signal %s",
+				id, info.Status, info.stateStatus(), info.Version, info.QueueLength, info.LastSignal)
+		}
+	}
+}
+
+// Close stops every agent loop and timer of this process without stopping
+// the agents: they stay registered in the log and Recover brings them back
+// in the next run. Signals still queued and not committed are refused with
+// "closed".
+func (rt *Runtime) Close() error {
+	rt.mu.Lock()
+	rt.closing = true
+	all := make([]*server, 0, len(rt.agents))
+	for _, s := range rt.agents {
+		all = append(all, s)
+	}
+	rt.mu.Unlock()
+	for _, s := range all {
+		s.halt(bus.Errorf(ReasonClosed, "the runtime is shutting down"))
+	}
+	rt.cancel()
+	rt.workers.Wait()
+	return nil
+}

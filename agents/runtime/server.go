@@ -1,0 +1,495 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/dispatch"
+	"github.com/jido-bus/jido-bus/eventlog"
+)
+
+// Statuses of an agent in the runtime (Info.Status).
+const (
+	StatusRunning    = "running"
+	StatusRestarting = "restarting" // crashed; being restored from its log
+	StatusStopped    = "stopped"
+	StatusFailed     = "failed" // crashed past the restart budget; stays down
+)
+
+// envelope is a signal waiting in an agent's inbox.
+type envelope struct {
+	sig   bus.Signal
+	reply func(Reply, error) // nil for a cast
+	// lifecycle signals (child started/exit, orphaned) are decided only
+	// when a route of the agent matches them; otherwise they are dropped
+	// without a trace in the agent's stream.
+	lifecycle bool
+}
+
+// queued is a committed directive waiting to be executed.
+type queued struct {
+	d       agents.Directive
+	version uint64     // the cmd record's version; 0 for start-time child specs
+	index   int        // position in the cmd record's list; -1 for child specs
+	input   bus.Signal // the signal that produced it
+	at      time.Time  // commit time of its cmd record
+	seq     uint64     // stream sequence of its cmd record
+	// recovered is true when it is executed again after a restart.
+	recovered bool
+}
+
+// server is one agent's actor. Two loops serve it, each running on its
+// own goroutine only while it has work:
+//
+//   - the inbox loop decides signals one at a time (agents.Step) and
+//     commits each signal with its cmd record in one batch before anything
+//     else happens — it is the only writer of the agent's state;
+//   - the queue loop executes committed directives in commit order.
+//
+// So signals keep being decided while a slow directive runs, directives of
+// one agent never run concurrently or out of order, and readers (State)
+// see the last committed version through an atomic pointer, never waiting
+// for either loop.
+type server struct {
+	rt      *Runtime
+	id      string
+	def     *agents.Definition
+	stream  string
+	opts    Options
+	restart string
+	budget  restartBudget
+
+	// appendMu serialises appends to the stream, whose head it tracks so
+	// every append states the version it expects.
+	appendMu sync.Mutex
+	head     uint64
+
+	// Owned by the inbox loop (and by recovery before the loops start).
+	agent         agents.Agent
+	version       uint64
+	sinceSnapshot int
+	lastSignal    string
+
+	mu           sync.Mutex
+	status       string
+	reason       string
+	parent       *ParentRef
+	inbox        []envelope
+	inboxRunning bool
+	queue        []queued
+	queueRunning bool
+	children     map[string]string // tag → child id
+	errorCount   int
+	restarts     int
+	timers       *timers
+	tasks        map[string]context.CancelFunc
+	effects      []effectResult
+	pending      map[uint64]int    // cmd version → directives not yet executed
+	pendingSeq   map[uint64]uint64 // cmd version → stream sequence of its record
+	changed      chan struct{}
+	loops        sync.WaitGroup
+	dispatcher   dispatch.Dispatcher
+
+	view atomic.Pointer[view]
+}
+
+// view is what readers see: the last committed agent and version.
+type view struct {
+	agent      agents.Agent
+	version    uint64
+	lastSignal string
+}
+
+func newServer(rt *Runtime, id string, def *agents.Definition, stream string, opts Options, parent *ParentRef, restart string) *server {
+	s := &server{
+		rt:         rt,
+		id:         id,
+		def:        def,
+		stream:     stream,
+		opts:       opts,
+		restart:    restart,
+		status:     StatusRunning,
+		parent:     parent,
+		children:   make(map[string]string),
+		pending:    make(map[uint64]int),
+		pendingSeq: make(map[uint64]uint64),
+		tasks:      make(map[string]context.CancelFunc),
+		changed:    make(chan struct{}),
+		budget:     restartBudget{max: rt.cfg.MaxRestarts, window: rt.cfg.RestartWindow},
+	}
+	s.timers = newTimers(s)
+	return s
+}
+
+// publish makes the current agent visible to readers and wakes waiters.
+func (s *server) publish() {
+	s.view.Store(&view{agent: s.agent, version: s.version, lastSignal: s.lastSignal})
+	s.notify()
+}
+
+func (s *server) notify() {
+	s.mu.Lock()
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+}
+
+func (s *server) changedChan() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
+}
+
+// deliver queues a signal for decision, refusing it when the agent is not
+// running or its queue is full — before anything is committed.
+func (s *server) deliver(env envelope) error {
+	s.mu.Lock()
+	switch s.status {
+	case StatusRunning, StatusRestarting:
+	case StatusFailed:
+		s.mu.Unlock()
+		return bus.Errorf(ReasonAgentFailed, "agent %s is down: %s", s.id, s.reason)
+	default:
+		s.mu.Unlock()
+		return bus.Errorf(bus.ReasonNotFound, "agent %s is %s", s.id, s.status)
+	}
+	if n := len(s.inbox) + len(s.queue); n >= s.opts.maxQueueSize() {
+		s.mu.Unlock()
+		return bus.Errorf(bus.ReasonQueueOverflow, "agent %s has %d signals and directives queued, its max_queue_size; retry later", s.id, n)
+	}
+	s.inbox = append(s.inbox, env)
+	start := !s.inboxRunning && s.status == StatusRunning
+	if start {
+		s.inboxRunning = true
+		s.loops.Add(1)
+		s.rt.workers.Add(1)
+	}
+	s.mu.Unlock()
+	if start {
+		go s.runInbox()
+	}
+	return nil
+}
+
+func (s *server) runInbox() {
+	defer s.rt.workers.Done()
+	defer s.loops.Done()
+	for {
+		s.mu.Lock()
+		if len(s.inbox) == 0 || s.status != StatusRunning {
+			s.inboxRunning = false
+			s.mu.Unlock()
+			return
+		}
+		env := s.inbox[0]
+		s.inbox[0] = envelope{}
+		s.inbox = s.inbox[1:]
+		s.mu.Unlock()
+		if !s.guard("deciding a signal", func() { s.decideAndCommit(env) }) {
+			if env.reply != nil {
+				env.reply(Reply{}, bus.Errorf(bus.ReasonInternal, "agent %s crashed while deciding signal %s; it is being restored from its log", s.id, env.sig.ID()))
+			}
+			return
+		}
+	}
+}
+
+// decide runs the agent's pure logic on sig. An instruction result names
+// the action it feeds (RunInstruction's result_action) and bypasses
+// routing; every other signal is routed.
+func (s *server) decide(sig bus.Signal) (agents.Agent, []agents.Directive) {
+	if sig.Type() == TypeInstructionResult {
+		var res instructionResult
+		if err := json.Unmarshal(sig.Data(), &res); err == nil && res.ResultAction != "" {
+			params, _ := json.Marshal(map[string]any{"result": res.Result, "error": res.Error, "instruction": res.Instruction})
+			return agents.Cmd(s.agent, agents.Instruction{Action: res.ResultAction, Params: params, Origin: agents.OriginOf(sig)})
+		}
+	}
+	return agents.Step(s.agent, sig)
+}
+
+func (s *server) decideAndCommit(env envelope) {
+	next, directives := s.decide(env.sig)
+	if env.lifecycle && onlyNoRoute(directives) {
+		return // the agent does not listen for this lifecycle signal
+	}
+	encoded, err := s.rt.codec.EncodeAll(directives)
+	if err != nil {
+		s.answer(env, Reply{}, fmt.Errorf("agent %s: encode directives of signal %s: %w", s.id, env.sig.ID(), err))
+		return
+	}
+	now := s.rt.now()
+	rec, err := record(TypeCmd, cmdRecordID(&env.sig), "", now, cmdRecord{Signal: env.sig.ID(), Version: s.version + 1, Directives: encoded})
+	if err != nil {
+		s.answer(env, Reply{}, err)
+		return
+	}
+	res, err := s.append(s.rt.ctx, env.sig, rec)
+	if err != nil {
+		s.rt.log.Error("commit signal", "agent", s.id, "signal", env.sig.ID(), "type", env.sig.Type(), "err", err)
+		s.answer(env, Reply{}, err)
+		return
+	}
+	if res.Positions[0].Duplicate {
+		r, err := s.reply()
+		r.Duplicate = true
+		s.answer(env, r, err)
+		return
+	}
+	s.agent, s.version, s.lastSignal = next, s.version+1, env.sig.ID()
+	s.timers.committed(&env.sig, directives, now)
+	s.publish()
+	s.maybeSnapshot(res.Positions[1].Seq)
+
+	r, err := s.reply()
+	if err == nil {
+		err = firstError(directives)
+	}
+	s.answer(env, r, err)
+
+	qs := make([]queued, len(directives))
+	for i, d := range directives {
+		qs[i] = queued{d: d, version: s.version, index: i, input: env.sig, at: now, seq: res.Positions[1].Seq}
+	}
+	s.enqueueDirectives(qs)
+}
+
+func (s *server) answer(env envelope, r Reply, err error) {
+	if env.reply != nil {
+		env.reply(r, err)
+	}
+}
+
+// reply encodes the committed state for a caller.
+func (s *server) reply() (Reply, error) {
+	v := s.view.Load()
+	if v == nil {
+		return Reply{}, nil
+	}
+	state, err := agents.EncodeState(v.agent.State)
+	if err != nil {
+		return Reply{}, fmt.Errorf("agent %s: encode state: %w", s.id, err)
+	}
+	return Reply{State: state, Version: v.version}, nil
+}
+
+// firstError turns the first Error directive of a decision into the error
+// a caller sees; the directive itself still goes to the error policy.
+func firstError(ds []agents.Directive) error {
+	for _, d := range ds {
+		if e, ok := d.(agents.Error); ok && e.Err != nil {
+			return e.Err
+		}
+	}
+	return nil
+}
+
+func onlyNoRoute(ds []agents.Directive) bool {
+	if len(ds) != 1 {
+		return false
+	}
+	e, ok := ds[0].(agents.Error)
+	return ok && e.Context == agents.ContextRouting
+}
+
+// append commits events to the agent's stream at the version it expects.
+func (s *server) append(ctx context.Context, events ...bus.Signal) (eventlog.AppendResult, error) {
+	s.appendMu.Lock()
+	defer s.appendMu.Unlock()
+	s.mu.Lock()
+	st := s.status
+	s.mu.Unlock()
+	if st != StatusRunning && st != StatusRestarting {
+		return eventlog.AppendResult{}, bus.Errorf(ReasonStopped, "agent %s is %s", s.id, st)
+	}
+	res, err := s.rt.cfg.Store.Append(ctx, s.stream, eventlog.ExactVersion(s.head), events...)
+	if err != nil {
+		return res, err
+	}
+	s.head = res.Version
+	return res, nil
+}
+
+// enqueueDirectives queues committed directives for execution.
+func (s *server) enqueueDirectives(qs []queued) {
+	if len(qs) == 0 {
+		return
+	}
+	s.mu.Lock()
+	if s.status != StatusRunning {
+		s.mu.Unlock()
+		return
+	}
+	s.queue = append(s.queue, qs...)
+	for _, q := range qs {
+		s.pending[q.version]++
+		if q.seq != 0 {
+			s.pendingSeq[q.version] = q.seq
+		}
+	}
+	start := !s.queueRunning
+	if start {
+		s.queueRunning = true
+		s.loops.Add(1)
+		s.rt.workers.Add(1)
+	}
+	s.mu.Unlock()
+	if start {
+		go s.runQueue()
+	}
+}
+
+func (s *server) runQueue() {
+	defer s.rt.workers.Done()
+	defer s.loops.Done()
+	for {
+		s.mu.Lock()
+		if len(s.queue) == 0 || s.status != StatusRunning {
+			s.queueRunning = false
+			s.mu.Unlock()
+			s.flushEffects()
+			return
+		}
+		q := s.queue[0]
+		s.queue[0] = queued{}
+		s.queue = s.queue[1:]
+		s.mu.Unlock()
+
+		var res ExecResult
+		var err error
+		ok := s.guard(fmt.Sprintf("executing %s directive %d of version %d", q.d.DirectiveKind(), q.index, q.version), func() {
+			res, err = s.execute(q)
+		})
+		if !ok {
+			return
+		}
+		s.noteEffect(q, res, err)
+		if res.Kind == ExecStop {
+			s.stopFromDirective(res.Reason)
+			return
+		}
+	}
+}
+
+// noteEffect records a directive's outcome; records of one version are
+// committed together once the version's last directive ran.
+func (s *server) noteEffect(q queued, res ExecResult, err error) {
+	out := effectResult{Version: q.version, Index: q.index, Kind: q.d.DirectiveKind(), Outcome: res.outcome()}
+	if err != nil {
+		out.Outcome = OutcomeFailed
+		out.Error = err.Error()
+		if errors.Is(err, errNoExecutor) {
+			out.Outcome = OutcomeUnknown
+		}
+	}
+	s.mu.Lock()
+	s.effects = append(s.effects, out)
+	s.pending[q.version]--
+	done := s.pending[q.version] <= 0
+	if done {
+		delete(s.pending, q.version)
+		delete(s.pendingSeq, q.version)
+	}
+	s.mu.Unlock()
+	if done && q.index >= 0 {
+		s.flushEffects()
+	}
+}
+
+// flushEffects commits the outcomes noted so far. Losing them in a crash
+// only means the directives run again on recovery (at least once).
+func (s *server) flushEffects() {
+	s.mu.Lock()
+	effects := s.effects
+	s.effects = nil
+	s.mu.Unlock()
+	if len(effects) == 0 {
+		return
+	}
+	first := effects[0]
+	rec, err := record(TypeEffects, fmt.Sprintf("effects:%d:%d:%d", first.Version, first.Index, len(effects)), "", s.rt.now(), effectsRecord{Results: effects})
+	if err == nil {
+		_, err = s.append(s.rt.ctx, rec)
+	}
+	if err != nil && bus.ErrorType(err) != ReasonStopped {
+		s.rt.log.Warn("record directive outcomes", "agent", s.id, "err", err)
+	}
+}
+
+// maybeSnapshot saves the agent's state every SnapshotEvery signals.
+func (s *server) maybeSnapshot(seq uint64) {
+	every := s.opts.snapshotEvery()
+	if every < 0 {
+		return
+	}
+	s.sinceSnapshot++
+	if s.sinceSnapshot < every {
+		return
+	}
+	s.sinceSnapshot = 0
+	data, err := s.snapshotData()
+	if err == nil {
+		err = s.rt.cfg.Store.SaveSnapshot(s.rt.ctx, s.stream, seq, data)
+	}
+	if err != nil {
+		s.rt.log.Warn("save snapshot", "agent", s.id, "stream", s.stream, "err", err)
+	}
+}
+
+// Info describes an agent; it is the reply to jido.api.agent.state.
+type Info struct {
+	ID          string            `json:"id"`
+	Type        string            `json:"type"`
+	Stream      string            `json:"stream"`
+	Status      string            `json:"status"`
+	Reason      string            `json:"reason,omitempty"`
+	State       json.RawMessage   `json:"state"`
+	Version     uint64            `json:"version"`
+	QueueLength int               `json:"queue_length"`
+	Parent      *ParentRef        `json:"parent,omitempty"`
+	Children    map[string]string `json:"children,omitempty"`
+	ErrorCount  int               `json:"error_count"`
+	Restarts    int               `json:"restarts,omitempty"`
+	LastSignal  string            `json:"last_signal,omitempty"`
+}
+
+func (i Info) stateStatus() string {
+	var st struct {
+		Status string `json:"status"`
+	}
+	_ = json.Unmarshal(i.State, &st)
+	return st.Status
+}
+
+func (s *server) info() Info {
+	info := Info{ID: s.id, Type: s.def.Name(), Stream: s.stream}
+	if v := s.view.Load(); v != nil {
+		info.Version, info.LastSignal = v.version, v.lastSignal
+		if st, err := agents.EncodeState(v.agent.State); err == nil {
+			info.State = st
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	info.Status, info.Reason = s.status, s.reason
+	info.QueueLength = len(s.inbox) + len(s.queue)
+	if s.parent != nil {
+		p := *s.parent
+		info.Parent = &p
+	}
+	if len(s.children) > 0 {
+		info.Children = make(map[string]string, len(s.children))
+		for k, v := range s.children {
+			info.Children[k] = v
+		}
+	}
+	info.ErrorCount, info.Restarts = s.errorCount, s.restarts
+	return info
+}
