@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -260,8 +259,6 @@ func (h *harness) start(typ, id string, opts Options) Info {
 	return info
 }
 
-var sigSeq sync.Map
-
 // signal builds a signal with a fresh id.
 func signal(t testing.TB, typ string, data any) bus.Signal {
 	t.Helper()
@@ -342,5 +339,3 @@ func (h *harness) entries(stream string) []string {
 	}
 	return out
 }
-
-var _ = fmt.Sprint

@@ -157,6 +157,12 @@ type pendingCmd struct {
 // later signals replayed through the agent's pure logic. It returns the
 // server (not yet registered or running) and the directives to run again.
 func (rt *Runtime) restore(ctx context.Context, rec startedRecord) (*server, []queued, error) {
+	return rt.restoreFrom(ctx, rec, true)
+}
+
+// restoreFrom is restore, from the latest snapshot when useSnapshot is
+// true, else by replaying the whole stream.
+func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapshot bool) (*server, []queued, error) {
 	def, ok := rt.cfg.Types.Lookup(rec.Type)
 	if !ok {
 		return nil, nil, fmt.Errorf("agent %s: type %q is not registered in this runtime", rec.ID, rec.Type)
@@ -165,6 +171,9 @@ func (rt *Runtime) restore(ctx context.Context, rec startedRecord) (*server, []q
 
 	readFrom, replayFrom := uint64(1), uint64(1)
 	snap, err := rt.cfg.Store.LoadSnapshot(rec.Stream)
+	if !useSnapshot && err == nil {
+		err = eventlog.ErrNotFound
+	}
 	switch {
 	case err == nil:
 		var data snapshot

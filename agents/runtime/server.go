@@ -248,17 +248,17 @@ func (s *server) decideAndCommit(env envelope) {
 	s.publish()
 	s.maybeSnapshot(res.Positions[1].Seq)
 
-	r, err := s.reply()
-	if err == nil {
-		err = firstError(directives)
-	}
-	s.answer(env, r, err)
-
 	qs := make([]queued, len(directives))
 	for i, d := range directives {
 		qs[i] = queued{d: d, version: s.version, index: i, input: env.sig, at: now, seq: res.Positions[1].Seq}
 	}
 	s.enqueueDirectives(qs)
+
+	r, err := s.reply()
+	if err == nil {
+		err = firstError(directives)
+	}
+	s.answer(env, r, err)
 }
 
 func (s *server) answer(env envelope, r Reply, err error) {
