@@ -1,0 +1,104 @@
+// Package convevent is the vocabulary of conversations: the event types,
+// the extension attributes, the stream naming and the shape of each event's
+// data. Its JSON Schemas are the files schemas/json/event/conversation.*.json.
+//
+// It is a leaf package that imports only bus, so both the pure agent layer
+// (agents/builtin's conversation agent) and the projections (which need the
+// event log, hence Pebble) can share it without the agent layer pulling in
+// storage.
+package convevent
+
+import (
+	"strings"
+
+	"github.com/jido-bus/jido-bus/bus"
+)
+
+// Event types of a conversation.
+const (
+	Started          = "conversation.started"
+	UserMessage      = "conversation.user.message"
+	AssistantDelta   = "conversation.assistant.delta" // transient: never logged
+	AssistantMessage = "conversation.assistant.message"
+	LLMRequested     = "conversation.llm.requested"
+	LLMCompleted     = "conversation.llm.completed"
+	LLMFailed        = "conversation.llm.failed"
+	ToolRequested    = "conversation.tool.requested"
+	ToolStarted      = "conversation.tool.started"
+	ToolCompleted    = "conversation.tool.completed"
+	ToolFailed       = "conversation.tool.failed"
+	ToolCancelled    = "conversation.tool.cancelled"
+	ToolTimeout      = "conversation.tool.timeout"
+	Cancel           = "conversation.cancel"
+	Resume           = "conversation.resume"
+	Stopped          = "conversation.stopped"
+)
+
+// Types lists every conversation event type, transient ones included.
+func Types() []string {
+	return []string{
+		Started, UserMessage, AssistantDelta, AssistantMessage,
+		LLMRequested, LLMCompleted, LLMFailed,
+		ToolRequested, ToolStarted, ToolCompleted, ToolFailed, ToolCancelled, ToolTimeout,
+		Cancel, Resume, Stopped,
+	}
+}
+
+// TypePattern selects the conversation events among a conversation
+// stream's entries; the runtime's own bookkeeping entries there have types
+// starting with "jido." and do not match.
+const TypePattern = "conversation.**"
+
+// IsTransient reports whether events of type t are published for live
+// views only and never written to the log (conversation.assistant.delta).
+func IsTransient(t string) bool { return t == AssistantDelta }
+
+// ExtParentID is the extension attribute a forked conversation's events
+// may carry: the id of the event in the parent conversation they continue
+// from. Every conversation event also carries bus.ExtCausationID: the id of
+// the event it answers, and for the outcome of a tool call, the call id.
+const ExtParentID = "parentid"
+
+// Error types of interrupted work: a tool call or LLM call that was
+// requested but never finished before a restart, a resume or a fork.
+const ReasonInterrupted = "interrupted"
+
+// Stopped reasons that set the conversation's final status.
+const (
+	StopCompleted = "completed"
+	StopFailed    = "failed"
+	StopCancelled = "cancelled"
+)
+
+// StreamPrefix starts the log stream of every conversation.
+const StreamPrefix = "conversation/"
+
+// Stream returns the log stream of the conversation key
+// "<project-id>/<conversation-id>": "conversation/<project-id>/<conversation-id>".
+func Stream(key string) string { return StreamPrefix + key }
+
+// KeyOf returns the conversation key of a conversation stream, and false
+// for any other stream.
+func KeyOf(stream string) (string, bool) {
+	key, ok := strings.CutPrefix(stream, StreamPrefix)
+	return key, ok && key != ""
+}
+
+// Source returns the CloudEvents source of events the runtime generates
+// for conversation key (interruptions, forks): "/conversation/<key>".
+func Source(key string) string { return "/" + StreamPrefix + key }
+
+// CausationID returns the causationid extension of e, or "".
+func CausationID(e bus.Signal) string { return extString(e, bus.ExtCausationID) }
+
+// ParentID returns the parentid extension of e, or "".
+func ParentID(e bus.Signal) string { return extString(e, ExtParentID) }
+
+func extString(e bus.Signal, name string) string {
+	v, ok := e.Extensions()[name]
+	if !ok {
+		return ""
+	}
+	s, _ := v.(string)
+	return s
+}

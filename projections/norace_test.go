@@ -1,0 +1,5 @@
+//go:build !race
+
+package projections
+
+const raceEnabled = false
