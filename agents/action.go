@@ -3,6 +3,7 @@ package agents
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/jido-bus/jido-bus/bus"
@@ -89,10 +90,17 @@ func (e *paramsError) Unwrap() error { return e.err }
 // failure becomes an Error directive of type invalid_params, context
 // params. P must survive a JSON round trip, since the log stores params as
 // JSON.
+//
+// For a P of plain fields (numbers, strings, booleans, pointers to them)
+// and flat params, Typed decodes without encoding/json, with the result
+// json.Unmarshal would give; everything else goes through json.Unmarshal.
 func Typed[P any](run func(env Env, params P) (Result, error)) func(Env, json.RawMessage) (Result, error) {
+	plan := planParams(reflect.TypeFor[P]())
 	return func(env Env, raw json.RawMessage) (Result, error) {
 		var p P
-		if len(raw) > 0 {
+		if len(raw) > 0 && (plan == nil || !plan.decode(raw, reflect.ValueOf(&p).Elem())) {
+			var zero P
+			p = zero // the plan may have set fields before it gave up
 			if err := json.Unmarshal(raw, &p); err != nil {
 				return Result{}, &paramsError{bus.Errorf(ReasonInvalidParams, "params of %s: %v", env.Action, err)}
 			}

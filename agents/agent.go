@@ -18,6 +18,20 @@ type Agent struct {
 	ID    string
 	State State
 	def   *Definition
+	// src is the parsed source of the signals the agent emits, kept from
+	// one version of the agent to the next so that Cmd does not build and
+	// parse it for every call. It belongs to the id it was made for; ID
+	// is a field anyone may change, so Cmd checks that before using it.
+	src *agentSource
+}
+
+type agentSource struct {
+	id     string
+	source bus.Source
+}
+
+func newAgentSource(id string) *agentSource {
+	return &agentSource{id: id, source: bus.ParseSource(SourceOf(id))}
 }
 
 // Definition returns the agent's type, or nil for an Agent not made by New
@@ -61,7 +75,7 @@ func (d *Definition) New(id string, initial map[string]any) (Agent, error) {
 	if err := d.merged.Validate(map[string]any(st)); err != nil {
 		return Agent{}, fmt.Errorf("agent %s: initial state: %w", id, err)
 	}
-	return Agent{ID: id, State: st, def: d}, nil
+	return Agent{ID: id, State: st, def: d, src: newAgentSource(id)}, nil
 }
 
 // Restore returns the agent id of this type with the state encoded in
@@ -78,7 +92,7 @@ func (d *Definition) Restore(id string, stateJSON []byte) (Agent, error) {
 	if err := d.merged.Validate(map[string]any(st)); err != nil {
 		return Agent{}, fmt.Errorf("agent %s: restored state: %w", id, err)
 	}
-	return Agent{ID: id, State: st, def: d}, nil
+	return Agent{ID: id, State: st, def: d, src: newAgentSource(id)}, nil
 }
 
 // Mount runs each skill's Mount hook on its state slice, in attachment
@@ -104,7 +118,7 @@ func (d *Definition) Mount(a Agent) (out Agent, err error) {
 	if err := d.merged.Validate(map[string]any(st)); err != nil {
 		return Agent{}, fmt.Errorf("agent %s: mounted state: %w", a.ID, err)
 	}
-	return Agent{ID: a.ID, State: st, def: d}, nil
+	return Agent{ID: a.ID, State: st, def: d, src: a.src}, nil
 }
 
 func mountOne(inst *skillInstance, slice State) (out map[string]any, err error) {

@@ -3,6 +3,7 @@ package agents
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jido-bus/jido-bus/bus"
 )
@@ -27,12 +28,13 @@ func Cmd(agent Agent, instructions ...Instruction) (Agent, []Directive) {
 	if agent.def == nil {
 		return agent, []Directive{newError(ReasonNoDefinition, ContextAgent, "", "agent %q was not made by a Definition (use Definition.New or Restore)", agent.ID)}
 	}
-	r := run{def: agent.def, agentID: agent.ID}
+	r := newRun(agent)
 	st := agent.State
 	for _, in := range instructions {
 		st = r.instruction(st, in, 0)
 	}
-	return Agent{ID: agent.ID, State: st, def: agent.def}, r.finalize()
+	dirs := r.finalize()
+	return Agent{ID: agent.ID, State: st, def: agent.def, src: r.src}, dirs
 }
 
 // Step is the whole pure handling of one signal, the function the runtime
@@ -47,7 +49,7 @@ func Step(agent Agent, sig bus.Signal) (Agent, []Directive) {
 		return Cmd(agent)
 	}
 	origin := OriginOf(sig)
-	r := run{def: d, agentID: agent.ID}
+	r := newRun(agent)
 	for _, inst := range d.matchingSkills(sig.Type(), func(s Skill) bool { return s.HandleSignal != nil }) {
 		next, err := callHook(func() (bus.Signal, error) { return inst.skill.HandleSignal(sig.Clone(), inst.config) })
 		if err != nil {
@@ -63,22 +65,20 @@ func Step(agent Agent, sig bus.Signal) (Agent, []Directive) {
 	}
 	st := r.instruction(agent.State, in, 0)
 	for _, inst := range d.matchingSkills(sig.Type(), func(s Skill) bool { return s.TransformResult != nil }) {
-		produced := make([]Directive, len(r.out))
-		for i, p := range r.out {
-			produced[i] = p.d
-		}
+		produced := slices.Clone(r.out)
 		next, err := callHook(func() ([]Directive, error) { return inst.skill.TransformResult(sig.Clone(), produced, inst.config) })
 		if err != nil {
-			r.out = r.out[:0]
+			r.reset()
 			r.add(errorDirective(err, ContextHook, "", ReasonHookFailed), origin)
 			return agent, r.finalize()
 		}
-		r.out = r.out[:0]
+		r.reset()
 		for _, dir := range next {
 			r.add(dir, origin)
 		}
 	}
-	return Agent{ID: agent.ID, State: st, def: d}, r.finalize()
+	dirs := r.finalize()
+	return Agent{ID: agent.ID, State: st, def: d, src: r.src}, dirs
 }
 
 // callHook runs a skill hook, turning a panic into an error.
@@ -96,15 +96,52 @@ func callHook[T any](fn func() (T, error)) (out T, err error) {
 type run struct {
 	def     *Definition
 	agentID string
-	out     []pending
+	// out is the directives so far; finalize completes them in place and
+	// returns it. While they all share one origin (one instruction, the
+	// usual case) it is origin; once they differ, origins holds each
+	// one's, so the usual case allocates no second slice.
+	out     []Directive
+	origin  Origin
+	origins []Origin
+	// src is the agent's parsed source: the agent's own when it is for
+	// agentID, else made on first use.
+	src *agentSource
 }
 
-type pending struct {
-	d      Directive
-	origin Origin
+func newRun(a Agent) run {
+	r := run{def: a.def, agentID: a.ID}
+	if a.src != nil && a.src.id == a.ID {
+		r.src = a.src
+	}
+	return r
 }
 
-func (r *run) add(d Directive, o Origin) { r.out = append(r.out, pending{d, o}) }
+func (r *run) add(d Directive, o Origin) {
+	switch {
+	case r.origins != nil:
+		r.origins = append(r.origins, o)
+	case len(r.out) == 0:
+		r.origin = o
+	case o != r.origin:
+		r.origins = make([]Origin, len(r.out), cap(r.out)+1)
+		for i := range r.origins {
+			r.origins[i] = r.origin
+		}
+		r.origins = append(r.origins, o)
+	}
+	r.out = append(r.out, d)
+}
+
+// originOf returns the origin of the directive at index i of out.
+func (r *run) originOf(i int) Origin {
+	if r.origins != nil {
+		return r.origins[i]
+	}
+	return r.origin
+}
+
+// reset forgets the directives so far.
+func (r *run) reset() { r.out, r.origins = r.out[:0], nil }
 
 // instruction runs one instruction (and the Then chain it returns) on st
 // and returns the state to keep.

@@ -170,13 +170,7 @@ func (Stop) DirectiveKind() string           { return KindStop }
 // for an action to put in an Emit, Schedule or Cron. Its id, source and
 // time are left for Cmd to derive.
 func NewSignal(signalType string, data any) (bus.Signal, error) {
-	s := bus.Signal{}
-	s.SetSpecVersion(bus.SpecVersion)
-	s.SetType(signalType)
-	if err := bus.SetJSONData(&s, data); err != nil {
-		return bus.Signal{}, err
-	}
-	return s, nil
+	return bus.NewJSONSignal(signalType, data)
 }
 
 // NewEmit returns an Emit of a new signal (see NewSignal) to the default

@@ -27,27 +27,28 @@ func (r *run) finalize() []Directive {
 	if len(r.out) == 0 {
 		return nil
 	}
-	out := make([]Directive, len(r.out))
-	for i, p := range r.out {
-		d, err := r.complete(p, i)
+	out := r.out
+	for i, dir := range out {
+		d, err := r.complete(dir, r.originOf(i), i)
 		if err != nil {
 			action := ""
-			if ri, ok := p.d.(RunInstruction); ok {
+			if ri, ok := dir.(RunInstruction); ok {
 				action = ri.Instruction.Action
 			}
 			d = errorDirective(err, ContextDirective, action, ReasonInvalidDirective)
 		}
 		out[i] = d
 	}
+	r.out = nil // out belongs to the caller now
 	return out
 }
 
-func (r *run) complete(p pending, index int) (Directive, error) {
-	switch d := p.d.(type) {
+func (r *run) complete(dir Directive, origin Origin, index int) (Directive, error) {
+	switch d := dir.(type) {
 	case nil:
 		return nil, bus.Errorf(ReasonInvalidDirective, "directive %d is nil", index)
 	case Emit:
-		sig, err := r.completeSignal(d.Signal, p.origin, index, "emit")
+		sig, err := r.completeSignal(d.Signal, origin, index, "emit")
 		if err != nil {
 			return nil, err
 		}
@@ -64,7 +65,7 @@ func (r *run) complete(p pending, index int) (Directive, error) {
 		// fires before the delay asked for, and so the directive Cmd returns
 		// equals the one read back from the log.
 		d.Delay = (d.Delay + time.Millisecond - 1).Truncate(time.Millisecond)
-		sig, err := r.completeSignal(d.Signal, p.origin, index, "schedule")
+		sig, err := r.completeSignal(d.Signal, origin, index, "schedule")
 		if err != nil {
 			return nil, err
 		}
@@ -75,7 +76,7 @@ func (r *run) complete(p pending, index int) (Directive, error) {
 			return nil, bus.Errorf(ReasonInvalidDirective, "cron: job_id and expr are required")
 		}
 		if d.Signal != nil {
-			sig, err := r.completeSignal(*d.Signal, p.origin, index, "cron")
+			sig, err := r.completeSignal(*d.Signal, origin, index, "cron")
 			if err != nil {
 				return nil, err
 			}
@@ -117,7 +118,7 @@ func (r *run) complete(p pending, index int) (Directive, error) {
 			return nil, bus.Errorf(ReasonInvalidDirective, "run_instruction: the instruction names no action")
 		}
 		if d.Instruction.Origin == (Origin{}) {
-			d.Instruction.Origin = p.origin
+			d.Instruction.Origin = origin
 		}
 		return d, nil
 	case Error:
@@ -129,7 +130,7 @@ func (r *run) complete(p pending, index int) (Directive, error) {
 		}
 		return d, nil
 	}
-	return p.d, nil
+	return dir, nil
 }
 
 func containsSlash(s string) bool {
@@ -155,6 +156,23 @@ func normalizeObjectOrNil(m map[string]any) (map[string]any, error) {
 func (r *run) completeSignal(sig bus.Signal, o Origin, index int, what string) (bus.Signal, error) {
 	if sig.Context == nil {
 		return bus.Signal{}, bus.Errorf(ReasonInvalidDirective, "%s: the signal is empty; build it with NewSignal", what)
+	}
+	if sig.ID() == "" && !bus.HasSource(&sig) && len(sig.FieldErrors) == 0 {
+		// The common case: the action left id and source to Cmd. FillSignal
+		// builds the same signal as the sdk's setters below, without
+		// parsing the source again for every signal; it declines what it
+		// cannot reproduce exactly, which then takes the general route.
+		base := o.ID
+		if base == "" {
+			base = r.agentID
+		}
+		f := bus.Fill{ID: DeriveID(base, index), Source: r.source(), Time: o.Time, CausationID: o.ID, CorrelationID: o.CorrelationID}
+		if s, ok := bus.FillSignal(sig, f); ok {
+			if err := checkDerived(&s, what); err != nil {
+				return bus.Signal{}, err
+			}
+			return s, nil
+		}
 	}
 	s := sig.Clone()
 	// A signal whose id and source Cmd derives needs only the checks below;
@@ -189,14 +207,31 @@ func (r *run) completeSignal(sig bus.Signal, o Origin, index int, what string) (
 		}
 		return s, nil
 	}
-	if s.SpecVersion() != bus.SpecVersion {
-		return bus.Signal{}, bus.Errorf(ReasonInvalidDirective, "%s: specversion %q is not %q", what, s.SpecVersion(), bus.SpecVersion)
-	}
-	if err := bus.ValidateType(s.Type()); err != nil {
-		return bus.Signal{}, bus.Errorf(ReasonInvalidDirective, "%s: %v", what, err)
-	}
-	if len(s.Data()) > bus.DefaultMaxDataBytes {
-		return bus.Signal{}, bus.Errorf(ReasonInvalidDirective, "%s: data is %d bytes, the limit is %d", what, len(s.Data()), bus.DefaultMaxDataBytes)
+	if err := checkDerived(&s, what); err != nil {
+		return bus.Signal{}, err
 	}
 	return s, nil
+}
+
+// checkDerived is what a signal whose id, source and time Cmd derived
+// still needs checked: the parts the action chose.
+func checkDerived(s *bus.Signal, what string) error {
+	if s.SpecVersion() != bus.SpecVersion {
+		return bus.Errorf(ReasonInvalidDirective, "%s: specversion %q is not %q", what, s.SpecVersion(), bus.SpecVersion)
+	}
+	if err := bus.ValidateType(s.Type()); err != nil {
+		return bus.Errorf(ReasonInvalidDirective, "%s: %v", what, err)
+	}
+	if len(s.Data()) > bus.DefaultMaxDataBytes {
+		return bus.Errorf(ReasonInvalidDirective, "%s: data is %d bytes, the limit is %d", what, len(s.Data()), bus.DefaultMaxDataBytes)
+	}
+	return nil
+}
+
+// source returns the parsed source of the signals the agent emits.
+func (r *run) source() bus.Source {
+	if r.src == nil {
+		r.src = newAgentSource(r.agentID)
+	}
+	return r.src.source
 }

@@ -108,14 +108,16 @@ func asObject(v any) (map[string]any, bool) {
 // through encoding/json, which is slower but gives exactly what the log
 // would.
 func normalize(v any) (any, error) {
+	// Values already in the model are returned as the interface they came
+	// in, not re-boxed, which would allocate.
 	switch x := v.(type) {
 	case nil, bool, string:
-		return x, nil
+		return v, nil
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return nil, fmt.Errorf("%v cannot be stored: JSON has no NaN or infinity", x)
 		}
-		return x, nil
+		return v, nil
 	case float32:
 		return normalize(float64(x))
 	case int:

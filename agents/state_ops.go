@@ -125,8 +125,7 @@ func getObject(root map[string]any, path []string) (map[string]any, bool) {
 // setAt returns a copy of m with v at path. Only the objects along the path
 // are copied; everything else is shared with m, which stays unchanged.
 func setAt(m map[string]any, path []string, v any) (map[string]any, error) {
-	out := make(map[string]any, len(m)+1)
-	maps.Copy(out, m)
+	out := cloneObject(m)
 	k := path[0]
 	if len(path) == 1 {
 		out[k] = v
@@ -179,8 +178,7 @@ func deleteAt(m map[string]any, path []string) (map[string]any, bool) {
 // deepMerge returns base with over merged in; objects merge recursively,
 // other values replace. Neither argument is modified.
 func deepMerge(base, over map[string]any) map[string]any {
-	out := make(map[string]any, len(base)+len(over))
-	maps.Copy(out, base)
+	out := cloneObject(base)
 	for k, v := range over {
 		if vo, ok := v.(map[string]any); ok {
 			if bo, ok := asObject(out[k]); ok {
@@ -191,6 +189,16 @@ func deepMerge(base, over map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// cloneObject returns a shallow copy of m that is never nil. maps.Clone
+// copies a small map's storage whole, which is faster than inserting its
+// members one by one into a new map.
+func cloneObject(m map[string]any) map[string]any {
+	if m == nil {
+		return make(map[string]any, 1)
+	}
+	return maps.Clone(m)
 }
 
 func jsonKind(v any) string {

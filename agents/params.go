@@ -1,0 +1,353 @@
+package agents
+
+import (
+	"encoding"
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// paramsPlan decodes the params of a Typed action without encoding/json,
+// for the params that nearly every instruction carries: a flat JSON object
+// of numbers, strings, booleans and nulls into a struct of such fields.
+// It exists because json.Unmarshal (a validity scan, then a reflective
+// decode) was the largest cost of a counter step after the signal.
+//
+// The plan is exact or silent: decode succeeds only where json.Unmarshal
+// would succeed with the same result, and reports false for anything else
+// — nested values, escapes, a value of the wrong type, an overflow, a
+// syntax error — so that Typed runs json.Unmarshal, which gives the
+// result or the error it always gave. A type the plan cannot mirror
+// (embedded fields, ",string" options, unmarshalers, json.Number, other
+// kinds, names that fold together) gets no plan at all.
+type paramsPlan struct {
+	fields []paramsField
+}
+
+type paramsField struct {
+	name  string       // the JSON member name, as encoding/json derives it
+	index int          // the struct field's index
+	ptr   bool         // the field is a pointer to a value of kind
+	kind  reflect.Kind // of the field, or of what it points to
+	elem  reflect.Type // what a pointer field points to
+}
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	jsonNumber      = reflect.TypeFor[json.Number]()
+)
+
+// planParams returns the plan for decoding into a t, or nil when t is not
+// a type the plan mirrors encoding/json for.
+func planParams(t reflect.Type) *paramsPlan {
+	if t.Kind() != reflect.Struct || unmarshals(t) {
+		return nil
+	}
+	p := &paramsPlan{}
+	folded := make(map[string]bool)
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if sf.Anonymous {
+			return nil // embedded structs promote fields; not mirrored
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		for _, o := range strings.Split(opts, ",") {
+			if o == "string" {
+				return nil
+			}
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		if !plainName(name) {
+			return nil
+		}
+		if folded[strings.ToUpper(name)] {
+			return nil // which one wins is encoding/json's business
+		}
+		folded[strings.ToUpper(name)] = true
+		f := paramsField{name: name, index: i}
+		ft := sf.Type
+		if ft.Kind() == reflect.Pointer {
+			if ft.Name() != "" {
+				return nil
+			}
+			f.ptr, f.elem = true, ft.Elem()
+			ft = ft.Elem()
+		}
+		if ft == jsonNumber || unmarshals(ft) {
+			return nil
+		}
+		switch f.kind = ft.Kind(); f.kind {
+		case reflect.Bool, reflect.String, reflect.Float32, reflect.Float64,
+			reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		default:
+			return nil
+		}
+		p.fields = append(p.fields, f)
+	}
+	return p
+}
+
+func unmarshals(t reflect.Type) bool {
+	pt := reflect.PointerTo(t)
+	return t.Implements(jsonUnmarshaler) || pt.Implements(jsonUnmarshaler) ||
+		t.Implements(textUnmarshaler) || pt.Implements(textUnmarshaler)
+}
+
+// plainName reports whether name is made of ASCII letters, digits, '_'
+// and '-': a name encoding/json takes from a tag as is, and folds by ASCII
+// case only.
+func plainName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// lookup finds the field a member name goes to as encoding/json does: an
+// exact match first, then a case-insensitive one.
+func (p *paramsPlan) lookup(key []byte) *paramsField {
+	for i := range p.fields {
+		if p.fields[i].name == string(key) {
+			return &p.fields[i]
+		}
+	}
+	for i := range p.fields {
+		if asciiEqualFold(p.fields[i].name, key) {
+			return &p.fields[i]
+		}
+	}
+	return nil
+}
+
+func asciiEqualFold(s string, b []byte) bool {
+	if len(s) != len(b) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		x, y := s[i], b[i]
+		if 'a' <= x && x <= 'z' {
+			x -= 'a' - 'A'
+		}
+		if 'a' <= y && y <= 'z' {
+			y -= 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// decode decodes raw into dst (a settable struct of the plan's type) and
+// reports whether it did. On false dst may be partly written.
+func (p *paramsPlan) decode(raw []byte, dst reflect.Value) bool {
+	i := skipSpace(raw, 0)
+	if i == len(raw) || raw[i] != '{' {
+		return false
+	}
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return skipSpace(raw, i+1) == len(raw)
+	}
+	for {
+		key, next, ok := plainString(raw, i)
+		if !ok {
+			return false
+		}
+		i = skipSpace(raw, next)
+		if i == len(raw) || raw[i] != ':' {
+			return false
+		}
+		i = skipSpace(raw, i+1)
+		end, ok := scalarEnd(raw, i)
+		if !ok {
+			return false
+		}
+		if f := p.lookup(key); f != nil && !f.store(dst.Field(f.index), raw[i:end]) {
+			return false
+		}
+		i = skipSpace(raw, end)
+		if i == len(raw) {
+			return false
+		}
+		switch raw[i] {
+		case ',':
+			i = skipSpace(raw, i+1)
+		case '}':
+			return skipSpace(raw, i+1) == len(raw)
+		default:
+			return false
+		}
+	}
+}
+
+// store sets v, the field, from lit, a scalar JSON literal, as
+// encoding/json's literalStore would, or reports false where that would be
+// an error.
+func (f *paramsField) store(v reflect.Value, lit []byte) bool {
+	if lit[0] == 'n' { // null: clears a pointer, leaves anything else
+		if f.ptr {
+			v.SetZero()
+		}
+		return true
+	}
+	target := v
+	if f.ptr {
+		target = reflect.New(f.elem).Elem()
+	}
+	switch c := lit[0]; {
+	case c == 't' || c == 'f':
+		if f.kind != reflect.Bool {
+			return false
+		}
+		target.SetBool(c == 't')
+	case c == '"':
+		if f.kind != reflect.String {
+			return false
+		}
+		target.SetString(string(lit[1 : len(lit)-1]))
+	default:
+		switch f.kind {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			n, err := strconv.ParseInt(string(lit), 10, 64)
+			if err != nil || target.OverflowInt(n) {
+				return false
+			}
+			target.SetInt(n)
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			n, err := strconv.ParseUint(string(lit), 10, 64)
+			if err != nil || target.OverflowUint(n) {
+				return false
+			}
+			target.SetUint(n)
+		case reflect.Float32, reflect.Float64:
+			n, err := strconv.ParseFloat(string(lit), target.Type().Bits())
+			if err != nil || target.OverflowFloat(n) {
+				return false
+			}
+			target.SetFloat(n)
+		default:
+			return false
+		}
+	}
+	if f.ptr {
+		v.Set(target.Addr())
+	}
+	return true
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// plainString reads the JSON string at b[i] when it needs no unescaping or
+// UTF-8 repair — printable ASCII without '\\' — and returns its contents
+// and the index after it.
+func plainString(b []byte, i int) (s []byte, next int, ok bool) {
+	if i == len(b) || b[i] != '"' {
+		return nil, 0, false
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return b[i+1 : j], j + 1, true
+		case c < 0x20 || c == '\\' || c >= 0x80:
+			return nil, 0, false
+		}
+	}
+	return nil, 0, false
+}
+
+// scalarEnd returns the end of the scalar JSON value at b[i]: a plain
+// string (see plainString), a number, true, false or null.
+func scalarEnd(b []byte, i int) (int, bool) {
+	if i == len(b) {
+		return 0, false
+	}
+	switch c := b[i]; {
+	case c == '"':
+		_, next, ok := plainString(b, i)
+		return next, ok
+	case c == 't':
+		return literalEnd(b, i, "true")
+	case c == 'f':
+		return literalEnd(b, i, "false")
+	case c == 'n':
+		return literalEnd(b, i, "null")
+	case c == '-' || '0' <= c && c <= '9':
+		return numberEnd(b, i)
+	}
+	return 0, false
+}
+
+func literalEnd(b []byte, i int, lit string) (int, bool) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return 0, false
+	}
+	return i + len(lit), true
+}
+
+// numberEnd returns the end of the JSON number at b[i], by the grammar
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
+func numberEnd(b []byte, i int) (int, bool) {
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i == len(b):
+		return 0, false
+	case b[i] == '0':
+		i++
+	case '1' <= b[i] && b[i] <= '9':
+		i = digits(b, i+1)
+	default:
+		return 0, false
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digits(b, i+1)
+		if j == i+1 {
+			return 0, false
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(b, i)
+		if j == i {
+			return 0, false
+		}
+		i = j
+	}
+	return i, true
+}
+
+func digits(b []byte, i int) int {
+	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+		i++
+	}
+	return i
+}
