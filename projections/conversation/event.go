@@ -1,0 +1,54 @@
+package conversation
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/projections"
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+)
+
+// Event is a conversation entry as the read models see it: the CloudEvent's
+// attributes, its position and its decoded data.
+type Event struct {
+	Type        string
+	ID          string
+	Seq         uint64
+	GlobalSeq   uint64
+	Time        time.Time // the event's own time, or the commit time when it has none
+	CausationID string
+	ParentID    string
+	Data        convevent.Data
+	// Invalid says why the data did not decode; Data is then zero.
+	Invalid string
+}
+
+// decoded is shared by the four read models, so each entry's data is
+// decoded once however many of them a runner folds.
+var decoded = projections.NewMemo(decodeEntry)
+
+func decodeEntry(e *eventlog.Entry) *Event {
+	ev := &Event{
+		Type:        e.Event.Type(),
+		ID:          e.Event.ID(),
+		Seq:         e.Seq,
+		GlobalSeq:   e.GlobalSeq,
+		Time:        e.Event.Time(),
+		CausationID: convevent.CausationID(e.Event),
+		ParentID:    convevent.ParentID(e.Event),
+	}
+	if ev.Time.IsZero() {
+		ev.Time = e.Time
+	}
+	if data := e.Event.Data(); len(data) > 0 {
+		if err := json.Unmarshal(data, &ev.Data); err != nil {
+			ev.Data = convevent.Data{}
+			ev.Invalid = err.Error()
+		}
+	}
+	return ev
+}
+
+// Decode returns the Event of a log entry, for folds outside a runner.
+func Decode(e eventlog.Entry) *Event { return decodeEntry(&e) }

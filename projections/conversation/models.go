@@ -1,0 +1,76 @@
+package conversation
+
+import (
+	"fmt"
+
+	"github.com/jido-bus/jido-bus/projections"
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+)
+
+// Names of the read models, as projections and as views of `conv show`.
+const (
+	ViewTimeline    = "timeline"
+	ViewLLMContext  = "llm_context"
+	ViewStatus      = "status"
+	ViewDiagnostics = "diagnostics"
+)
+
+// Views lists the read models in the order `conv show` documents them.
+func Views() []string { return []string{ViewTimeline, ViewLLMContext, ViewStatus, ViewDiagnostics} }
+
+// selector is every read model's: one state per conversation stream, over
+// the conversation events only.
+var selector = projections.Selector{StreamPrefix: convevent.StreamPrefix, Types: convevent.TypePattern, PerStream: true}
+
+// Options configure the read models. The zero value gives the defaults.
+type Options struct {
+	// LLMContext bounds the llm_context read model.
+	LLMContext LLMContextOptions
+}
+
+// Projections returns the four read models, ready for projections.NewRunner.
+func Projections(opts Options) []projections.Definition {
+	return []projections.Definition{
+		projections.MustDefine[*Timeline](TimelineProjection{}),
+		projections.MustDefine[*LLMContext](LLMContextProjection{Options: opts.LLMContext}),
+		projections.MustDefine[*Status](StatusProjection{}),
+		projections.MustDefine[*Diagnostics](DiagnosticsProjection{}),
+	}
+}
+
+// Key returns the conversation key "<project-id>/<conversation-id>" and
+// checks its form: two ids of [A-Za-z0-9][A-Za-z0-9_.-]* (the agent id of
+// the conversation's agent is the same string).
+func Key(project, conv string) (string, error) {
+	key := project + "/" + conv
+	return key, CheckKey(key)
+}
+
+// CheckKey reports whether key is "<project-id>/<conversation-id>".
+func CheckKey(key string) error {
+	var project, conv string
+	for i := 0; i < len(key); i++ {
+		if key[i] == '/' {
+			project, conv = key[:i], key[i+1:]
+			break
+		}
+	}
+	if !validID(project) || !validID(conv) {
+		return fmt.Errorf("conversation %q: want <project-id>/<conversation-id>, each of letters, digits, '_', '-' and '.'", key)
+	}
+	return nil
+}
+
+func validID(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '_' && c != '-' && c != '.') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,166 @@
+package conversation
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projections"
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+)
+
+// Timeline is what a person sees of a conversation, in log order: messages,
+// tool calls paired with their outcome (whatever order outcomes arrive in),
+// LLM errors, cancels, resumes and the end.
+type Timeline struct {
+	Items []TimelineItem `json:"items"`
+}
+
+// Kinds of timeline items.
+const (
+	ItemStarted   = "started"
+	ItemUser      = "user"
+	ItemAssistant = "assistant"
+	ItemToolCall  = "tool_call"
+	ItemLLMError  = "llm_error"
+	ItemCancel    = "cancel"
+	ItemResume    = "resume"
+	ItemStopped   = "stopped"
+)
+
+// TimelineItem is one line of a timeline. A tool call is one item from its
+// request on; its outcome updates it in place. An outcome whose request has
+// not been seen yet is an item of its own until the request arrives.
+type TimelineItem struct {
+	Seq   uint64     `json:"seq"`
+	Time  time.Time  `json:"time"`
+	Kind  string     `json:"kind"`
+	Text  string     `json:"text,omitempty"`
+	Tool  *ToolCall  `json:"tool,omitempty"`
+	Error *bus.Error `json:"error,omitempty"`
+}
+
+// Tool call states.
+const (
+	ToolRequested = "requested"
+	ToolRunning   = "running"
+	ToolCompleted = "completed"
+	ToolFailed    = "failed"
+	ToolCancelled = "cancelled"
+	ToolTimedOut  = "timeout"
+)
+
+// ToolCall is a tool call and, once known, its outcome.
+type ToolCall struct {
+	CallID    string                 `json:"call_id"`
+	Name      string                 `json:"name,omitempty"`
+	Args      json.RawMessage        `json:"args,omitempty"`
+	State     string                 `json:"state"`
+	Output    json.RawMessage        `json:"output,omitempty"`
+	OutputRef *convevent.ArtifactRef `json:"output_ref,omitempty"`
+	Error     *bus.Error             `json:"error,omitempty"`
+	Reason    string                 `json:"reason,omitempty"`
+	// ResultSeq is the stream sequence of the outcome; 0 while pending.
+	ResultSeq uint64 `json:"result_seq,omitempty"`
+}
+
+// TimelineProjection folds conversation events into a Timeline.
+type TimelineProjection struct{}
+
+func (TimelineProjection) Name() string                   { return ViewTimeline }
+func (TimelineProjection) Version() string                { return "1" }
+func (TimelineProjection) Selector() projections.Selector { return selector }
+func (TimelineProjection) Init() *Timeline                { return &Timeline{Items: []TimelineItem{}} }
+
+// Apply implements projections.Projection.
+func (TimelineProjection) Apply(t *Timeline, e *projections.Entry) *Timeline {
+	ev := decoded.Of(e)
+	if ev.Invalid != "" {
+		return t
+	}
+	d := &ev.Data
+	item := TimelineItem{Seq: ev.Seq, Time: ev.Time}
+	switch ev.Type {
+	case convevent.Started:
+		item.Kind, item.Text = ItemStarted, d.Title
+	case convevent.UserMessage:
+		item.Kind, item.Text = ItemUser, d.Text
+	case convevent.AssistantMessage:
+		item.Kind, item.Text = ItemAssistant, d.Text
+	case convevent.LLMFailed:
+		item.Kind, item.Error = ItemLLMError, d.Error
+	case convevent.Cancel:
+		item.Kind, item.Text = ItemCancel, d.Reason
+	case convevent.Resume:
+		item.Kind, item.Text = ItemResume, d.Reason
+	case convevent.Stopped:
+		item.Kind, item.Text = ItemStopped, stopReason(d.Reason)
+	case convevent.ToolRequested:
+		call := &ToolCall{CallID: d.CallID, Name: d.Name, Args: d.Args, State: ToolRequested}
+		// An outcome that arrived first is folded into the call now.
+		if i := t.findCall(d.CallID, true); i >= 0 {
+			orphan := t.Items[i].Tool
+			t.Items = append(t.Items[:i], t.Items[i+1:]...)
+			call.State, call.Output, call.OutputRef, call.Error, call.Reason, call.ResultSeq =
+				orphan.State, orphan.Output, orphan.OutputRef, orphan.Error, orphan.Reason, orphan.ResultSeq
+		}
+		item.Kind, item.Tool = ItemToolCall, call
+	case convevent.ToolStarted, convevent.ToolCompleted, convevent.ToolFailed, convevent.ToolCancelled, convevent.ToolTimeout:
+		i := t.findCall(d.CallID, false)
+		if i < 0 {
+			i = t.findCall(d.CallID, true)
+		}
+		if i < 0 {
+			t.Items = append(t.Items, TimelineItem{Seq: ev.Seq, Time: ev.Time, Kind: ItemToolCall, Tool: &ToolCall{CallID: d.CallID, State: ToolRequested}})
+			i = len(t.Items) - 1
+		}
+		updateCall(t.Items[i].Tool, ev)
+		return t
+	default:
+		return t // llm.requested, llm.completed: not for people
+	}
+	t.Items = append(t.Items, item)
+	return t
+}
+
+// findCall returns the index of the tool call item for callID: the
+// requested one, or (orphan true) one made by an outcome that came first.
+// It searches from the end, where recent calls are.
+func (t *Timeline) findCall(callID string, orphan bool) int {
+	for i := len(t.Items) - 1; i >= 0; i-- {
+		it := &t.Items[i]
+		if it.Kind == ItemToolCall && it.Tool.CallID == callID && (it.Tool.Name == "") == orphan {
+			return i
+		}
+	}
+	return -1
+}
+
+// updateCall records a tool call's progress or outcome. A call that has an
+// outcome keeps it: a late "started" does not reopen it.
+func updateCall(c *ToolCall, ev *Event) {
+	d := &ev.Data
+	switch ev.Type {
+	case convevent.ToolStarted:
+		if c.State == ToolRequested {
+			c.State = ToolRunning
+		}
+		return
+	case convevent.ToolCompleted:
+		c.State, c.Output, c.OutputRef = ToolCompleted, d.Output, d.OutputRef
+	case convevent.ToolFailed:
+		c.State, c.Error = ToolFailed, d.Error
+	case convevent.ToolCancelled:
+		c.State, c.Reason = ToolCancelled, d.Reason
+	case convevent.ToolTimeout:
+		c.State = ToolTimedOut
+	}
+	c.ResultSeq = ev.Seq
+}
+
+func stopReason(r string) string {
+	if r == "" {
+		return convevent.StopCompleted
+	}
+	return r
+}
