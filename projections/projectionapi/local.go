@@ -1,0 +1,185 @@
+package projectionapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/projections"
+	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+)
+
+// Local runs the operations in this process. Runner must hold the
+// conversation read models (conversation.Projections) for the conv verbs.
+// It is safe for concurrent use, as the Runner and the Log are.
+type Local struct {
+	Runner *projections.Runner
+	Log    *eventlog.Log
+	// Append writes the events of a new conversation (a fork). Nil appends
+	// them straight to the log, expecting the stream not to exist; the
+	// runtime may pass a function that hands them to the conversation's
+	// agent instead.
+	Append func(ctx context.Context, conv string, events []bus.Signal) (eventlog.AppendResult, error)
+	// Now gives the time of events a fork makes. Nil means time.Now.
+	Now func() time.Time
+}
+
+// List returns every projection's status.
+func (c Local) List(context.Context, ListRequest) (ListReply, error) {
+	return ListReply{Projections: c.Runner.Status()}, nil
+}
+
+// Get returns one key's state, current or at a past position.
+func (c Local) Get(ctx context.Context, req GetRequest) (projections.State, error) {
+	if req.Name == "" {
+		return projections.State{}, bus.Errorf(bus.ReasonInvalidRequest, "get needs a projection name")
+	}
+	if req.At != (projections.Until{}) {
+		return wrap(c.Runner.At(ctx, req.Name, req.Key, req.At))
+	}
+	return wrap(c.Runner.Get(req.Name, req.Key))
+}
+
+// Rebuild requests a rebuild.
+func (c Local) Rebuild(_ context.Context, req RebuildRequest) (RebuildReply, error) {
+	if err := c.Runner.Rebuild(req.Name); err != nil {
+		return RebuildReply{}, asNotFound(err)
+	}
+	for _, st := range c.Runner.Status() {
+		if st.Name == req.Name {
+			return RebuildReply{Status: st}, nil
+		}
+	}
+	return RebuildReply{}, nil
+}
+
+// ConvList lists conversations with their status.
+func (c Local) ConvList(_ context.Context, req ConvListRequest) (ConvListReply, error) {
+	limit := req.Limit
+	if limit <= 0 {
+		limit = DefaultPageSize
+	}
+	prefix := ""
+	if req.Project != "" {
+		prefix = req.Project + "/"
+	}
+	keys, err := c.Runner.Keys(conversation.ViewStatus, prefix, req.After, limit+1)
+	if err != nil {
+		return ConvListReply{}, asNotFound(err)
+	}
+	reply := ConvListReply{Conversations: []ConvSummary{}}
+	if len(keys) > limit {
+		keys = keys[:limit]
+		reply.Next = keys[limit-1]
+	}
+	for _, key := range keys {
+		st, err := c.Runner.Get(conversation.ViewStatus, key)
+		if err != nil {
+			return ConvListReply{}, asNotFound(err)
+		}
+		var s conversation.Status
+		if err := json.Unmarshal(st.State, &s); err != nil {
+			return ConvListReply{}, fmt.Errorf("status of %s: %w", key, err)
+		}
+		sum := ConvSummary{Conv: key, State: s.State, PendingTools: len(s.PendingTools), LastSeq: s.LastSeq, UpdatedAt: s.UpdatedAt}
+		if s.Parent != nil {
+			sum.Parent = fmt.Sprintf("%s@%d", s.Parent.Conversation, s.Parent.Seq)
+		}
+		reply.Conversations = append(reply.Conversations, sum)
+	}
+	return reply, nil
+}
+
+// ConvShow returns one read model of a conversation.
+func (c Local) ConvShow(ctx context.Context, req ConvShowRequest) (ConvShowReply, error) {
+	if err := conversation.CheckKey(req.Conv); err != nil {
+		return ConvShowReply{}, bus.Errorf(bus.ReasonInvalidRequest, "%v", err)
+	}
+	view := req.View
+	if view == "" {
+		view = conversation.ViewTimeline
+	}
+	if _, ok := c.Runner.Definition(view); !ok {
+		return ConvShowReply{}, bus.Errorf(bus.ReasonInvalidRequest, "unknown view %q; want timeline, llm_context, status or diagnostics", view)
+	}
+	var (
+		st  projections.State
+		err error
+	)
+	if req.Seq > 0 {
+		st, err = c.Runner.At(ctx, view, req.Conv, projections.Until{Seq: req.Seq})
+	} else {
+		st, err = c.Runner.Get(view, req.Conv)
+	}
+	if err != nil {
+		return ConvShowReply{}, asNotFound(err)
+	}
+	return ConvShowReply{Conv: req.Conv, View: view, Position: st.Position, State: st.State}, nil
+}
+
+// ConvFork forks a conversation (conversation.Fork) and appends the new
+// conversation's events.
+func (c Local) ConvFork(ctx context.Context, req ConvForkRequest) (ConvForkReply, error) {
+	if err := conversation.CheckKey(req.Conv); err != nil {
+		return ConvForkReply{}, bus.Errorf(bus.ReasonInvalidRequest, "%v", err)
+	}
+	if req.Seq == 0 {
+		return ConvForkReply{}, bus.Errorf(bus.ReasonInvalidRequest, "fork needs the sequence to fork at (--at)")
+	}
+	as := req.As
+	if as == "" {
+		as = fmt.Sprintf("%s-fork-%d", req.Conv, req.Seq)
+	}
+	var entries []eventlog.Entry
+	for e, err := range c.Log.ReadStream(convevent.Stream(req.Conv), eventlog.ReadOptions{}) {
+		if err != nil {
+			return ConvForkReply{}, asNotFound(fmt.Errorf("conversation %s: %w", req.Conv, err))
+		}
+		if e.Seq > req.Seq {
+			break
+		}
+		entries = append(entries, e)
+	}
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	events, err := conversation.Fork(req.Conv, entries, req.Seq, as, now().UTC())
+	if err != nil {
+		return ConvForkReply{}, bus.Errorf(bus.ReasonInvalidRequest, "%v", err)
+	}
+	appendFn := c.Append
+	if appendFn == nil {
+		appendFn = func(ctx context.Context, conv string, events []bus.Signal) (eventlog.AppendResult, error) {
+			return c.Log.Append(ctx, convevent.Stream(conv), eventlog.NoStream, events...)
+		}
+	}
+	res, err := appendFn(ctx, as, events)
+	if errors.Is(err, eventlog.ErrWrongVersion) {
+		return ConvForkReply{}, bus.Errorf("conflict", "conversation %s already exists; choose another id with --as", as)
+	}
+	if err != nil {
+		return ConvForkReply{}, err
+	}
+	return ConvForkReply{Conv: as, Stream: convevent.Stream(as), Events: len(events), Version: res.Version}, nil
+}
+
+func wrap(st projections.State, err error) (projections.State, error) {
+	return st, asNotFound(err)
+}
+
+// asNotFound gives not-found errors the not_found type word for replies.
+func asNotFound(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, projections.ErrNotFound) || errors.Is(err, eventlog.ErrNotFound) {
+		return bus.Errorf(bus.ReasonNotFound, "%v", err)
+	}
+	return err
+}
