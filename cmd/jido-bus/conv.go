@@ -1,0 +1,166 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/projections/projectionapi"
+)
+
+// newConvCmd is `jido-bus conv`: list, show and fork conversations, read
+// from their projections.
+func newConvCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "conv",
+		Short: "List, show and fork conversations",
+		Long: `A conversation is the log stream conversation/<project-id>/<conversation-id>;
+CONV names it as <project-id>/<conversation-id>. Its read models are
+projections: timeline (what a person sees), llm_context (the messages of
+the next LLM call), status (what it waits for) and diagnostics (errors,
+retries, tokens, timings).
+
+Every subcommand first asks a running node over NATS (--nats-url, the
+jido.api.conv.* subjects) and, when none answers, opens --data-dir itself.`,
+	}
+	cmd.AddCommand(newConvLsCmd(), newConvShowCmd(), newConvForkCmd())
+	return cmd
+}
+
+func newConvLsCmd() *cobra.Command {
+	var (
+		f       logFlags
+		project string
+	)
+	cmd := &cobra.Command{
+		Use:   "ls",
+		Short: "List conversations with their state",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			b, err := f.openProjections(ctx)
+			if err != nil {
+				return err
+			}
+			defer b.close()
+			if err := b.catchUp(ctx, cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			var all []projectionapi.ConvSummary
+			req := projectionapi.ConvListRequest{Project: project}
+			for {
+				page, err := b.ConvList(ctx, req)
+				if err != nil {
+					return err
+				}
+				all = append(all, page.Conversations...)
+				if page.Next == "" {
+					break
+				}
+				req.After = page.Next
+			}
+			if f.json {
+				for _, c := range all {
+					if err := writeJSONLine(cmd, c); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "CONV\tSTATE\tPENDING\tLAST SEQ\tUPDATED\tFORKED FROM")
+			for _, c := range all {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", c.Conv, c.State, c.PendingTools, c.LastSeq, c.UpdatedAt.Format(time.RFC3339), c.Parent)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&project, "project", "", "only the conversations of this project")
+	f.register(cmd)
+	return cmd
+}
+
+func newConvShowCmd() *cobra.Command {
+	var (
+		f    logFlags
+		view string
+		at   uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "show CONV",
+		Short: "Show a read model of a conversation",
+		Long: `Show prints one read model of CONV (<project-id>/<conversation-id>):
+--view timeline (default), llm_context, status or diagnostics. With --at SEQ
+it shows the model as it was after the conversation's event SEQ (its stream
+sequence, as 'jido-bus log show' lists it).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			b, err := f.openProjections(ctx)
+			if err != nil {
+				return err
+			}
+			defer b.close()
+			if at == 0 {
+				if err := b.catchUp(ctx, cmd.OutOrStdout()); err != nil {
+					return err
+				}
+			}
+			reply, err := b.ConvShow(ctx, projectionapi.ConvShowRequest{Conv: args[0], View: view, Seq: at})
+			if err != nil {
+				return err
+			}
+			if f.json {
+				return writeJSONLine(cmd, reply)
+			}
+			return conversation.Render(cmd.OutOrStdout(), reply.View, reply.State)
+		},
+	}
+	cmd.Flags().StringVar(&view, "view", conversation.ViewTimeline, "timeline, llm_context, status or diagnostics")
+	cmd.Flags().Uint64Var(&at, "at", 0, "show the model as of this stream sequence of the conversation")
+	f.register(cmd)
+	return cmd
+}
+
+func newConvForkCmd() *cobra.Command {
+	var (
+		f  logFlags
+		at uint64
+		as string
+	)
+	cmd := &cobra.Command{
+		Use:   "fork CONV --at SEQ",
+		Short: "Start a new conversation whose history is CONV up to SEQ",
+		Long: `Fork starts a new conversation (--as, default <conv>-fork-<seq>) whose
+history is CONV's events up to its stream sequence SEQ. Tool and LLM calls
+unfinished at SEQ are closed as interrupted in the fork; CONV is untouched.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if at == 0 {
+				return fmt.Errorf("conv fork needs --at SEQ")
+			}
+			ctx := cmd.Context()
+			b, err := f.openProjections(ctx)
+			if err != nil {
+				return err
+			}
+			defer b.close()
+			reply, err := b.ConvFork(ctx, projectionapi.ConvForkRequest{Conv: args[0], Seq: at, As: as})
+			if err != nil {
+				return err
+			}
+			if f.json {
+				return writeJSONLine(cmd, reply)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "forked %s at seq %d into %s (%d events)\n", args[0], at, reply.Conv, reply.Events)
+			return nil
+		},
+	}
+	cmd.Flags().Uint64Var(&at, "at", 0, "the stream sequence of CONV the fork's history ends at")
+	cmd.Flags().StringVar(&as, "as", "", "the new conversation, <project-id>/<conversation-id>")
+	f.register(cmd)
+	return cmd
+}

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jido-bus/jido-bus/projections"
+	"github.com/jido-bus/jido-bus/projections/projectionapi"
+)
+
+// newProjectionCmd is `jido-bus projection`: list, rebuild and query the
+// read models folded from the log.
+func newProjectionCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "projection",
+		Short: "List, rebuild and query projections (read models of the log)",
+		Long: `Projections fold the event log into read models: the conversation
+timeline, llm_context, status and diagnostics, one state per conversation.
+
+Every subcommand first asks a running node over NATS (--nats-url, the
+jido.api.projection.* subjects) and, when none answers, opens --data-dir
+itself (the log in <data-dir>/log, the projections in
+<data-dir>/projections) and folds what the log holds before answering.`,
+	}
+	cmd.AddCommand(newProjectionLsCmd(), newProjectionRebuildCmd(), newProjectionGetCmd())
+	return cmd
+}
+
+func newProjectionLsCmd() *cobra.Command {
+	var f logFlags
+	cmd := &cobra.Command{
+		Use:   "ls",
+		Short: "List the projections with their position and lag",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			b, err := f.openProjections(ctx)
+			if err != nil {
+				return err
+			}
+			defer b.close()
+			if err := b.catchUp(ctx, cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			reply, err := b.List(ctx, projectionapi.ListRequest{})
+			if err != nil {
+				return err
+			}
+			if f.json {
+				return writeJSONLine(cmd, reply.Projections)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tVERSION\tPOSITION\tHEAD\tLAG\tKEYS\tAPPLIED\tSTATE")
+			for _, p := range reply.Projections {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", p.Name, p.Version, p.Position, p.Head, p.Lag, p.Keys, p.Applied, projectionState(p))
+			}
+			return tw.Flush()
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func projectionState(p projections.Status) string {
+	switch {
+	case p.Rebuilding:
+		return "rebuilding"
+	case p.Lag > 0:
+		return "catching up"
+	case p.Running:
+		return "following"
+	}
+	return "caught up"
+}
+
+func newProjectionRebuildCmd() *cobra.Command {
+	var f logFlags
+	cmd := &cobra.Command{
+		Use:   "rebuild NAME",
+		Short: "Fold a projection again from the start of the log",
+		Long: `Rebuild discards a projection's states and folds the whole log again,
+showing a progress bar on a terminal. A running node rebuilds while it
+keeps following the log; this command waits until the rebuild has caught up.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			name := args[0]
+			b, err := f.openProjections(ctx)
+			if err != nil {
+				return err
+			}
+			defer b.close()
+			start, err := b.Rebuild(ctx, projectionapi.RebuildRequest{Name: name})
+			if err != nil {
+				return err
+			}
+			if b.runner != nil {
+				if err := b.catchUp(ctx, cmd.OutOrStdout()); err != nil {
+					return err
+				}
+			} else if err := waitRebuilt(cmd, b, name, start.Status.Head); err != nil {
+				return err
+			}
+			reply, err := b.List(ctx, projectionapi.ListRequest{})
+			if err != nil {
+				return err
+			}
+			for _, p := range reply.Projections {
+				if p.Name != name {
+					continue
+				}
+				if f.json {
+					return writeJSONLine(cmd, p)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "rebuilt %s (version %s): %d entries folded into %d keys, position %d\n", p.Name, p.Version, p.Applied, p.Keys, p.Position)
+			}
+			return nil
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+// waitRebuilt polls a running node until projection name has caught up
+// after a rebuild, drawing its progress.
+func waitRebuilt(cmd *cobra.Command, b *openedProjections, name string, head uint64) error {
+	bar := newProgress(cmd.OutOrStdout(), int64(head), "rebuilding "+name)
+	defer bar.finish()
+	for {
+		reply, err := b.List(cmd.Context(), projectionapi.ListRequest{})
+		if err != nil {
+			return err
+		}
+		for _, p := range reply.Projections {
+			if p.Name != name {
+				continue
+			}
+			bar.set(int64(min(p.Position, head)))
+			if !p.Rebuilding && p.Lag == 0 {
+				return nil
+			}
+		}
+		select {
+		case <-cmd.Context().Done():
+			return cmd.Context().Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func newProjectionGetCmd() *cobra.Command {
+	var (
+		f  logFlags
+		at uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "get NAME KEY",
+		Short: "Print one key's state of a projection as JSON",
+		Long: `Get prints the state of KEY (for the conversation read models,
+<project-id>/<conversation-id>) as of the projection's checkpoint, or with
+--at SEQ as it was at global sequence SEQ, folded afresh from the log.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			b, err := f.openProjections(ctx)
+			if err != nil {
+				return err
+			}
+			defer b.close()
+			if at == 0 {
+				if err := b.catchUp(ctx, cmd.OutOrStdout()); err != nil {
+					return err
+				}
+			}
+			st, err := b.Get(ctx, projectionapi.GetRequest{Name: args[0], Key: args[1], At: projections.Until{GlobalSeq: at}})
+			if err != nil {
+				return err
+			}
+			if f.json {
+				return writeJSONLine(cmd, st)
+			}
+			var pretty any
+			if err := json.Unmarshal(st.State, &pretty); err != nil {
+				return err
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetIndent("", "  ")
+			return enc.Encode(pretty)
+		},
+	}
+	cmd.Flags().Uint64Var(&at, "at", 0, "fold up to this global sequence instead of reading the checkpoint")
+	f.register(cmd)
+	return cmd
+}
+
+// writeJSONLine prints v as one line of JSON.
+func writeJSONLine(cmd *cobra.Command, v any) error {
+	return json.NewEncoder(cmd.OutOrStdout()).Encode(v)
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/projections"
+	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/projections/projectionapi"
+)
+
+// projectionsDir is where the projection store (Pebble) lives inside a
+// data directory, beside the log.
+func projectionsDir(dataDir string) string { return filepath.Join(dataDir, "projections") }
+
+// projectionBackend is what the projection and conv subcommands need: a
+// running server's API (projectionapi.Client) or the data directory opened
+// in this process (projectionapi.Local).
+type projectionBackend interface {
+	List(context.Context, projectionapi.ListRequest) (projectionapi.ListReply, error)
+	Get(context.Context, projectionapi.GetRequest) (projections.State, error)
+	Rebuild(context.Context, projectionapi.RebuildRequest) (projectionapi.RebuildReply, error)
+	ConvList(context.Context, projectionapi.ConvListRequest) (projectionapi.ConvListReply, error)
+	ConvShow(context.Context, projectionapi.ConvShowRequest) (projectionapi.ConvShowReply, error)
+	ConvFork(context.Context, projectionapi.ConvForkRequest) (projectionapi.ConvForkReply, error)
+}
+
+var (
+	_ projectionBackend = projectionapi.Client{}
+	_ projectionBackend = projectionapi.Local{}
+)
+
+// openedProjections is a backend, and for a data directory opened here the
+// runner, so that commands can fold what the log holds before reading.
+type openedProjections struct {
+	projectionBackend
+	runner *projections.Runner // nil for a running node
+	close  func()
+}
+
+// openProjections reaches a running node at --nats-url, or else opens the
+// log and the projection store in --data-dir. Offline, the projections are
+// not folded yet: callers run catchUp (or a rebuild) first.
+func (f *logFlags) openProjections(ctx context.Context) (*openedProjections, error) {
+	subjects, err := bus.NewSubjects(f.prefix)
+	if err != nil {
+		return nil, err
+	}
+	nc, err := nats.Connect(f.natsURL, nats.Timeout(connectTimeout), nats.NoReconnect(), nats.Name("jido-bus projection"))
+	if err == nil {
+		client := projectionapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout}
+		probe, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err = client.List(probe, projectionapi.ListRequest{})
+		cancel()
+		if err == nil {
+			return &openedProjections{projectionBackend: client, close: nc.Close}, nil
+		}
+		nc.Close()
+	}
+	if _, statErr := os.Stat(logDir(f.dataDir)); errors.Is(statErr, os.ErrNotExist) {
+		return nil, fmt.Errorf("no jido-bus node answers at %s and there is no event log in %s (set --nats-url or --data-dir)", f.natsURL, f.dataDir)
+	}
+	l, err := eventlog.Open(logDir(f.dataDir), eventlog.Options{})
+	if errors.Is(err, eventlog.ErrLocked) {
+		return nil, fmt.Errorf("the data dir %s is in use by a running server; point --nats-url at that server (no node answered at %s), or stop it first: %w", f.dataDir, f.natsURL, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	store, err := projections.OpenStore(projectionsDir(f.dataDir), projections.StoreOptions{})
+	if err != nil {
+		_ = l.Close()
+		return nil, err
+	}
+	r, err := projections.NewRunner(l, store, projections.Options{}, conversation.Projections(conversation.Options{})...)
+	if err != nil {
+		_ = store.Close()
+		_ = l.Close()
+		return nil, err
+	}
+	return &openedProjections{
+		projectionBackend: projectionapi.Local{Runner: r, Log: l},
+		runner:            r,
+		close: func() {
+			_ = store.Close()
+			_ = l.Close()
+		},
+	}, nil
+}
+
+// catchUp folds what the log holds into the projections of an opened data
+// directory, drawing a progress bar on a terminal; for a running node it
+// does nothing (the node follows its log).
+func (o *openedProjections) catchUp(ctx context.Context, out io.Writer) error {
+	if o.runner == nil {
+		return nil
+	}
+	var bar progress
+	started := false
+	err := o.runner.CatchUp(ctx, func(p projections.Progress) {
+		if !started {
+			bar = newProgress(out, int64(p.Target), "folding the log")
+			started = true
+		}
+		bar.set(int64(p.Position))
+	})
+	bar.finish()
+	return err
+}
