@@ -52,6 +52,8 @@ Start a node with 'jido-bus serve'; publish signals with any NATS client.`,
 		newServeCmd(),
 		newLogCmd(),
 		newSchemaCmd(),
+		newProjectionCmd(),
+		newConvCmd(),
 	)
 	return root
 }
