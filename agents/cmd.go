@@ -200,6 +200,9 @@ func validateParams(ba *boundAction, params []byte) error {
 	if len(params) == 0 {
 		return ba.params.Validate(map[string]any{})
 	}
+	if v, ok := flatObject(params); ok {
+		return ba.params.Validate(v)
+	}
 	return ba.params.ValidateJSON(params)
 }
 

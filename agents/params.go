@@ -351,3 +351,62 @@ func digits(b []byte, i int) int {
 	}
 	return i
 }
+
+// flatObject decodes raw as the schema validator's own decoder
+// (jsonschema.UnmarshalJSON: encoding/json with UseNumber) would, for a
+// flat object of scalars: members in a map, numbers as json.Number, the
+// last of duplicate members kept. It reports false for anything else, and
+// validateParams then lets the validator decode. Params validation is the
+// larger half of an instruction with a schema, and a third of it was that
+// decoder.
+func flatObject(raw []byte) (map[string]any, bool) {
+	i := skipSpace(raw, 0)
+	if i == len(raw) || raw[i] != '{' {
+		return nil, false
+	}
+	obj := make(map[string]any)
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return obj, skipSpace(raw, i+1) == len(raw)
+	}
+	for {
+		key, next, ok := plainString(raw, i)
+		if !ok {
+			return nil, false
+		}
+		i = skipSpace(raw, next)
+		if i == len(raw) || raw[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(raw, i+1)
+		end, ok := scalarEnd(raw, i)
+		if !ok {
+			return nil, false
+		}
+		var v any
+		switch lit := raw[i:end]; lit[0] {
+		case 'n':
+		case 't':
+			v = true
+		case 'f':
+			v = false
+		case '"':
+			v = string(lit[1 : len(lit)-1])
+		default:
+			v = json.Number(lit)
+		}
+		obj[string(key)] = v
+		i = skipSpace(raw, end)
+		if i == len(raw) {
+			return nil, false
+		}
+		switch raw[i] {
+		case ',':
+			i = skipSpace(raw, i+1)
+		case '}':
+			return obj, skipSpace(raw, i+1) == len(raw)
+		default:
+			return nil, false
+		}
+	}
+}

@@ -1,11 +1,14 @@
 package agents
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 type planInts struct {
@@ -64,6 +67,39 @@ func diffDecode[P any](t *testing.T, raw []byte) {
 	}
 	if !reflect.DeepEqual(fast, slow) {
 		t.Fatalf("%T from %q: plan %+v, json.Unmarshal %+v", fast, raw, fast, slow)
+	}
+}
+
+// FuzzFlatObject: whatever flatObject decodes, the schema validator's
+// decoder decodes to the same value.
+func FuzzFlatObject(f *testing.F) {
+	for _, s := range paramsPlanSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { diffFlatObject(t, raw) })
+}
+
+func diffFlatObject(t *testing.T, raw []byte) {
+	t.Helper()
+	got, ok := flatObject(raw)
+	if !ok {
+		return
+	}
+	want, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatalf("flatObject decoded %q, the validator's decoder fails: %v", raw, err)
+	}
+	if !reflect.DeepEqual(any(got), want) {
+		t.Fatalf("flatObject(%q) = %#v, the validator's decoder %#v", raw, got, want)
+	}
+}
+
+func TestFlatObjectMatchesValidatorDecoder(t *testing.T) {
+	for _, s := range paramsPlanSeeds {
+		diffFlatObject(t, []byte(s))
+	}
+	if _, ok := flatObject([]byte(`{"by":2}`)); !ok {
+		t.Fatal(`flatObject did not take {"by":2}`)
 	}
 }
 
