@@ -292,6 +292,10 @@ type Reply struct {
 	// Duplicate is true when the signal (same source and id) had been
 	// accepted before; nothing was decided again.
 	Duplicate bool `json:"duplicate,omitempty"`
+	// Committed is true when the signal is in the log, also when the
+	// reply's error says its decision failed (the failure is recorded
+	// there too); false when the signal was refused before the commit.
+	Committed bool `json:"-"`
 }
 
 // Deliver hands sig to agent id and returns at once. reply, when not nil,

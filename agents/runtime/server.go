@@ -239,7 +239,7 @@ func (s *server) decideAndCommit(env envelope) {
 	}
 	if res.Positions[0].Duplicate {
 		r, err := s.reply()
-		r.Duplicate = true
+		r.Duplicate, r.Committed = true, true
 		s.answer(env, r, err)
 		return
 	}
@@ -255,6 +255,7 @@ func (s *server) decideAndCommit(env envelope) {
 	s.enqueueDirectives(qs)
 
 	r, err := s.reply()
+	r.Committed = true
 	if err == nil {
 		err = firstError(directives)
 	}

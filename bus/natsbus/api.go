@@ -24,27 +24,58 @@ type APIFunc func(ctx context.Context, req []byte) (result any, err error)
 func (b *Bus) HandleAPI(subject string, fn APIFunc) error {
 	sub, err := b.nc.QueueSubscribe(subject, b.opts.QueueGroup, func(msg *nats.Msg) {
 		b.metrics.apiRequests.Add(1)
-		result, err := fn(b.ctx, msg.Data)
-		if err != nil {
-			switch bus.ErrorType(err) {
-			case bus.ReasonInvalidRequest, bus.ReasonMalformed:
-				b.reject(msg, err)
-			default:
-				b.reply(msg, bus.ErrorReply(err))
-			}
-			return
-		}
-		body, err := bus.OKReply(result)
-		if err != nil {
-			b.log.Error("encode API reply", "subject", subject, "err", err)
-			body = bus.ErrorReply(err)
-		}
-		b.reply(msg, body)
+		b.serveAPI(msg, subject, fn)
 	})
 	if err != nil {
 		return fmt.Errorf("subscribe %s: %w", subject, err)
 	}
 	return b.track(sub)
+}
+
+// HandleAPIConcurrent is HandleAPI for requests that may wait long (an
+// await): each request is served on its own goroutine, at most maxInFlight
+// at a time (further ones are answered with queue_overflow). Close waits
+// for the requests in flight.
+func (b *Bus) HandleAPIConcurrent(subject string, maxInFlight int, fn APIFunc) error {
+	sem := make(chan struct{}, maxInFlight)
+	sub, err := b.nc.QueueSubscribe(subject, b.opts.QueueGroup, func(msg *nats.Msg) {
+		b.metrics.apiRequests.Add(1)
+		select {
+		case sem <- struct{}{}:
+		default:
+			b.reply(msg, bus.ErrorReply(bus.Errorf(bus.ReasonQueueOverflow, "%d %s requests are in flight; retry later", maxInFlight, subject)))
+			return
+		}
+		b.inflight.Add(1)
+		go func() {
+			defer b.inflight.Done()
+			defer func() { <-sem }()
+			b.serveAPI(msg, subject, fn)
+		}()
+	})
+	if err != nil {
+		return fmt.Errorf("subscribe %s: %w", subject, err)
+	}
+	return b.track(sub)
+}
+
+func (b *Bus) serveAPI(msg *nats.Msg, subject string, fn APIFunc) {
+	result, err := fn(b.ctx, msg.Data)
+	if err != nil {
+		switch bus.ErrorType(err) {
+		case bus.ReasonInvalidRequest, bus.ReasonMalformed:
+			b.reject(msg, err)
+		default:
+			b.reply(msg, bus.ErrorReply(err))
+		}
+		return
+	}
+	body, err := bus.OKReply(result)
+	if err != nil {
+		b.log.Error("encode API reply", "subject", subject, "err", err)
+		body = bus.ErrorReply(err)
+	}
+	b.reply(msg, body)
 }
 
 // DecodeRequest decodes a JSON request body into v, refusing unknown

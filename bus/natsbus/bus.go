@@ -48,8 +48,9 @@ type Bus struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 
-	mu   sync.Mutex
-	subs []*nats.Subscription
+	mu       sync.Mutex
+	subs     []*nats.Subscription
+	inflight sync.WaitGroup // concurrent API requests
 
 	metrics counters
 }
@@ -138,6 +139,7 @@ func (b *Bus) Close() error {
 			errs = append(errs, fmt.Errorf("unsubscribe %s: %w", s.Subject, err))
 		}
 	}
+	b.inflight.Wait()
 	return errors.Join(errs...)
 }
 

@@ -46,6 +46,13 @@ func (d *Delivery) Reject(err error) {
 	d.once.Do(func() { d.bus.reject(d.Msg, err) })
 }
 
+// Fail answers a call with err without filing a dead letter: for a signal
+// that was accepted (and recorded) but whose handling failed. It does
+// nothing for a cast.
+func (d *Delivery) Fail(err error) {
+	d.once.Do(func() { d.bus.reply(d.Msg, bus.ErrorReply(err)) })
+}
+
 // Handler receives each valid signal. It runs on the subscription's
 // goroutine, so it must hand long work to another goroutine and return.
 type Handler func(ctx context.Context, d *Delivery)
@@ -96,6 +103,14 @@ func (b *Bus) Decode(msg *nats.Msg) (*Delivery, error) {
 		return nil, fmt.Errorf("subject %s: %w", msg.Subject, err)
 	}
 	return &Delivery{Address: addr, Signal: s, Mode: mode, Msg: msg, bus: b}, nil
+}
+
+// DeadLetter files msg as a dead letter under err's reason without
+// answering anyone: for input refused after its sender was answered (a
+// broadcast some agents could not take).
+func (b *Bus) DeadLetter(msg *nats.Msg, err error) {
+	b.metrics.rejected.Add(1)
+	b.deadLetter(msg, err)
 }
 
 // reject files msg as a dead letter and answers a call with the error.

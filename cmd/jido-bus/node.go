@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/agents/runtime/agentapi"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/eventlog"
@@ -21,6 +23,7 @@ type node struct {
 	bus     *natsbus.Bus
 	evlog   *eventlog.Log
 	logAPI  *logapi.Server
+	rt      *runtime.Runtime
 	started time.Time
 }
 
@@ -42,19 +45,24 @@ func (n *node) register() error {
 		return err
 	}
 	n.logAPI = api
+	if err := agentapi.Serve(n.bus, n.rt); err != nil {
+		return err
+	}
 	if err := n.bus.HandleSignals(bus.KindAgent, n.toAgent); err != nil {
 		return err
 	}
 	return n.bus.HandleSignals(bus.KindSignal, n.broadcast)
 }
 
-// close stops taking input: the bus first, then the log API.
+// close stops taking input (the bus, then the log API), then lets the
+// agents finish what they are doing; they are not stopped, and come back
+// on the next start.
 func (n *node) close() error {
 	err := n.bus.Close()
 	if n.logAPI != nil {
 		err = errors.Join(err, n.logAPI.Close())
 	}
-	return err
+	return errors.Join(err, n.rt.Close())
 }
 
 func (n *node) ping(context.Context, []byte) (any, error) {
@@ -76,18 +84,44 @@ func (n *node) fileDeadLetter(d natsbus.DeadLetter) {
 	}
 }
 
-// toAgent handles a signal addressed to one agent. No agent runs on this
-// node yet, so every agent id is unknown: the signal is refused as
-// not_found, which files a dead letter and answers a call.
+// toAgent hands a signal to the agent its subject names. A call is
+// answered after the commit with {"state":…,"version":N}; a signal refused
+// before the commit (unknown agent, full queue) is a dead letter; a
+// decision that failed was recorded in the agent's stream and is answered
+// with its error.
 func (n *node) toAgent(_ context.Context, d *natsbus.Delivery) {
-	d.Reject(bus.Errorf(bus.ReasonNotFound, "no agent %q is running on this node", d.Address.AgentID))
+	var reply func(runtime.Reply, error)
+	if d.IsCall() {
+		reply = func(r runtime.Reply, err error) {
+			switch {
+			case err == nil:
+				d.Respond(r)
+			case r.Committed:
+				d.Fail(err)
+			default:
+				d.Reject(err)
+			}
+		}
+	}
+	if err := n.rt.Deliver(d.Address.AgentID, d.Signal, reply); err != nil {
+		d.Reject(err)
+	}
 }
 
-// broadcast handles a signal to every agent whose routes match; with no
-// agents running it reaches none, and a call is told so.
+// broadcast hands a signal to every agent with a matching route and says
+// how many took it; refusals (full queues) are also filed as a dead letter.
 func (n *node) broadcast(_ context.Context, d *natsbus.Delivery) {
-	d.Respond(struct {
+	delivered, err := n.rt.Broadcast(d.Signal)
+	if err != nil {
+		n.bus.DeadLetter(d.Msg, err)
+	}
+	reply := struct {
 		ID        string `json:"id"`
 		Delivered int    `json:"delivered"`
-	}{ID: d.Signal.ID(), Delivered: 0})
+		Refused   string `json:"refused,omitempty"`
+	}{ID: d.Signal.ID(), Delivered: delivered}
+	if err != nil {
+		reply.Refused = err.Error()
+	}
+	d.Respond(reply)
 }

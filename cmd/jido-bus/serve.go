@@ -13,7 +13,11 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
+	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/agents/builtin"
+	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/dispatch"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/bus/natsserver"
 	"github.com/jido-bus/jido-bus/eventlog"
@@ -130,7 +134,24 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 		}
 	}()
 
-	n := &node{log: log, evlog: evlog, started: time.Now()}
+	types := agents.NewRegistry()
+	if err := builtin.Register(types); err != nil {
+		return fmt.Errorf("register the built-in agent types: %w", err)
+	}
+	rt, err := runtime.New(runtime.Config{
+		Store:    evlog,
+		Types:    types,
+		Dispatch: dispatch.Env{Conn: nc, Subjects: subjects, Logger: log},
+		Logger:   log,
+	})
+	if err != nil {
+		return err
+	}
+	recovered, err := rt.Recover(ctx)
+	if err != nil {
+		log.Error("some agents could not be recovered", "err", err)
+	}
+	n := &node{log: log, evlog: evlog, rt: rt, started: time.Now()}
 	b := natsbus.New(nc, natsbus.Options{
 		Subjects:     subjects,
 		Limits:       limits,
@@ -139,10 +160,10 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 	})
 	n.bus = b
 	if err := n.register(); err != nil {
-		_ = b.Close()
+		_ = n.close()
 		return err
 	}
-	log.Info("jido-bus ready", "nats", natsURL, "embedded", cfg.natsURL == "", "prefix", subjects.All(""), "data_dir", cfg.dataDir, "version", version)
+	log.Info("jido-bus ready", "nats", natsURL, "embedded", cfg.natsURL == "", "agents_recovered", recovered, "agent_types", types.Names(), "prefix", subjects.All(""), "data_dir", cfg.dataDir, "version", version)
 
 	<-ctx.Done()
 	log.Info("shutting down", "cause", context.Cause(ctx))

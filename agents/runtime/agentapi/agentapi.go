@@ -1,0 +1,233 @@
+// Package agentapi serves the agent runtime's control plane over NATS,
+// JSON request/reply on <prefix>.api.agent.<verb>:
+//
+//	start   {"type":"counter","id":"c1","initial_state":{…},"options":{…}}  → the agent's Info
+//	stop    {"id":"c1","reason":"…"}                                         → {"id":"c1"}
+//	call    {"id":"c1","type":"counter.increment","data":{"by":2}}           → {"state":{…},"version":N}
+//	        or {"id":"c1","signal":{a CloudEvent}}
+//	cast    the same as call                                                 → {"id":"<signal id>"}
+//	state   {"id":"c1"}                                                      → Info: state, status, queue_length, version, parent, children
+//	whereis {"id":"c1"}                                                      → {"id","type","stream","status"}
+//	list    {}                                                               → {"agents":[Info…]}
+//	await   {"id":"c1","timeout":"5s"}                                       → Info once state.status is completed or failed
+//
+// Every reply is {"ok":true,…} or {"ok":false,"error":{"type","message"}}.
+package agentapi
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/natsbus"
+)
+
+// Verbs of the API.
+const (
+	VerbStart   = "start"
+	VerbStop    = "stop"
+	VerbCall    = "call"
+	VerbCast    = "cast"
+	VerbState   = "state"
+	VerbWhereis = "whereis"
+	VerbList    = "list"
+	VerbAwait   = "await"
+)
+
+// DefaultAwaitTimeout bounds an await request that names no timeout, and
+// MaxAwaitTimeout any that does.
+const (
+	DefaultAwaitTimeout = 30 * time.Second
+	MaxAwaitTimeout     = 10 * time.Minute
+	maxAwaitsInFlight   = 1024
+	callTimeout         = 30 * time.Second
+)
+
+// Serve registers the API's handlers on b.
+func Serve(b *natsbus.Bus, rt *runtime.Runtime) error {
+	s := b.Subjects()
+	handlers := map[string]natsbus.APIFunc{
+		VerbStart:   func(ctx context.Context, req []byte) (any, error) { return start(ctx, rt, req) },
+		VerbStop:    func(ctx context.Context, req []byte) (any, error) { return stop(ctx, rt, req) },
+		VerbState:   func(_ context.Context, req []byte) (any, error) { return state(rt, req) },
+		VerbWhereis: func(_ context.Context, req []byte) (any, error) { return whereis(rt, req) },
+		VerbList:    func(_ context.Context, req []byte) (any, error) { return list(rt, req) },
+	}
+	for verb, fn := range handlers {
+		if err := b.HandleAPI(s.API("agent", verb), fn); err != nil {
+			return err
+		}
+	}
+	concurrent := map[string]natsbus.APIFunc{
+		VerbCall:  func(ctx context.Context, req []byte) (any, error) { return call(ctx, rt, req) },
+		VerbCast:  func(ctx context.Context, req []byte) (any, error) { return cast(rt, req) },
+		VerbAwait: func(ctx context.Context, req []byte) (any, error) { return await(ctx, rt, req) },
+	}
+	for verb, fn := range concurrent {
+		if err := b.HandleAPIConcurrent(s.API("agent", verb), maxAwaitsInFlight, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type idRequest struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason,omitempty"`
+}
+
+func decodeID(req []byte) (idRequest, error) {
+	var r idRequest
+	if err := natsbus.DecodeRequest(req, &r); err != nil {
+		return r, err
+	}
+	if r.ID == "" {
+		return r, bus.Errorf(bus.ReasonInvalidRequest, `request names no agent: send {"id":"<agent-id>"}`)
+	}
+	return r, nil
+}
+
+func start(ctx context.Context, rt *runtime.Runtime, req []byte) (any, error) {
+	var r runtime.StartRequest
+	if err := natsbus.DecodeRequest(req, &r); err != nil {
+		return nil, err
+	}
+	if r.Type == "" {
+		return nil, bus.Errorf(bus.ReasonInvalidRequest, `request names no agent type: send {"type":"counter","id":"c1"}`)
+	}
+	return rt.Start(ctx, r)
+}
+
+func stop(ctx context.Context, rt *runtime.Runtime, req []byte) (any, error) {
+	r, err := decodeID(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := rt.Stop(ctx, r.ID, r.Reason); err != nil {
+		return nil, err
+	}
+	return map[string]string{"id": r.ID}, nil
+}
+
+func state(rt *runtime.Runtime, req []byte) (any, error) {
+	r, err := decodeID(req)
+	if err != nil {
+		return nil, err
+	}
+	return rt.State(r.ID)
+}
+
+func whereis(rt *runtime.Runtime, req []byte) (any, error) {
+	r, err := decodeID(req)
+	if err != nil {
+		return nil, err
+	}
+	info, err := rt.State(r.ID)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"id": info.ID, "type": info.Type, "stream": info.Stream, "status": info.Status}, nil
+}
+
+func list(rt *runtime.Runtime, req []byte) (any, error) {
+	var r struct {
+		Type string `json:"type,omitempty"`
+	}
+	if err := natsbus.DecodeRequest(req, &r); err != nil {
+		return nil, err
+	}
+	all := rt.List()
+	out := all[:0]
+	for _, a := range all {
+		if r.Type == "" || a.Type == r.Type {
+			out = append(out, a)
+		}
+	}
+	return map[string]any{"agents": out}, nil
+}
+
+// signalRequest is the body of call and cast.
+type signalRequest struct {
+	ID     string          `json:"id"`
+	Signal *bus.Signal     `json:"signal,omitempty"`
+	Type   string          `json:"type,omitempty"`
+	Data   json.RawMessage `json:"data,omitempty"`
+}
+
+func (r signalRequest) build() (bus.Signal, error) {
+	if r.ID == "" {
+		return bus.Signal{}, bus.Errorf(bus.ReasonInvalidRequest, `request names no agent: send {"id":"c1","type":"counter.increment","data":{…}}`)
+	}
+	if r.Signal != nil {
+		if r.Type != "" || r.Data != nil {
+			return bus.Signal{}, bus.Errorf(bus.ReasonInvalidRequest, "send either a signal or a type with data, not both")
+		}
+		if err := bus.ValidateSignal(r.Signal, bus.Limits{}); err != nil {
+			return bus.Signal{}, err
+		}
+		return *r.Signal, nil
+	}
+	if r.Type == "" {
+		return bus.Signal{}, bus.Errorf(bus.ReasonInvalidRequest, `request has neither a signal nor a type: send {"id":"c1","type":"counter.increment","data":{…}}`)
+	}
+	var data any
+	if r.Data != nil {
+		data = r.Data
+	}
+	return bus.NewSignal(r.Type, "jido-bus:api", data)
+}
+
+func call(ctx context.Context, rt *runtime.Runtime, req []byte) (any, error) {
+	var r signalRequest
+	if err := natsbus.DecodeRequest(req, &r); err != nil {
+		return nil, err
+	}
+	sig, err := r.build()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	return rt.Call(ctx, r.ID, sig)
+}
+
+func cast(rt *runtime.Runtime, req []byte) (any, error) {
+	var r signalRequest
+	if err := natsbus.DecodeRequest(req, &r); err != nil {
+		return nil, err
+	}
+	sig, err := r.build()
+	if err != nil {
+		return nil, err
+	}
+	if err := rt.Cast(r.ID, sig); err != nil {
+		return nil, err
+	}
+	return map[string]string{"id": sig.ID()}, nil
+}
+
+func await(ctx context.Context, rt *runtime.Runtime, req []byte) (any, error) {
+	var r struct {
+		ID      string `json:"id"`
+		Timeout string `json:"timeout,omitempty"`
+	}
+	if err := natsbus.DecodeRequest(req, &r); err != nil {
+		return nil, err
+	}
+	if r.ID == "" {
+		return nil, bus.Errorf(bus.ReasonInvalidRequest, `request names no agent: send {"id":"c1","timeout":"5s"}`)
+	}
+	timeout := DefaultAwaitTimeout
+	if r.Timeout != "" {
+		d, err := time.ParseDuration(r.Timeout)
+		if err != nil || d <= 0 {
+			return nil, bus.Errorf(bus.ReasonInvalidRequest, "timeout %q: want a positive Go duration such as 5s", r.Timeout)
+		}
+		timeout = min(d, MaxAwaitTimeout)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return rt.Await(ctx, r.ID)
+}
