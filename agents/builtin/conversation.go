@@ -1,0 +1,176 @@
+package builtin
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/schemas"
+)
+
+// ConversationType is the name of the conversation agent type.
+const ConversationType = "conversation"
+
+// Error types of the conversation agent's Error directives.
+const (
+	ReasonInvalidEvent   = "invalid_event"   // the event fails its JSON Schema; the message names the pointer
+	ReasonUnknownEvent   = "unknown_event"   // a conversation.* type with no schema
+	ReasonTransientEvent = "transient_event" // conversation.assistant.delta, which is never logged
+)
+
+// NewConversation returns the conversation agent type. One agent runs per
+// conversation: its id is "<project-id>/<conversation-id>", and the runtime
+// gives agents of this type the log stream
+// convevent.Stream(id) = "conversation/<project-id>/<conversation-id>"
+// instead of "agent/<id>".
+//
+// Every conversation event is a signal routed to the action
+// "conversation.ingest", which validates the whole CloudEvent (attributes,
+// causationid and data) against its schema in schemas/json/event. A bad
+// event changes nothing and yields one Error directive of type
+// invalid_event whose message starts with the failing JSON pointer
+// ("/data/call_id: ..."); the runtime should answer the sender with it and
+// not append the event as a conversation entry, since the read models
+// (projections/conversation) would only skip it.
+//
+// conversation.assistant.delta is transient: it is published on NATS for
+// live views (jido.emit.<agent-id>.conversation.assistant.delta) and never
+// written to the log. The runtime must check convevent.IsTransient before
+// it commits a signal to this agent and publish such signals without
+// calling Step or appending; should one reach Step anyway, it is refused
+// with an Error directive of type transient_event, so it never counts as
+// state.
+//
+// The agent's state is deliberately small — under the state key
+// "conversation": status (active, cancelled or stopped), the count of
+// events, the last event id, the pending tool calls (call id → tool name)
+// and the LLM call in flight — what the runtime needs to order and resume
+// a conversation. What people and LLM calls read are the projections.
+// The large tool outputs are to be offloaded (conversation.Artifacts.Offload)
+// before the signal reaches Step.
+func NewConversation() (*agents.Definition, error) {
+	reg, err := schemas.Builtin()
+	if err != nil {
+		return nil, err
+	}
+	return agents.Define(agents.Spec{
+		Name:        ConversationType,
+		Description: "One conversation: validates each conversation event against its schema and tracks what is pending; the read models are projections.",
+		Schema:      `{"type": "object"}`,
+		Skills:      []agents.Attachment{agents.Use(conversationSkill(reg), nil)},
+	})
+}
+
+const conversationState = `{
+  "type": "object",
+  "properties": {
+    "status": {"enum": ["active", "cancelled", "stopped"], "default": "active"},
+    "events": {"type": "integer", "minimum": 0, "default": 0},
+    "last_event_id": {"type": "string", "default": ""},
+    "pending_tools": {"type": "object", "additionalProperties": {"type": "string"}, "default": {}},
+    "llm_request": {"type": "string", "default": "", "description": "id of the conversation.llm.requested in flight"}
+  }
+}`
+
+func conversationSkill(reg *schemas.Registry) agents.Skill {
+	return agents.Skill{
+		Name:           "conversation",
+		StateKey:       "conversation",
+		Description:    "Conversation events: schema validation and pending work.",
+		Schema:         conversationState,
+		SignalPatterns: []string{convevent.TypePattern},
+		// Routing hands an action only the signal's data; the schema
+		// covers the whole event (causationid included), so the hook
+		// makes the whole event the data the action receives.
+		HandleSignal: func(sig bus.Signal, _ map[string]any) (bus.Signal, error) {
+			whole, err := json.Marshal(sig)
+			if err != nil {
+				return sig, bus.Errorf(ReasonInvalidEvent, "%s %s: %v", sig.Type(), sig.ID(), err)
+			}
+			out := sig.Clone()
+			if err := bus.SetJSONData(&out, json.RawMessage(whole)); err != nil {
+				return sig, err
+			}
+			return out, nil
+		},
+		Actions: []agents.Action{{
+			Name:        "ingest",
+			Description: "Validate a conversation event and track pending tool and LLM calls.",
+			Run: func(env agents.Env, params json.RawMessage) (agents.Result, error) {
+				return ingest(reg, env, params)
+			},
+		}},
+		Routes: []agents.Route{{Pattern: convevent.TypePattern, Action: "ingest"}},
+	}
+}
+
+// ingest validates one event (params: the whole CloudEvent) and returns
+// the state operations it implies.
+func ingest(reg *schemas.Registry, env agents.Env, params json.RawMessage) (agents.Result, error) {
+	typ := env.Origin.Type
+	if convevent.IsTransient(typ) {
+		return agents.Result{}, bus.Errorf(ReasonTransientEvent, "%s is published for live views only and never logged; publish it, do not send it to the agent", typ)
+	}
+	schema, ok := reg.Lookup(typ)
+	if !ok {
+		return agents.Result{}, bus.Errorf(ReasonUnknownEvent, "no conversation event type %q (no schema)", typ)
+	}
+	dec := json.NewDecoder(bytes.NewReader(params))
+	dec.UseNumber()
+	var whole map[string]any
+	if err := dec.Decode(&whole); err != nil {
+		return agents.Result{}, bus.Errorf(ReasonInvalidEvent, "%s %s: not a JSON event: %v", typ, env.Origin.ID, err)
+	}
+	if err := schema.Validate(whole); err != nil {
+		if ve, ok := errors.AsType[*schemas.ValidationError](err); ok {
+			f := ve.Fields[0]
+			return agents.Result{}, bus.Errorf(ReasonInvalidEvent, "%s: %s (%s %s)", f.Pointer, f.Message, typ, env.Origin.ID)
+		}
+		return agents.Result{}, err
+	}
+	var data convevent.Data
+	if raw, err := json.Marshal(whole["data"]); err == nil {
+		_ = json.Unmarshal(raw, &data) // the schema has checked its shape
+	}
+	ops := []agents.StateOp{
+		agents.SetPath{Path: []string{"events"}, Value: env.State.Number("events") + 1},
+		agents.SetPath{Path: []string{"last_event_id"}, Value: env.Origin.ID},
+	}
+	switch typ {
+	case convevent.ToolRequested:
+		ops = append(ops, agents.SetPath{Path: []string{"pending_tools", data.CallID}, Value: data.Name})
+	case convevent.ToolCompleted, convevent.ToolFailed, convevent.ToolCancelled, convevent.ToolTimeout:
+		ops = append(ops, agents.DeletePath{Path: []string{"pending_tools", data.CallID}})
+	case convevent.LLMRequested:
+		ops = append(ops, agents.SetPath{Path: []string{"llm_request"}, Value: env.Origin.ID})
+	case convevent.LLMCompleted, convevent.LLMFailed:
+		ops = append(ops, agents.SetPath{Path: []string{"llm_request"}, Value: ""})
+	case convevent.Cancel:
+		ops = append(ops, agents.SetPath{Path: []string{"status"}, Value: "cancelled"})
+	case convevent.Stopped:
+		ops = append(ops, agents.SetPath{Path: []string{"status"}, Value: "stopped"})
+	case convevent.Resume:
+		ops = append(ops, agents.SetPath{Path: []string{"status"}, Value: "active"})
+	case convevent.UserMessage:
+		// A person writing again reopens a cancelled conversation, as the
+		// status read model does; a stopped one needs a resume.
+		if env.State.String("status") == "cancelled" {
+			ops = append(ops, agents.SetPath{Path: []string{"status"}, Value: "active"})
+		}
+	}
+	return agents.Result{Ops: ops}, nil
+}
+
+// ConversationAgentID returns the agent id of a conversation:
+// "<project-id>/<conversation-id>".
+func ConversationAgentID(project, conv string) (string, error) {
+	id := project + "/" + conv
+	if err := bus.ValidateAgentID(id); err != nil {
+		return "", fmt.Errorf("conversation %s: %w", id, err)
+	}
+	return id, nil
+}

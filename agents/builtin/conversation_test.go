@@ -1,0 +1,118 @@
+package builtin_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/agents/builtin"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func convSignal(t *testing.T, typ, id, causation, data string) bus.Signal {
+	t.Helper()
+	s := bus.Signal{}
+	s.SetSpecVersion(bus.SpecVersion)
+	s.SetType(typ)
+	s.SetID(id)
+	s.SetSource("/test")
+	s.SetTime(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	if causation != "" {
+		s.SetExtension(bus.ExtCausationID, causation)
+	}
+	if err := bus.SetJSONData(&s, json.RawMessage(data)); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func errorsOf(ds []agents.Directive) []agents.Error {
+	var out []agents.Error
+	for _, d := range ds {
+		if e, ok := d.(agents.Error); ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func TestConversationAgentValidatesAndTracksPendingWork(t *testing.T) {
+	def, err := builtin.NewConversation()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := builtin.ConversationAgentID("p1", "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := def.New(id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		sig       bus.Signal
+		errType   string // "" for an accepted event
+		errPrefix string // the start of the error message: the JSON pointer
+	}{
+		{convSignal(t, convevent.Started, "e1", "req", `{"project_id":"p1","conversation_id":"c1"}`), "", ""},
+		{convSignal(t, convevent.ToolRequested, "e2", "e1", `{"call_id":"t1","name":"grep"}`), "", ""},
+		{convSignal(t, convevent.ToolRequested, "e3", "e1", `{"call_id":"t2","name":"ls"}`), "", ""},
+		{convSignal(t, convevent.LLMRequested, "e4", "e3", `{}`), "", ""},
+		{convSignal(t, convevent.ToolCompleted, "e5", "t1", `{"call_id":"t1","output":"x"}`), "", ""},
+		{convSignal(t, convevent.ToolRequested, "bad1", "e1", `{"name":"grep"}`), builtin.ReasonInvalidEvent, "/data/call_id:"},
+		{convSignal(t, convevent.UserMessage, "bad2", "", `{"text":"hi"}`), builtin.ReasonInvalidEvent, "/causationid:"},
+		{convSignal(t, convevent.UserMessage, "bad3", "e1", `{"text":7}`), builtin.ReasonInvalidEvent, "/data/text:"},
+		{convSignal(t, convevent.AssistantDelta, "d1", "e4", `{"text":"par"}`), builtin.ReasonTransientEvent, ""},
+		{convSignal(t, "conversation.unheard.of", "u1", "e1", `{}`), builtin.ReasonUnknownEvent, ""},
+		{convSignal(t, convevent.Cancel, "e6", "e1", `{}`), "", ""},
+	}
+	for _, st := range steps {
+		before, _ := agents.EncodeState(a.State)
+		next, ds := agents.Step(a, st.sig)
+		errs := errorsOf(ds)
+		if st.errType == "" {
+			if len(errs) > 0 {
+				t.Fatalf("%s %s refused: %+v", st.sig.Type(), st.sig.ID(), errs[0].Err)
+			}
+			a = next
+			continue
+		}
+		if len(errs) != 1 || errs[0].Err.Type != st.errType || !strings.HasPrefix(errs[0].Err.Message, st.errPrefix) {
+			t.Errorf("%s %s: directives %+v, want one error %s starting %q", st.sig.Type(), st.sig.ID(), ds, st.errType, st.errPrefix)
+			continue
+		}
+		if after, _ := agents.EncodeState(next.State); string(after) != string(before) {
+			t.Errorf("%s %s was refused but changed the state", st.sig.Type(), st.sig.ID())
+		}
+	}
+	conv := a.State.Object("conversation")
+	pending := conv.Object("pending_tools")
+	if len(pending) != 1 || pending["t2"] != "ls" {
+		t.Errorf("pending tools %v, want t2 only", pending)
+	}
+	if conv.String("llm_request") != "e4" || conv.String("status") != "cancelled" || conv.Number("events") != 6 || conv.String("last_event_id") != "e6" {
+		t.Errorf("state %v", conv)
+	}
+	// Replaying the accepted events gives the same state: the agent is pure.
+	b, err := def.New(id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range steps {
+		if st.errType == "" {
+			b, _ = agents.Step(b, st.sig)
+		}
+	}
+	x, _ := agents.EncodeState(a.State)
+	y, _ := agents.EncodeState(b.State)
+	if string(x) != string(y) {
+		t.Errorf("replay gave %s, want %s", y, x)
+	}
+}
