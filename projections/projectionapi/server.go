@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/jido-bus/jido-bus/bus"
@@ -25,20 +24,31 @@ type Server struct {
 	once  sync.Once
 }
 
-// Serve subscribes to every verb of both areas under subjects on nc.
+// Serve subscribes to each verb of both areas under subjects on nc. It
+// subscribes verb by verb, not to <area>.*, so that other verbs of the conv
+// area (conv.send and conv.follow, served by the agent runtime) can be
+// answered by their own subscriber without a second, failing reply.
 func Serve(nc *nats.Conn, local Local, subjects bus.Subjects) (*Server, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Server{local: local, ctx: ctx, stop: stop}
+	verbs := map[string][]string{
+		AreaProjection: {VerbList, VerbGet, VerbRebuild},
+		AreaConv:       {VerbList, VerbShow, VerbFork},
+	}
 	for _, area := range []string{AreaProjection, AreaConv} {
-		prefix := subjects.API(area, "")
-		sub, err := nc.Subscribe(subjects.API(area, "*"), func(m *nats.Msg) {
-			s.handle(area, strings.TrimPrefix(m.Subject, prefix), m)
-		})
-		if err != nil {
-			_ = s.Close()
-			return nil, fmt.Errorf("subscribe %s: %w", subjects.API(area, "*"), err)
+		for _, verb := range verbs[area] {
+			subject := subjects.API(area, verb)
+			sub, err := nc.Subscribe(subject, func(m *nats.Msg) { s.handle(area, verb, m) })
+			if err != nil {
+				_ = s.Close()
+				return nil, fmt.Errorf("subscribe %s: %w", subject, err)
+			}
+			s.subs = append(s.subs, sub)
 		}
-		s.subs = append(s.subs, sub)
+	}
+	if err := nc.Flush(); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("confirm subscriptions: %w", err)
 	}
 	return s, nil
 }
@@ -64,7 +74,7 @@ func (s *Server) handle(area, verb string, m *nats.Msg) {
 		result any
 		err    error
 	)
-	switch area + "." + verb {
+	switch area + "." + verb { // every case is subscribed in Serve
 	case AreaProjection + "." + VerbList:
 		result, err = call(s.ctx, m.Data, s.local.List)
 	case AreaProjection + "." + VerbGet:
@@ -77,8 +87,6 @@ func (s *Server) handle(area, verb string, m *nats.Msg) {
 		result, err = call(s.ctx, m.Data, s.local.ConvShow)
 	case AreaConv + "." + VerbFork:
 		result, err = call(s.ctx, m.Data, s.local.ConvFork)
-	default:
-		err = bus.Errorf(bus.ReasonInvalidSubject, "unknown %s verb %q", area, verb)
 	}
 	var body []byte
 	if err == nil {
