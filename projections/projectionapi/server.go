@@ -12,7 +12,7 @@ import (
 )
 
 // Server answers <prefix>.api.projection.<verb> and <prefix>.api.conv.<verb>
-// requests through a Local. Requests are handled one at a time per area,
+// requests through a Local. Requests are handled one at a time per verb,
 // in arrival order, on the NATS client's goroutine for the subscription:
 // every verb is a few reads (a fold with --at reads one conversation's
 // stream). Close stops it.
