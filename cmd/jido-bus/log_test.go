@@ -42,7 +42,7 @@ func runLog(t *testing.T, stdin string, args ...string) (string, string, error) 
 func makeLog(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "data")
-	l, err := eventlog.Open(dir, eventlog.Options{})
+	l, err := eventlog.Open(logDir(dir), eventlog.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestLogVerifyReportsDamage(t *testing.T) {
 // eventlog package documents: 'S' stream 0x00 seq (8 bytes big-endian).
 func damageEntry(t *testing.T, dir string) {
 	t.Helper()
-	db, err := pebble.Open(dir, &pebble.Options{})
+	db, err := pebble.Open(logDir(dir), &pebble.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func damageEntry(t *testing.T, dir string) {
 func TestLogThroughRunningNode(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	dir := makeLog(t)
-	l, err := eventlog.Open(dir, eventlog.Options{})
+	l, err := eventlog.Open(logDir(dir), eventlog.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,10 +10,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/jido-bus/jido-bus/node"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -72,12 +73,8 @@ func (e exitError) Unwrap() error { return e.err }
 // unless --data-dir says otherwise.
 const defaultDataDir = "./data"
 
-// logDir is where the event log (Pebble) lives inside a data directory;
-// the embedded NATS server keeps JetStream beside it in natsDir.
-func logDir(dataDir string) string { return filepath.Join(dataDir, "log") }
-
-// natsDir is where the embedded NATS server keeps its JetStream files.
-func natsDir(dataDir string) string { return filepath.Join(dataDir, "nats") }
+// logDir is where the event log lives inside a data directory.
+func logDir(dataDir string) string { return node.LogDir(dataDir) }
 
 // addDataDirFlag registers the --data-dir flag that every command touching
 // the data directory shares.

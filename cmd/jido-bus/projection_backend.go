@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/node"
 	"github.com/jido-bus/jido-bus/projections"
 	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
@@ -20,7 +20,7 @@ import (
 
 // projectionsDir is where the projection store (Pebble) lives inside a
 // data directory, beside the log.
-func projectionsDir(dataDir string) string { return filepath.Join(dataDir, "projections") }
+func projectionsDir(dataDir string) string { return node.ProjectionsDir(dataDir) }
 
 // projectionBackend is what the projection and conv subcommands need: a
 // running server's API (projectionapi.Client) or the data directory opened

@@ -1,0 +1,125 @@
+package node
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/agents/builtin"
+	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+)
+
+// resumeConversations closes the work every running conversation left
+// unfinished (tool calls requested and never answered, an LLM call in
+// flight): each becomes a failure with reason "interrupted", handed to the
+// conversation's agent like any event, so nothing requested is silently
+// forgotten. The events' ids derive from what they close, so doing this
+// twice appends nothing new.
+func (n *Node) resumeConversations(ctx context.Context, why string) {
+	for _, info := range n.rt.List() {
+		if info.Type != builtin.ConversationType {
+			continue
+		}
+		if err := n.resumeConversation(ctx, info.ID, why); err != nil {
+			n.log.Error("resume conversation", "conversation", info.ID, "err", err)
+		}
+	}
+}
+
+func (n *Node) resumeConversation(ctx context.Context, key, why string) error {
+	st := conversation.NewStatus()
+	for e, err := range n.evlog.ReadStream(convevent.Stream(key), eventlog.ReadOptions{Types: convevent.TypePattern}) {
+		if err != nil {
+			return err
+		}
+		if ev := conversation.Decode(e); ev != nil {
+			st.Fold(ev)
+		}
+	}
+	events, err := conversation.Interruptions(key, st, time.Now().UTC(), why)
+	if err != nil {
+		return err
+	}
+	for _, ev := range events {
+		if _, err := n.rt.Call(ctx, key, ev); err != nil {
+			return err
+		}
+	}
+	if len(events) > 0 {
+		n.log.Info("conversation resumed", "conversation", key, "interrupted", len(events))
+	}
+	return nil
+}
+
+// convSendRequest is the body of jido.api.conv.send.
+type convSendRequest struct {
+	Conv string `json:"conv"` // <project-id>/<conversation-id>
+	Text string `json:"text"`
+}
+
+// convSend appends a user message to a conversation, starting the
+// conversation's agent (and its conversation.started event) when it does
+// not run yet.
+func (n *Node) convSend(ctx context.Context, req []byte) (any, error) {
+	var r convSendRequest
+	if err := natsbus.DecodeRequest(req, &r); err != nil {
+		return nil, err
+	}
+	if err := conversation.CheckKey(r.Conv); err != nil {
+		return nil, bus.Errorf(bus.ReasonInvalidRequest, "conv %q: %v", r.Conv, err)
+	}
+	if r.Text == "" {
+		return nil, bus.Errorf(bus.ReasonInvalidRequest, `request has no text: send {"conv":"<project>/<conversation>","text":"…"}`)
+	}
+	if err := n.ensureConversation(ctx, r.Conv); err != nil {
+		return nil, err
+	}
+	sig, err := agents.NewSignal(convevent.UserMessage, convevent.Data{Text: r.Text})
+	if err != nil {
+		return nil, err
+	}
+	sig.SetID(bus.NewID())
+	sig.SetSource(convevent.Source(r.Conv))
+	sig.SetTime(time.Now().UTC())
+	sig.SetExtension(bus.ExtCausationID, sig.ID())
+	reply, err := n.rt.Call(ctx, r.Conv, sig)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"id": sig.ID(), "conv": r.Conv, "version": reply.Version}, nil
+}
+
+// ensureConversation starts the agent of conversation key with its
+// conversation.started event, unless it runs.
+func (n *Node) ensureConversation(ctx context.Context, key string) error {
+	if _, err := n.rt.State(key); err == nil {
+		return nil
+	}
+	if _, err := n.rt.Start(ctx, runtimeStart(key)); err != nil && bus.ErrorType(err) != "already_exists" {
+		return err
+	}
+	project, conv, _ := cut(key)
+	started, err := agents.NewSignal(convevent.Started, convevent.Data{ProjectID: project, ConversationID: conv})
+	if err != nil {
+		return err
+	}
+	started.SetID("started." + key)
+	started.SetSource(convevent.Source(key))
+	started.SetTime(time.Now().UTC())
+	started.SetExtension(bus.ExtCausationID, started.ID())
+	_, err = n.rt.Call(ctx, key, started)
+	return err
+}
+
+func runtimeStart(key string) runtime.StartRequest {
+	return runtime.StartRequest{Type: builtin.ConversationType, ID: key}
+}
+
+// cut splits a conversation key into its project and conversation ids.
+func cut(key string) (project, conv string, ok bool) { return strings.Cut(key, "/") }

@@ -1,0 +1,68 @@
+package node
+
+import (
+	"context"
+
+	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+)
+
+// toAgent hands a signal to the agent its subject names. A call is
+// answered after the commit with {"state":…,"version":N}; a signal refused
+// before the commit (unknown agent, full queue) is a dead letter; a
+// decision that failed was recorded in the agent's stream and is answered
+// with its error. A transient conversation event (an assistant delta) is
+// published for live views and never committed.
+func (n *Node) toAgent(_ context.Context, d *natsbus.Delivery) {
+	if convevent.IsTransient(d.Signal.Type()) {
+		n.publishTransient(d)
+		return
+	}
+	var reply func(runtime.Reply, error)
+	if d.IsCall() {
+		reply = func(r runtime.Reply, err error) {
+			switch {
+			case err == nil:
+				d.Respond(r)
+			case r.Committed:
+				d.Fail(err)
+			default:
+				d.Reject(err)
+			}
+		}
+	}
+	if err := n.rt.Deliver(d.Address.AgentID, d.Signal, reply); err != nil {
+		d.Reject(err)
+	}
+}
+
+func (n *Node) publishTransient(d *natsbus.Delivery) {
+	if _, err := n.rt.State(d.Address.AgentID); err != nil {
+		d.Reject(err)
+		return
+	}
+	if err := n.bus.Publish(n.subjects.Emit(d.Address.AgentID, d.Signal.Type()), &d.Signal); err != nil {
+		d.Fail(err)
+		return
+	}
+	d.Respond(map[string]any{"id": d.Signal.ID(), "transient": true})
+}
+
+// broadcast hands a signal to every agent with a matching route and says
+// how many took it; refusals (full queues) are also filed as a dead letter.
+func (n *Node) broadcast(_ context.Context, d *natsbus.Delivery) {
+	delivered, err := n.rt.Broadcast(d.Signal)
+	if err != nil {
+		n.bus.DeadLetter(d.Msg, err)
+	}
+	reply := struct {
+		ID        string `json:"id"`
+		Delivered int    `json:"delivered"`
+		Refused   string `json:"refused,omitempty"`
+	}{ID: d.Signal.ID(), Delivered: delivered}
+	if err != nil {
+		reply.Refused = err.Error()
+	}
+	d.Respond(reply)
+}

@@ -1,0 +1,331 @@
+// Package node assembles a running jido-bus node: NATS (embedded, or an
+// external server), the event log, the agent runtime, the projections and
+// every control-plane API, wired on one bus. `jido-bus serve` is a thin
+// shell around it; benchmarks and tests start nodes in process with it.
+//
+// Start order: data directory, NATS, log, agent types and runtime,
+// recovery of the agents, projections caught up, interrupted conversations
+// resumed, then the bus starts taking input. Close reverses it: input stops
+// first, then the agents and the projections finish, NATS drains, the
+// stores close.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/agents/builtin"
+	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/agents/runtime/agentapi"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/dispatch"
+	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/eventlog/logapi"
+	"github.com/jido-bus/jido-bus/projections"
+	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/projections/projectionapi"
+)
+
+// DeadLetterStream is the log stream every refused input is appended to.
+const DeadLetterStream = "dlq"
+
+// Directories inside the data directory.
+
+// LogDir is where the event log (Pebble) lives.
+func LogDir(dataDir string) string { return filepath.Join(dataDir, "log") }
+
+// NATSDir is where the embedded NATS server keeps its JetStream files.
+func NATSDir(dataDir string) string { return filepath.Join(dataDir, "nats") }
+
+// ProjectionsDir is where the projections keep their states and checkpoints.
+func ProjectionsDir(dataDir string) string { return filepath.Join(dataDir, "projections") }
+
+// ArtifactsDir is where large conversation payloads are stored.
+func ArtifactsDir(dataDir string) string { return filepath.Join(dataDir, "artifacts") }
+
+// Config configures a node. DataDir is required; the zero value of every
+// other field is the default of `jido-bus serve`.
+type Config struct {
+	DataDir string
+	NATS    NATSConfig
+	// Prefix is the first token(s) of every subject; empty means "jido".
+	Prefix string
+	// Limits bound every signal; the zero value allows 1 MiB of data.
+	Limits bus.Limits
+	// NoSync acknowledges appends before they reach the disk: for
+	// benchmarks and tests only, never for data anyone cares about.
+	NoSync bool
+	// Types registers agent types beside the built-in ones.
+	Types func(*agents.Registry) error
+	// Runtime adjusts the agent runtime's configuration before it starts
+	// (tasks, executors, error policies).
+	Runtime func(*runtime.Config)
+	// Logger receives the node's log; nil discards it.
+	Logger *slog.Logger
+	// Version is reported by jido.api.ping.
+	Version string
+}
+
+// Node is a running jido-bus node.
+type Node struct {
+	cfg      Config
+	log      *slog.Logger
+	subjects bus.Subjects
+	conn     *natsConn
+	evlog    *eventlog.Log
+	rt       *runtime.Runtime
+	store    *projections.Store
+	runner   *projections.Runner
+	bus      *natsbus.Bus
+	logAPI   *logapi.Server
+	projAPI  *projectionapi.Server
+	cancel   context.CancelFunc
+	runDone  chan error
+	started  time.Time
+
+	recovered int
+}
+
+// Start starts a node and returns once it takes input.
+func Start(ctx context.Context, cfg Config) (n *Node, err error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("node: Config.DataDir is required")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	subjects, err := bus.NewSubjects(cfg.Prefix)
+	if err != nil {
+		return nil, fmt.Errorf("prefix: %w", err)
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	n = &Node{cfg: cfg, log: log, subjects: subjects, started: time.Now(), runDone: make(chan error, 1)}
+	defer func() {
+		if err != nil {
+			n.abort()
+		}
+	}()
+
+	if n.conn, err = connect(cfg.NATS, NATSDir(cfg.DataDir), log); err != nil {
+		return nil, err
+	}
+	n.evlog, err = eventlog.Open(LogDir(cfg.DataDir), eventlog.Options{Limits: cfg.Limits, Logger: log, NoSync: cfg.NoSync})
+	if errors.Is(err, eventlog.ErrLocked) {
+		return nil, fmt.Errorf("the data dir %s is in use by another jido-bus process; stop it or choose another --data-dir: %w", cfg.DataDir, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open the event log: %w", err)
+	}
+
+	types, err := agentTypes(cfg.Types)
+	if err != nil {
+		return nil, err
+	}
+	rcfg := runtime.Config{
+		Store:    n.evlog,
+		Types:    types,
+		Streams:  map[string]string{builtin.ConversationType: "conversation"},
+		Dispatch: dispatch.Env{Conn: n.conn.nc, Subjects: subjects, Logger: log},
+		Logger:   log,
+	}
+	if cfg.Runtime != nil {
+		cfg.Runtime(&rcfg)
+	}
+	if n.rt, err = runtime.New(rcfg); err != nil {
+		return nil, err
+	}
+	if n.recovered, err = n.rt.Recover(ctx); err != nil {
+		log.Error("some agents could not be recovered", "err", err)
+	}
+
+	if n.store, err = projections.OpenStore(ProjectionsDir(cfg.DataDir), projections.StoreOptions{Logger: log}); err != nil {
+		return nil, fmt.Errorf("open the projection store: %w", err)
+	}
+	if n.runner, err = projections.NewRunner(n.evlog, n.store, projections.Options{Logger: log}, conversation.Projections(conversation.Options{})...); err != nil {
+		return nil, err
+	}
+	if err := n.runner.CatchUp(ctx, nil); err != nil {
+		return nil, fmt.Errorf("catch up the projections: %w", err)
+	}
+	n.resumeConversations(ctx, "the node restarted")
+	runCtx, cancel := context.WithCancel(context.Background())
+	n.cancel = cancel
+	go func() { n.runDone <- n.runner.Run(runCtx) }()
+
+	n.bus = natsbus.New(n.conn.nc, natsbus.Options{
+		Subjects:     subjects,
+		Limits:       cfg.Limits,
+		Logger:       log,
+		OnDeadLetter: n.fileDeadLetter,
+	})
+	if err := n.register(); err != nil {
+		return nil, err
+	}
+	log.Info("jido-bus ready", "nats", n.conn.url, "embedded", n.conn.srv != nil, "agents_recovered", n.recovered,
+		"agent_types", types.Names(), "prefix", subjects.All(""), "data_dir", cfg.DataDir, "version", cfg.Version)
+	return n, nil
+}
+
+func agentTypes(extra func(*agents.Registry) error) (*agents.Registry, error) {
+	types := agents.NewRegistry()
+	if err := builtin.Register(types); err != nil {
+		return nil, fmt.Errorf("register the built-in agent types: %w", err)
+	}
+	conv, err := builtin.NewConversation()
+	if err != nil {
+		return nil, err
+	}
+	if err := types.Register(conv); err != nil {
+		return nil, err
+	}
+	if extra != nil {
+		if err := extra(types); err != nil {
+			return nil, fmt.Errorf("register agent types: %w", err)
+		}
+	}
+	return types, nil
+}
+
+// URL is the NATS URL clients reach the node at.
+func (n *Node) URL() string { return n.conn.url }
+
+// Conn is the node's own NATS connection.
+func (n *Node) Conn() *nats.Conn { return n.conn.nc }
+
+// Runtime is the node's agent runtime.
+func (n *Node) Runtime() *runtime.Runtime { return n.rt }
+
+// Log is the node's event log.
+func (n *Node) Log() *eventlog.Log { return n.evlog }
+
+// Projections is the node's projection runner.
+func (n *Node) Projections() *projections.Runner { return n.runner }
+
+// Recovered is how many agents came back from the log at start.
+func (n *Node) Recovered() int { return n.recovered }
+
+// register subscribes every handler, control plane first.
+func (n *Node) register() error {
+	var err error
+	if err = n.bus.HandleAPI(n.subjects.Ping(), n.ping); err != nil {
+		return err
+	}
+	if n.logAPI, err = logapi.Serve(n.conn.nc, n.evlog, n.subjects); err != nil {
+		return err
+	}
+	local := projectionapi.Local{Runner: n.runner, Log: n.evlog}
+	if n.projAPI, err = projectionapi.Serve(n.conn.nc, local, n.subjects); err != nil {
+		return err
+	}
+	if err = agentapi.Serve(n.bus, n.rt); err != nil {
+		return err
+	}
+	if err = n.bus.HandleAPI(n.subjects.API("conv", "send"), n.convSend); err != nil {
+		return err
+	}
+	if err = n.bus.HandleSignals(bus.KindAgent, n.toAgent); err != nil {
+		return err
+	}
+	return n.bus.HandleSignals(bus.KindSignal, n.broadcast)
+}
+
+// Close stops the node: no new input, the agents and the projections
+// finish what they were doing (agents are not stopped: they come back on
+// the next start), NATS drains within drainTimeout, the stores close.
+func (n *Node) Close(drainTimeout time.Duration) error {
+	var errs []error
+	if n.bus != nil {
+		errs = append(errs, n.bus.Close())
+	}
+	for _, c := range []interface{ Close() error }{n.logAPI, n.projAPI} {
+		if c != nil && !isNil(c) {
+			errs = append(errs, c.Close())
+		}
+	}
+	if err := n.conn.drain(drainTimeout); err != nil {
+		errs = append(errs, fmt.Errorf("drain NATS: %w", err))
+	}
+	n.abort()
+	return errors.Join(errs...)
+}
+
+func isNil(c interface{ Close() error }) bool {
+	switch v := c.(type) {
+	case *logapi.Server:
+		return v == nil
+	case *projectionapi.Server:
+		return v == nil
+	}
+	return false
+}
+
+// abort releases whatever Start got as far as opening, in reverse order.
+func (n *Node) abort() {
+	if n.rt != nil {
+		_ = n.rt.Close()
+	}
+	if n.cancel != nil {
+		n.cancel()
+		if err := <-n.runDone; err != nil {
+			n.log.Error("projections", "err", err)
+		}
+		n.cancel = nil
+	}
+	if n.store != nil {
+		if err := n.store.Close(); err != nil {
+			n.log.Error("close the projection store", "err", err)
+		}
+		n.store = nil
+	}
+	if n.evlog != nil {
+		if err := n.evlog.Close(); err != nil {
+			n.log.Error("close the event log", "err", err)
+		}
+		n.evlog = nil
+	}
+	if n.conn != nil {
+		n.conn.close()
+	}
+}
+
+// pingReply answers <prefix>.api.ping.
+type pingReply struct {
+	Version  string        `json:"version"`
+	ServerID string        `json:"server_id,omitempty"`
+	Uptime   string        `json:"uptime"`
+	Agents   int           `json:"agents"`
+	Stats    natsbus.Stats `json:"stats"`
+}
+
+func (n *Node) ping(context.Context, []byte) (any, error) {
+	return pingReply{
+		Version:  n.cfg.Version,
+		ServerID: n.conn.nc.ConnectedServerId(),
+		Uptime:   time.Since(n.started).Round(time.Millisecond).String(),
+		Agents:   len(n.rt.List()),
+		Stats:    n.bus.Stats(),
+	}, nil
+}
+
+// fileDeadLetter appends a refused input to the log stream "dlq", so dead
+// letters outlive the NATS message that announced them.
+func (n *Node) fileDeadLetter(d natsbus.DeadLetter) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := n.evlog.Append(ctx, DeadLetterStream, eventlog.AnyVersion, d.Signal()); err != nil {
+		n.log.Error("append dead letter to the log", "stream", DeadLetterStream, "reason", d.Reason, "subject", d.Subject, "err", err)
+	}
+}
