@@ -4,8 +4,9 @@
 // shell around it; benchmarks and tests start nodes in process with it.
 //
 // Start order: data directory, NATS, log, agent types and runtime,
-// recovery of the agents, projections caught up, interrupted conversations
-// resumed, then the bus starts taking input. Close reverses it: input stops
+// recovery of the agents, interrupted conversations resumed, projections
+// started (they catch up in the background), then the bus starts taking
+// input. Close reverses it: input stops
 // first, then the agents and the projections finish, NATS drains, the
 // stores close.
 package node
@@ -157,9 +158,8 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	if n.runner, err = projections.NewRunner(n.evlog, n.store, projections.Options{Logger: log}, conversation.Projections(conversation.Options{})...); err != nil {
 		return nil, err
 	}
-	if err := n.runner.CatchUp(ctx, nil); err != nil {
-		return nil, fmt.Errorf("catch up the projections: %w", err)
-	}
+	// Resuming folds each conversation's own stream, so it does not wait
+	// for the projections to catch up; they do that in the background.
 	n.resumeConversations(ctx, "the node restarted")
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
