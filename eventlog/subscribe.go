@@ -135,6 +135,35 @@ func (s *Subscription) Next(ctx context.Context) (Entry, error) {
 	}
 }
 
+// TryNext is Next without waiting: it returns the next entry and true when
+// one is durable now, or false once every durable entry has been read or
+// filtered out — Position then says how far that went, so a subscriber
+// that filters by type can tell "nothing more now" from "nothing of mine".
+func (s *Subscription) TryNext() (Entry, bool, error) {
+	if s.closed {
+		return Entry{}, false, ErrClosed
+	}
+	if s.pos < len(s.buf) {
+		e := s.buf[s.pos]
+		s.buf[s.pos] = scanned{}
+		s.pos++
+		return e.entry, true, e.err
+	}
+	for {
+		before := s.next
+		n, err := s.refill()
+		if err != nil {
+			return Entry{}, false, err
+		}
+		if n > 0 {
+			return s.TryNext()
+		}
+		if s.next == before {
+			return Entry{}, false, nil
+		}
+	}
+}
+
 // refill reads up to Buffer entries from s.next and reports how many it
 // buffered.
 func (s *Subscription) refill() (int, error) {
