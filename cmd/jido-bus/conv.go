@@ -26,7 +26,7 @@ retries, tokens, timings).
 Every subcommand first asks a running node over NATS (--nats-url, the
 jido.api.conv.* subjects) and, when none answers, opens --data-dir itself.`,
 	}
-	cmd.AddCommand(newConvLsCmd(), newConvShowCmd(), newConvForkCmd())
+	cmd.AddCommand(newConvLsCmd(), newConvShowCmd(), newConvForkCmd(), newConvSendCmd(), newConvFollowCmd())
 	return cmd
 }
 
