@@ -9,6 +9,7 @@ import (
 	"iter"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,8 +32,9 @@ var _ Store = (*eventlog.Log)(nil)
 
 // Defaults of Config.
 const (
-	DefaultMaxRestarts   = 3
-	DefaultRestartWindow = 5 * time.Second
+	DefaultMaxRestarts    = 3
+	DefaultRestartWindow  = 5 * time.Second
+	DefaultPassivateAfter = 5 * time.Minute
 )
 
 // Config configures a Runtime. Store and Types are required; every other
@@ -68,6 +70,11 @@ type Config struct {
 	// Zero means DefaultMaxRestarts and DefaultRestartWindow.
 	MaxRestarts   int
 	RestartWindow time.Duration
+	// PassivateAfter is how long an agent stays idle before it gives up its
+	// goroutines and memory, keeping only an index entry; its next signal
+	// (or timer) brings it back from its snapshot. Zero means
+	// DefaultPassivateAfter; a negative value keeps every agent active.
+	PassivateAfter time.Duration
 	// OnEmit, when set, is called with every signal an agent emits or a
 	// lifecycle signal the runtime publishes, after it was dispatched. It
 	// must not block.
@@ -93,10 +100,12 @@ type Runtime struct {
 	workers  sync.WaitGroup // agent loops, timers' deliveries, tasks
 	typeByRt *bus.Router[string]
 
-	mu      sync.RWMutex
-	agents  map[string]*server
-	byType  map[string]map[*server]struct{}
-	closing bool
+	mu         sync.RWMutex
+	agents     map[string]*server             // active agents
+	passive    map[string]passiveAgent        // passive agents: an index entry each
+	activating map[string]chan struct{}       // activations in progress
+	byType     map[string]map[string]struct{} // type → ids of its agents, active or passive
+	closing    bool
 }
 
 // New returns a Runtime. Call Recover to bring back the agents a previous
@@ -120,18 +129,27 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.RestartWindow == 0 {
 		cfg.RestartWindow = DefaultRestartWindow
 	}
+	if cfg.PassivateAfter == 0 {
+		cfg.PassivateAfter = DefaultPassivateAfter
+	}
 	if cfg.Dispatch.Logger == nil {
 		cfg.Dispatch.Logger = cfg.Logger
 	}
 	rt := &Runtime{
-		cfg:      cfg,
-		log:      cfg.Logger,
-		codec:    cfg.Directives,
-		agents:   make(map[string]*server),
-		byType:   make(map[string]map[*server]struct{}),
-		typeByRt: bus.NewRouter[string](),
+		cfg:        cfg,
+		log:        cfg.Logger,
+		codec:      cfg.Directives,
+		agents:     make(map[string]*server),
+		passive:    make(map[string]passiveAgent),
+		activating: make(map[string]chan struct{}),
+		byType:     make(map[string]map[string]struct{}),
+		typeByRt:   bus.NewRouter[string](),
 	}
 	rt.ctx, rt.cancel = context.WithCancel(context.Background())
+	if cfg.PassivateAfter > 0 {
+		rt.workers.Add(1)
+		go rt.janitor()
+	}
 	rt.execs = builtinExecutors()
 	for kind, x := range cfg.Executors {
 		rt.execs[kind] = x
@@ -231,7 +249,8 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (Info, error) {
 		rt.mu.Unlock()
 		return Info{}, bus.Errorf(ReasonClosed, "the runtime is shutting down")
 	}
-	if _, taken := rt.agents[req.ID]; taken {
+	_, passive := rt.passive[req.ID]
+	if _, taken := rt.agents[req.ID]; taken || passive {
 		rt.mu.Unlock()
 		return Info{}, bus.Errorf(ReasonAlreadyExists, "an agent %q is already running; stop it first or choose another id", req.ID)
 	}
@@ -260,28 +279,38 @@ func (rt *Runtime) register(s *server) {
 	rt.agents[s.id] = s
 	set := rt.byType[s.def.Name()]
 	if set == nil {
-		set = make(map[*server]struct{})
+		set = make(map[string]struct{})
 		rt.byType[s.def.Name()] = set
 	}
-	set[s] = struct{}{}
+	set[s.id] = struct{}{}
 }
 
 // unregister removes s from the lookup tables; rt.mu must be held.
 func (rt *Runtime) unregister(s *server) {
 	if rt.agents[s.id] == s {
 		delete(rt.agents, s.id)
+		delete(rt.byType[s.def.Name()], s.id)
 	}
-	delete(rt.byType[s.def.Name()], s)
 }
 
+// lookup returns the active server of agent id, activating a passive
+// agent first.
 func (rt *Runtime) lookup(id string) (*server, error) {
-	rt.mu.RLock()
-	s := rt.agents[id]
-	rt.mu.RUnlock()
-	if s == nil {
-		return nil, bus.Errorf(bus.ReasonNotFound, "no agent %q is running", id)
+	for {
+		rt.mu.RLock()
+		s := rt.agents[id]
+		_, passive := rt.passive[id]
+		rt.mu.RUnlock()
+		if s != nil {
+			return s, nil
+		}
+		if !passive {
+			return nil, bus.Errorf(bus.ReasonNotFound, "no agent %q is running", id)
+		}
+		if err := rt.activate(id); err != nil {
+			return nil, err
+		}
 	}
-	return s, nil
 }
 
 // Reply is the answer to a call: the agent's state and version after the
@@ -303,11 +332,17 @@ type Reply struct {
 // with the reason it was refused. A refusal before queueing (unknown agent,
 // full queue) is also returned, and then reply is not called.
 func (rt *Runtime) Deliver(id string, sig bus.Signal, reply func(Reply, error)) error {
-	s, err := rt.lookup(id)
-	if err != nil {
-		return err
+	for {
+		s, err := rt.lookup(id)
+		if err != nil {
+			return err
+		}
+		err = s.deliver(envelope{sig: sig, reply: reply})
+		if !errors.Is(err, errPassivated) {
+			return err
+		}
+		// It went passive between the lookup and the delivery: look again.
 	}
-	return s.deliver(envelope{sig: sig, reply: reply})
 }
 
 // Call delivers sig to agent id and waits for the commit.
@@ -335,7 +370,7 @@ func (rt *Runtime) Cast(id string, sig bus.Signal) error { return rt.Deliver(id,
 // its type and returns how many accepted it. Agents whose queue is full
 // refuse it; their refusals are returned joined.
 func (rt *Runtime) Broadcast(sig bus.Signal) (int, error) {
-	var targets []*server
+	var targets []string
 	rt.mu.RLock()
 	seen := map[string]bool{}
 	for _, r := range rt.typeByRt.Match(sig.Type()) {
@@ -343,32 +378,22 @@ func (rt *Runtime) Broadcast(sig bus.Signal) (int, error) {
 			continue
 		}
 		seen[r.Target] = true
-		for s := range rt.byType[r.Target] {
-			targets = append(targets, s)
+		for id := range rt.byType[r.Target] {
+			targets = append(targets, id)
 		}
 	}
 	rt.mu.RUnlock()
-	slices.SortFunc(targets, func(a, b *server) int { return cmpString(a.id, b.id) })
+	slices.Sort(targets)
 	n := 0
 	var errs []error
-	for _, s := range targets {
-		if err := s.deliver(envelope{sig: sig}); err != nil {
-			errs = append(errs, fmt.Errorf("agent %s: %w", s.id, err))
+	for _, id := range targets {
+		if err := rt.Deliver(id, sig, nil); err != nil {
+			errs = append(errs, fmt.Errorf("agent %s: %w", id, err))
 			continue
 		}
 		n++
 	}
 	return n, errors.Join(errs...)
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Stop stops agent id: pending directives are dropped, its timers
@@ -388,26 +413,37 @@ func (rt *Runtime) Stop(ctx context.Context, id, reason string) error {
 
 // State describes agent id.
 func (rt *Runtime) State(id string) (Info, error) {
-	s, err := rt.lookup(id)
-	if err != nil {
-		return Info{}, err
+	rt.mu.RLock()
+	s := rt.agents[id]
+	p, passive := rt.passive[id]
+	rt.mu.RUnlock()
+	switch {
+	case s != nil:
+		return s.info(), nil
+	case passive:
+		return rt.passiveInfo(id, p)
 	}
-	return s.info(), nil
+	return Info{}, bus.Errorf(bus.ReasonNotFound, "no agent %q is running", id)
 }
 
-// List describes every agent in the runtime, ordered by id.
+// List describes every agent in the runtime, ordered by id. Passive
+// agents are listed with status "passive" and without their state (State
+// reads it from their snapshot).
 func (rt *Runtime) List() []Info {
 	rt.mu.RLock()
-	all := make([]*server, 0, len(rt.agents))
+	out := make([]Info, 0, len(rt.agents)+len(rt.passive))
+	active := make([]*server, 0, len(rt.agents))
 	for _, s := range rt.agents {
-		all = append(all, s)
+		active = append(active, s)
+	}
+	for id, p := range rt.passive {
+		out = append(out, Info{ID: id, Type: p.typ, Stream: rt.streamFor(p.typ, id), Status: StatusPassive})
 	}
 	rt.mu.RUnlock()
-	slices.SortFunc(all, func(a, b *server) int { return cmpString(a.id, b.id) })
-	out := make([]Info, len(all))
-	for i, s := range all {
-		out[i] = s.info()
+	for _, s := range active {
+		out = append(out, s.info())
 	}
+	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
 

@@ -20,7 +20,8 @@ const (
 	StatusRunning    = "running"
 	StatusRestarting = "restarting" // crashed; being restored from its log
 	StatusStopped    = "stopped"
-	StatusFailed     = "failed" // crashed past the restart budget; stays down
+	StatusFailed     = "failed"  // crashed past the restart budget; stays down
+	StatusPassive    = "passive" // idle: only an index entry; its next signal activates it
 )
 
 // envelope is a signal waiting in an agent's inbox.
@@ -88,6 +89,8 @@ type server struct {
 	children     map[string]string // tag → child id
 	errorCount   int
 	restarts     int
+	lastActive   time.Time // when the agent last got a signal
+	snapVersion  uint64    // the agent version of its last snapshot
 	timers       *timers
 	tasks        map[string]context.CancelFunc
 	effects      []effectResult
@@ -153,6 +156,9 @@ func (s *server) deliver(env envelope) error {
 	s.mu.Lock()
 	switch s.status {
 	case StatusRunning, StatusRestarting:
+	case StatusPassive:
+		s.mu.Unlock()
+		return errPassivated
 	case StatusFailed:
 		s.mu.Unlock()
 		return bus.Errorf(ReasonAgentFailed, "agent %s is down: %s", s.id, s.reason)
@@ -165,6 +171,7 @@ func (s *server) deliver(env envelope) error {
 		return bus.Errorf(bus.ReasonQueueOverflow, "agent %s has %d signals and directives queued, its max_queue_size; retry later", s.id, n)
 	}
 	s.inbox = append(s.inbox, env)
+	s.lastActive = s.rt.cfg.Now()
 	start := !s.inboxRunning && s.status == StatusRunning
 	if start {
 		s.inboxRunning = true
@@ -438,6 +445,11 @@ func (s *server) maybeSnapshot(seq uint64) {
 	data, err := s.snapshotData()
 	if err == nil {
 		err = s.rt.cfg.Store.SaveSnapshot(s.rt.ctx, s.stream, seq, data)
+	}
+	if err == nil {
+		s.mu.Lock()
+		s.snapVersion = s.version
+		s.mu.Unlock()
 	}
 	if err != nil {
 		s.rt.log.Warn("save snapshot", "agent", s.id, "stream", s.stream, "err", err)

@@ -271,3 +271,29 @@ func execCronCancel(_ context.Context, d agents.Directive, x *ExecContext) (Exec
 	x.s.timers.cancelCron(d.(agents.CronCancel).JobID)
 	return ExecResult{}, nil
 }
+
+// nextDue returns when the first of the agent's timers is due (zero when
+// it has none), for a passive agent's wake-up.
+func (t *timers) nextDue(now time.Time) time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var first time.Time
+	consider := func(at time.Time) {
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	for _, a := range t.state.Awaiting {
+		if a.Kind == "schedule" {
+			consider(a.Due)
+		} else {
+			consider(now) // a task still to run
+		}
+	}
+	for _, job := range t.state.Crons {
+		if next, err := job.next(now); err == nil {
+			consider(next)
+		}
+	}
+	return first
+}
