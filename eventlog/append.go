@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/jido-bus/jido-bus/bus"
@@ -90,8 +88,9 @@ func (l *Log) AppendMulti(ctx context.Context, parts []StreamAppend) ([]AppendRe
 // preparedEvent is an event validated and encoded outside the sequencer,
 // with a header to be filled in once its position is known.
 type preparedEvent struct {
-	value []byte
-	idem  []byte
+	value []byte // the entry value, header zero until sequenced
+	idem  []byte // the idempotency key
+	hash  uint64 // l.hashIdem(idem), for the filters
 	id    string
 }
 
@@ -102,7 +101,8 @@ type preparedPart struct {
 }
 
 // prepare validates every part and encodes its events, so that the
-// sequencer only patches headers.
+// sequencer only looks up, assigns and patches headers. It runs in the
+// caller's goroutine, concurrently with other callers.
 func (l *Log) prepare(parts []StreamAppend) ([]preparedPart, error) {
 	total := 0
 	for _, p := range parts {
@@ -112,6 +112,7 @@ func (l *Log) prepare(parts []StreamAppend) ([]preparedPart, error) {
 		return nil, bus.Errorf(bus.ReasonTooLarge, "append of %d events: the limit is %d per call", total, l.opts.maxAppendEvents())
 	}
 	out := make([]preparedPart, len(parts))
+	events := make([]preparedEvent, total) // one allocation for every part
 	for i, p := range parts {
 		if err := ValidateStream(p.Stream); err != nil {
 			return nil, err
@@ -119,26 +120,39 @@ func (l *Log) prepare(parts []StreamAppend) ([]preparedPart, error) {
 		if len(p.Events) == 0 {
 			return nil, bus.Errorf(bus.ReasonInvalidRequest, "append to %s: no events", p.Stream)
 		}
-		out[i] = preparedPart{stream: p.Stream, expected: p.Expected, events: make([]preparedEvent, len(p.Events))}
+		out[i] = preparedPart{stream: p.Stream, expected: p.Expected, events: events[:len(p.Events):len(p.Events)]}
+		events = events[len(p.Events):]
 		for j := range p.Events {
 			ev := &p.Events[j]
 			if err := bus.ValidateSignal(ev, l.opts.Limits); err != nil {
 				return nil, fmt.Errorf("append to %s: event %d (id %q): %w", p.Stream, j, ev.ID(), err)
 			}
-			v := encodeEntry(nil, p.Stream, 0, 0, time.Time{}, ev)
-			attr := len(v) - headerLen - len(ev.Data())
-			if attr > l.opts.maxAttributeBytes() {
-				return nil, fmt.Errorf("append to %s: event %d (id %q): %w", p.Stream, j, ev.ID(),
-					bus.Errorf(bus.ReasonTooLarge, "attributes take %d bytes, the limit is %d", attr, l.opts.maxAttributeBytes()))
+			pe, err := l.prepareEvent(p.Stream, ev)
+			if err != nil {
+				return nil, fmt.Errorf("append to %s: event %d (id %q): %w", p.Stream, j, ev.ID(), err)
 			}
-			out[i].events[j] = preparedEvent{
-				value: v,
-				idem:  idemKey(p.Stream, ev.Source(), ev.ID()),
-				id:    ev.ID(),
-			}
+			out[i].events[j] = pe
 		}
 	}
 	return out, nil
+}
+
+// prepareEvent encodes a validated event: its value and its idempotency
+// key share one allocation.
+func (l *Log) prepareEvent(stream string, ev *bus.Signal) (preparedEvent, error) {
+	id, source, data := ev.ID(), ev.Source(), ev.Data()
+	// Room for the header, the stream, id and source, the other
+	// attributes at a guess (append grows the buffer if it is short), the
+	// data and the idempotency key.
+	est := headerLen + 64 + 2*len(stream) + 2*len(id) + 2*len(source) + len(ev.Type()) + len(ev.Subject()) + len(data) + 12
+	buf := appendEntryBodyOf(make([]byte, 0, est), stream, id, source, ev)
+	n := len(buf)
+	if attr := n - headerLen - len(data); attr > l.opts.maxAttributeBytes() {
+		return preparedEvent{}, bus.Errorf(bus.ReasonTooLarge, "attributes take %d bytes, the limit is %d", attr, l.opts.maxAttributeBytes())
+	}
+	buf = appendIdemKey(buf, stream, source, id)
+	idem := buf[n:]
+	return preparedEvent{value: buf[:n:n], idem: idem, hash: l.hashIdem(idem), id: id}, nil
 }
 
 // existing looks an idempotency key up in the database, which under
@@ -158,18 +172,9 @@ func (l *Log) existing(idem []byte) (Position, bool, error) {
 	return Position{Seq: binary.BigEndian.Uint64(v), GlobalSeq: binary.BigEndian.Uint64(v[8:]), Duplicate: true}, true, nil
 }
 
-func encodeIdem(p Position) []byte {
-	b := binary.BigEndian.AppendUint64(make([]byte, 0, 16), p.Seq)
+func appendIdem(b []byte, p Position) []byte {
+	b = binary.BigEndian.AppendUint64(b, p.Seq)
 	return binary.BigEndian.AppendUint64(b, p.GlobalSeq)
-}
-
-// setHeader fills in the position and commit time of an encoded value and
-// its checksum.
-func setHeader(v []byte, gseq, seq uint64, commit time.Time) {
-	binary.BigEndian.PutUint64(v[5:], gseq)
-	binary.BigEndian.PutUint64(v[13:], seq)
-	binary.BigEndian.PutUint64(v[21:], uint64(commit.UnixNano()))
-	binary.BigEndian.PutUint32(v[1:], crc32.Checksum(v[5:], castagnoli))
 }
 
 // waitDurable waits until the durable watermark reaches gseq.

@@ -48,10 +48,24 @@ var errShort = errors.New("value is truncated")
 // dst. The event must have passed bus.ValidateSignal.
 func encodeEntry(dst []byte, stream string, seq, gseq uint64, commit time.Time, ev *bus.Signal) []byte {
 	start := len(dst)
-	dst = append(dst, formatV1, 0, 0, 0, 0)
-	dst = binary.BigEndian.AppendUint64(dst, gseq)
-	dst = binary.BigEndian.AppendUint64(dst, seq)
-	dst = binary.BigEndian.AppendUint64(dst, uint64(commit.UnixNano()))
+	dst = appendEntryBody(dst, stream, ev)
+	setHeader(dst[start:], gseq, seq, commit)
+	return dst
+}
+
+// appendEntryBody appends the format-1 value of ev to dst with a zero
+// header (checksum, position and commit time), which setHeader fills in
+// once they are known; the body is checksummed only then, once.
+func appendEntryBody(dst []byte, stream string, ev *bus.Signal) []byte {
+	return appendEntryBodyOf(dst, stream, ev.ID(), ev.Source(), ev)
+}
+
+// appendEntryBodyOf is appendEntryBody for a caller that has read the
+// event's id and source already (reading the source formats a URL).
+func appendEntryBodyOf(dst []byte, stream, id, source string, ev *bus.Signal) []byte {
+	var hdr [headerLen]byte
+	hdr[0] = formatV1
+	dst = append(dst, hdr[:]...)
 	var flags byte
 	evTime := ev.Time()
 	if !evTime.IsZero() {
@@ -62,8 +76,8 @@ func encodeEntry(dst []byte, stream string, seq, gseq uint64, commit time.Time, 
 	}
 	dst = append(dst, flags)
 	dst = appendString(dst, stream)
-	dst = appendString(dst, ev.ID())
-	dst = appendString(dst, ev.Source())
+	dst = appendString(dst, id)
+	dst = appendString(dst, source)
 	dst = appendString(dst, ev.Type())
 	dst = appendString(dst, ev.Subject())
 	dst = appendString(dst, ev.DataContentType())
@@ -85,9 +99,16 @@ func encodeEntry(dst []byte, stream string, seq, gseq uint64, commit time.Time, 
 			dst = appendString(dst, v)
 		}
 	}
-	dst = append(dst, ev.Data()...)
-	binary.BigEndian.PutUint32(dst[start+1:], crc32.Checksum(dst[start+5:], castagnoli))
-	return dst
+	return append(dst, ev.Data()...)
+}
+
+// setHeader fills in the position and commit time of an encoded value and
+// its checksum.
+func setHeader(v []byte, gseq, seq uint64, commit time.Time) {
+	binary.BigEndian.PutUint64(v[5:], gseq)
+	binary.BigEndian.PutUint64(v[13:], seq)
+	binary.BigEndian.PutUint64(v[21:], uint64(commit.UnixNano()))
+	binary.BigEndian.PutUint32(v[1:], crc32.Checksum(v[5:], castagnoli))
 }
 
 func appendString(dst []byte, s string) []byte {

@@ -17,8 +17,9 @@
 //     it assigns the sequences of every queued append under one mutex
 //     (Log.commitMu), in one Pebble batch handed to Pebble's commit
 //     pipeline inside that mutex, so WAL order equals sequence order. The
-//     appends that queue during its fsync form the next group and share
-//     the next fsync (group commit; see commit.go).
+//     appends that queue during its fsync form the next group, which is
+//     sequenced while that fsync runs and shares the next one (group
+//     commit; see commit.go).
 //  2. Gapless. Per-stream sequences are 1, 2, 3 … with no gap and no
 //     duplicate, and global sequences only grow. A failed WAL sync poisons
 //     the Log (every later call fails with ErrFailed), so a sequence that
@@ -34,6 +35,20 @@
 //  5. Retained prefix. Truncation and deletion remove a prefix of a stream
 //     (or all of it); what is gone reads as gone (ErrGone), never as
 //     corrupt.
+//
+// # Idempotency
+//
+// Every entry has an idempotency record ('I' below) naming its position.
+// The sequencer checks each new event against the events of its group so
+// far, then against the database. A Bloom filter in memory (idemfilter.go)
+// holds the key of every idempotency record in the database, so for
+// nearly every new event it answers "absent" without a Pebble lookup; a
+// "maybe" (a duplicate, a removed entry, or a false alarm) is looked up.
+// The filter is built from a snapshot in the background when the Log
+// opens and again when it fills up, taking meanwhile every key committed
+// after the snapshot; until it is built every new event is looked up. It
+// can only err towards "maybe", so it never lets a duplicate through; its
+// size is bounded by Options.IdempotencyFilterBytes.
 //
 // # Key layout
 //

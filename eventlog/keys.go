@@ -25,7 +25,10 @@ var (
 
 // streamKey returns 'S' stream 0x00 seq.
 func streamKey(stream string, seq uint64) []byte {
-	k := make([]byte, 0, len(stream)+10)
+	return appendStreamKey(make([]byte, 0, len(stream)+10), stream, seq)
+}
+
+func appendStreamKey(k []byte, stream string, seq uint64) []byte {
 	k = append(k, kindStream)
 	k = append(k, stream...)
 	k = append(k, 0)
@@ -48,11 +51,10 @@ func parseStreamKey(k []byte) (stream string, seq uint64, ok bool) {
 	return string(k[1 : len(k)-9]), binary.BigEndian.Uint64(k[len(k)-8:]), true
 }
 
-func globalKey(gseq uint64) []byte {
-	k := make([]byte, 9)
-	k[0] = kindGlobal
-	binary.BigEndian.PutUint64(k[1:], gseq)
-	return k
+func globalKey(gseq uint64) []byte { return appendGlobalKey(make([]byte, 0, 9), gseq) }
+
+func appendGlobalKey(k []byte, gseq uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(k, kindGlobal), gseq)
 }
 
 func globalBounds() (lo, hi []byte) { return []byte{kindGlobal}, []byte{kindGlobal + 1} }
@@ -68,7 +70,15 @@ func parseGlobalKey(k []byte) (gseq uint64, ok bool) {
 // The source is length-prefixed so that no source/id pair can collide with
 // another whatever bytes they hold.
 func idemKey(stream, source, id string) []byte {
-	k := make([]byte, 0, len(stream)+len(source)+len(id)+8)
+	return appendIdemKey(make([]byte, 0, idemKeyLen(stream, source, id)), stream, source, id)
+}
+
+// idemKeyLen is an upper bound of the length of an idempotency key.
+func idemKeyLen(stream, source, id string) int {
+	return len(stream) + len(source) + len(id) + 2 + binary.MaxVarintLen64
+}
+
+func appendIdemKey(k []byte, stream, source, id string) []byte {
 	k = append(k, kindIdem)
 	k = append(k, stream...)
 	k = append(k, 0)
@@ -83,7 +93,9 @@ func idemBounds(stream string) (lo, hi []byte) {
 	return lo, hi
 }
 
-func metaKey(stream string) []byte { return append([]byte{kindMeta}, stream...) }
+func metaKey(stream string) []byte { return appendMetaKey(make([]byte, 0, len(stream)+1), stream) }
+
+func appendMetaKey(k []byte, stream string) []byte { return append(append(k, kindMeta), stream...) }
 
 func metaBounds() (lo, hi []byte) { return []byte{kindMeta}, []byte{kindMeta + 1} }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"strings"
 	"sync"
@@ -24,7 +25,21 @@ type Log struct {
 	// and the batch is handed to Pebble, and by retention and snapshot
 	// writes, which must not interleave with an append to the same stream.
 	commitMu sync.Mutex
-	lastGSeq uint64 // the last global sequence handed out; under commitMu
+	lastGSeq uint64     // the last global sequence handed out; under commitMu
+	group    groupState // the sequencer's scratch; under commitMu
+	// syncing is closed when the last group handed to Pebble has been
+	// synced (or failed); nil before the first. Under commitMu.
+	syncing chan struct{}
+
+	// filter holds every idempotency key in the database (and maybe some
+	// that were removed), so that most new events need no lookup; nil
+	// until it is first built. building, when not nil, is a larger filter
+	// being built that will replace it. Both under commitMu; see
+	// idemfilter.go. idemSeed seeds their hashes.
+	filter   *idemFilter
+	building *idemFilter
+	idemSeed maphash.Seed
+	bg       sync.WaitGroup // filter builders; Close waits for them
 
 	// queueMu guards queue, the append requests waiting for a leader, and
 	// leading, whether some caller is the leader (see commit).
@@ -66,6 +81,8 @@ func Open(dir string, opts Options) (*Log, error) {
 		FS:     opts.FS,
 		Cache:  cache,
 		Logger: pebbleLogger{logger},
+
+		MemTableSize: opts.memTableBytes(),
 	}
 	if po.FS == nil {
 		po.FS = vfs.Default
@@ -84,6 +101,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		streams:   make(map[string]streamMeta),
 		notify:    make(chan struct{}),
 		done:      make(chan struct{}),
+		idemSeed:  maphash.MakeSeed(),
 	}
 	if opts.NoSync {
 		l.writeOpts = pebble.NoSync
@@ -92,7 +110,21 @@ func Open(dir string, opts Options) (*Log, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open event log %s: %w", dir, err)
 	}
+	var keys uint64
+	for _, m := range l.streams {
+		keys += m.count
+	}
+	l.commitMu.Lock()
+	l.startFilterBuild(2 * keys)
+	l.commitMu.Unlock()
 	return l, nil
+}
+
+func (l *Log) logger() *slog.Logger {
+	if l.opts.Logger != nil {
+		return l.opts.Logger
+	}
+	return slog.Default()
 }
 
 // isLockError recognises Pebble's failure to take the directory lock:
@@ -162,6 +194,7 @@ func (l *Log) Close() error {
 	close(l.done)
 	l.lifeMu.Unlock()
 	l.ops.Wait()
+	l.bg.Wait()
 	return l.db.Close()
 }
 

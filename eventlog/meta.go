@@ -18,9 +18,10 @@ type streamMeta struct {
 
 const metaFormatV1 = 1
 
-func encodeMeta(m streamMeta) []byte {
-	b := make([]byte, 1, 33)
-	b[0] = metaFormatV1
+func encodeMeta(m streamMeta) []byte { return appendMeta(make([]byte, 0, 33), m) }
+
+func appendMeta(b []byte, m streamMeta) []byte {
+	b = append(b, metaFormatV1)
 	b = binary.BigEndian.AppendUint64(b, m.head)
 	b = binary.BigEndian.AppendUint64(b, m.first)
 	b = binary.BigEndian.AppendUint64(b, m.count)
