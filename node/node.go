@@ -71,6 +71,9 @@ type Config struct {
 	// Runtime adjusts the agent runtime's configuration before it starts
 	// (tasks, executors, error policies).
 	Runtime func(*runtime.Config)
+	// MetricsAddr, when set, serves Prometheus metrics on
+	// http://MetricsAddr/metrics.
+	MetricsAddr string
 	// Logger receives the node's log; nil discards it.
 	Logger *slog.Logger
 	// Version is reported by jido.api.ping.
@@ -93,6 +96,7 @@ type Node struct {
 	cancel   context.CancelFunc
 	runDone  chan error
 	started  time.Time
+	metrics  *metrics
 
 	recovered int
 }
@@ -113,7 +117,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	n = &Node{cfg: cfg, log: log, subjects: subjects, started: time.Now(), runDone: make(chan error, 1)}
+	n = &Node{cfg: cfg, log: log, subjects: subjects, started: time.Now(), runDone: make(chan error, 1), metrics: newMetrics()}
 	defer func() {
 		if err != nil {
 			n.abort()
@@ -141,6 +145,8 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		Streams:  map[string]string{builtin.ConversationType: "conversation"},
 		Dispatch: dispatch.Env{Conn: n.conn.nc, Subjects: subjects, Logger: log},
 		Logger:   log,
+		Observer: n.metrics,
+		OnEmit:   func(string, *bus.Signal) { n.metrics.emitted.Inc() },
 	}
 	if cfg.Runtime != nil {
 		cfg.Runtime(&rcfg)
@@ -173,6 +179,14 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	})
 	if err := n.register(); err != nil {
 		return nil, err
+	}
+	n.metrics.watch(n)
+	if cfg.MetricsAddr != "" {
+		url, err := n.metrics.serve(cfg.MetricsAddr)
+		if err != nil {
+			return nil, err
+		}
+		log.Info("metrics", "url", url)
 	}
 	log.Info("jido-bus ready", "nats", n.conn.url, "embedded", n.conn.srv != nil, "agents_recovered", n.recovered,
 		"agent_types", types.Names(), "prefix", subjects.All(""), "data_dir", cfg.DataDir, "version", cfg.Version)
@@ -255,6 +269,7 @@ func (n *Node) Close(drainTimeout time.Duration) error {
 			errs = append(errs, c.Close())
 		}
 	}
+	errs = append(errs, n.metrics.close())
 	if err := n.conn.drain(drainTimeout); err != nil {
 		errs = append(errs, fmt.Errorf("drain NATS: %w", err))
 	}
@@ -323,6 +338,7 @@ func (n *Node) ping(context.Context, []byte) (any, error) {
 // fileDeadLetter appends a refused input to the log stream "dlq", so dead
 // letters outlive the NATS message that announced them.
 func (n *Node) fileDeadLetter(d natsbus.DeadLetter) {
+	n.metrics.deadLetters.WithLabelValues(d.Reason).Inc()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := n.evlog.Append(ctx, DeadLetterStream, eventlog.AnyVersion, d.Signal()); err != nil {

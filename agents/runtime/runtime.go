@@ -79,6 +79,10 @@ type Config struct {
 	// lifecycle signal the runtime publishes, after it was dispatched. It
 	// must not block.
 	OnEmit func(from string, s *bus.Signal)
+	// Observer is told of commits and directive executions, for metrics;
+	// nil tells no one. It is called on the agents' loops and must not
+	// block.
+	Observer Observer
 	// Logger receives the runtime's log; nil discards it.
 	Logger *slog.Logger
 	// Now is the clock for commit-time bookkeeping and timers; nil means
@@ -182,6 +186,44 @@ func (rt *Runtime) streamFor(typ, id string) string {
 		prefix = "agent"
 	}
 	return prefix + "/" + id
+}
+
+// Observer receives what the runtime does, for metrics.
+type Observer interface {
+	// Committed is called after each decision was committed, with how long
+	// the append took (the durable write, fsync included).
+	Committed(agentType string, d time.Duration)
+	// Executed is called after each directive ran, with its kind and its
+	// outcome (OutcomeOK, OutcomeAsync, OutcomeStop, OutcomeFailed, …).
+	Executed(kind, outcome string)
+	// Refused is called for each signal refused before its commit, with
+	// the reason (queue_overflow, not_found, …).
+	Refused(reason string)
+}
+
+// Counts are how many agents a runtime holds and how much work waits.
+type Counts struct {
+	Active  int `json:"active"`
+	Passive int `json:"passive"`
+	// Queued is the signals and directives waiting, over all active agents.
+	Queued int `json:"queued"`
+}
+
+// Counts returns the runtime's current counts.
+func (rt *Runtime) Counts() Counts {
+	rt.mu.RLock()
+	c := Counts{Active: len(rt.agents), Passive: len(rt.passive)}
+	active := make([]*server, 0, len(rt.agents))
+	for _, s := range rt.agents {
+		active = append(active, s)
+	}
+	rt.mu.RUnlock()
+	for _, s := range active {
+		s.mu.Lock()
+		c.Queued += len(s.inbox) + len(s.queue)
+		s.mu.Unlock()
+	}
+	return c
 }
 
 // StartRequest is what Start needs; it is also the JSON body of
@@ -334,14 +376,16 @@ type Reply struct {
 func (rt *Runtime) Deliver(id string, sig bus.Signal, reply func(Reply, error)) error {
 	for {
 		s, err := rt.lookup(id)
-		if err != nil {
-			return err
+		if err == nil {
+			err = s.deliver(envelope{sig: sig, reply: reply})
+			if errors.Is(err, errPassivated) {
+				continue // it went passive between the lookup and the delivery
+			}
 		}
-		err = s.deliver(envelope{sig: sig, reply: reply})
-		if !errors.Is(err, errPassivated) {
-			return err
+		if err != nil && rt.cfg.Observer != nil {
+			rt.cfg.Observer.Refused(bus.ErrorType(err))
 		}
-		// It went passive between the lookup and the delivery: look again.
+		return err
 	}
 }
 

@@ -239,6 +239,9 @@ func (s *server) decideAndCommit(env envelope) {
 		return
 	}
 	res, err := s.append(s.rt.ctx, env.sig, rec)
+	if obs := s.rt.cfg.Observer; obs != nil && err == nil {
+		obs.Committed(s.def.Name(), s.rt.now().Sub(now))
+	}
 	if err != nil {
 		s.rt.log.Error("commit signal", "agent", s.id, "signal", env.sig.ID(), "type", env.sig.Type(), "err", err)
 		s.answer(env, Reply{}, err)
@@ -396,6 +399,9 @@ func (s *server) noteEffect(q queued, res ExecResult, err error) {
 		if errors.Is(err, errNoExecutor) {
 			out.Outcome = OutcomeUnknown
 		}
+	}
+	if obs := s.rt.cfg.Observer; obs != nil {
+		obs.Executed(out.Kind, out.Outcome)
 	}
 	s.mu.Lock()
 	s.effects = append(s.effects, out)

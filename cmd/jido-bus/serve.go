@@ -28,6 +28,7 @@ type serveConfig struct {
 	logLevel     string
 	logFormat    string
 	drainTimeout time.Duration
+	metrics      string
 }
 
 func newServeCmd() *cobra.Command {
@@ -73,6 +74,7 @@ drains what is in flight, flushes, and exits 0.`,
 	f.IntVar(&cfg.maxDataBytes, "max-data-bytes", bus.DefaultMaxDataBytes, "largest signal data accepted, in bytes")
 	f.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&cfg.logFormat, "log-format", "text", "text or json")
+	f.StringVar(&cfg.metrics, "metrics", "", "serve Prometheus metrics on http://HOST:PORT/metrics (e.g. 127.0.0.1:9464); off when empty")
 	f.DurationVar(&cfg.drainTimeout, "drain-timeout", 10*time.Second, "how long shutdown waits for in-flight messages")
 	return cmd
 }
@@ -104,10 +106,11 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 			User: cfg.user, Password: cfg.password, Token: cfg.token,
 			NoJetStream: cfg.noJetStream,
 		},
-		Prefix:  cfg.prefix,
-		Limits:  bus.Limits{MaxDataBytes: cfg.maxDataBytes},
-		Logger:  log,
-		Version: version,
+		Prefix:      cfg.prefix,
+		Limits:      bus.Limits{MaxDataBytes: cfg.maxDataBytes},
+		Logger:      log,
+		Version:     version,
+		MetricsAddr: cfg.metrics,
 	})
 	if err != nil {
 		return err

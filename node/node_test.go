@@ -1,0 +1,79 @@
+package node
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/bus"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func startNode(t *testing.T, dir string) *Node {
+	t.Helper()
+	n, err := Start(context.Background(), Config{DataDir: dir, NATS: NATSConfig{Listen: "127.0.0.1:0"}, MetricsAddr: "127.0.0.1:0", NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestNodeRestartAndMetrics starts a node in process, runs a counter,
+// reads the metrics endpoint, restarts on the same data dir and finds the
+// counter again.
+func TestNodeRestartAndMetrics(t *testing.T) {
+	dir := t.TempDir()
+	n := startNode(t, dir)
+	ctx := context.Background()
+	if _, err := n.Runtime().Start(ctx, runtime.StartRequest{Type: "counter", ID: "c1"}); err != nil {
+		t.Fatal(err)
+	}
+	sig, err := bus.NewSignal("counter.increment", "test", map[string]int{"by": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Runtime().Call(ctx, "c1", sig); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Runtime().Call(ctx, "nosuch", sig); err == nil {
+		t.Fatal("a call to an unknown agent succeeded")
+	}
+
+	resp, err := http.Get("http://" + n.metrics.ln.Addr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`jido_agents_active 1`,
+		`jido_commit_seconds_count{agent_type="counter"} 1`,
+		`jido_directives_total{kind="emit",outcome="ok"}`,
+		`jido_signals_refused_total{reason="not_found"} 1`,
+		`jido_projection_lag_entries{projection="timeline"}`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if err := n.Close(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+
+	n = startNode(t, dir)
+	defer n.Close(5 * time.Second)
+	if n.Recovered() != 1 {
+		t.Fatalf("recovered %d agents", n.Recovered())
+	}
+	info, err := n.Runtime().State("c1")
+	if err != nil || !strings.Contains(string(info.State), `"count":3`) {
+		t.Fatalf("after restart: %+v %v", info, err)
+	}
+}
