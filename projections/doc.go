@@ -38,6 +38,14 @@
 //     pending batch first when changed), so a projection with 100,000 keys
 //     needs no more memory than one with a thousand.
 //
+// # Reading ahead
+//
+// A pass reads the log on a goroutine of its own, a few thousand entries
+// at most ahead of the fold, and there calls Prepare of the projections
+// that are Preparers (decoding an event's data into a Memo, typically), so
+// that reading and decoding use one core while folding and checkpointing
+// use another. The pass stops that goroutine before it returns.
+//
 // # Key layout of a Store
 //
 //	'L' "format"           → layout version (1 byte)

@@ -50,6 +50,19 @@ type Projection[S any] interface {
 	Apply(state S, e *Entry) S
 }
 
+// Preparer is implemented by a Projection whose Apply starts with work
+// that depends on the entry alone, usually decoding the event's data
+// through a Memo. A Runner calls Prepare for each entry the projection
+// selects before it calls Apply with that entry, on the goroutine that
+// reads the log ahead of the fold, so the work runs on another core while
+// earlier entries are folded. Prepare may be called concurrently with
+// Apply (of earlier entries) and with other calls of Prepare; like Apply it
+// must be pure, and it must not keep the entry. A Prepare that panics is
+// ignored: Apply then does the work and the Runner reports the panic.
+type Preparer interface {
+	Prepare(e *Entry)
+}
+
 // Selector chooses the entries a projection reads and keys its states.
 type Selector struct {
 	// StreamPrefix selects entries of streams whose name starts with it
@@ -114,6 +127,7 @@ type Definition struct {
 	hasTypes      bool
 	init          func() any
 	apply         func(any, *Entry) any
+	prepare       func(*Entry) // nil unless the projection is a Preparer
 	encode        func(any) ([]byte, error)
 	decode        func([]byte) (any, error)
 }
@@ -139,6 +153,9 @@ func Define[S any](p Projection[S]) (Definition, error) {
 			err := json.Unmarshal(b, &s)
 			return s, err
 		},
+	}
+	if pr, ok := any(p).(Preparer); ok {
+		d.prepare = pr.Prepare
 	}
 	if d.sel.Types != "" {
 		pat, err := bus.CompilePattern(d.sel.Types)
@@ -172,10 +189,16 @@ func (d Definition) Selector() Selector { return d.sel }
 // key returns the state key e belongs to, and false when the projection
 // does not read e.
 func (d *Definition) key(e *eventlog.Entry) (string, bool) {
+	return d.keyOf(e, true)
+}
+
+// keyOf is key; matchTypes false skips matching the type pattern, for
+// entries a subscription has already filtered with it.
+func (d *Definition) keyOf(e *eventlog.Entry, matchTypes bool) (string, bool) {
 	if !strings.HasPrefix(e.Stream, d.sel.StreamPrefix) {
 		return "", false
 	}
-	if d.hasTypes && !d.types.Match(e.Event.Type()) {
+	if matchTypes && d.hasTypes && !d.types.Match(e.Event.Type()) {
 		return "", false
 	}
 	if !d.sel.PerStream {

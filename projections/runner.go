@@ -22,16 +22,18 @@ type Options struct {
 	// CheckpointEvery is how many entries a Runner folds between two
 	// checkpoints while it catches up; once it has caught up with the log
 	// it checkpoints after every run of entries it finds, so a query lags
-	// the log by at most one run. Zero means 20,000. A larger value
-	// rebuilds faster (each changed state is encoded once per checkpoint)
-	// and redoes more work after a crash.
+	// the log by at most one run. Zero means 100,000: each checkpoint is
+	// an fsync and re-encodes every state changed since the last one, and
+	// a rebuild folds that many entries in a fraction of a second, which
+	// is all a crash can cost. A larger value rebuilds faster and redoes
+	// more work after a crash.
 	CheckpointEvery int
 	// Logger receives errors the Runner retries. Nil means slog.Default().
 	Logger *slog.Logger
 }
 
 func (o Options) cacheStates() int     { return cmpOr(o.CacheStates, 1024) }
-func (o Options) checkpointEvery() int { return cmpOr(o.CheckpointEvery, 20_000) }
+func (o Options) checkpointEvery() int { return cmpOr(o.CheckpointEvery, 100_000) }
 
 func cmpOr(v, def int) int {
 	if v <= 0 {
@@ -83,7 +85,13 @@ type proj struct {
 	cache   *lru
 	dirty   []*node           // nodes changed since the last checkpoint (some may be evicted)
 	pending map[string][]byte // encodings of changed states evicted since the last checkpoint
-	pos     atomic.Uint64     // last global sequence folded
+	// absent, when not nil, holds every key with a stored state (and
+	// some without): see absent.
+	absent *absent
+	pos    atomic.Uint64 // last global sequence folded
+	// matchTypes is false when the subscription already filters entries
+	// by the projection's type pattern.
+	matchTypes bool
 	// rebuilding is set from a reset until a pass has caught up.
 	rebuilding atomic.Bool
 	applied    uint64
@@ -118,11 +126,19 @@ func NewRunner(log *eventlog.Log, store *Store, opts Options, defs ...Definition
 			}
 		}
 		p.committed = cp
+		if cp.Position == 0 {
+			// No checkpoint has committed a state since the reset.
+			p.absent = newAbsent()
+		}
 		p.rebuilding.Store(cp.Position == 0)
 		p.pos.Store(cp.Position)
 		p.applied, p.keys = cp.Applied, cp.Keys
 		r.projs = append(r.projs, p)
 		r.byName[d.name] = p
+	}
+	common := r.commonTypes()
+	for _, p := range r.projs {
+		p.matchTypes = p.def.sel.Types != common
 	}
 	return r, nil
 }
@@ -282,6 +298,7 @@ func (r *Runner) pass(ctx context.Context, follow bool, progress func(Progress))
 		p.committed = cp
 		r.mu.Unlock()
 		r.resetMemory(p)
+		p.absent = newAbsent()
 		p.rebuilding.Store(true)
 	}
 	r.batch = r.store.db.NewBatch()
@@ -304,7 +321,9 @@ func (r *Runner) pass(ctx context.Context, follow bool, progress func(Progress))
 		return err
 	}
 	defer sub.Close()
-	clean := true // the states in memory are those of the last checkpoint
+	f := r.startFeed(passCtx, sub, follow, target)
+	defer f.close() // before sub.Close: the feed's goroutine uses sub
+	clean := true   // the states in memory are those of the last checkpoint
 	defer func() {
 		if rec := recover(); rec != nil {
 			err = fmt.Errorf("projection fold panicked: %v", rec)
@@ -319,16 +338,42 @@ func (r *Runner) pass(ctx context.Context, follow bool, progress func(Progress))
 		}
 	}()
 	since, folded := 0, 0
-	for {
-		next := sub.Position()
-		if r.rebuildPending() {
+	for b := range f.out {
+		for i := range b.entries {
+			e := &b.entries[i]
+			clean = false
+			if err := r.apply(e); err != nil {
+				return err
+			}
+			since++
+			folded++
+			if since >= r.opts.checkpointEvery() || r.pendingFull() {
+				if err := r.checkpoint(e.GlobalSeq); err != nil {
+					return err
+				}
+				clean, since = true, 0
+			}
+			if progress != nil && folded%4096 == 0 {
+				progress(Progress{Position: e.GlobalSeq, Target: target})
+			}
+		}
+		next, idle, end, ferr := b.next, b.idle, b.end, b.err
+		f.recycle(b)
+		switch {
+		case ferr != nil:
+			cerr := r.checkpoint(next - 1)
+			clean = cerr == nil
+			if passCtx.Err() != nil && ctx.Err() == nil {
+				return errors.Join(errRestart, cerr)
+			}
+			return errors.Join(ferr, cerr)
+		case r.rebuildPending():
 			if err := r.checkpoint(next - 1); err != nil {
 				return err
 			}
 			clean = true
 			return errRestart
-		}
-		if !follow && next > target {
+		case end:
 			if err := r.checkpoint(next - 1); err != nil {
 				return err
 			}
@@ -338,8 +383,7 @@ func (r *Runner) pass(ctx context.Context, follow bool, progress func(Progress))
 				progress(Progress{Position: target, Target: target})
 			}
 			return nil
-		}
-		if follow && next > r.log.Durable() {
+		case idle:
 			// Caught up: make what was folded visible to queries before
 			// waiting for more.
 			if err := r.checkpoint(next - 1); err != nil {
@@ -348,36 +392,8 @@ func (r *Runner) pass(ctx context.Context, follow bool, progress func(Progress))
 			clean = true
 			r.caughtUp()
 		}
-		e, err := sub.Next(passCtx)
-		if err != nil {
-			if _, ok := errors.AsType[*eventlog.CorruptError](err); ok {
-				r.damaged.Add(1)
-				r.logger.Error("projection runner skips a damaged log entry", "err", err)
-				continue
-			}
-			cerr := r.checkpoint(sub.Position() - 1)
-			clean = cerr == nil
-			if passCtx.Err() != nil && ctx.Err() == nil {
-				return errors.Join(errRestart, cerr)
-			}
-			return errors.Join(err, cerr)
-		}
-		clean = false
-		if err := r.apply(e); err != nil {
-			return err
-		}
-		since++
-		folded++
-		if since >= r.opts.checkpointEvery() || r.pendingFull() {
-			if err := r.checkpoint(e.GlobalSeq); err != nil {
-				return err
-			}
-			clean, since = true, 0
-		}
-		if progress != nil && folded%4096 == 0 {
-			progress(Progress{Position: e.GlobalSeq, Target: target})
-		}
 	}
+	panic("unreachable: the feed's out channel is never closed")
 }
 
 // commonTypes is the subscription's type filter: the projections' pattern
@@ -397,14 +413,13 @@ func (r *Runner) commonTypes() string {
 
 // apply folds e into every projection that has not folded it yet and
 // selects it.
-func (r *Runner) apply(e eventlog.Entry) error {
-	pe := Entry{Entry: e}
+func (r *Runner) apply(e *Entry) error {
 	for _, p := range r.projs {
 		if e.GlobalSeq <= p.pos.Load() {
 			continue
 		}
 		p.pos.Store(e.GlobalSeq)
-		key, ok := p.def.key(&pe.Entry)
+		key, ok := p.def.keyOf(&e.Entry, p.matchTypes)
 		if !ok {
 			continue
 		}
@@ -412,7 +427,7 @@ func (r *Runner) apply(e eventlog.Entry) error {
 		if err != nil {
 			return err
 		}
-		n.state = p.def.apply(n.state, &pe)
+		n.state = p.def.apply(n.state, e)
 		if !n.dirty {
 			n.dirty = true
 			p.dirty = append(p.dirty, n)
@@ -430,7 +445,12 @@ func (r *Runner) load(p *proj, key string) (*node, error) {
 	}
 	var st any
 	enc, ok := p.pending[key]
-	if !ok {
+	switch {
+	case ok:
+	case p.absent != nil && !p.absent.has(key):
+		st = p.def.init()
+		p.keys++
+	default:
 		b, err := getCopy(r.store.db, stateKey(p.def.name, key))
 		switch {
 		case errors.Is(err, pebble.ErrNotFound):
@@ -455,6 +475,7 @@ func (r *Runner) load(p *proj, key string) (*node, error) {
 		if err != nil {
 			return nil, fmt.Errorf("projection %s: encode state of %q: %w", p.def.name, ev.key, err)
 		}
+		r.written(p, ev.key)
 		if err := r.batch.Set(stateKey(p.def.name, ev.key), b, nil); err != nil {
 			return nil, err
 		}
@@ -462,6 +483,13 @@ func (r *Runner) load(p *proj, key string) (*node, error) {
 		ev.dirty = false
 	}
 	return n, nil
+}
+
+// written notes that the pending batch writes the state of key.
+func (r *Runner) written(p *proj, key string) {
+	if p.absent != nil {
+		p.absent.add(key)
+	}
 }
 
 // pendingFull reports whether the evicted states waiting for a checkpoint
@@ -494,6 +522,7 @@ func (r *Runner) checkpoint(pos uint64) error {
 			if err != nil {
 				return fmt.Errorf("projection %s: encode state of %q: %w", p.def.name, n.key, err)
 			}
+			r.written(p, n.key)
 			if err := b.Set(stateKey(p.def.name, n.key), enc, nil); err != nil {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -57,7 +58,19 @@ func OpenStore(dir string, opts StoreOptions) (*Store, error) {
 	}
 	cache := pebble.NewCache(size)
 	defer cache.Unref()
-	po := &pebble.Options{FS: opts.FS, Cache: cache, Logger: pebbleLogger{logger}}
+	po := &pebble.Options{
+		FS: opts.FS, Cache: cache, Logger: pebbleLogger{logger},
+		// A rebuild writes about a hundred megabytes of states for a
+		// million conversation events. With Pebble's 4 MiB memtables that
+		// was fifty flushes, each compacted into every table of the last
+		// level (conversation keys spread over the whole key range), which
+		// cost as much CPU as the fold. Pebble grows memtables from
+		// 256 KiB up to this size, so a quiet store does not pay for it.
+		MemTableSize: 64 << 20,
+	}
+	// A rebuild looks up every new key before folding its first entry;
+	// without filters each such miss reads a data block of every level.
+	po.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
 	if po.FS == nil {
 		po.FS = vfs.Default
 	}

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
@@ -36,7 +38,12 @@ var benchTurn = []struct {
 type benchFixture struct {
 	dir           string
 	events, convs int
+	keep          bool // in CONV_BENCH_DIR: not removed at the end
 }
+
+// benchDirEnv names a directory where the benchmark keeps its logs between
+// runs: building the 1,000,000-event log takes longer than folding it.
+const benchDirEnv = "CONV_BENCH_DIR"
 
 var (
 	fixtureMu sync.Mutex
@@ -48,7 +55,9 @@ func removeFixtures() {
 	fixtureMu.Lock()
 	defer fixtureMu.Unlock()
 	for _, f := range fixtures {
-		_ = os.RemoveAll(f.dir)
+		if !f.keep {
+			_ = os.RemoveAll(f.dir)
+		}
 	}
 }
 
@@ -61,13 +70,38 @@ func fixture(b *testing.B, events, convs int) *benchFixture {
 	if f, ok := fixtures[events]; ok {
 		return f
 	}
-	dir, err := os.MkdirTemp("", "conv-bench-")
-	if err != nil {
+	f := &benchFixture{events: events, convs: convs}
+	if keep := os.Getenv(benchDirEnv); keep != "" {
+		f.dir, f.keep = filepath.Join(keep, "events-"+strconv.Itoa(events)), true
+		if _, err := os.Stat(filepath.Join(f.dir, "complete")); err == nil {
+			fixtures[events] = f
+			return f
+		}
+		if err := os.RemoveAll(f.dir); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.MkdirAll(f.dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		dir, err := os.MkdirTemp("", "conv-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.dir = dir
+	}
+	fixtures[events] = f
+	buildLog(b, filepath.Join(f.dir, "log"), events, convs)
+	settle(b, filepath.Join(f.dir, "log"))
+	if err := os.WriteFile(filepath.Join(f.dir, "complete"), nil, 0o644); err != nil {
 		b.Fatal(err)
 	}
-	f := &benchFixture{dir: dir, events: events, convs: convs}
-	fixtures[events] = f
-	l, err := eventlog.Open(filepath.Join(dir, "log"), eventlog.Options{NoSync: true})
+	return f
+}
+
+// buildLog appends the fixture's events to a new log in dir.
+func buildLog(b *testing.B, dir string, events, convs int) {
+	l, err := eventlog.Open(dir, eventlog.Options{NoSync: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -103,7 +137,27 @@ func fixture(b *testing.B, events, convs int) *benchFixture {
 			}
 		}
 	}
-	return f
+}
+
+// settle waits for the compactions that writing the fixture left behind, so
+// that they do not compete with the timed rebuild for the CPU: the timed
+// part measures a rebuild from a log at rest, as a server's log is between
+// bursts. It opens the log's Pebble database with the options the eventlog
+// package uses (Pebble's defaults).
+func settle(b *testing.B, dir string) {
+	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	for quiet := 0; quiet < 10; {
+		time.Sleep(100 * time.Millisecond)
+		if db.Metrics().Compact.NumInProgress > 0 {
+			quiet = 0
+		} else {
+			quiet++
+		}
+	}
 }
 
 // BenchmarkRebuild folds a whole log into the four read models from an
@@ -151,3 +205,10 @@ func BenchmarkRebuild(b *testing.B) {
 		})
 	}
 }
+
+// quietLogger drops Pebble's routine messages during settle.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)              {}
+func (quietLogger) Errorf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+func (quietLogger) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }

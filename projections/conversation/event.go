@@ -1,7 +1,6 @@
 package conversation
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/jido-bus/jido-bus/eventlog"
@@ -42,13 +41,23 @@ func decodeEntry(e *eventlog.Entry) *Event {
 		ev.Time = e.Time
 	}
 	if data := e.Event.Data(); len(data) > 0 {
-		if err := json.Unmarshal(data, &ev.Data); err != nil {
-			ev.Data = convevent.Data{}
+		d, err := convevent.DecodeData(data)
+		if err != nil {
+			d = convevent.Data{}
 			ev.Invalid = err.Error()
 		}
+		ev.Data = d
 	}
 	return ev
 }
 
 // Decode returns the Event of a log entry, for folds outside a runner.
 func Decode(e eventlog.Entry) *Event { return decodeEntry(&e) }
+
+// The read models are projections.Preparers: a runner decodes each entry
+// on the goroutine that reads the log ahead of the fold, and the first
+// Prepare to run fills the Memo for the others and for Apply.
+func (TimelineProjection) Prepare(e *projections.Entry)    { decoded.Of(e) }
+func (LLMContextProjection) Prepare(e *projections.Entry)  { decoded.Of(e) }
+func (StatusProjection) Prepare(e *projections.Entry)      { decoded.Of(e) }
+func (DiagnosticsProjection) Prepare(e *projections.Entry) { decoded.Of(e) }

@@ -2,15 +2,16 @@
 // the extension attributes, the stream naming and the shape of each event's
 // data. Its JSON Schemas are the files schemas/json/event/conversation.*.json.
 //
-// It is a leaf package that imports only bus, so both the pure agent layer
-// (agents/builtin's conversation agent) and the projections (which need the
-// event log, hence Pebble) can share it without the agent layer pulling in
-// storage.
+// It is a leaf package that imports only bus (and the CloudEvents SDK that
+// bus.Signal is), so both the pure agent layer (agents/builtin's
+// conversation agent) and the projections (which need the event log, hence
+// Pebble) can share it without the agent layer pulling in storage.
 package convevent
 
 import (
 	"strings"
 
+	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/jido-bus/jido-bus/bus"
 )
 
@@ -94,10 +95,15 @@ func CausationID(e bus.Signal) string { return extString(e, bus.ExtCausationID) 
 // ParentID returns the parentid extension of e, or "".
 func ParentID(e bus.Signal) string { return extString(e, ExtParentID) }
 
+// extString reads the extension from the map of a CloudEvents 1.0 context
+// itself: Extensions() copies the map, which cost a rebuild more than
+// decoding the event's data.
 func extString(e bus.Signal, name string) string {
-	v, ok := e.Extensions()[name]
-	if !ok {
-		return ""
+	var v any
+	if ctx, ok := e.Context.(*event.EventContextV1); ok {
+		v = ctx.Extensions[name]
+	} else {
+		v = e.Extensions()[name]
 	}
 	s, _ := v.(string)
 	return s
