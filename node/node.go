@@ -135,7 +135,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		return nil, fmt.Errorf("open the event log: %w", err)
 	}
 
-	types, err := agentTypes(cfg.Types)
+	types, err := AgentTypes(cfg.Types)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,9 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	return n, nil
 }
 
-func agentTypes(extra func(*agents.Registry) error) (*agents.Registry, error) {
+// AgentTypes returns the registry a node runs with: the built-in types
+// (counter, calculator, conversation) and those extra registers.
+func AgentTypes(extra func(*agents.Registry) error) (*agents.Registry, error) {
 	types := agents.NewRegistry()
 	if err := builtin.Register(types); err != nil {
 		return nil, fmt.Errorf("register the built-in agent types: %w", err)

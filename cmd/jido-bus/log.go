@@ -29,6 +29,7 @@ conversation/<project>/<conversation>, project/<id>, dlq.`,
 		newLogImportCmd(),
 		newLogVerifyCmd(),
 		newLogTruncateCmd(),
+		newLogReplayCmd(),
 	)
 	return cmd
 }
