@@ -10,7 +10,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 # Each fuzz target runs this long under `make fuzz`.
 FUZZTIME ?= 60s
 
-.PHONY: all build run test check fmt vet staticcheck bench fuzz tools clean help
+.PHONY: all build run test soak check fmt vet staticcheck bench fuzz tools clean help
 
 all: build
 
@@ -28,6 +28,9 @@ test: tools ## every test, with -race, including the end-to-end tests
 	@# The end-to-end tests build the binary themselves, which go test's
 	@# cache cannot see: never reuse a cached result.
 	$(GO) test -race -count=1 -timeout 20m ./e2e/
+
+soak: tools ## the long crash suite: kill -9 the node 25 times under load and check nothing acknowledged is lost
+	JIDO_CRASH_KILLS=25 $(GO) test -race -count=1 -timeout 60m -run CrashSuite -v ./e2e/
 
 check: tools fmt vet staticcheck ## gofmt, go vet and staticcheck
 

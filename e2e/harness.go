@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -93,7 +94,11 @@ type Node struct {
 // tb ends if the test has not stopped it.
 func StartNode(tb testing.TB, tools Tools, dataDir string, extra ...string) *Node {
 	tb.Helper()
-	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-format", "json", "--log-level", "debug"}, extra...)
+	args := []string{"serve", "--data-dir", dataDir, "--log-format", "json", "--log-level", "debug"}
+	if !slices.Contains(extra, "--nats-url") {
+		args = append(args, "--listen", "127.0.0.1:0")
+	}
+	args = append(args, extra...)
 	n := &Node{DataDir: dataDir, tools: tools, logs: &syncBuffer{}, done: make(chan struct{})}
 	n.cmd = exec.Command(tools.JidoBus, args...)
 	stderr, err := n.cmd.StderrPipe()

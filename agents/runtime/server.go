@@ -427,6 +427,15 @@ func (s *server) flushEffects() {
 	if len(effects) == 0 {
 		return
 	}
+	if nc := s.rt.cfg.Dispatch.Conn; nc != nil {
+		// An emit is done once the NATS server has it, not once it sits in
+		// this client's buffer: a crash would lose the buffer while the
+		// record said done. One flush covers every emit noted so far.
+		if err := nc.FlushTimeout(flushTimeout); err != nil {
+			s.rt.log.Warn("flush emitted signals; their outcomes stay unrecorded, so they are sent again after a restart", "agent", s.id, "err", err)
+			return
+		}
+	}
 	first := effects[0]
 	rec, err := record(TypeEffects, fmt.Sprintf("effects:%d:%d:%d", first.Version, first.Index, len(effects)), "", s.rt.now(), effectsRecord{Results: effects})
 	if err == nil {
@@ -436,6 +445,9 @@ func (s *server) flushEffects() {
 		s.rt.log.Warn("record directive outcomes", "agent", s.id, "err", err)
 	}
 }
+
+// flushTimeout bounds the wait for the NATS server to confirm emits.
+const flushTimeout = 10 * time.Second
 
 // maybeSnapshot saves the agent's state every SnapshotEvery signals.
 func (s *server) maybeSnapshot(seq uint64) {
