@@ -9,6 +9,13 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
+// pipelineMin is the fewest waiting requests for which the leader passes
+// the leadership on before its fsync (see commit). Sequencing a request
+// takes about 5–10µs and an fsync 200–400µs here, so pipelining pays from
+// about 20 waiting requests; below that, one larger group per fsync does
+// better.
+const pipelineMin = 16
+
 // appendRequest is one AppendMulti call waiting to be committed. The
 // leader that commits it fills in results, waitFor and err, then closes
 // done.
@@ -25,14 +32,15 @@ type appendRequest struct {
 // commit is the group commit. Requests queue up; one caller at a time is
 // the leader. The leader takes every queued request, sequences the group
 // into one Pebble batch under commitMu and hands it to Pebble's commit
-// pipeline (which writes it to the WAL), releases commitMu, waits until
-// the group before its own is synced, passes the leadership to the oldest
-// request that queued meanwhile, and only then waits for its own fsync and
-// answers its group. So while one group syncs, the next is sequenced and
-// applied: what arrives during one fsync forms the next group and shares
-// the next fsync, and no more than two groups are in flight. The other
-// callers only wait for their answer; none of them takes a lock the
-// leader needs.
+// pipeline (which writes it to the WAL), releases commitMu and waits until
+// the group before its own is synced. Then, if at least pipelineMin
+// requests are waiting, it passes the leadership to the oldest of them
+// before waiting for its own fsync, so that the next group is sequenced
+// while this one syncs; with fewer waiting, it passes the leadership on
+// only after its own fsync, so that what arrives meanwhile joins the next
+// group. Either way what arrives during one fsync shares the next one, and
+// no more than two groups are in flight. The other callers only wait for
+// their answer; none of them takes a lock the leader needs.
 //
 // A group is reported durable only when its own sync succeeded and no
 // earlier one failed (l.failure), since its batch follows the earlier
@@ -41,11 +49,13 @@ type appendRequest struct {
 //
 // Measured on 2 cores with 64 appenders of two events each: passing the
 // leadership on before the fsync without waiting for the previous group
-// gave groups of 1.3 requests; waiting for its own fsync first gave groups
-// of about 16, but left the disk idle while the next group was sequenced
-// (about 200µs a group) and the sequencer idle during the fsync (about
-// 430µs): 26k appends/s. Overlapping the two (this design) gave groups of
-// about 22 and 38k/s in the same conditions. (The disk of that shared
+// gave groups of 1.3 requests; always waiting for its own fsync first gave
+// groups of about 16, but left the disk idle while the next group was
+// sequenced (about 200µs a group) and the sequencer idle during the fsync
+// (about 430µs): 26k appends/s. Overlapping the two gave groups of about
+// 22 and 38k/s in the same conditions, but with 8 appenders it split them
+// into two groups and two fsyncs where one would do, costing about a
+// third more CPU per append; hence pipelineMin. (The disk of that shared
 // machine is slower in some runs than in others; compare within a run.)
 func (l *Log) commit(req *appendRequest) {
 	l.queueMu.Lock()
@@ -79,17 +89,28 @@ func (l *Log) commit(req *appendRequest) {
 
 	// The group before ours may still be syncing. Wait for it before
 	// passing the leadership on, so that one group syncs while the next
-	// is sequenced, and no more.
+	// is sequenced, and no more. With few requests waiting, sequencing
+	// them would take a small part of an fsync, so overlapping gains
+	// less than it costs to split them over two fsyncs: keep them
+	// waiting until ours is done, for a larger next group.
 	if prev != nil {
 		<-prev
 	}
-	l.queueMu.Lock()
-	if len(l.queue) > 0 {
-		l.queue[0].lead <- struct{}{}
-	} else {
-		l.leading = false
+	passed := false
+	pass := func(early bool) {
+		l.queueMu.Lock()
+		switch {
+		case early && len(l.queue) < pipelineMin:
+		case len(l.queue) > 0:
+			l.queue[0].lead <- struct{}{}
+			passed = true
+		default:
+			l.leading = false
+			passed = true
+		}
+		l.queueMu.Unlock()
 	}
-	l.queueMu.Unlock()
+	pass(batch != nil)
 
 	if batch != nil {
 		if err == nil && !l.opts.NoSync {
@@ -108,6 +129,9 @@ func (l *Log) commit(req *appendRequest) {
 			l.advanceDurable(last)
 		}
 		close(mine)
+	}
+	if !passed {
+		pass(false)
 	}
 	for _, r := range group {
 		if err != nil && r.err == nil && r.wrote {
