@@ -115,4 +115,3 @@ func TestCalculatorThroughNATSCLI(t *testing.T) {
 		t.Fatalf("stop: %v", err)
 	}
 }
-

@@ -234,27 +234,6 @@ func (t *timers) stopAll() {
 	}
 }
 
-// armAll arms every intention, after recovery: schedules, crons, and tasks
-// whose result never arrived (run again).
-func (t *timers) armAll() {
-	st := t.snapshot()
-	for id, a := range st.Awaiting {
-		switch a.Kind {
-		case "schedule":
-			t.armSchedule(id)
-		case "task":
-			if a.Run != nil && a.Input != nil {
-				t.s.startTask(*a.Run, *a.Input, a.Index)
-			}
-		}
-	}
-	for id := range st.Crons {
-		if err := t.armCron(id); err != nil {
-			t.s.rt.log.Error("re-arm cron job", "agent", t.s.id, "job", id, "err", err)
-		}
-	}
-}
-
 func execSchedule(_ context.Context, d agents.Directive, x *ExecContext) (ExecResult, error) {
 	x.s.timers.armSchedule(d.(agents.Schedule).Signal.ID())
 	return ExecResult{Kind: ExecAsync}, nil
