@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+
+	"github.com/jido-bus/jido-bus/bus"
 )
 
 // paramsPlan decodes the params of a Typed action without encoding/json,
@@ -296,7 +298,7 @@ func scalarEnd(b []byte, i int) (int, bool) {
 	case c == 'n':
 		return literalEnd(b, i, "null")
 	case c == '-' || '0' <= c && c <= '9':
-		return numberEnd(b, i)
+		return bus.JSONNumberEnd(b, i)
 	}
 	return 0, false
 }
@@ -306,50 +308,6 @@ func literalEnd(b []byte, i int, lit string) (int, bool) {
 		return 0, false
 	}
 	return i + len(lit), true
-}
-
-// numberEnd returns the end of the JSON number at b[i], by the grammar
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
-func numberEnd(b []byte, i int) (int, bool) {
-	if b[i] == '-' {
-		i++
-	}
-	switch {
-	case i == len(b):
-		return 0, false
-	case b[i] == '0':
-		i++
-	case '1' <= b[i] && b[i] <= '9':
-		i = digits(b, i+1)
-	default:
-		return 0, false
-	}
-	if i < len(b) && b[i] == '.' {
-		j := digits(b, i+1)
-		if j == i+1 {
-			return 0, false
-		}
-		i = j
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		j := digits(b, i)
-		if j == i {
-			return 0, false
-		}
-		i = j
-	}
-	return i, true
-}
-
-func digits(b []byte, i int) int {
-	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-		i++
-	}
-	return i
 }
 
 // flatObject decodes raw as the schema validator's own decoder

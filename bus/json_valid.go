@@ -52,7 +52,7 @@ func (v *validator) value(i, depth int) (int, bool) {
 	case c == 'n':
 		return v.literal(i, "null")
 	case c == '-' || '0' <= c && c <= '9':
-		return v.number(i)
+		return JSONNumberEnd(v.b, i)
 	}
 	return 0, false
 }
@@ -141,10 +141,10 @@ func (v *validator) literal(i int, lit string) (int, bool) {
 	return i + len(lit), true
 }
 
-// number checks the number at b[i]:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
-func (v *validator) number(i int) (int, bool) {
-	b := v.b
+// JSONNumberEnd returns the end of the JSON number that starts at b[i],
+// by the grammar -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, and
+// whether one starts there at all.
+func JSONNumberEnd(b []byte, i int) (int, bool) {
 	if b[i] == '-' {
 		i++
 	}
