@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
@@ -100,7 +101,9 @@ func structuredJSON(s *bus.Signal) ([]byte, error) {
 	raw := false
 	switch mt {
 	case "", event.ApplicationJSON, event.TextJSON:
-		raw = json.Valid(s.DataEncoded)
+		// Whitespace around a JSON value is not part of the member a
+		// reader gets back, so such data goes as base64 to stay exact.
+		raw = json.Valid(s.DataEncoded) && len(bytes.TrimSpace(s.DataEncoded)) == len(s.DataEncoded)
 	default:
 		raw = strings.HasPrefix(mt, "text/") && utf8.Valid(s.DataEncoded)
 	}
