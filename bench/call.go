@@ -1,0 +1,183 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/nats-io/nats.go"
+
+	"github.com/jido-bus/jido-bus/agents/builtin"
+	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/bus"
+)
+
+// Metric names of the call scenario: "call p50" … and "raw NATS req p50" ….
+const (
+	MetricCallPrefix    = "call "
+	MetricRawReqPrefix  = "raw NATS req "
+	MetricCallRate      = "call rate"
+	MetricCallP99       = MetricCallPrefix + "p99"
+	baselineRawReq      = "raw NATS req"
+	callAgents          = 100
+	callWarmup          = 100
+	callTimeout         = 5 * time.Second
+	echoSubject         = "bench.echo"
+	histogramLowest     = 1             // µs
+	histogramHighest    = 60 * 1000_000 // µs
+	histogramSigFigures = 3
+)
+
+// percentiles reported by the call scenario.
+var percentiles = []struct {
+	name string
+	q    float64
+}{{"p50", 50}, {"p90", 90}, {"p99", 99}, {"p99.9", 99.9}}
+
+// okReply is how every successful reply of the node starts.
+var okReply = []byte(`{"ok":true`)
+
+func runCall(ctx context.Context, env *Env) ([]Metric, error) {
+	cfg := env.Config
+	n, err := startNode(ctx, filepath.Join(env.Dir, "node"), nil, false)
+	if err != nil {
+		return nil, err
+	}
+	defer n.Close(closeTimeout)
+	ids := agentIDs("c", min(callAgents, cfg.Agents))
+	if err := startCounters(ctx, n.Runtime(), ids, runtime.Options{}); err != nil {
+		return nil, err
+	}
+	msgs, err := newMessages(cfg.MsgSize, "bench/call", bus.NewID())
+	if err != nil {
+		return nil, err
+	}
+	clients, err := connectClients(n.URL(), 1, "requester")
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(clients)
+	nc := clients[0]
+
+	var subjects bus.Subjects
+	toAgent := func(i int) string { return subjects.Agent(ids[i%len(ids)], builtin.CounterIncrement) }
+	calls, err := latencies(ctx, env, MetricCallPrefix+"latency", nc, msgs, toAgent)
+	if err != nil {
+		return nil, fmt.Errorf("calls: %w", err)
+	}
+
+	// The baseline: the same requests to a responder on its own
+	// connection that answers at once with a reply of the same shape.
+	responders, err := connectClients(n.URL(), 1, "responder")
+	if err != nil {
+		return nil, err
+	}
+	defer closeAll(responders)
+	reply := []byte(`{"ok":true,"state":{"count":1},"version":1}`)
+	if _, err := responders[0].Subscribe(echoSubject+".>", func(m *nats.Msg) { _ = m.Respond(reply) }); err != nil {
+		return nil, fmt.Errorf("subscribe the responder: %w", err)
+	}
+	if err := responders[0].Flush(); err != nil {
+		return nil, fmt.Errorf("flush the responder: %w", err)
+	}
+	toEcho := func(i int) string { return echoSubject + "." + ids[i%len(ids)] }
+	raw, err := latencies(ctx, env, MetricRawReqPrefix+"latency", nc, msgs, toEcho)
+	if err != nil {
+		return nil, fmt.Errorf("raw NATS request/reply: %w", err)
+	}
+
+	var out []Metric
+	for _, p := range percentiles {
+		m := Metric{Name: MetricCallPrefix + p.name, Value: ms(calls.h.ValueAtQuantile(p.q)), Unit: "ms", Count: calls.h.TotalCount()}
+		m.compare(baselineRawReq, ms(raw.h.ValueAtQuantile(p.q)))
+		out = append(out, m)
+	}
+	rate := Metric{Name: MetricCallRate, Value: calls.rate(), Unit: "calls/s", Count: calls.h.TotalCount(),
+		Note: joinNotes(fmt.Sprintf("one caller, %d counters", len(ids)), calls.note(cfg.Calls))}
+	rate.compare(baselineRawReq, raw.rate())
+	out = append(out, rate)
+	for _, p := range percentiles {
+		out = append(out, Metric{Name: MetricRawReqPrefix + p.name, Value: ms(raw.h.ValueAtQuantile(p.q)), Unit: "ms", Count: raw.h.TotalCount()})
+	}
+	out = append(out, Metric{Name: MetricRawReqPrefix + "rate", Value: raw.rate(), Unit: "reqs/s", Count: raw.h.TotalCount(), Note: raw.note(cfg.Calls)})
+	return out, nil
+}
+
+type latencyRun struct {
+	h       *hdrhistogram.Histogram
+	elapsed time.Duration
+	capped  bool
+}
+
+func (r latencyRun) rate() float64 {
+	if r.elapsed <= 0 {
+		return 0
+	}
+	return float64(r.h.TotalCount()) / r.elapsed.Seconds()
+}
+
+func (r latencyRun) note(total int) string {
+	if !r.capped {
+		return ""
+	}
+	return fmt.Sprintf("stopped by --duration after %d of %d", r.h.TotalCount(), total)
+}
+
+// latencies makes cfg.Calls requests one after the other (after a few
+// unrecorded ones to warm up) and records each round trip in µs.
+func latencies(ctx context.Context, env *Env, step string, nc *nats.Conn, msgs *messages, subject func(int) string) (latencyRun, error) {
+	cfg := env.Config
+	for i := range min(callWarmup, cfg.Calls) {
+		if err := request(ctx, nc, msgs.msg(subject(i), -1, i)); err != nil {
+			return latencyRun{}, fmt.Errorf("warm-up request %d: %w", i, err)
+		}
+	}
+	h := hdrhistogram.New(histogramLowest, histogramHighest, histogramSigFigures)
+	var done atomic.Int64
+	stop := env.step(step, int64(cfg.Calls), done.Load)
+	defer stop()
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, cfg.Duration)
+	defer cancel()
+	start := time.Now()
+	for i := range cfg.Calls {
+		msg := msgs.msg(subject(i), 0, i)
+		t0 := time.Now()
+		err := request(ctx, nc, msg)
+		if err != nil && ctx.Err() != nil && parent.Err() == nil {
+			return latencyRun{h: h, elapsed: time.Since(start), capped: true}, nil
+		}
+		if err != nil {
+			return latencyRun{}, fmt.Errorf("request %d on %s: %w", i, msg.Subject, err)
+		}
+		if err := h.RecordValue(time.Since(t0).Microseconds()); err != nil {
+			return latencyRun{}, fmt.Errorf("record a latency: %w", err)
+		}
+		done.Add(1)
+	}
+	return latencyRun{h: h, elapsed: time.Since(start)}, nil
+}
+
+// request sends msg and checks that the reply says ok.
+func request(ctx context.Context, nc *nats.Conn, msg *nats.Msg) error {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	reply, err := nc.RequestMsgWithContext(ctx, msg)
+	if err != nil {
+		if errors.Is(err, nats.ErrNoResponders) {
+			return fmt.Errorf("%w: nobody serves %s", err, msg.Subject)
+		}
+		return err
+	}
+	if !bytes.HasPrefix(reply.Data, okReply) {
+		return fmt.Errorf("refused: %.200s", reply.Data)
+	}
+	return nil
+}
+
+func ms(us int64) float64 { return float64(us) / 1000 }

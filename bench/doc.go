@@ -1,0 +1,66 @@
+// Package bench measures a jido-bus node against the physical limits it
+// runs on: the NATS transport and the disk. It is the engine of
+// `jido-bus bench` (modelled on `nats bench`): one process, one run, each
+// scenario on a node started in process on a real data directory, with
+// durable (fsync) commits, and each figure printed beside a baseline
+// measured the same way on the same machine in the same run.
+//
+// # Scenarios and what their figures mean
+//
+// cast — throughput of fire-and-forget signals. Publishers (goroutines, each
+// with its own NATS connection to the node's TCP URL) publish
+// counter.increment signals, round-robin over counter agents, on
+// jido.agent.<id>.counter.increment. The figure "durable cast" is signals
+// per second from the first publish until the last signal is committed
+// (fsynced) to the agent's stream; commits are counted as the runtime's
+// appends return (a thin wrapper around the log), and at the end the
+// agents' versions must add up to the number sent. Publishers keep at most
+// Config.Window signals published and not yet committed, so nothing
+// overflows a queue and nothing is dropped. Baselines:
+//   - "raw NATS pub/sub": the same messages (same headers, same data) from
+//     the same publishers to one subscriber that only counts them — the
+//     transport limit;
+//   - "raw Pebble synced batches": the same bytes (each message's header
+//     block and data) written to a Pebble database in the same data
+//     directory, in batches as large as the runtime's commit groups were in
+//     the durable run (signals per fsync, observed from the log's durable
+//     watermark), each committed with pebble.Sync by two writers so that
+//     one batch is written while the previous one syncs, as the log's group
+//     commit does — the disk limit.
+//
+// call — latency of request/reply, as `nats req` does it: one client sends
+// a call to a counter and waits for the reply, which the node sends after
+// the commit. p50/p90/p99/p99.9 come from an HDR histogram (microsecond
+// resolution). Baseline: the same client against a trivial responder on
+// the same server (raw NATS request/reply).
+//
+// fanout — one broadcast on jido.signal.counter.increment reaching K counter
+// agents; the time from the publish until all K decisions are committed,
+// over a few rounds, as signals delivered and committed per second.
+// Baseline: the durable cast rate of this run, when cast ran.
+//
+// replay — rebuilding agents from the log. The log is filled first (not
+// measured) with the agents' snapshots turned off, so recovery folds every
+// entry. "recovery" times what node.Start does to bring agents back
+// (eventlog.Open, runtime.New, Runtime.Recover) and counts the entries of
+// the agents' streams; "node start" times a whole node.Start on the same
+// directory. Baseline: reading the same streams with ReadStream without
+// folding them (the read limit).
+//
+// jetstream — the same messages published to a JetStream file-storage
+// stream, what a user would otherwise pick as the event store: async
+// publish with a window and sync publish, on the node's embedded server
+// (which, like any NATS server with default settings, flushes its files
+// to disk every two minutes rather than on each write), and async publish
+// on a second in-process server with sync_always, which fsyncs each write
+// as the jido-bus log does. Baseline: the durable cast rate of this run.
+//
+// # Targets
+//
+// Report.Targets checks the goals of issue 6: durable cast at least 50% of
+// the raw Pebble rate and at least 100,000 signals/s, call p99 at most 2 ms,
+// recovery at least 500,000 entries/s. A miss is reported as a miss.
+//
+// Timings depend on the machine and on what else runs on it; the tests of
+// this package check structure and sanity, never speed.
+package bench

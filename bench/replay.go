@@ -1,0 +1,205 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/agents/builtin"
+	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/node"
+)
+
+// Metric names of the replay scenario.
+const (
+	MetricRecovery   = "recovery"
+	MetricNodeStart  = "node start"
+	MetricReadOnly   = "read streams"
+	baselineReadOnly = "read without folding"
+)
+
+func runReplay(ctx context.Context, env *Env) ([]Metric, error) {
+	cfg := env.Config
+	dir := filepath.Join(env.Dir, "node")
+	ids := agentIDs("r", cfg.Agents)
+	if err := fillForReplay(ctx, env, dir, ids); err != nil {
+		return nil, fmt.Errorf("fill the log: %w", err)
+	}
+
+	// Open the log once untimed: Pebble replays and flushes the WAL the
+	// fill left, so what is timed is reading and folding, as on any start
+	// after the first.
+	l, err := eventlog.Open(node.LogDir(dir), eventlog.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return nil, fmt.Errorf("open the filled log: %w", err)
+	}
+	if err := l.Close(); err != nil {
+		return nil, fmt.Errorf("close the filled log: %w", err)
+	}
+	recovery, entries, err := timeRecovery(ctx, env, node.LogDir(dir), len(ids))
+	if err != nil {
+		return nil, err
+	}
+	read, readEntries, err := timeRead(ctx, env, node.LogDir(dir))
+	if err != nil {
+		return nil, err
+	}
+	if readEntries < entries {
+		return nil, fmt.Errorf("recovery counted %d entries in the agents' streams but reading them gave only %d", entries, readEntries)
+	}
+	stop := env.step(MetricNodeStart, 1, func() int64 { return 0 })
+	t0 := time.Now()
+	n, err := node.Start(ctx, node.Config{DataDir: dir, NATS: node.NATSConfig{DontListen: true}})
+	startTime := time.Since(t0)
+	stop()
+	if err != nil {
+		return nil, fmt.Errorf("restart the node on %s: %w", dir, err)
+	}
+	recovered := n.Recovered()
+	if err := n.Close(closeTimeout); err != nil {
+		return nil, fmt.Errorf("close the restarted node: %w", err)
+	}
+	if recovered != len(ids) {
+		return nil, fmt.Errorf("node.Start recovered %d agents, want %d", recovered, len(ids))
+	}
+
+	perAgent := float64(entries) / float64(len(ids))
+	rec := Metric{Name: MetricRecovery, Value: float64(entries) / recovery.Seconds(), Unit: "entries/s", Count: entries,
+		Note: fmt.Sprintf("%d agents, %.0f entries each, in %s (eventlog.Open + runtime.New + Recover, snapshots off)", len(ids), perAgent, recovery.Round(time.Millisecond))}
+	readM := Metric{Name: MetricReadOnly, Value: float64(readEntries) / read.Seconds(), Unit: "entries/s", Count: readEntries,
+		Note: "ReadStream of every agent stream, no folding"}
+	rec.compare(baselineReadOnly, readM.Value)
+	startM := Metric{Name: MetricNodeStart, Value: float64(entries) / startTime.Seconds(), Unit: "entries/s", Count: entries,
+		Note: fmt.Sprintf("whole node.Start (NATS, log, recovery, projections) in %s", startTime.Round(time.Millisecond))}
+	startM.compare(baselineReadOnly, readM.Value)
+	return []Metric{rec, startM, readM}, nil
+}
+
+// fillForReplay writes cfg.Msgs counter signals over the agents through the
+// runtime of a node (not synced: the fill is not what is measured), with
+// snapshots off so that recovery has to fold every entry.
+func fillForReplay(ctx context.Context, env *Env, dir string, ids []string) error {
+	cfg := env.Config
+	n, err := startNode(ctx, dir, nil, true)
+	if err != nil {
+		return err
+	}
+	defer n.Close(closeTimeout)
+	rt := n.Runtime()
+	if err := startCounters(ctx, rt, ids, runtime.Options{SnapshotEvery: -1}); err != nil {
+		return err
+	}
+	data := json.RawMessage(counterData(cfg.MsgSize))
+	credits := make(chan struct{}, cfg.Window)
+	var done, failed atomic.Int64
+	var firstErr atomic.Pointer[error]
+	reply := func(_ runtime.Reply, err error) {
+		if err != nil {
+			failed.Add(1)
+			firstErr.CompareAndSwap(nil, &err)
+		}
+		done.Add(1)
+		<-credits
+	}
+	stop := env.step("fill the log", int64(cfg.Msgs), done.Load)
+	defer stop()
+	for i := range cfg.Msgs {
+		sig, err := bus.NewSignal(builtin.CounterIncrement, "bench/replay", data)
+		if err != nil {
+			return fmt.Errorf("build signal %d: %w", i, err)
+		}
+		select {
+		case credits <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err := rt.Deliver(ids[i%len(ids)], sig, reply); err != nil {
+			return fmt.Errorf("deliver signal %d to %s: %w", i, ids[i%len(ids)], err)
+		}
+	}
+	if _, capped := waitFor(ctx, done.Load, int64(cfg.Msgs)); capped {
+		return ctx.Err()
+	}
+	if p := firstErr.Load(); p != nil {
+		return fmt.Errorf("%d signals were refused, the first with: %w", failed.Load(), *p)
+	}
+	return nil
+}
+
+// timeRecovery does what node.Start does to bring the agents back and
+// returns how long it took and how many entries their streams hold.
+func timeRecovery(ctx context.Context, env *Env, logDir string, want int) (time.Duration, int64, error) {
+	types := agents.NewRegistry()
+	if err := builtin.Register(types); err != nil {
+		return 0, 0, fmt.Errorf("register the built-in agent types: %w", err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	stop := env.step(MetricRecovery, int64(want), func() int64 { return 0 })
+	t0 := time.Now()
+	l, err := eventlog.Open(logDir, eventlog.Options{Logger: quiet})
+	if err != nil {
+		stop()
+		return 0, 0, fmt.Errorf("open the log: %w", err)
+	}
+	defer l.Close()
+	var entries int64
+	for _, s := range l.Streams("agent/") {
+		entries += int64(s.Count)
+	}
+	rt, err := runtime.New(runtime.Config{Store: l, Types: types, Logger: quiet})
+	if err != nil {
+		stop()
+		return 0, 0, fmt.Errorf("new runtime: %w", err)
+	}
+	got, err := rt.Recover(ctx)
+	elapsed := time.Since(t0)
+	stop()
+	if cerr := rt.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("recover: %w", err)
+	}
+	if got != want {
+		return 0, 0, fmt.Errorf("recovered %d agents, want %d", got, want)
+	}
+	return elapsed, entries, nil
+}
+
+// timeRead reads every agent stream without folding it: the read limit.
+func timeRead(ctx context.Context, env *Env, logDir string) (time.Duration, int64, error) {
+	l, err := eventlog.Open(logDir, eventlog.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return 0, 0, fmt.Errorf("open the log: %w", err)
+	}
+	defer l.Close()
+	streams := l.Streams("agent/")
+	var total int64
+	for _, s := range streams {
+		total += int64(s.Count)
+	}
+	var n atomic.Int64
+	stop := env.step(MetricReadOnly, total, n.Load)
+	defer stop()
+	t0 := time.Now()
+	for _, s := range streams {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, err
+		}
+		for _, err := range l.ReadStream(s.Stream, eventlog.ReadOptions{}) {
+			if err != nil {
+				return 0, 0, fmt.Errorf("read %s: %w", s.Stream, err)
+			}
+			n.Add(1)
+		}
+	}
+	return time.Since(t0), n.Load(), nil
+}

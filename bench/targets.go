@@ -1,0 +1,89 @@
+package bench
+
+import "fmt"
+
+// Target is one goal of issue 6 checked against a report.
+type Target struct {
+	Name string `json:"name"`
+	// Status is "pass", "miss", or "not run" when the scenario it needs did
+	// not run or failed.
+	Status string  `json:"status"`
+	Want   float64 `json:"want"`
+	Got    float64 `json:"got"`
+	Unit   string  `json:"unit"`
+	// AtMost is true when Got must not exceed Want (a latency).
+	AtMost bool `json:"at_most,omitempty"`
+}
+
+// Target statuses.
+const (
+	TargetPass   = "pass"
+	TargetMiss   = "miss"
+	TargetNotRun = "not run"
+)
+
+func (t Target) String() string {
+	op := "≥"
+	if t.AtMost {
+		op = "≤"
+	}
+	if t.Status == TargetNotRun {
+		return fmt.Sprintf("%s: %s %s %s — not run", t.Name, op, formatValue(t.Want), t.Unit)
+	}
+	return fmt.Sprintf("%s: want %s %s %s, got %s — %s", t.Name, op, formatValue(t.Want), t.Unit, formatValue(t.Got), t.Status)
+}
+
+// targetSpec finds a target's figure in a report.
+type targetSpec struct {
+	name, scenario, metric string
+	against                string // the comparison whose ratio is the figure; "" for the value
+	want                   float64
+	unit                   string
+	atMost                 bool
+}
+
+var targetSpecs = []targetSpec{
+	{name: "durable cast vs raw Pebble", scenario: "cast", metric: MetricCast, against: baselineRawPebble, want: 0.5, unit: "× raw Pebble"},
+	{name: "durable cast throughput", scenario: "cast", metric: MetricCast, want: 100_000, unit: "signals/s"},
+	{name: "call p99", scenario: "call", metric: MetricCallP99, want: 2, unit: "ms", atMost: true},
+	{name: "replay (recovery)", scenario: "replay", metric: MetricRecovery, want: 500_000, unit: "entries/s"},
+}
+
+// EvaluateTargets checks the targets of issue 6 against r.
+func EvaluateTargets(r *Report) []Target {
+	var out []Target
+	for _, s := range targetSpecs {
+		t := Target{Name: s.name, Want: s.want, Unit: s.unit, AtMost: s.atMost, Status: TargetNotRun}
+		res, ok := r.Result(s.scenario)
+		var m Metric
+		if ok && res.Error == "" {
+			m, ok = res.Metric(s.metric)
+		} else {
+			ok = false
+		}
+		if ok {
+			got, found := m.Value, true
+			if s.against != "" {
+				found = false
+				for _, c := range m.Compare {
+					if c.Against == s.against {
+						got, found = c.Ratio, true
+					}
+				}
+			}
+			if found {
+				t.Got = got
+				pass := got >= s.want
+				if s.atMost {
+					pass = got <= s.want
+				}
+				t.Status = TargetMiss
+				if pass {
+					t.Status = TargetPass
+				}
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
