@@ -55,6 +55,7 @@ Start a node with 'jido-bus serve'; publish signals with any NATS client.`,
 		newSchemaCmd(),
 		newProjectionCmd(),
 		newConvCmd(),
+		newBenchCmd(),
 	)
 	return root
 }
