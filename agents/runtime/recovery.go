@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	goruntime "runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jido-bus/jido-bus/agents"
@@ -82,26 +85,45 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 	}
 	var back []restored
 	var errs []error
+	// Agents are restored in parallel, one worker per CPU: each replays
+	// its own stream through its own pure logic, sharing nothing.
+	live := order[:0]
 	for _, id := range order {
-		idx, ok := registered[id]
-		if !ok {
-			continue
+		if _, ok := registered[id]; ok {
+			live = append(live, id)
 		}
-		rec, err := rt.readStarted(idx.Stream)
-		var s *server
-		var pending []queued
-		if err == nil {
-			s, pending, err = rt.restore(ctx, rec)
-		}
-		if errors.Is(err, errStopped) {
-			continue
-		}
-		if err != nil {
+	}
+	results := make([]restored, len(live))
+	failures := make([]error, len(live))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(goruntime.GOMAXPROCS(0), len(live)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(live) {
+					return
+				}
+				rec, err := rt.readStarted(registered[live[i]].Stream)
+				if err == nil {
+					results[i].s, results[i].pending, err = rt.restore(ctx, rec)
+				}
+				failures[i] = err
+			}
+		}()
+	}
+	wg.Wait()
+	for i, id := range live {
+		switch err := failures[i]; {
+		case errors.Is(err, errStopped):
+		case err != nil:
 			rt.log.Error("recover agent", "agent", id, "err", err)
 			errs = append(errs, fmt.Errorf("agent %s: %w", id, err))
-			continue
+		default:
+			back = append(back, results[i])
 		}
-		back = append(back, restored{s, pending})
 	}
 	rt.mu.Lock()
 	for _, r := range back {
