@@ -57,7 +57,7 @@
 //
 // # Targets
 //
-// Report.Targets checks the goals of issue 6: durable cast at least 50% of
+// Report.Targets checks the goals jido-bus sets itself: durable cast at least 50% of
 // the raw Pebble rate and at least 100,000 signals/s, call p99 at most 2 ms,
 // recovery at least 500,000 entries/s. A miss is reported as a miss.
 //

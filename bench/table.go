@@ -55,7 +55,7 @@ func WriteTable(w io.Writer, r *Report) error {
 		return err
 	}
 	if len(r.Targets) > 0 {
-		fmt.Fprintln(w, "\ntargets (issue 6):")
+		fmt.Fprintln(w, "\ntargets:")
 		for _, t := range r.Targets {
 			fmt.Fprintf(w, "  %s %s\n", statusMark(t.Status), t)
 		}

@@ -2,7 +2,7 @@ package bench
 
 import "fmt"
 
-// Target is one goal of issue 6 checked against a report.
+// Target is one performance goal of jido-bus, checked against a report.
 type Target struct {
 	Name string `json:"name"`
 	// Status is "pass", "miss", or "not run" when the scenario it needs did
@@ -49,7 +49,7 @@ var targetSpecs = []targetSpec{
 	{name: "replay (recovery)", scenario: "replay", metric: MetricRecovery, want: 500_000, unit: "entries/s"},
 }
 
-// EvaluateTargets checks the targets of issue 6 against r.
+// EvaluateTargets checks the targets against r.
 func EvaluateTargets(r *Report) []Target {
 	var out []Target
 	for _, s := range targetSpecs {

@@ -57,7 +57,7 @@ measured the same way in the same run:
              on a second server with sync_always — the event store a user
              might otherwise pick.
 
-The table ends with the targets of issue 6 (durable cast ≥ 50% of raw Pebble
+The table ends with the targets jido-bus aims at (durable cast ≥ 50% of raw Pebble
 and ≥ 100,000 signals/s, call p99 ≤ 2 ms, replay ≥ 500,000 entries/s), each
 marked PASS or MISS. The header names the CPU, cores, Go version and the disk
 of the data directory: the figures belong to that machine and to whatever
