@@ -76,6 +76,10 @@ type cmdRecord struct {
 	Version uint64 `json:"version"`
 	// Directives are the directives' log forms (agents.DirectiveCodec).
 	Directives json.RawMessage `json:"directives"`
+	// Count is how many directives there are, so recovery can tell a
+	// decision whose directives all ran without decoding them. Records
+	// written before it existed have none.
+	Count *int `json:"count,omitempty"`
 }
 
 // Outcomes of a directive's execution, as TypeEffects records them.

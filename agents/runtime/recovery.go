@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -167,12 +168,20 @@ func (rt *Runtime) readStarted(stream string) (startedRecord, error) {
 
 // pendingCmd is a committed decision found during recovery.
 type pendingCmd struct {
-	version    uint64
-	seq        uint64
-	at         time.Time
-	input      bus.Signal
-	directives []agents.Directive
-	done       map[int]bool
+	version uint64
+	seq     uint64
+	at      time.Time
+	input   bus.Signal
+	raw     json.RawMessage // the directives' log forms, decoded only when needed
+	count   int             // how many directives; -1 when the record predates the count
+	done    map[int]bool
+}
+
+// mayHaveTimers reports whether a decision's directives may hold a timer
+// or a task, cheaply, so that recovery decodes only those.
+func mayHaveTimers(raw []byte) bool {
+	return bytes.Contains(raw, []byte(`"kind":"schedule"`)) || bytes.Contains(raw, []byte(`"kind":"cron`)) ||
+		bytes.Contains(raw, []byte(`"kind":"run_instruction"`))
 }
 
 // restore rebuilds an agent from its stream: the latest snapshot, then the
@@ -255,10 +264,6 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 			if err := json.Unmarshal(e.Event.Data(), &cr); err != nil {
 				return nil, nil, fmt.Errorf("agent %s: cmd record at %s/%d: %w", rec.ID, rec.Stream, e.Seq, err)
 			}
-			directives, err := rt.codec.DecodeAll(cr.Directives)
-			if err != nil {
-				return nil, nil, fmt.Errorf("agent %s: directives at %s/%d: %w", rec.ID, rec.Stream, e.Seq, err)
-			}
 			var input bus.Signal
 			if lastSignal != nil && lastSignal.ID() == cr.Signal {
 				input = *lastSignal
@@ -269,12 +274,22 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 				}
 				next, _ := s.decide(*lastSignal)
 				s.agent, s.version, s.lastSignal = next, cr.Version, cr.Signal
+				var directives []agents.Directive
+				if mayHaveTimers(cr.Directives) {
+					if directives, err = rt.codec.DecodeAll(cr.Directives); err != nil {
+						return nil, nil, fmt.Errorf("agent %s: directives at %s/%d: %w", rec.ID, rec.Stream, e.Seq, err)
+					}
+				}
 				s.timers.mu.Lock()
 				delete(s.timers.state.Awaiting, cr.Signal)
 				s.timers.record(lastSignal, directives, e.Time)
 				s.timers.mu.Unlock()
 			}
-			pc := &pendingCmd{version: cr.Version, seq: e.Seq, at: e.Time, input: input, directives: directives, done: map[int]bool{}}
+			count := -1
+			if cr.Count != nil {
+				count = *cr.Count
+			}
+			pc := &pendingCmd{version: cr.Version, seq: e.Seq, at: e.Time, input: input, raw: cr.Directives, count: count, done: map[int]bool{}}
 			cmds = append(cmds, pc)
 			byVersion[cr.Version] = pc
 			lastSignal = nil
@@ -300,7 +315,14 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 	}
 	var pending []queued
 	for _, pc := range cmds {
-		for i, d := range pc.directives {
+		if pc.count >= 0 && len(pc.done) >= pc.count {
+			continue // all done: no need to decode them
+		}
+		directives, err := rt.codec.DecodeAll(pc.raw)
+		if err != nil {
+			return nil, nil, fmt.Errorf("agent %s: directives at %s/%d: %w", rec.ID, rec.Stream, pc.seq, err)
+		}
+		for i, d := range directives {
 			if pc.done[i] {
 				continue
 			}

@@ -233,7 +233,8 @@ func (s *server) decideAndCommit(env envelope) {
 		return
 	}
 	now := s.rt.now()
-	rec, err := record(TypeCmd, cmdRecordID(&env.sig), "", now, cmdRecord{Signal: env.sig.ID(), Version: s.version + 1, Directives: encoded})
+	count := len(directives)
+	rec, err := record(TypeCmd, cmdRecordID(&env.sig), "", now, cmdRecord{Signal: env.sig.ID(), Version: s.version + 1, Directives: encoded, Count: &count})
 	if err != nil {
 		s.answer(env, Reply{}, err)
 		return
