@@ -7,7 +7,9 @@ import (
 	"hash/crc32"
 	"net/url"
 	"sort"
+	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/cloudevents/sdk-go/v2/types"
@@ -142,6 +144,14 @@ func checkValue(v []byte) (valueHeader, error) {
 	}, nil
 }
 
+// decodedContext is an event context with the values it points to, so
+// that the decoder allocates them together.
+type decodedContext struct {
+	ctx                  event.EventContextV1
+	time                 types.Timestamp
+	subject, contentType string
+}
+
 // decoder turns stored values into Entries. It remembers the last source
 // it parsed, because a stream's events mostly share one source and parsing
 // a URI reference costs more than the rest of the decode. A decoder is
@@ -170,9 +180,12 @@ func (d *decoder) decode(v []byte) (Entry, error) {
 	if r.err == nil && next > uint64(len(v)) {
 		r.fail() // each extension takes at least two bytes; bounds the allocation
 	}
-	var extSpans []span
+	var extArr [8]span // on the stack for up to four extensions
+	extSpans := extArr[:0]
 	if r.err == nil && next > 0 {
-		extSpans = make([]span, 0, 2*next)
+		if 2*next > uint64(len(extArr)) {
+			extSpans = make([]span, 0, 2*next)
+		}
 		for i := uint64(0); i < 2*next && r.err == nil; i++ {
 			extSpans = append(extSpans, r.span())
 		}
@@ -180,21 +193,32 @@ func (d *decoder) decode(v []byte) (Entry, error) {
 	if r.err != nil {
 		return Entry{}, r.err
 	}
-	// All strings of the value are substrings of one copy: one allocation
-	// instead of one per attribute.
-	all := string(v[strStart:r.off])
-	str := func(s span) string { return all[s.off-strStart : s.off-strStart+s.n] }
-	var ext map[string]any
-	if len(extSpans) > 0 {
-		ext = make(map[string]any, len(extSpans)/2)
-		for i := 0; i < len(extSpans); i += 2 {
-			ext[str(extSpans[i])] = str(extSpans[i+1])
-		}
-	}
 	if flags&^(flagTime|flagDataBase64) != 0 {
 		return Entry{}, fmt.Errorf("unknown flags %#x", flags)
 	}
-	ctx := &event.EventContextV1{ID: str(id), Type: str(typ), Extensions: ext}
+	// The strings and the data of the value share one copy of its
+	// variable part: the strings are views of the bytes before the data,
+	// which nothing hands out as a slice, so they never change; the data
+	// is the rest, capped so that an append to it reallocates.
+	buf := make([]byte, len(v)-strStart)
+	copy(buf, v[strStart:])
+	str := func(s span) string {
+		if s.n == 0 {
+			return ""
+		}
+		return unsafe.String(&buf[s.off-strStart], s.n)
+	}
+	// The event context and what it points to are one allocation.
+	a := &decodedContext{}
+	ctx := &a.ctx
+	ctx.ID, ctx.Type = str(id), str(typ)
+	if len(extSpans) > 0 {
+		ext := make(map[string]any, len(extSpans)/2)
+		for i := 0; i < len(extSpans); i += 2 {
+			ext[str(extSpans[i])] = str(extSpans[i+1])
+		}
+		ctx.Extensions = ext
+	}
 	if src := str(source); src == d.lastSource && src != "" {
 		ctx.Source = d.lastURI
 	} else {
@@ -203,15 +227,16 @@ func (d *decoder) decode(v []byte) (Entry, error) {
 			return Entry{}, fmt.Errorf("source %q: %w", src, err)
 		}
 		ctx.Source = types.URIRef{URL: *u}
-		d.lastSource, d.lastURI = src, ctx.Source
+		// Keep a copy: src is a view of this entry's buffer.
+		d.lastSource, d.lastURI = strings.Clone(src), ctx.Source
 	}
 	if subject.n > 0 {
-		sub := str(subject)
-		ctx.Subject = &sub
+		a.subject = str(subject)
+		ctx.Subject = &a.subject
 	}
 	if contentType.n > 0 {
-		ct := str(contentType)
-		ctx.DataContentType = &ct
+		a.contentType = str(contentType)
+		ctx.DataContentType = &a.contentType
 	}
 	if schema.n > 0 {
 		u, err := url.Parse(str(schema))
@@ -221,7 +246,8 @@ func (d *decoder) decode(v []byte) (Entry, error) {
 		ctx.DataSchema = &types.URI{URL: *u}
 	}
 	if flags&flagTime != 0 {
-		ctx.Time = &types.Timestamp{Time: time.Unix(0, evTime).UTC()}
+		a.time = types.Timestamp{Time: time.Unix(0, evTime).UTC()}
+		ctx.Time = &a.time
 	}
 	e := Entry{
 		Stream:    str(stream),
@@ -232,7 +258,7 @@ func (d *decoder) decode(v []byte) (Entry, error) {
 		Size:      len(v),
 	}
 	if r.off < len(v) {
-		e.Event.DataEncoded = append([]byte(nil), v[r.off:]...)
+		e.Event.DataEncoded = buf[r.off-strStart : len(buf) : len(buf)]
 	}
 	return e, nil
 }

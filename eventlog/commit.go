@@ -154,6 +154,7 @@ func (l *Log) sequenceGroup(group []*appendRequest) (*pebble.Batch, uint64, erro
 		}
 		return nil, 0, nil
 	}
+	l.startFirstFilter()
 	g := &l.group
 	g.reset(l.lastGSeq)
 	defer g.reset(0)

@@ -44,8 +44,9 @@
 // holds the key of every idempotency record in the database, so for
 // nearly every new event it answers "absent" without a Pebble lookup; a
 // "maybe" (a duplicate, a removed entry, or a false alarm) is looked up.
-// The filter is built from a snapshot in the background when the Log
-// opens and again when it fills up, taking meanwhile every key committed
+// The filter is built from a snapshot in the background at the first
+// append after the Log opens (a Log only read never scans the keys) and
+// again when it fills up, taking meanwhile every key committed
 // after the snapshot; until it is built every new event is looked up. It
 // can only err towards "maybe", so it never lets a duplicate through; its
 // size is bounded by Options.IdempotencyFilterBytes.

@@ -131,6 +131,23 @@ func (l *Log) addIdem(h uint64) {
 	}
 }
 
+// startFirstFilter begins building the first filter, sized for the keys
+// the log holds now, unless it has begun already. The sequencer calls it
+// before the first append, so that reading a log never pays for the scan;
+// until that build ends every new event is looked up, as it was when the
+// build began at Open. Under commitMu.
+func (l *Log) startFirstFilter() {
+	if l.filterStarted {
+		return
+	}
+	l.filterStarted = true
+	var keys uint64
+	for _, m := range l.streams {
+		keys += m.count
+	}
+	l.startFilterBuild(2 * keys)
+}
+
 // startFilterBuild begins building a filter for keys keys in the
 // background, unless one is being built, filtering is off, or the new one
 // would not be larger than the current one. Until the build ends the

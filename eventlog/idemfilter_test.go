@@ -53,10 +53,14 @@ func TestIdemFilterHasNoFalseNegatives(t *testing.T) {
 	}
 }
 
-// waitFilter waits until no filter is being built, so that the next
-// appends use the built one.
+// waitFilter starts the first filter build if no append has, and waits
+// until no filter is being built, so that the next appends use the built
+// one.
 func waitFilter(t testing.TB, l *Log) {
 	t.Helper()
+	l.commitMu.Lock()
+	l.startFirstFilter()
+	l.commitMu.Unlock()
 	eventually(t, "the idempotency filter build", func() bool {
 		l.commitMu.Lock()
 		defer l.commitMu.Unlock()

@@ -38,8 +38,13 @@ type Log struct {
 	// idemfilter.go. idemSeed seeds their hashes.
 	filter   *idemFilter
 	building *idemFilter
-	idemSeed maphash.Seed
-	bg       sync.WaitGroup // filter builders; Close waits for them
+	// filterStarted is set when the first filter build has begun: on the
+	// first append, not at Open, so that a Log opened only to be read (a
+	// CLI command, a rebuild) never scans the idempotency keys. Under
+	// commitMu.
+	filterStarted bool
+	idemSeed      maphash.Seed
+	bg            sync.WaitGroup // filter builders; Close waits for them
 
 	// queueMu guards queue, the append requests waiting for a leader, and
 	// leading, whether some caller is the leader (see commit).
@@ -110,13 +115,6 @@ func Open(dir string, opts Options) (*Log, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open event log %s: %w", dir, err)
 	}
-	var keys uint64
-	for _, m := range l.streams {
-		keys += m.count
-	}
-	l.commitMu.Lock()
-	l.startFilterBuild(2 * keys)
-	l.commitMu.Unlock()
 	return l, nil
 }
 

@@ -147,7 +147,7 @@ func Define[S any](p Projection[S]) (Definition, error) {
 		sel:     p.Selector(),
 		init:    func() any { return p.Init() },
 		apply:   func(s any, e *Entry) any { return p.Apply(s.(S), e) },
-		encode:  func(s any) ([]byte, error) { return json.Marshal(s.(S)) },
+		encode:  encoder[S](),
 		decode: func(b []byte) (any, error) {
 			var s S
 			err := json.Unmarshal(b, &s)
@@ -165,6 +165,31 @@ func Define[S any](p Projection[S]) (Definition, error) {
 		d.types, d.hasTypes = pat, true
 	}
 	return d, nil
+}
+
+// JSONAppender is implemented by a state type that encodes itself faster
+// than encoding/json does: AppendJSON appends to dst exactly the bytes
+// json.Marshal gives for the state, and reports false (having appended
+// anything or nothing) when it cannot, in which case json.Marshal is used.
+// A Runner encodes every changed state at each checkpoint, so this is
+// where a large state's encoding cost goes.
+type JSONAppender interface {
+	AppendJSON(dst []byte) ([]byte, bool)
+}
+
+// encoder returns the encoding of states of type S: their AppendJSON when
+// they have one, else json.Marshal.
+func encoder[S any]() func(any) ([]byte, error) {
+	var zero S
+	if _, ok := any(zero).(JSONAppender); !ok {
+		return func(s any) ([]byte, error) { return json.Marshal(s.(S)) }
+	}
+	return func(s any) ([]byte, error) {
+		if b, ok := s.(JSONAppender).AppendJSON(nil); ok {
+			return b, nil
+		}
+		return json.Marshal(s.(S))
+	}
 }
 
 // MustDefine is Define for projections built into a program; it panics on
