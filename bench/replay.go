@@ -131,6 +131,16 @@ func fillForReplay(ctx context.Context, env *Env, dir string, ids []string) erro
 	if p := firstErr.Load(); p != nil {
 		return fmt.Errorf("%d signals were refused, the first with: %w", failed.Load(), *p)
 	}
+	// Let the directives run and their outcomes be recorded, as they are
+	// on a node that was not cut off: recovery then has decisions to
+	// replay, not emits to send again.
+	for rt.Counts().Queued > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 	return nil
 }
 
