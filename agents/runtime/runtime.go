@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	goruntime "runtime"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -379,7 +380,10 @@ func (rt *Runtime) Deliver(id string, sig bus.Signal, reply func(Reply, error)) 
 		if err == nil {
 			err = s.deliver(envelope{sig: sig, reply: reply})
 			if errors.Is(err, errPassivated) {
-				continue // it went passive between the lookup and the delivery
+				// It is going passive right now (its snapshot is being
+				// saved); let that finish, then look again.
+				goruntime.Gosched()
+				continue
 			}
 		}
 		if err != nil && rt.cfg.Observer != nil {
