@@ -129,6 +129,7 @@ type Definition struct {
 	apply         func(any, *Entry) any
 	prepare       func(*Entry) // nil unless the projection is a Preparer
 	encode        func(any) ([]byte, error)
+	appendEncode  func([]byte, any) ([]byte, error) // encode, appended to a buffer
 	decode        func([]byte) (any, error)
 }
 
@@ -142,12 +143,13 @@ func Define[S any](p Projection[S]) (Definition, error) {
 		return Definition{}, fmt.Errorf("projection name %q: want lower-case letters, digits, '_', '-' and '.'", name)
 	}
 	d := Definition{
-		name:    name,
-		version: p.Version(),
-		sel:     p.Selector(),
-		init:    func() any { return p.Init() },
-		apply:   func(s any, e *Entry) any { return p.Apply(s.(S), e) },
-		encode:  encoder[S](),
+		name:         name,
+		version:      p.Version(),
+		sel:          p.Selector(),
+		init:         func() any { return p.Init() },
+		apply:        func(s any, e *Entry) any { return p.Apply(s.(S), e) },
+		encode:       encoder[S](),
+		appendEncode: appendEncoder[S](),
 		decode: func(b []byte) (any, error) {
 			var s S
 			err := json.Unmarshal(b, &s)
@@ -189,6 +191,25 @@ func encoder[S any]() func(any) ([]byte, error) {
 			return b, nil
 		}
 		return json.Marshal(s.(S))
+	}
+}
+
+// appendEncoder is encoder appending to a buffer, for encodings that are
+// copied at once (into a Pebble batch) and need no memory of their own.
+func appendEncoder[S any]() func([]byte, any) ([]byte, error) {
+	var zero S
+	marshal := func(dst []byte, s any) ([]byte, error) {
+		b, err := json.Marshal(s.(S))
+		return append(dst, b...), err
+	}
+	if _, ok := any(zero).(JSONAppender); !ok {
+		return marshal
+	}
+	return func(dst []byte, s any) ([]byte, error) {
+		if b, ok := s.(JSONAppender).AppendJSON(dst); ok {
+			return b, nil
+		}
+		return marshal(dst, s)
 	}
 }
 

@@ -74,7 +74,12 @@ type Runner struct {
 
 	// owned by the pass
 	batch   *pebble.Batch
-	damaged atomic.Uint64
+	scratch []byte // reused for the encodings a checkpoint copies into the batch
+	// batchSize is the size of the last checkpoint's batch, with which the
+	// next one starts, so that it does not grow by copying (a rebuild's
+	// checkpoints are alike; a live one is small).
+	batchSize int
+	damaged   atomic.Uint64
 }
 
 // proj is one projection inside a Runner. The fields after def are owned
@@ -301,7 +306,7 @@ func (r *Runner) pass(ctx context.Context, follow bool, progress func(Progress))
 		p.absent = newAbsent()
 		p.rebuilding.Store(true)
 	}
-	r.batch = r.store.db.NewBatch()
+	r.batch = r.newBatch()
 	defer func() {
 		if r.batch != nil {
 			_ = r.batch.Close()
@@ -518,10 +523,11 @@ func (r *Runner) checkpoint(pos uint64) error {
 			if !n.dirty {
 				continue // evicted, and already in the batch
 			}
-			enc, err := p.def.encode(n.state)
+			enc, err := p.def.appendEncode(r.scratch[:0], n.state)
 			if err != nil {
 				return fmt.Errorf("projection %s: encode state of %q: %w", p.def.name, n.key, err)
 			}
+			r.scratch = enc
 			r.written(p, n.key)
 			if err := b.Set(stateKey(p.def.name, n.key), enc, nil); err != nil {
 				return err
@@ -546,8 +552,9 @@ func (r *Runner) checkpoint(pos uint64) error {
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("commit projection checkpoint: %w", err)
 	}
+	r.batchSize = len(b.Repr())
 	_ = b.Close()
-	r.batch = r.store.db.NewBatch()
+	r.batch = r.newBatch()
 	r.mu.Lock()
 	for i, p := range r.projs {
 		p.committed = cps[i]
@@ -556,6 +563,12 @@ func (r *Runner) checkpoint(pos uint64) error {
 	}
 	r.mu.Unlock()
 	return nil
+}
+
+// newBatch returns the batch of the next checkpoint, sized like the last
+// one (at most 64 MiB).
+func (r *Runner) newBatch() *pebble.Batch {
+	return r.store.db.NewBatchWithSize(min(r.batchSize, 64<<20))
 }
 
 // resetMemory drops what p holds in memory beyond its last checkpoint.
