@@ -2,13 +2,13 @@ package runtime
 
 import (
 	"context"
-	goruntime "runtime"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
 	"log/slog"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
