@@ -231,7 +231,9 @@ func TestCallsDoNotBlockReads(t *testing.T) {
 func TestQueueOverflowRefusesBeforeCommit(t *testing.T) {
 	h := newHarness(t)
 	h.start("probe", "p1", Options{MaxQueueSize: 3})
-	h.mustCall("p1", "probe.block", map[string]any{"name": "g"}) // the executing directive leaves the queue
+	h.mustCall("p1", "probe.block", map[string]any{"name": "g"})
+	// The executing directive leaves the queue once the queue loop takes it.
+	h.eventually("the first block running", func() bool { info, _ := h.rt.State("p1"); return info.QueueLength == 0 })
 	h.mustCall("p1", "probe.block", map[string]any{"name": "g"})
 	h.mustCall("p1", "probe.block", map[string]any{"name": "g"})
 	h.mustCall("p1", "probe.block", map[string]any{"name": "g"})

@@ -3,6 +3,7 @@ package runtime
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestRecoverRestoresAgents(t *testing.T) {
@@ -54,7 +55,14 @@ func TestRecoveryRunsPendingDirectives(t *testing.T) {
 	if n := h.restart(); n != 1 {
 		t.Fatalf("recovered %d", n)
 	}
-	h.eventually("the pending emit", func() bool { return len(h.emittedOf("probe.emitted")) >= 1 })
+	deadline := time.Now().Add(20 * time.Second)
+	for len(h.emittedOf("probe.emitted")) == 0 {
+		if time.Now().After(deadline) {
+			info, err := h.rt.State("p1")
+			t.Fatalf("the pending emit never ran: stream %v, agent %+v %v", h.entries("agent/p1"), info, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	e := h.emittedOf("probe.emitted")[0]
 	if e.ID() != sig.ID()+".0" {
 		t.Fatalf("re-published emit has id %q", e.ID())
