@@ -44,8 +44,9 @@ vet:
 staticcheck: tools
 	$(BIN)/staticcheck ./...
 
-bench: ## benchmarks of every package (codec, patterns, router, log, agents)
+bench: build ## every package's benchmarks, then `jido-bus bench` (a node against the limits of NATS and the disk)
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
+	$(BIN)/jido-bus bench
 
 fuzz: ## run each fuzz target for $(FUZZTIME)
 	@set -e; for pkg in $$($(GO) list ./...); do \
