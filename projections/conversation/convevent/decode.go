@@ -75,10 +75,7 @@ const (
 )
 
 func (p *dataParser) data() (d Data, ok bool) {
-	var seen uint32
-	ok = p.object(func(key []byte) bool {
-		var bit uint32
-		ok := true
+	ok = p.members(func(key []byte) (bit uint32, ok bool) {
 		switch string(key) {
 		case "project_id":
 			bit = seenProjectID
@@ -147,13 +144,9 @@ func (p *dataParser) data() (d Data, ok bool) {
 			bit = seenReason
 			d.Reason, ok = p.string()
 		default:
-			return false
+			return 0, false
 		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return ok
+		return bit, ok
 	})
 	if !ok {
 		return Data{}, false
@@ -164,10 +157,7 @@ func (p *dataParser) data() (d Data, ok bool) {
 
 func (p *dataParser) forkOrigin() (*ForkOrigin, bool) {
 	var f ForkOrigin
-	var seen uint8
-	ok := p.object(func(key []byte) bool {
-		var bit uint8
-		ok := true
+	ok := p.members(func(key []byte) (bit uint32, ok bool) {
 		switch string(key) {
 		case "conversation":
 			bit = 1
@@ -179,23 +169,16 @@ func (p *dataParser) forkOrigin() (*ForkOrigin, bool) {
 			bit = 4
 			f.EventID, ok = p.string()
 		default:
-			return false
+			return 0, false
 		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return ok
+		return bit, ok
 	})
 	return &f, ok
 }
 
 func (p *dataParser) usage() (*Usage, bool) {
 	var u Usage
-	var seen uint8
-	ok := p.object(func(key []byte) bool {
-		var bit uint8
-		ok := true
+	ok := p.members(func(key []byte) (bit uint32, ok bool) {
 		switch string(key) {
 		case "input_tokens":
 			bit = 1
@@ -204,23 +187,16 @@ func (p *dataParser) usage() (*Usage, bool) {
 			bit = 2
 			u.OutputTokens, ok = p.int64()
 		default:
-			return false
+			return 0, false
 		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return ok
+		return bit, ok
 	})
 	return &u, ok
 }
 
 func (p *dataParser) error() (*bus.Error, bool) {
 	var e bus.Error
-	var seen uint8
-	ok := p.object(func(key []byte) bool {
-		var bit uint8
-		ok := true
+	ok := p.members(func(key []byte) (bit uint32, ok bool) {
 		switch string(key) {
 		case "type":
 			bit = 1
@@ -229,23 +205,16 @@ func (p *dataParser) error() (*bus.Error, bool) {
 			bit = 2
 			e.Message, ok = p.string()
 		default:
-			return false
+			return 0, false
 		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return ok
+		return bit, ok
 	})
 	return &e, ok
 }
 
 func (p *dataParser) artifactRef() (*ArtifactRef, bool) {
 	var r ArtifactRef
-	var seen uint8
-	ok := p.object(func(key []byte) bool {
-		var bit uint8
-		ok := true
+	ok := p.members(func(key []byte) (bit uint32, ok bool) {
 		switch string(key) {
 		case "id":
 			bit = 1
@@ -260,13 +229,9 @@ func (p *dataParser) artifactRef() (*ArtifactRef, bool) {
 			bit = 8
 			r.Preview, ok = p.string()
 		default:
-			return false
+			return 0, false
 		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return ok
+		return bit, ok
 	})
 	return &r, ok
 }
@@ -286,6 +251,21 @@ func (p *dataParser) space() {
 // object reads an object, calling member with each key (without quotes;
 // only keys without escapes are handled) when the parser is at the
 // member's value, which member must read.
+// members parses an object whose members fn reads, each known member
+// naming its own bit: a member seen twice (which encoding/json would take
+// the last of) fails, so that the caller falls back to encoding/json.
+func (p *dataParser) members(fn func(key []byte) (bit uint32, ok bool)) bool {
+	var seen uint32
+	return p.object(func(key []byte) bool {
+		bit, ok := fn(key)
+		if !ok || seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return true
+	})
+}
+
 func (p *dataParser) object(member func(key []byte) bool) bool {
 	p.space()
 	if p.i >= len(p.b) || p.b[p.i] != '{' {
