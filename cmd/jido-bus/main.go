@@ -51,6 +51,7 @@ Start a node with 'jido-bus serve'; publish signals with any NATS client.`,
 	}
 	root.AddCommand(
 		newServeCmd(),
+		newAgentCmd(),
 		newLogCmd(),
 		newSchemaCmd(),
 		newProjectionCmd(),

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/bus"
+)
+
+// newAgentCmd is `jido-bus agent`: the agent control plane
+// (jido.api.agent.*) from the command line.
+func newAgentCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Start, stop, call and inspect agents on a running node",
+		Long: `The agent subcommands send requests to a running node's control plane
+(jido.api.agent.<verb> on NATS, --nats-url) and print the reply. Anything
+they do can be done with any NATS client too; see each one's --help.`,
+	}
+	cmd.AddCommand(newAgentStartCmd(), newAgentStopCmd(), newAgentStateCmd(), newAgentListCmd(),
+		newAgentSignalCmd("call"), newAgentSignalCmd("cast"), newAgentAwaitCmd())
+	return cmd
+}
+
+// agentRequest sends body to jido.api.agent.<verb> and returns the reply,
+// or the error it carries.
+func agentRequest(cmd *cobra.Command, f *liveFlags, verb string, body any) (json.RawMessage, error) {
+	nc, subjects, err := f.connect()
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	data, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
+	defer cancel()
+	msg, err := nc.RequestWithContext(ctx, subjects.API("agent", verb), data)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", verb, err)
+	}
+	var st bus.ReplyStatus
+	if err := json.Unmarshal(msg.Data, &st); err != nil {
+		return nil, fmt.Errorf("agent %s: reply %q: %w", verb, msg.Data, err)
+	}
+	if err := st.Err(); err != nil {
+		return nil, fmt.Errorf("agent %s: %w", verb, err)
+	}
+	return msg.Data, nil
+}
+
+func printReply(cmd *cobra.Command, reply json.RawMessage) error {
+	_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s\n", reply)
+	return err
+}
+
+func newAgentStartCmd() *cobra.Command {
+	var (
+		f       liveFlags
+		id      string
+		initial string
+		options string
+	)
+	cmd := &cobra.Command{
+		Use:   "start TYPE",
+		Short: "Start an agent of a registered type",
+		Example: `  jido-bus agent start counter --id c1
+  jido-bus agent start counter --id c2 --initial '{"count":10}' --options '{"error_policy":{"max_errors":3}}'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req := map[string]any{"type": args[0]}
+			if id != "" {
+				req["id"] = id
+			}
+			for name, raw := range map[string]string{"initial_state": initial, "options": options} {
+				if raw == "" {
+					continue
+				}
+				if !json.Valid([]byte(raw)) {
+					return fmt.Errorf("--%s is not valid JSON: %s", strings.TrimSuffix(name, "_state"), raw)
+				}
+				req[name] = json.RawMessage(raw)
+			}
+			reply, err := agentRequest(cmd, &f, "start", req)
+			if err != nil {
+				return err
+			}
+			return printReply(cmd, reply)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&id, "id", "", "the agent's id (default: a new ULID)")
+	cmd.Flags().StringVar(&initial, "initial", "", "initial state, as a JSON object")
+	cmd.Flags().StringVar(&options, "options", "", "start options, as a JSON object (error_policy, max_queue_size, on_parent_death, default_dispatch, snapshot_every)")
+	return cmd
+}
+
+func newAgentStopCmd() *cobra.Command {
+	var (
+		f      liveFlags
+		reason string
+	)
+	cmd := &cobra.Command{
+		Use:   "stop ID",
+		Short: "Stop an agent for good (it stays stopped across restarts)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			reply, err := agentRequest(cmd, &f, "stop", map[string]string{"id": args[0], "reason": reason})
+			if err != nil {
+				return err
+			}
+			return printReply(cmd, reply)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&reason, "reason", "", "why, recorded in the agent's last log entry")
+	return cmd
+}
+
+func newAgentStateCmd() *cobra.Command {
+	var f liveFlags
+	cmd := &cobra.Command{
+		Use:   "state ID",
+		Short: "Print an agent's state, status, version, queue, parent and children",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			reply, err := agentRequest(cmd, &f, "state", map[string]string{"id": args[0]})
+			if err != nil {
+				return err
+			}
+			return printReply(cmd, reply)
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func newAgentListCmd() *cobra.Command {
+	var (
+		f   liveFlags
+		typ string
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the agents of the node",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			reply, err := agentRequest(cmd, &f, "list", map[string]string{"type": typ})
+			if err != nil {
+				return err
+			}
+			if f.json {
+				return printReply(cmd, reply)
+			}
+			var list struct {
+				Agents []runtime.Info `json:"agents"`
+			}
+			if err := json.Unmarshal(reply, &list); err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tTYPE\tSTATUS\tVERSION\tQUEUE\tERRORS\tPARENT")
+			for _, a := range list.Agents {
+				parent := ""
+				if a.Parent != nil {
+					parent = a.Parent.ID
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", a.ID, a.Type, a.Status, a.Version, a.QueueLength, a.ErrorCount, parent)
+			}
+			return tw.Flush()
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&typ, "type", "", "only agents of this type")
+	return cmd
+}
+
+func newAgentSignalCmd(verb string) *cobra.Command {
+	var f liveFlags
+	short := "Send a signal and wait for the committed state"
+	if verb == "cast" {
+		short = "Send a signal without waiting"
+	}
+	cmd := &cobra.Command{
+		Use:     verb + " ID TYPE [DATA]",
+		Short:   short,
+		Example: fmt.Sprintf(`  jido-bus agent %s c1 counter.increment '{"by":2}'`, verb),
+		Args:    cobra.RangeArgs(2, 3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req := map[string]any{"id": args[0], "type": args[1]}
+			if len(args) == 3 {
+				if !json.Valid([]byte(args[2])) {
+					return fmt.Errorf("DATA is not valid JSON: %s", args[2])
+				}
+				req["data"] = json.RawMessage(args[2])
+			}
+			reply, err := agentRequest(cmd, &f, verb, req)
+			if err != nil {
+				return err
+			}
+			return printReply(cmd, reply)
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func newAgentAwaitCmd() *cobra.Command {
+	var (
+		f       liveFlags
+		timeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "await ID",
+		Short: `Wait until an agent's state.status is "completed" or "failed"`,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.timeout = timeout + 5*time.Second
+			reply, err := agentRequest(cmd, &f, "await", map[string]string{"id": args[0], "timeout": timeout.String()})
+			if err != nil {
+				return err
+			}
+			return printReply(cmd, reply)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().DurationVar(&timeout, "for", 30*time.Second, "how long to wait before giving up with a diagnostic")
+	return cmd
+}
