@@ -37,6 +37,13 @@ func Serve(nc *nats.Conn, log *eventlog.Log, subjects bus.Subjects) (*Server, er
 		return nil, fmt.Errorf("subscribe %s: %w", subjects.API("log", "*"), err)
 	}
 	s.sub = sub
+	// Once Serve returns, the server knows the subscription: a request
+	// sent after that is answered, not refused with "no responders".
+	if err := nc.Flush(); err != nil {
+		_ = sub.Unsubscribe()
+		stop()
+		return nil, fmt.Errorf("subscribe %s: server did not confirm: %w", subjects.API("log", "*"), err)
+	}
 	return s, nil
 }
 
