@@ -115,10 +115,13 @@ func TestServeWithNATSCLI(t *testing.T) {
 
 	// Each dead letter is in the log stream "dlq" too: read it through the
 	// running node, and after shutdown straight from the data directory.
-	checkDLQ := func(out string) {
+	dlqReasons := func(out string) []string {
 		t.Helper()
 		var reasons []string
 		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if line == "" {
+				continue
+			}
 			var e struct {
 				Event struct {
 					Type string `json:"type"`
@@ -135,13 +138,24 @@ func TestServeWithNATSCLI(t *testing.T) {
 			}
 			reasons = append(reasons, e.Event.Data.Reason)
 		}
+		return reasons
+	}
+	checkDLQ := func(reasons []string) {
+		t.Helper()
 		for i, b := range bad {
 			if i >= len(reasons) || reasons[i] != b.reason {
 				t.Fatalf("dlq stream holds %v, want %s at %d", reasons, b.reason, i)
 			}
 		}
 	}
-	checkDLQ(tools.Run(t, "log", "show", "dlq", "--json", "--nats-url", node.URL))
+	// Dead letters are appended to the log in batches, just after the
+	// sender was answered.
+	var reasons []string
+	waitFor(t, "the dead letters in the log", func() bool {
+		reasons = dlqReasons(tools.Run(t, "log", "show", "dlq", "--json", "--nats-url", node.URL))
+		return len(reasons) >= len(bad)
+	})
+	checkDLQ(reasons)
 
 	// The node is still serving, then shuts down cleanly on SIGTERM.
 	if r := reply(t, node.NATS(t, "req", "--raw", "jido.api.ping", "")); r["ok"] != true {
@@ -154,7 +168,7 @@ func TestServeWithNATSCLI(t *testing.T) {
 	if !strings.Contains(node.Logs(), `"msg":"stopped"`) {
 		t.Fatalf("no clean stop in the log:\n%s", node.Logs())
 	}
-	checkDLQ(tools.Run(t, "log", "show", "dlq", "--json", "--data-dir", node.DataDir, "--nats-url", "nats://127.0.0.1:1"))
+	checkDLQ(dlqReasons(tools.Run(t, "log", "show", "dlq", "--json", "--data-dir", node.DataDir, "--nats-url", "nats://127.0.0.1:1")))
 }
 
 // waitFor polls cond until it holds or 30s pass.

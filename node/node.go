@@ -37,9 +37,6 @@ import (
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 )
 
-// DeadLetterStream is the log stream every refused input is appended to.
-const DeadLetterStream = "dlq"
-
 // Directories inside the data directory.
 
 // LogDir is where the event log (Pebble) lives.
@@ -97,6 +94,7 @@ type Node struct {
 	runDone  chan error
 	started  time.Time
 	metrics  *metrics
+	dlq      *deadLetterWriter
 
 	recovered int
 }
@@ -171,6 +169,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	n.cancel = cancel
 	go func() { n.runDone <- n.runner.Run(runCtx) }()
 
+	n.dlq = newDeadLetterWriter(n.evlog, log)
 	n.bus = natsbus.New(n.conn.nc, natsbus.Options{
 		Subjects:     subjects,
 		Limits:       cfg.Limits,
@@ -291,6 +290,9 @@ func isNil(c interface{ Close() error }) bool {
 
 // abort releases whatever Start got as far as opening, in reverse order.
 func (n *Node) abort() {
+	if n.dlq != nil {
+		n.dlq.close() // after NATS drained: no refusal is still being handled
+	}
 	if n.rt != nil {
 		_ = n.rt.Close()
 	}
@@ -337,13 +339,9 @@ func (n *Node) ping(context.Context, []byte) (any, error) {
 	}, nil
 }
 
-// fileDeadLetter appends a refused input to the log stream "dlq", so dead
-// letters outlive the NATS message that announced them.
+// fileDeadLetter counts a refused input and queues it for the log stream
+// "dlq", so dead letters outlive the NATS message that announced them.
 func (n *Node) fileDeadLetter(d natsbus.DeadLetter) {
 	n.metrics.deadLetters.WithLabelValues(d.Reason).Inc()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := n.evlog.Append(ctx, DeadLetterStream, eventlog.AnyVersion, d.Signal()); err != nil {
-		n.log.Error("append dead letter to the log", "stream", DeadLetterStream, "reason", d.Reason, "subject", d.Subject, "err", err)
-	}
+	n.dlq.file(d.Signal())
 }

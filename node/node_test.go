@@ -2,16 +2,19 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"go.uber.org/goleak"
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/eventlog"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -75,5 +78,45 @@ func TestNodeRestartAndMetrics(t *testing.T) {
 	info, err := n.Runtime().State("c1")
 	if err != nil || !strings.Contains(string(info.State), `"count":3`) {
 		t.Fatalf("after restart: %+v %v", info, err)
+	}
+}
+
+// TestDeadLetterFloodIsKept: a flood of bad input is refused message by
+// message and every refusal ends up in the log stream dlq.
+func TestDeadLetterFloodIsKept(t *testing.T) {
+	dir := t.TempDir()
+	n := startNode(t, dir)
+	nc, err := nats.Connect(n.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const bad = 600
+	for i := range bad {
+		if err := nc.Publish(fmt.Sprintf("jido.agent._bad%d.x", i), []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for n.bus.Stats().DeadLetters < bad {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d dead letters filed", n.bus.Stats().DeadLetters, bad)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := n.Close(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	l, err := eventlog.Open(LogDir(dir), eventlog.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	info, err := l.Stream(DeadLetterStream)
+	if err != nil || info.Count != bad {
+		t.Fatalf("dlq stream: %+v %v, want %d entries", info, err, bad)
 	}
 }
