@@ -120,3 +120,38 @@ func TestDeadLetterFloodIsKept(t *testing.T) {
 		t.Fatalf("dlq stream: %+v %v, want %d entries", info, err, bad)
 	}
 }
+
+// TestRestartClosesUnfinishedToolCalls: a tool call requested before the
+// node went down is closed as interrupted when it comes back.
+func TestRestartClosesUnfinishedToolCalls(t *testing.T) {
+	dir := t.TempDir()
+	n := startNode(t, dir)
+	ctx := context.Background()
+	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c1","text":"run the tests"}`)); err != nil {
+		t.Fatal(err)
+	}
+	req, err := bus.NewSignal("conversation.tool.requested", "assistant", map[string]any{"call_id": "k1", "name": "go_test", "args": map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.SetExtension(bus.ExtCausationID, "u1")
+	if _, err := n.Runtime().Call(ctx, "p1/c1", req); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Close(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+
+	n = startNode(t, dir)
+	defer n.Close(5 * time.Second)
+	var failed []string
+	for e, err := range n.Log().ReadStream("conversation/p1/c1", eventlog.ReadOptions{Types: "conversation.tool.failed"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		failed = append(failed, string(e.Event.Data()))
+	}
+	if len(failed) != 1 || !strings.Contains(failed[0], `"interrupted"`) || !strings.Contains(failed[0], `"k1"`) {
+		t.Fatalf("tool.failed entries after restart: %v", failed)
+	}
+}
