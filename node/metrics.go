@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -26,6 +25,7 @@ type metrics struct {
 	directives    *prometheus.CounterVec
 	srv           *http.Server
 	ln            net.Listener
+	served        chan struct{} // closed when the HTTP server's goroutine ends
 }
 
 func newMetrics() *metrics {
@@ -99,10 +99,12 @@ func (m *metrics) serve(addr string) (string, error) {
 	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg}))
 	m.ln = ln
 	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	m.served = make(chan struct{})
 	go func() {
-		if err := m.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			_ = err // Serve only fails once the listener is closed by close
-		}
+		defer close(m.served)
+		// Serve returns ErrServerClosed once close shuts it down, or the
+		// listener's error, which leaves nothing to do either way.
+		_ = m.srv.Serve(ln)
 	}()
 	return "http://" + ln.Addr().String() + "/metrics", nil
 }
@@ -113,5 +115,7 @@ func (m *metrics) close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return m.srv.Shutdown(ctx)
+	err := m.srv.Shutdown(ctx)
+	<-m.served
+	return err
 }
