@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -11,17 +10,6 @@ import (
 
 	"github.com/jido-bus/jido-bus/node"
 )
-
-func runCLI(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	root := newRootCmd()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
-	return out.String(), err
-}
 
 func TestAgentCommands(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
@@ -43,15 +31,15 @@ func TestAgentCommands(t *testing.T) {
 		{[]string{"agent", "stop", "c1", "--reason", "done"}, `"id":"c1"`},
 	}
 	for _, s := range steps {
-		out, err := runCLI(t, append(s.args, url...)...)
+		out, err := runRoot(t, append(s.args, url...)...)
 		if err != nil || !strings.Contains(out, s.want) {
 			t.Fatalf("%v: %v\n%s", s.args, err, out)
 		}
 	}
-	if _, err := runCLI(t, append([]string{"agent", "call", "c1", "counter.increment"}, url...)...); err == nil || !strings.Contains(err.Error(), "not_found") {
+	if _, err := runRoot(t, append([]string{"agent", "call", "c1", "counter.increment"}, url...)...); err == nil || !strings.Contains(err.Error(), "not_found") {
 		t.Fatalf("call to a stopped agent: %v", err)
 	}
-	if _, err := runCLI(t, append([]string{"agent", "start", "counter", "--initial", "{nope"}, url...)...); err == nil || !strings.Contains(err.Error(), "not valid JSON") {
+	if _, err := runRoot(t, append([]string{"agent", "start", "counter", "--initial", "{nope"}, url...)...); err == nil || !strings.Contains(err.Error(), "not valid JSON") {
 		t.Fatalf("bad --initial: %v", err)
 	}
 }
