@@ -41,6 +41,9 @@ func TestRecoverRestoresAgents(t *testing.T) {
 func TestRecoveryRunsPendingDirectives(t *testing.T) {
 	h := newHarness(t)
 	h.start("probe", "p1", Options{})
+	// Create the gate now: the block may not have started running when
+	// restart opens the gates, and a gate made later would stay shut.
+	h.gate("never")
 	h.mustCall("p1", "probe.block", map[string]any{"name": "never"})
 	sig := signal(t, "probe.emit", map[string]any{"n": 1})
 	if _, err := h.rt.Call(t.Context(), "p1", sig); err != nil {
