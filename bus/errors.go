@@ -25,6 +25,7 @@ const (
 	ReasonInvalidRequest     = "invalid_request"     // a control-plane request that cannot be served as sent
 	ReasonNotFound           = "not_found"           // the addressed agent, stream or object does not exist
 	ReasonQueueOverflow      = "queue_overflow"      // the receiver is full; retry later
+	ReasonUnavailable        = "unavailable"         // the receiver is shutting down; retry elsewhere or later
 	ReasonInternal           = "internal"            // a fault on our side; the message says which
 )
 

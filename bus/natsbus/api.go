@@ -23,6 +23,11 @@ type APIFunc func(ctx context.Context, req []byte) (result any, err error)
 // dead letter. Requests on one subject are served one at a time, in order.
 func (b *Bus) HandleAPI(subject string, fn APIFunc) error {
 	sub, err := b.nc.QueueSubscribe(subject, b.opts.QueueGroup, func(msg *nats.Msg) {
+		if err := b.enter(); err != nil {
+			b.reply(msg, bus.ErrorReply(err))
+			return
+		}
+		defer b.inflight.Done()
 		b.metrics.apiRequests.Add(1)
 		b.serveAPI(msg, subject, fn)
 	})
@@ -39,14 +44,18 @@ func (b *Bus) HandleAPI(subject string, fn APIFunc) error {
 func (b *Bus) HandleAPIConcurrent(subject string, maxInFlight int, fn APIFunc) error {
 	sem := make(chan struct{}, maxInFlight)
 	sub, err := b.nc.QueueSubscribe(subject, b.opts.QueueGroup, func(msg *nats.Msg) {
+		if err := b.enter(); err != nil {
+			b.reply(msg, bus.ErrorReply(err))
+			return
+		}
 		b.metrics.apiRequests.Add(1)
 		select {
 		case sem <- struct{}{}:
 		default:
+			b.inflight.Done()
 			b.reply(msg, bus.ErrorReply(bus.Errorf(bus.ReasonQueueOverflow, "%d %s requests are in flight; retry later", maxInFlight, subject)))
 			return
 		}
-		b.inflight.Add(1)
 		go func() {
 			defer b.inflight.Done()
 			defer func() { <-sem }()

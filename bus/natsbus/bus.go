@@ -48,9 +48,12 @@ type Bus struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 
-	mu       sync.Mutex
-	subs     []*nats.Subscription
-	inflight sync.WaitGroup // concurrent API requests
+	mu   sync.RWMutex
+	subs []*nats.Subscription
+	// inflight counts the messages being handled (see enter), so Close can
+	// wait for them: unsubscribing does not wait for a callback that is
+	// already running.
+	inflight sync.WaitGroup
 
 	metrics counters
 }
@@ -126,10 +129,12 @@ func (b *Bus) Publish(subject string, s *bus.Signal) error {
 }
 
 // Close unsubscribes everything the Bus subscribed and cancels the context
-// its handlers received. Messages already handed to a handler finish.
+// its handlers received. It returns once the messages already handed to a
+// handler are handled; a call that arrives while it closes is answered
+// with an error saying so.
 func (b *Bus) Close() error {
-	b.cancel()
 	b.mu.Lock()
+	b.cancel()
 	subs := b.subs
 	b.subs = nil
 	b.mu.Unlock()
@@ -142,6 +147,22 @@ func (b *Bus) Close() error {
 	b.inflight.Wait()
 	return errors.Join(errs...)
 }
+
+// enter admits one message for handling, to be ended with
+// b.inflight.Done; once Close has begun it refuses with an unavailable
+// error for the caller to answer. (Taking the lock orders every Add before
+// Close's Wait, as sync.WaitGroup requires.)
+func (b *Bus) enter() error {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.ctx.Err() != nil {
+		return errClosing
+	}
+	b.inflight.Add(1)
+	return nil
+}
+
+var errClosing = bus.Errorf(bus.ReasonUnavailable, "the node is shutting down; retry after it restarts or against another node")
 
 func (b *Bus) track(sub *nats.Subscription) error {
 	// A subscription whose pending buffer overflows drops messages in the

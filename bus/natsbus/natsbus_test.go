@@ -325,3 +325,53 @@ func TestCloseStopsDelivery(t *testing.T) {
 		t.Fatal("HandleSignals on a closed bus succeeded")
 	}
 }
+
+// TestCloseWaitsForHandlers: Close returns only after a handler that was
+// already running has finished (unsubscribing alone does not wait), and a
+// signal that reaches the bus while it closes is refused as unavailable,
+// answered and dead-lettered, not dropped.
+func TestCloseWaitsForHandlers(t *testing.T) {
+	f := newFixture(t, Options{})
+	running, release := make(chan struct{}), make(chan struct{})
+	var finished bool
+	if err := f.bus.HandleSignals(bus.KindAgent, func(_ context.Context, d *Delivery) {
+		if d.Signal.Type() == "hold" {
+			close(running)
+			<-release
+			finished = true
+		}
+		d.Respond(nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.client.PublishMsg(binaryMsg(t, "jido.agent.a1.hold", nil)); err != nil {
+		t.Fatal(err)
+	}
+	<-running
+	closed := make(chan error, 1)
+	go func() { closed <- f.bus.Close() }()
+	// While the held handler runs, Close has cancelled the bus; a message
+	// the subscription already took is refused, not handled.
+	deadline := time.Now().Add(5 * time.Second)
+	for f.bus.ctx.Err() == nil {
+		if time.Now().After(deadline) {
+			t.Fatal("Close did not begin")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := f.bus.enter(); bus.ErrorType(err) != bus.ReasonUnavailable {
+		t.Fatalf("enter while closing: %v", err)
+	}
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while a handler was running", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if !finished {
+		t.Fatal("Close returned before the handler finished")
+	}
+}

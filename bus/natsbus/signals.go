@@ -79,6 +79,11 @@ func (b *Bus) HandleSignals(kind string, h Handler, mw ...Middleware) error {
 }
 
 func (b *Bus) dispatch(msg *nats.Msg, h Handler) {
+	if err := b.enter(); err != nil {
+		b.reject(msg, err) // a signal refused, not lost: answered and dead-lettered
+		return
+	}
+	defer b.inflight.Done()
 	d, err := b.Decode(msg)
 	if err != nil {
 		b.reject(msg, err)
