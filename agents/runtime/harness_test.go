@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -336,6 +337,39 @@ func (h *harness) entries(stream string) []string {
 			h.t.Fatal(err)
 		}
 		out = append(out, e.Event.Type())
+	}
+	return out
+}
+
+// outcomes returns the recorded outcome of each directive of stream, by
+// "version/index", whether an effects record or a later cmd record
+// carries it.
+func (h *harness) outcomes(stream string) map[string]string {
+	h.t.Helper()
+	out := map[string]string{}
+	note := func(rs []effectResult) {
+		for _, r := range rs {
+			out[fmt.Sprintf("%d/%d", r.Version, r.Index)] = r.Outcome
+		}
+	}
+	for e, err := range h.log.ReadStream(stream, eventlog.ReadOptions{}) {
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		switch e.Event.Type() {
+		case TypeCmd:
+			var cr cmdRecord
+			if err := json.Unmarshal(e.Event.Data(), &cr); err != nil {
+				h.t.Fatal(err)
+			}
+			note(cr.Effects)
+		case TypeEffects:
+			var er effectsRecord
+			if err := json.Unmarshal(e.Event.Data(), &er); err != nil {
+				h.t.Fatal(err)
+			}
+			note(er.Results)
+		}
 	}
 	return out
 }

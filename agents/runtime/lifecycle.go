@@ -58,6 +58,7 @@ func (s *server) stop(ctx context.Context, reason string) error {
 		cancel()
 	}
 	s.mu.Unlock()
+	s.wakeQueue()
 	s.timers.stopAll()
 	refuse(inbox, bus.Errorf(ReasonStopped, "agent %s stopped before deciding this signal: %s", s.id, reason))
 
@@ -129,6 +130,7 @@ func (s *server) halt(err error) {
 		cancel()
 	}
 	s.mu.Unlock()
+	s.wakeQueue()
 	s.timers.stopAll()
 	refuse(inbox, err)
 }

@@ -80,6 +80,10 @@ type cmdRecord struct {
 	// decision whose directives all ran without decoding them. Records
 	// written before it existed have none.
 	Count *int `json:"count,omitempty"`
+	// Effects are outcomes of directives of earlier versions, recorded
+	// with this decision instead of in an effects record of their own:
+	// while signals keep coming, that saves an append per signal.
+	Effects []effectResult `json:"effects,omitempty"`
 }
 
 // Outcomes of a directive's execution, as TypeEffects records them.
@@ -102,6 +106,10 @@ type effectResult struct {
 	Kind    string `json:"kind"`
 	Outcome string `json:"outcome"`
 	Error   string `json:"error,omitempty"`
+
+	// gen is the emitFlusher generation the outcome waits for: it is
+	// recorded only once what the directive published reached NATS.
+	gen uint64
 }
 
 type stoppedRecord struct {

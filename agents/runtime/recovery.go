@@ -293,19 +293,13 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 			cmds = append(cmds, pc)
 			byVersion[cr.Version] = pc
 			lastSignal = nil
+			s.foldEffects(cr.Effects, byVersion, replay)
 		case TypeEffects:
 			var er effectsRecord
 			if err := json.Unmarshal(e.Event.Data(), &er); err != nil {
 				return nil, nil, fmt.Errorf("agent %s: effects record at %s/%d: %w", rec.ID, rec.Stream, e.Seq, err)
 			}
-			for _, r := range er.Results {
-				if pc := byVersion[r.Version]; pc != nil {
-					pc.done[r.Index] = true
-				}
-				if replay && r.Kind == agents.KindError && r.Outcome != OutcomeDropped {
-					s.errorCount++
-				}
-			}
+			s.foldEffects(er.Results, byVersion, replay)
 		default:
 			// A signal: replayed when its cmd record follows (after the
 			// snapshot), or kept as the input of a pending decision.
@@ -331,6 +325,19 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 	}
 	s.publish()
 	return s, pending, nil
+}
+
+// foldEffects marks recorded outcomes done, and counts the errors among
+// them when their record is replayed (the snapshot counted older ones).
+func (s *server) foldEffects(results []effectResult, byVersion map[uint64]*pendingCmd, replay bool) {
+	for _, r := range results {
+		if pc := byVersion[r.Version]; pc != nil {
+			pc.done[r.Index] = true
+		}
+		if replay && r.Kind == agents.KindError && r.Outcome != OutcomeDropped {
+			s.errorCount++
+		}
+	}
 }
 
 // resume starts a restored agent: its timers are armed, its pending

@@ -1,9 +1,13 @@
 package runtime
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/eventlog"
 )
 
 func TestRecoverRestoresAgents(t *testing.T) {
@@ -132,4 +136,66 @@ func TestReplayEqualsState(t *testing.T) {
 	if got := replayed.info(); string(got.State) != string(want.State) || got.Version != want.Version {
 		t.Fatalf("replay %s v%d, runtime %s v%d", got.State, got.Version, want.State, want.Version)
 	}
+}
+
+// TestDecisionCarriesEffects: the outcome of a directive that NATS has
+// confirmed rides in the next cmd record instead of an effects record of
+// its own, and recovery reads it there: the emit is not sent again.
+func TestDecisionCarriesEffects(t *testing.T) {
+	h := newHarness(t)
+	h.start("counter", "c1", Options{})
+	h.mustCall("c1", "counter.increment", nil)
+	s, err := h.rt.lookup("c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("the first emit's outcome noted and confirmed", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.effects) == 1 && h.rt.flusher.confirmed(s.effects[0].gen)
+	})
+	h.mustCall("c1", "counter.increment", nil)
+	var carried []effectResult
+	for e, err := range h.log.ReadStream("agent/c1", eventlog.ReadOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Event.Type() == TypeEffects {
+			t.Fatalf("an effects record at %d, though a decision could carry the outcome", e.Seq)
+		}
+		var cr cmdRecord
+		if e.Event.Type() == TypeCmd && json.Unmarshal(e.Event.Data(), &cr) == nil && cr.Version == 2 {
+			carried = cr.Effects
+		}
+	}
+	if len(carried) != 1 || carried[0].Version != 1 || carried[0].Index != 0 || carried[0].Outcome != OutcomeOK {
+		t.Fatalf("cmd record of version 2 carries %+v", carried)
+	}
+	h.eventually("both emits", func() bool { return len(h.emittedOf("counter.changed")) == 2 })
+	h.restart()
+	h.eventually("the second emit sent again (its outcome may not be recorded)", func() bool {
+		return len(h.emittedOf("counter.changed")) >= 2
+	})
+	h.mustCall("c1", "counter.increment", nil)
+	h.eventually("the third emit", func() bool {
+		for _, e := range h.emittedOf("counter.changed") {
+			if string(e.Data()) == `{"count":3}` {
+				return true
+			}
+		}
+		return false
+	})
+	if n := countData(h.emittedOf("counter.changed"), `{"count":1}`); n != 1 {
+		t.Fatalf("the first emit was sent %d times", n)
+	}
+}
+
+func countData(sigs []bus.Signal, data string) int {
+	n := 0
+	for _, s := range sigs {
+		if string(s.Data()) == data {
+			n++
+		}
+	}
+	return n
 }

@@ -99,6 +99,7 @@ type Runtime struct {
 	log      *slog.Logger
 	codec    *agents.DirectiveCodec
 	emitter  dispatch.Dispatcher
+	flusher  *emitFlusher
 	execs    map[string]DirectiveExec
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -151,10 +152,7 @@ func New(cfg Config) (*Runtime, error) {
 		typeByRt:   bus.NewRouter[string](),
 	}
 	rt.ctx, rt.cancel = context.WithCancel(context.Background())
-	if cfg.PassivateAfter > 0 {
-		rt.workers.Add(1)
-		go rt.janitor()
-	}
+	rt.flusher = newEmitFlusher(cfg.Dispatch.Conn)
 	rt.execs = builtinExecutors()
 	for kind, x := range cfg.Executors {
 		rt.execs[kind] = x
@@ -175,6 +173,16 @@ func New(cfg Config) (*Runtime, error) {
 				return nil, fmt.Errorf("runtime: route %q of type %s: %w", r.Pattern, name, err)
 			}
 		}
+	}
+	// Goroutines start last, so a failed New leaves none behind.
+	rt.workers.Add(1)
+	go func() {
+		defer rt.workers.Done()
+		rt.flusher.run(rt.ctx)
+	}()
+	if cfg.PassivateAfter > 0 {
+		rt.workers.Add(1)
+		go rt.janitor()
 	}
 	return rt, nil
 }

@@ -22,20 +22,18 @@ func TestCounterCallCommitsThenReplies(t *testing.T) {
 	}
 	h.eventually("two counter.changed", func() bool { return len(h.emittedOf("counter.changed")) == 2 })
 	// Each signal is followed by its cmd record in the same batch; the
-	// effects records come when the directives ran, in between or after.
+	// outcome of each emit is recorded once it ran, carried by the next
+	// cmd record or in an effects record of its own.
+	h.eventually("both outcomes recorded", func() bool {
+		o := h.outcomes("agent/c1")
+		return o["1/0"] == OutcomeOK && o["2/0"] == OutcomeOK
+	})
 	var decisions []string
-	h.eventually("the effects records", func() bool {
-		decisions = decisions[:0]
-		effects := 0
-		for _, typ := range h.entries("agent/c1") {
-			if typ == TypeEffects {
-				effects++
-				continue
-			}
+	for _, typ := range h.entries("agent/c1") {
+		if typ != TypeEffects {
 			decisions = append(decisions, typ)
 		}
-		return effects == 2
-	})
+	}
 	if want := []string{TypeStarted, "counter.increment", TypeCmd, "counter.increment", TypeCmd}; !slices.Equal(decisions, want) {
 		t.Fatalf("stream agent/c1 = %v, want %v", decisions, want)
 	}

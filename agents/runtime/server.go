@@ -93,12 +93,20 @@ type server struct {
 	snapVersion  uint64    // the agent version of its last snapshot
 	timers       *timers
 	tasks        map[string]context.CancelFunc
-	effects      []effectResult
-	pending      map[uint64]int    // cmd version → directives not yet executed
-	pendingSeq   map[uint64]uint64 // cmd version → stream sequence of its record
-	changed      chan struct{}
-	loops        sync.WaitGroup
-	dispatcher   dispatch.Dispatcher
+	// effects are outcomes of executed directives not yet in the log; a
+	// decision carries the confirmed ones (see takeEffects), and the queue
+	// loop records what is left once the agent has been quiet for
+	// effectsLinger.
+	effects    []effectResult
+	lastCommit time.Time     // when the inbox loop last committed (wall clock, not Config.Now)
+	queueWake  chan struct{} // pokes a lingering queue loop
+	// lingerTimer is used by the queue loop only (one runs at a time).
+	lingerTimer *time.Timer
+	pending     map[uint64]int    // cmd version → directives whose outcome is not in the log yet
+	pendingSeq  map[uint64]uint64 // cmd version → stream sequence of its record
+	changed     chan struct{}     // closed at the next notify; made when someone waits
+	loops       sync.WaitGroup
+	dispatcher  dispatch.Dispatcher
 
 	view atomic.Pointer[view]
 }
@@ -123,8 +131,8 @@ func newServer(rt *Runtime, id string, def *agents.Definition, stream string, op
 		children:   make(map[string]string),
 		pending:    make(map[uint64]int),
 		pendingSeq: make(map[uint64]uint64),
+		queueWake:  make(chan struct{}, 1),
 		tasks:      make(map[string]context.CancelFunc),
-		changed:    make(chan struct{}),
 		budget:     restartBudget{max: rt.cfg.MaxRestarts, window: rt.cfg.RestartWindow},
 	}
 	s.timers = newTimers(s)
@@ -139,14 +147,19 @@ func (s *server) publish() {
 
 func (s *server) notify() {
 	s.mu.Lock()
-	close(s.changed)
-	s.changed = make(chan struct{})
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
 	s.mu.Unlock()
 }
 
 func (s *server) changedChan() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.changed == nil {
+		s.changed = make(chan struct{})
+	}
 	return s.changed
 }
 
@@ -199,7 +212,7 @@ func (s *server) runInbox() {
 		s.inbox[0] = envelope{}
 		s.inbox = s.inbox[1:]
 		s.mu.Unlock()
-		if !s.guard("deciding a signal", func() { s.decideAndCommit(env) }) {
+		if !s.guard(func() string { return "deciding a signal" }, func() { s.decideAndCommit(env) }) {
 			if env.reply != nil {
 				env.reply(Reply{}, bus.Errorf(bus.ReasonInternal, "agent %s crashed while deciding signal %s; it is being restored from its log", s.id, env.sig.ID()))
 			}
@@ -234,8 +247,10 @@ func (s *server) decideAndCommit(env envelope) {
 	}
 	now := s.rt.now()
 	count := len(directives)
-	rec, err := record(TypeCmd, cmdRecordID(&env.sig), "", now, cmdRecord{Signal: env.sig.ID(), Version: s.version + 1, Directives: encoded, Count: &count})
+	carried := s.takeEffects()
+	rec, err := record(TypeCmd, cmdRecordID(&env.sig), "", now, cmdRecord{Signal: env.sig.ID(), Version: s.version + 1, Directives: encoded, Count: &count, Effects: carried})
 	if err != nil {
+		s.putBackEffects(carried)
 		s.answer(env, Reply{}, err)
 		return
 	}
@@ -244,17 +259,23 @@ func (s *server) decideAndCommit(env envelope) {
 		obs.Committed(s.def.Name(), s.rt.now().Sub(now))
 	}
 	if err != nil {
+		s.putBackEffects(carried)
 		s.rt.log.Error("commit signal", "agent", s.id, "signal", env.sig.ID(), "type", env.sig.Type(), "err", err)
 		s.answer(env, Reply{}, err)
 		return
 	}
 	if res.Positions[0].Duplicate {
+		s.putBackEffects(carried)
 		r, err := s.reply()
 		r.Duplicate, r.Committed = true, true
 		s.answer(env, r, err)
 		return
 	}
+	s.effectsRecorded(carried)
 	s.agent, s.version, s.lastSignal = next, s.version+1, env.sig.ID()
+	s.mu.Lock()
+	s.lastCommit = time.Now()
+	s.mu.Unlock()
 	s.timers.committed(&env.sig, directives, now)
 	s.publish()
 	s.maybeSnapshot(res.Positions[1].Seq)
@@ -265,6 +286,9 @@ func (s *server) decideAndCommit(env envelope) {
 	}
 	s.enqueueDirectives(qs)
 
+	if env.reply == nil {
+		return // a cast: nobody waits for the state
+	}
 	r, err := s.reply()
 	r.Committed = true
 	if err == nil {
@@ -355,6 +379,16 @@ func (s *server) enqueueDirectives(qs []queued) {
 	s.mu.Unlock()
 	if start {
 		go s.runQueue()
+	} else {
+		s.wakeQueue()
+	}
+}
+
+// wakeQueue pokes the queue loop if it lingers (see linger).
+func (s *server) wakeQueue() {
+	select {
+	case s.queueWake <- struct{}{}:
+	default:
 	}
 }
 
@@ -363,10 +397,15 @@ func (s *server) runQueue() {
 	defer s.loops.Done()
 	for {
 		s.mu.Lock()
+		if len(s.queue) == 0 && s.status == StatusRunning && len(s.effects) > 0 {
+			s.mu.Unlock()
+			s.linger()
+			s.mu.Lock()
+		}
 		if len(s.queue) == 0 || s.status != StatusRunning {
 			s.queueRunning = false
 			s.mu.Unlock()
-			s.flushEffects()
+			s.recordEffects()
 			return
 		}
 		q := s.queue[0]
@@ -376,7 +415,9 @@ func (s *server) runQueue() {
 
 		var res ExecResult
 		var err error
-		ok := s.guard(fmt.Sprintf("executing %s directive %d of version %d", q.d.DirectiveKind(), q.index, q.version), func() {
+		ok := s.guard(func() string {
+			return fmt.Sprintf("executing %s directive %d of version %d", q.d.DirectiveKind(), q.index, q.version)
+		}, func() {
 			res, err = s.execute(q)
 		})
 		if !ok {
@@ -390,8 +431,8 @@ func (s *server) runQueue() {
 	}
 }
 
-// noteEffect records a directive's outcome; records of one version are
-// committed together once the version's last directive ran.
+// noteEffect notes a directive's outcome, to be recorded in the log with
+// a later decision or by recordEffects.
 func (s *server) noteEffect(q queued, res ExecResult, err error) {
 	out := effectResult{Version: q.version, Index: q.index, Kind: q.d.DirectiveKind(), Outcome: res.outcome()}
 	if err != nil {
@@ -404,23 +445,100 @@ func (s *server) noteEffect(q queued, res ExecResult, err error) {
 	if obs := s.rt.cfg.Observer; obs != nil {
 		obs.Executed(out.Kind, out.Outcome)
 	}
+	out.gen = s.rt.flusher.mark()
 	s.mu.Lock()
 	s.effects = append(s.effects, out)
-	s.pending[q.version]--
-	done := s.pending[q.version] <= 0
-	if done {
-		delete(s.pending, q.version)
-		delete(s.pendingSeq, q.version)
-	}
 	s.mu.Unlock()
-	if done && q.index >= 0 {
-		s.flushEffects()
+}
+
+// effectsLinger is how long the queue loop of an agent that is getting
+// signals waits, once its queue is empty, before it records outcomes in an
+// effects record of their own: signals that come sooner carry them in
+// their cmd record, which costs no append. A crash within it only means
+// the directives run again on recovery (at least once, emits with the
+// same ids).
+const effectsLinger = 100 * time.Millisecond
+
+// linger waits, with the queue empty, until directives are queued, the
+// agent stops, or it has committed nothing for effectsLinger.
+func (s *server) linger() {
+	// The timer is the queue loop's own and kept between lingers: an
+	// agent busy with signals lingers after every one.
+	if s.lingerTimer == nil {
+		s.lingerTimer = time.NewTimer(effectsLinger)
+	} else {
+		s.lingerTimer.Reset(effectsLinger)
+	}
+	t := s.lingerTimer
+	defer t.Stop()
+	for {
+		select {
+		case <-s.queueWake:
+			return
+		case <-s.rt.ctx.Done():
+			return
+		case <-t.C:
+			s.mu.Lock()
+			quiet := time.Since(s.lastCommit)
+			done := len(s.queue) > 0 || s.status != StatusRunning || len(s.effects) == 0
+			s.mu.Unlock()
+			if done || quiet >= effectsLinger {
+				return
+			}
+			t.Reset(effectsLinger - quiet)
+		}
 	}
 }
 
-// flushEffects commits the outcomes noted so far. Losing them in a crash
-// only means the directives run again on recovery (at least once).
-func (s *server) flushEffects() {
+// takeEffects removes the noted outcomes whose emits NATS confirmed, for
+// a decision to carry.
+func (s *server) takeEffects() []effectResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var taken []effectResult
+	kept := s.effects[:0]
+	for _, e := range s.effects {
+		if s.rt.flusher.confirmed(e.gen) {
+			taken = append(taken, e)
+		} else {
+			kept = append(kept, e)
+		}
+	}
+	clear(s.effects[len(kept):])
+	s.effects = kept
+	return taken
+}
+
+// putBackEffects returns outcomes taken for a commit that failed.
+func (s *server) putBackEffects(es []effectResult) {
+	if len(es) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.effects = append(es, s.effects...)
+	s.mu.Unlock()
+}
+
+// effectsRecorded notes that outcomes are in the log: their directives
+// are no longer pending.
+func (s *server) effectsRecorded(es []effectResult) {
+	if len(es) == 0 {
+		return
+	}
+	s.mu.Lock()
+	for _, e := range es {
+		if s.pending[e.Version]--; s.pending[e.Version] <= 0 {
+			delete(s.pending, e.Version)
+			delete(s.pendingSeq, e.Version)
+		}
+	}
+	s.mu.Unlock()
+}
+
+// recordEffects commits the outcomes noted so far in an effects record,
+// once NATS has confirmed their emits. Losing them (a crash, a failed
+// flush) only means their directives run again on recovery.
+func (s *server) recordEffects() {
 	s.mu.Lock()
 	effects := s.effects
 	s.effects = nil
@@ -428,23 +546,31 @@ func (s *server) flushEffects() {
 	if len(effects) == 0 {
 		return
 	}
-	if nc := s.rt.cfg.Dispatch.Conn; nc != nil {
-		// An emit is done once the NATS server has it, not once it sits in
-		// this client's buffer: a crash would lose the buffer while the
-		// record said done. One flush covers every emit noted so far.
-		if err := nc.FlushTimeout(flushTimeout); err != nil {
+	var last uint64
+	for _, e := range effects {
+		last = max(last, e.gen)
+	}
+	ctx, cancel := context.WithTimeout(s.rt.ctx, flushTimeout)
+	err := s.rt.flusher.wait(ctx, last)
+	cancel()
+	if err != nil {
+		if s.rt.ctx.Err() == nil {
 			s.rt.log.Warn("flush emitted signals; their outcomes stay unrecorded, so they are sent again after a restart", "agent", s.id, "err", err)
-			return
 		}
+		return
 	}
 	first := effects[0]
 	rec, err := record(TypeEffects, fmt.Sprintf("effects:%d:%d:%d", first.Version, first.Index, len(effects)), "", s.rt.now(), effectsRecord{Results: effects})
 	if err == nil {
 		_, err = s.append(s.rt.ctx, rec)
 	}
-	if err != nil && bus.ErrorType(err) != ReasonStopped {
-		s.rt.log.Warn("record directive outcomes", "agent", s.id, "err", err)
+	if err != nil {
+		if bus.ErrorType(err) != ReasonStopped {
+			s.rt.log.Warn("record directive outcomes", "agent", s.id, "err", err)
+		}
+		return
 	}
+	s.effectsRecorded(effects)
 }
 
 // flushTimeout bounds the wait for the NATS server to confirm emits.

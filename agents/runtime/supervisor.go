@@ -35,10 +35,12 @@ func (b *restartBudget) allow(now time.Time) bool {
 
 // guard runs fn, turning a panic into a crash of the agent; it reports
 // whether fn returned normally.
-func (s *server) guard(where string, fn func()) (ok bool) {
+// where describes the work for the crash report; it is called only on a
+// crash, so the hot path formats nothing.
+func (s *server) guard(where func() string, fn func()) (ok bool) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.crash(where, p, debug.Stack())
+			s.crash(where(), p, debug.Stack())
 			ok = false
 		}
 	}()
