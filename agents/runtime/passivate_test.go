@@ -64,8 +64,20 @@ func TestPassivationSurvivesRestart(t *testing.T) {
 	h.start("counter", "c1", Options{})
 	h.mustCall("c1", "counter.increment", map[string]int{"by": 7})
 	h.waitPassive("c1")
-	if n := h.restart(); n != 1 {
+	// An agent with a timer awaited comes back active, passive or not
+	// before: only an active agent serves timers.
+	h.start("probe", "p1", Options{})
+	h.mustCall("p1", "probe.schedule", map[string]any{"ms": 3_600_000})
+	h.cfg.PassivateAfter = time.Hour // nothing passivates after the restart
+	if n := h.restart(); n != 2 {
 		t.Fatalf("recovered %d", n)
+	}
+	// The agent that was passive comes back passive, without a replay.
+	if info, err := h.rt.State("c1"); err != nil || info.Status != StatusPassive || stateOf(t, info.State)["count"] != 7.0 {
+		t.Fatalf("c1 after restart: %+v %v", info, err)
+	}
+	if info, err := h.rt.State("p1"); err != nil || info.Status != StatusRunning {
+		t.Fatalf("p1 after restart: %+v %v", info, err)
 	}
 	if r := h.mustCall("c1", "counter.increment", nil); stateOf(t, r.State)["count"] != 8.0 || r.Version != 2 {
 		t.Fatalf("after restart: %s v%d", r.State, r.Version)

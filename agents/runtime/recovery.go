@@ -53,9 +53,11 @@ var errStopped = errors.New("agent was stopped")
 // stopped, each from its latest snapshot plus a replay of the later
 // signals through Cmd; directives that were committed but not recorded as
 // executed run again, timers are re-armed for what is left of their delay,
-// and tasks whose result never came run again. It returns how many agents
-// came back. An agent that cannot be restored is logged and left out; the
-// others still come back.
+// and tasks whose result never came run again. An agent that has settled
+// (see settled: every agent that was passive when the process ended) comes
+// back passive instead, and is restored by its next signal. It returns how
+// many agents came back, active or passive. An agent that cannot be
+// restored is logged and left out; the others still come back.
 func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 	var order []string
 	registered := map[string]indexRecord{}
@@ -83,15 +85,21 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 	type restored struct {
 		s       *server
 		pending []queued
+		passive string // the type of an agent that comes back passive
 	}
 	var back []restored
+	passive := map[string]string{} // id → type of the agents that come back passive
 	var errs []error
 	// Agents are restored in parallel, one worker per CPU: each replays
 	// its own stream through its own pure logic, sharing nothing.
 	live := order[:0]
+	parents := map[string]bool{}
 	for _, id := range order {
-		if _, ok := registered[id]; ok {
+		if rec, ok := registered[id]; ok {
 			live = append(live, id)
+			if rec.Parent != nil {
+				parents[rec.Parent.ID] = true
+			}
 		}
 	}
 	results := make([]restored, len(live))
@@ -108,7 +116,9 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 					return
 				}
 				rec, err := rt.readStarted(registered[live[i]].Stream)
-				if err == nil {
+				if err == nil && !parents[rec.ID] && rt.settled(rec) {
+					results[i].passive = rec.Type
+				} else if err == nil {
 					results[i].s, results[i].pending, err = rt.restore(ctx, rec)
 				}
 				failures[i] = err
@@ -122,6 +132,8 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 		case err != nil:
 			rt.log.Error("recover agent", "agent", id, "err", err)
 			errs = append(errs, fmt.Errorf("agent %s: %w", id, err))
+		case results[i].passive != "":
+			passive[id] = results[i].passive
 		default:
 			back = append(back, results[i])
 		}
@@ -129,6 +141,15 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 	rt.mu.Lock()
 	for _, r := range back {
 		rt.register(r.s)
+	}
+	for id, typ := range passive {
+		rt.passive[id] = passiveAgent{typ: typ}
+		set := rt.byType[typ]
+		if set == nil {
+			set = make(map[string]struct{})
+			rt.byType[typ] = set
+		}
+		set[id] = struct{}{}
 	}
 	for _, r := range back {
 		if r.s.parent == nil {
@@ -144,8 +165,40 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 	for _, r := range back {
 		r.s.resume(r.pending, nil)
 	}
-	rt.log.Info("agents recovered", "count", len(back), "failed", len(errs))
-	return len(back), errors.Join(errs...)
+	rt.log.Info("agents recovered", "active", len(back), "passive", len(passive), "failed", len(errs))
+	return len(back) + len(passive), errors.Join(errs...)
+}
+
+// settled reports whether the agent of rec can come back passive — an
+// index entry, activated by its next signal like any passive agent —
+// instead of being restored now: it has no parent and no children, and
+// its latest snapshot is the head of its stream with no directive
+// pending and no timer or task awaited (which only an active agent
+// serves). That holds for every agent that was passive when the process
+// ended, so a restart costs what the active agents cost, not what the
+// registered ones would.
+func (rt *Runtime) settled(rec startedRecord) bool {
+	if rt.cfg.PassivateAfter < 0 || rec.Parent != nil {
+		return false
+	}
+	if _, ok := rt.cfg.Types.Lookup(rec.Type); !ok {
+		return false // restore says why
+	}
+	snap, err := rt.cfg.Store.LoadSnapshot(rec.Stream)
+	if err != nil {
+		return false
+	}
+	var data struct {
+		Timers      timerState `json:"timers"`
+		PendingFrom uint64     `json:"pending_from"`
+	}
+	if json.Unmarshal(snap.Data, &data) != nil || data.PendingFrom != 0 || len(data.Timers.Awaiting) > 0 || len(data.Timers.Crons) > 0 {
+		return false
+	}
+	for range rt.cfg.Store.ReadStream(rec.Stream, eventlog.ReadOptions{From: snap.Version + 1, Limit: 1}) {
+		return false // an entry after the snapshot (or an error): restore
+	}
+	return true
 }
 
 // readStarted reads the first entry of an agent's stream.
