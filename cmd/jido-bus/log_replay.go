@@ -39,17 +39,26 @@ with the one the log recorded and reports the first divergence: the
 sequence, what the log says and what the replay got. That is how a
 non-deterministic action (one reading the clock, drawing random numbers)
 shows itself. It exits with code 2 when it finds one.
---diff A,B prints what changed in the state between versions A and B.`,
+--diff A B (or --diff A,B) prints what changed in the state between
+versions A and B.`,
 		Example: `  jido-bus log replay agent/c1
   jido-bus log replay agent/c1 --to 3
   jido-bus log replay agent/c1 --verify
-  jido-bus log replay agent/c1 --diff 2,5`,
-		Args: cobra.ExactArgs(1),
+  jido-bus log replay agent/c1 --diff 2 5`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			stream := args[0]
 			diff := make([]uint64, len(diffFlag))
 			for i, v := range diffFlag {
 				diff[i] = uint64(v)
+			}
+			if len(args) == 2 {
+				// --diff A B: the flag took A, B is left as an argument.
+				b, err := strconv.ParseUint(args[1], 10, 64)
+				if len(diff) != 1 || err != nil {
+					return fmt.Errorf("unexpected argument %q: replay takes one stream (for two versions to compare, --diff A B)", args[1])
+				}
+				diff = append(diff, b)
 			}
 			if len(diff) != 0 && len(diff) != 2 {
 				return fmt.Errorf("--diff takes two versions: --diff A B")
@@ -105,7 +114,7 @@ shows itself. It exits with code 2 when it finds one.
 	f.register(cmd)
 	cmd.Flags().Uint64Var(&to, "to", 0, "stop at this version (0: replay everything)")
 	cmd.Flags().BoolVar(&verify, "verify", false, "compare each recomputed decision with the logged one; exit 2 at the first divergence")
-	cmd.Flags().UintSliceVar(&diffFlag, "diff", nil, "print the state change between versions A and B: --diff A,B or --diff A --diff B")
+	cmd.Flags().UintSliceVar(&diffFlag, "diff", nil, "print the state change between versions A and B: --diff A B, --diff A,B or --diff A --diff B")
 	return cmd
 }
 

@@ -56,9 +56,14 @@ func TestLogReplay(t *testing.T) {
 	if err != nil || !strings.Contains(out, `"count":3`) {
 		t.Fatalf("replay --to 2: %v\n%s", err, out)
 	}
-	out, _, err = runLog(t, "", append([]string{"replay", "agent/c1", "--diff", "1,3"}, local...)...)
-	if err != nil || !strings.Contains(out, "~ /count: 1 -> 6") {
-		t.Fatalf("replay --diff: %v\n%s", err, out)
+	for _, diff := range [][]string{{"--diff", "1,3"}, {"--diff", "1", "3"}, {"--diff", "3", "--diff", "1"}} {
+		out, _, err = runLog(t, "", append(append([]string{"replay", "agent/c1"}, diff...), local...)...)
+		if err != nil || !strings.Contains(out, "~ /count: 1 -> 6") {
+			t.Fatalf("replay %v: %v\n%s", diff, err, out)
+		}
+	}
+	if _, _, err := runLog(t, "", append([]string{"replay", "agent/c1", "agent/c2"}, local...)...); err == nil || !strings.Contains(err.Error(), "unexpected argument") {
+		t.Fatalf("replay with two streams: %v", err)
 	}
 	if _, _, err := runLog(t, "", append([]string{"replay", "dlq"}, local...)...); err == nil {
 		t.Fatal("replaying a stream that is not an agent's succeeded")
