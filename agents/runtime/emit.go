@@ -62,7 +62,7 @@ func (s *server) defaultDispatcher() (dispatch.Dispatcher, error) {
 
 // dispatchConfig maps the pure layer's Dispatch value to a dispatch
 // target: adapter "nats" (Target: a subject), "webhook" (Target: the URL;
-// options secret, timeout, max_attempts), "log" (option level) or "noop".
+// options secret or secret_env, timeout, max_attempts), "log" (option level) or "noop".
 func dispatchConfig(d agents.Dispatch) (dispatch.Config, error) {
 	cfg := dispatch.Config{Kind: dispatch.Kind(d.Adapter)}
 	switch cfg.Kind {
@@ -70,7 +70,7 @@ func dispatchConfig(d agents.Dispatch) (dispatch.Config, error) {
 		cfg.Subject = d.Target
 		cfg.Mode = d.Options["mode"]
 	case dispatch.KindWebhook:
-		cfg.URL, cfg.Secret = d.Target, d.Options["secret"]
+		cfg.URL, cfg.Secret, cfg.SecretEnv = d.Target, d.Options["secret"], d.Options["secret_env"]
 		if v := d.Options["timeout"]; v != "" {
 			t, err := time.ParseDuration(v)
 			if err != nil {

@@ -70,9 +70,14 @@ type Config struct {
 
 	// URL (webhook, required) is the absolute http or https endpoint.
 	URL string
-	// Secret (webhook, required) is the HMAC-SHA256 key of the
-	// Jido-Signature header. It is stored wherever the Config is stored.
+	// Secret (webhook) is the HMAC-SHA256 key of the Jido-Signature
+	// header. It is stored wherever the Config is stored — for an agent's
+	// dispatch, in the event log — so prefer SecretEnv.
 	Secret string
+	// SecretEnv (webhook) names the environment variable that holds the
+	// secret, read when the Dispatcher is built: only the name is stored.
+	// A webhook has Secret or SecretEnv, not both.
+	SecretEnv string
 	// Headers (webhook) are extra request headers. They may not replace
 	// Content-Type, Content-Length, Host, the signature headers or any
 	// ce- header.
@@ -157,8 +162,11 @@ func (c Config) validateWebhook(path string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fieldError(path, "url", "%q is not an absolute http or https URL", redactURL(c.URL))
 	}
-	if c.Secret == "" {
-		return fieldError(path, "secret", "is required for a webhook: receivers check the Jido-Signature header with it")
+	switch {
+	case c.Secret == "" && c.SecretEnv == "":
+		return fieldError(path, "secret", "is required for a webhook (or secret_env, the environment variable that holds it): receivers check the Jido-Signature header with it")
+	case c.Secret != "" && c.SecretEnv != "":
+		return fieldError(path, "secret_env", "and secret are both set; give one (secret_env keeps the secret out of the log)")
 	}
 	seen := make(map[string]string, len(c.Headers))
 	for name, value := range c.Headers {
@@ -211,6 +219,7 @@ func (c Config) fieldUses() []fieldUse {
 		{"mode", c.Mode != "", KindNATS},
 		{"url", c.URL != "", KindWebhook},
 		{"secret", c.Secret != "", KindWebhook},
+		{"secret_env", c.SecretEnv != "", KindWebhook},
 		{"headers", c.Headers != nil, KindWebhook},
 		{"timeout", c.Timeout != 0, KindWebhook},
 		{"max_attempts", c.MaxAttempts != 0, KindWebhook},

@@ -20,6 +20,7 @@ type configJSON struct {
 	Mode        string            `json:"mode,omitempty"`
 	URL         string            `json:"url,omitempty"`
 	Secret      string            `json:"secret,omitempty"`
+	SecretEnv   string            `json:"secret_env,omitempty"`
 	Headers     map[string]string `json:"headers,omitempty"`
 	Timeout     string            `json:"timeout,omitempty"`
 	MaxAttempts int               `json:"max_attempts,omitempty"`
@@ -50,6 +51,7 @@ func (c Config) MarshalJSON() ([]byte, error) {
 		Mode:        c.Mode,
 		URL:         c.URL,
 		Secret:      c.Secret,
+		SecretEnv:   c.SecretEnv,
 		Headers:     c.Headers,
 		Timeout:     formatDuration(c.Timeout),
 		MaxAttempts: c.MaxAttempts,
@@ -96,7 +98,7 @@ func (c *Config) decode(data []byte, path string) error {
 			*c = Config{Kind: k}
 			return nil
 		case KindWebhook:
-			return configError(path, `"webhook" needs a url and a secret; write {"kind":"webhook","url":"…","secret":"…"}`)
+			return configError(path, `"webhook" needs a url and a secret; write {"kind":"webhook","url":"…","secret_env":"NAME_OF_THE_VARIABLE"}`)
 		}
 		return configError(path, "unknown kind %q; want \"nats\", \"log\", \"noop\" or an object", name)
 	case '[':
@@ -140,6 +142,7 @@ func (c *Config) decodeObject(data []byte, path string) error {
 		Mode:        w.Mode,
 		URL:         w.URL,
 		Secret:      w.Secret,
+		SecretEnv:   w.SecretEnv,
 		Headers:     w.Headers,
 		MaxAttempts: w.MaxAttempts,
 		Level:       w.Level,

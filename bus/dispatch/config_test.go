@@ -112,6 +112,8 @@ func TestConfigInvalid(t *testing.T) {
 		{`{"kind":"webhook","url":"ftp://h/x","secret":"s"}`, "url: \"ftp://h/x\" is not an absolute http or https URL"},
 		{`{"kind":"webhook","url":"/relative","secret":"s"}`, "url: "},
 		{`{"kind":"webhook","url":"https://u:pw@h/x"}`, "secret: is required"},
+		{`{` + hook + `,"secret_env":"HOOK_KEY"}`, "secret_env: and secret are both set"},
+		{`{"kind":"nats","secret_env":"HOOK_KEY"}`, "secret_env"},
 		{`{` + hook + `,"headers":{"content-type":"text/plain"}}`, `headers: header "content-type" is written by the dispatcher`},
 		{`{` + hook + `,"headers":{"Ce-Source":"x"}}`, `headers: header "Ce-Source" is written by the dispatcher`},
 		{`{` + hook + `,"headers":{"Jido-Signature":"x"}}`, `headers: header "Jido-Signature"`},

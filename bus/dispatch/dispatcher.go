@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 
 	"github.com/nats-io/nats.go"
 
@@ -53,6 +54,9 @@ type Env struct {
 	Logger *slog.Logger
 	// Clock stamps and spaces webhook attempts. Nil means the real clock.
 	Clock Clock
+	// LookupEnv reads the environment variables that webhooks name in
+	// SecretEnv. Nil means os.LookupEnv.
+	LookupEnv func(name string) (string, bool)
 }
 
 // New builds the Dispatcher that cfg describes. It validates cfg (the error
@@ -80,6 +84,9 @@ func (env Env) withDefaults() Env {
 	if env.Clock == nil {
 		env.Clock = systemClock{}
 	}
+	if env.LookupEnv == nil {
+		env.LookupEnv = os.LookupEnv
+	}
 	return env
 }
 
@@ -95,6 +102,13 @@ func build(cfg Config, env Env) (Dispatcher, error) {
 		}
 		return newNATSTarget(cfg, env), nil
 	case KindWebhook:
+		if cfg.SecretEnv != "" {
+			secret, ok := env.LookupEnv(cfg.SecretEnv)
+			if !ok || secret == "" {
+				return nil, bus.Errorf(bus.ReasonInvalidRequest, "webhook %s: secret_env %s: the environment variable is not set (or empty) in the node's environment", redactURL(cfg.URL), cfg.SecretEnv)
+			}
+			cfg.Secret = secret
+		}
 		return newWebhook(cfg, env), nil
 	case KindLog:
 		return newLogTarget(cfg, env), nil

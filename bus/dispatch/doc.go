@@ -15,7 +15,7 @@
 // A Config is written in one of three forms:
 //
 //	"nats"                                   a short form: "nats", "log" or "noop"
-//	{"kind":"webhook","url":"https://…","secret":"…"}  the object form
+//	{"kind":"webhook","url":"https://…","secret_env":"HOOK_KEY"}  the object form
 //	["nats", {"kind":"log","level":"debug"}] a list: every target gets the signal
 //
 // The object form's fields, by kind (durations are Go duration strings such
@@ -24,7 +24,10 @@
 //	nats     subject   a literal NATS subject; empty means <prefix>.emit.<agent-id>.<type>
 //	         mode      "binary" (default) or "structured"
 //	webhook  url       http or https URL (required)
-//	         secret    the HMAC-SHA256 key (required)
+//	         secret_env  the environment variable holding the HMAC-SHA256
+//	                   key, read when the dispatcher is built (or:)
+//	         secret    the key itself — stored wherever the config is,
+//	                   which for an agent is the event log
 //	         headers   extra request headers, {"Name":"value"}
 //	         timeout   per attempt, default 10s
 //	         max_attempts  default 5

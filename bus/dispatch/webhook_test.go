@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -411,5 +412,40 @@ func TestSystemClockSleepStopsOnCancel(t *testing.T) {
 	}
 	if err := (systemClock{}).Sleep(context.Background(), 0); err != nil {
 		t.Fatalf("Sleep(0) = %v", err)
+	}
+}
+
+// TestWebhookSecretFromEnvironment: a webhook with secret_env signs with
+// the variable's value, which its stored form never holds; a variable that
+// is not set fails New with an error naming it.
+func TestWebhookSecretFromEnvironment(t *testing.T) {
+	rcv := newReceiver(t, response{status: http.StatusNoContent})
+	cfg := hookConfig(rcv.srv.URL + "/hook")
+	cfg.Secret, cfg.SecretEnv = "", "JIDO_TEST_HOOK_KEY"
+	stored, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(stored), "env-s3cret") || !strings.Contains(string(stored), `"secret_env":"JIDO_TEST_HOOK_KEY"`) {
+		t.Fatalf("stored form %s", stored)
+	}
+	env := map[string]string{"JIDO_TEST_HOOK_KEY": "env-s3cret"}
+	lookup := func(name string) (string, bool) { v, ok := env[name]; return v, ok }
+	d, err := New(cfg, Env{HTTPClient: rcv.srv.Client(), Clock: newFakeClock(), LookupEnv: lookup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := testSignal(t, "counter.changed")
+	if err := d.Dispatch(context.Background(), "c1", &sent); err != nil {
+		t.Fatal(err)
+	}
+	req := rcv.requests()[0]
+	if err := VerifySignature("env-s3cret", req.header.Get(HeaderTimestamp), req.body, req.header.Get(HeaderSignature), -1); err != nil {
+		t.Fatalf("signature with the variable's value: %v", err)
+	}
+	delete(env, "JIDO_TEST_HOOK_KEY")
+	_, err = New(cfg, Env{LookupEnv: lookup})
+	if bus.ErrorType(err) != bus.ReasonInvalidRequest || !strings.Contains(err.Error(), "JIDO_TEST_HOOK_KEY") {
+		t.Fatalf("New without the variable: %v", err)
 	}
 }
