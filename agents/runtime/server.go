@@ -248,12 +248,7 @@ func (s *server) decideAndCommit(env envelope) {
 	now := s.rt.now()
 	count := len(directives)
 	carried := s.takeEffects()
-	rec, err := record(TypeCmd, cmdRecordID(&env.sig), "", now, cmdRecord{Signal: env.sig.ID(), Version: s.version + 1, Directives: encoded, Count: &count, Effects: carried})
-	if err != nil {
-		s.putBackEffects(carried)
-		s.answer(env, Reply{}, err)
-		return
-	}
+	rec := cmdRecordSignal(cmdRecordID(&env.sig), now, &cmdRecord{Signal: env.sig.ID(), Version: s.version + 1, Directives: encoded, Count: &count, Effects: carried})
 	res, err := s.append(s.rt.ctx, env.sig, rec)
 	if obs := s.rt.cfg.Observer; obs != nil && err == nil {
 		obs.Committed(s.def.Name(), s.rt.now().Sub(now))

@@ -1,0 +1,54 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+// TestCmdRecordEncoding: the hand-written cmd record is the record that
+// record and encoding/json build, byte for byte, for any content.
+func TestCmdRecordEncoding(t *testing.T) {
+	at := time.Date(2026, 11, 22, 3, 4, 5, 6, time.UTC)
+	rapid.Check(t, func(t *rapid.T) {
+		str := rapid.OneOf(rapid.StringMatching(`[A-Za-z0-9:#._-]{0,20}`), rapid.String())
+		cr := cmdRecord{
+			Signal:     str.Draw(t, "signal"),
+			Version:    rapid.Uint64().Draw(t, "version"),
+		}
+		if d := rapid.SampledFrom([]string{"", `[]`, `[{"kind":"emit","signal":{"id":"a.0"}}]`}).Draw(t, "directives"); d != "" {
+			cr.Directives = json.RawMessage(d)
+		}
+		if rapid.Bool().Draw(t, "has count") {
+			n := rapid.IntRange(-1, 1000).Draw(t, "count")
+			cr.Count = &n
+		}
+		for range rapid.IntRange(0, 3).Draw(t, "effects") {
+			cr.Effects = append(cr.Effects, effectResult{
+				Version: rapid.Uint64().Draw(t, "e.version"),
+				Index:   rapid.IntRange(-1, 100).Draw(t, "e.index"),
+				Kind:    str.Draw(t, "e.kind"),
+				Outcome: str.Draw(t, "e.outcome"),
+				Error:   str.Draw(t, "e.error"),
+				gen:     rapid.Uint64().Draw(t, "e.gen"), // never written
+			})
+		}
+		id := "cmd:" + str.Draw(t, "id")
+		want, err := record(TypeCmd, id, "", at, cr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := cmdRecordSignal(id, at, &cr)
+		if !bytes.Equal(got.Data(), want.Data()) {
+			t.Fatalf("data\n got %s\nwant %s", got.Data(), want.Data())
+		}
+		gj, _ := json.Marshal(got)
+		wj, _ := json.Marshal(want)
+		if !bytes.Equal(gj, wj) {
+			t.Fatalf("event\n got %s\nwant %s", gj, wj)
+		}
+	})
+}
