@@ -16,8 +16,8 @@ func TestCmdRecordEncoding(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		str := rapid.OneOf(rapid.StringMatching(`[A-Za-z0-9:#._-]{0,20}`), rapid.String())
 		cr := cmdRecord{
-			Signal:     str.Draw(t, "signal"),
-			Version:    rapid.Uint64().Draw(t, "version"),
+			Signal:  str.Draw(t, "signal"),
+			Version: rapid.Uint64().Draw(t, "version"),
 		}
 		if d := rapid.SampledFrom([]string{"", `[]`, `[{"kind":"emit","signal":{"id":"a.0"}}]`}).Draw(t, "directives"); d != "" {
 			cr.Directives = json.RawMessage(d)
