@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/json"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -102,4 +104,144 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+// decodeCmdRecord reads a cmd record. The layout appendCmdRecord writes is
+// read directly, without reflection (recovery reads one per signal);
+// anything else — a record with escapes in a string, one written by an
+// older version — goes through encoding/json.
+func decodeCmdRecord(data []byte, cr *cmdRecord) error {
+	r := recordReader{b: data}
+	if r.cmdRecord(cr) {
+		return nil
+	}
+	*cr = cmdRecord{}
+	return json.Unmarshal(data, cr)
+}
+
+// recordReader reads the records appendCmdRecord writes; each method
+// reports false at the first byte it does not expect.
+type recordReader struct {
+	b []byte
+	i int
+}
+
+func (r *recordReader) lit(s string) bool {
+	if len(r.b)-r.i < len(s) || string(r.b[r.i:r.i+len(s)]) != s {
+		return false
+	}
+	r.i += len(s)
+	return true
+}
+
+// str reads a string without escapes.
+func (r *recordReader) str() (string, bool) {
+	if !r.lit(`"`) {
+		return "", false
+	}
+	start := r.i
+	for ; r.i < len(r.b); r.i++ {
+		switch c := r.b[r.i]; {
+		case c == '"':
+			s := string(r.b[start:r.i])
+			r.i++
+			return s, true
+		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
+			return "", false // escapes and non-ASCII: encoding/json decides
+		}
+	}
+	return "", false
+}
+
+func (r *recordReader) uint() (uint64, bool) {
+	start := r.i
+	for r.i < len(r.b) && '0' <= r.b[r.i] && r.b[r.i] <= '9' {
+		r.i++
+	}
+	if r.i == start || r.i-start > 1 && r.b[start] == '0' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(r.b[start:r.i]), 10, 64)
+	return n, err == nil
+}
+
+func (r *recordReader) int() (int, bool) {
+	neg := r.lit("-")
+	n, ok := r.uint()
+	if !ok || n > math.MaxInt {
+		return 0, false
+	}
+	if neg {
+		return -int(n), true
+	}
+	return int(n), true
+}
+
+func (r *recordReader) cmdRecord(cr *cmdRecord) bool {
+	var ok bool
+	if !r.lit(`{"signal":`) {
+		return false
+	}
+	if cr.Signal, ok = r.str(); !ok || !r.lit(`,"version":`) {
+		return false
+	}
+	if cr.Version, ok = r.uint(); !ok || !r.lit(`,"directives":`) {
+		return false
+	}
+	end, ok := bus.JSONValueEnd(r.b, r.i)
+	if !ok {
+		return false
+	}
+	if raw := r.b[r.i:end]; string(raw) != "null" {
+		cr.Directives = bytes.Clone(raw)
+	}
+	r.i = end
+	if r.lit(`,"count":`) {
+		n, ok := r.int()
+		if !ok {
+			return false
+		}
+		cr.Count = &n
+	}
+	if r.lit(`,"effects":[`) {
+		for {
+			var e effectResult
+			if !r.effectResult(&e) {
+				return false
+			}
+			cr.Effects = append(cr.Effects, e)
+			if r.lit(`]`) {
+				break
+			}
+			if !r.lit(`,`) {
+				return false
+			}
+		}
+	}
+	return r.lit(`}`) && r.i == len(r.b)
+}
+
+func (r *recordReader) effectResult(e *effectResult) bool {
+	var ok bool
+	if !r.lit(`{"version":`) {
+		return false
+	}
+	if e.Version, ok = r.uint(); !ok || !r.lit(`,"index":`) {
+		return false
+	}
+	if e.Index, ok = r.int(); !ok || !r.lit(`,"kind":`) {
+		return false
+	}
+	if e.Kind, ok = r.str(); !ok || !r.lit(`,"outcome":`) {
+		return false
+	}
+	if e.Outcome, ok = r.str(); !ok {
+		return false
+	}
+	if r.lit(`,"error":`) {
+		if e.Error, ok = r.str(); !ok {
+			return false
+		}
+	}
+	return r.lit(`}`)
 }

@@ -52,3 +52,46 @@ func TestCmdRecordEncoding(t *testing.T) {
 		}
 	})
 }
+
+// TestCmdRecordDecoding: decodeCmdRecord reads what encoding/json reads,
+// for records appendCmdRecord wrote and for those bytes cut or changed.
+func TestCmdRecordDecoding(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		str := rapid.OneOf(rapid.StringMatching(`[A-Za-z0-9:#._-]{0,20}`), rapid.String())
+		cr := cmdRecord{Signal: str.Draw(t, "signal"), Version: rapid.Uint64().Draw(t, "version")}
+		if d := rapid.SampledFrom([]string{"", `[]`, `[{"kind":"emit","signal":{"data":{"count":1},"id":"a.0"}}]`}).Draw(t, "directives"); d != "" {
+			cr.Directives = json.RawMessage(d)
+		}
+		if rapid.Bool().Draw(t, "has count") {
+			n := rapid.IntRange(-1, 1000).Draw(t, "count")
+			cr.Count = &n
+		}
+		for range rapid.IntRange(0, 3).Draw(t, "effects") {
+			cr.Effects = append(cr.Effects, effectResult{
+				Version: rapid.Uint64().Draw(t, "e.version"), Index: rapid.IntRange(-1, 100).Draw(t, "e.index"),
+				Kind: str.Draw(t, "e.kind"), Outcome: str.Draw(t, "e.outcome"), Error: str.Draw(t, "e.error"),
+			})
+		}
+		data := appendCmdRecord(nil, &cr)
+		switch rapid.IntRange(0, 2).Draw(t, "mutation") {
+		case 1:
+			data = data[:rapid.IntRange(0, len(data)).Draw(t, "cut")]
+		case 2:
+			i := rapid.IntRange(0, len(data)-1).Draw(t, "at")
+			data[i] = rapid.Byte().Draw(t, "byte")
+		}
+		var got, want cmdRecord
+		gotErr := decodeCmdRecord(data, &got)
+		wantErr := json.Unmarshal(data, &want)
+		if (gotErr == nil) != (wantErr == nil) {
+			t.Fatalf("%s: decode error %v, encoding/json %v", data, gotErr, wantErr)
+		}
+		if wantErr == nil {
+			gj, _ := json.Marshal(got)
+			wj, _ := json.Marshal(want)
+			if !bytes.Equal(gj, wj) {
+				t.Fatalf("%s:\n got %s\nwant %s", data, gj, wj)
+			}
+		}
+	})
+}

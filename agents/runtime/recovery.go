@@ -314,7 +314,7 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 			return nil, nil, errStopped
 		case TypeCmd:
 			var cr cmdRecord
-			if err := json.Unmarshal(e.Event.Data(), &cr); err != nil {
+			if err := decodeCmdRecord(e.Event.Data(), &cr); err != nil {
 				return nil, nil, fmt.Errorf("agent %s: cmd record at %s/%d: %w", rec.ID, rec.Stream, e.Seq, err)
 			}
 			var input bus.Signal

@@ -94,7 +94,7 @@ func Replay(entries iter.Seq2[eventlog.Entry, error], types *agents.Registry, co
 				return res, fmt.Errorf("%s/%d: a decision before the agent's started record (was the stream truncated?)", e.Stream, e.Seq)
 			}
 			var cr cmdRecord
-			if err := json.Unmarshal(e.Event.Data(), &cr); err != nil {
+			if err := decodeCmdRecord(e.Event.Data(), &cr); err != nil {
 				return res, fmt.Errorf("%s/%d: cmd record: %w", e.Stream, e.Seq, err)
 			}
 			if signal == nil || signal.ID() != cr.Signal {
