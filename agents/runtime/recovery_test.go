@@ -199,3 +199,29 @@ func countData(sigs []bus.Signal, data string) int {
 	}
 	return n
 }
+
+// TestCloseRecordsOutcomes: a clean shutdown records the outcomes it
+// noted, so the next run does not send an emit again.
+func TestCloseRecordsOutcomes(t *testing.T) {
+	h := newHarness(t)
+	h.start("counter", "c1", Options{})
+	h.mustCall("c1", "counter.increment", nil)
+	s, err := h.rt.lookup("c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.eventually("the emit's outcome noted", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.effects) == 1
+	})
+	h.restart()
+	if o := h.outcomes("agent/c1"); o["1/0"] != OutcomeOK {
+		t.Fatalf("outcomes after a clean close: %v", o)
+	}
+	h.mustCall("c1", "counter.increment", nil)
+	h.eventually("the second emit", func() bool { return len(h.emittedOf("counter.changed")) >= 2 })
+	if n := countData(h.emittedOf("counter.changed"), `{"count":1}`); n != 1 {
+		t.Fatalf("the first emit was sent %d times", n)
+	}
+}

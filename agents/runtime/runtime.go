@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"container/heap"
 	"context"
 	"encoding/json"
 	"errors"
@@ -485,22 +486,114 @@ func (rt *Runtime) State(id string) (Info, error) {
 // List describes every agent in the runtime, ordered by id. Passive
 // agents are listed with status "passive" and without their state (State
 // reads it from their snapshot).
-func (rt *Runtime) List() []Info {
+func (rt *Runtime) List() []Info { return rt.ListSome(ListOptions{}) }
+
+// ListOptions narrow and order ListSome. The zero value is List: every
+// agent, by id.
+type ListOptions struct {
+	// Type keeps only the agents of this type; empty keeps every type.
+	Type string
+	// ByQueue orders by the signals and directives waiting (QueueLength),
+	// most first, then by id; passive agents, with nothing waiting, come
+	// after every active one. False orders by id.
+	ByQueue bool
+	// Limit keeps the first Limit agents of that order; 0 keeps them all.
+	Limit int
+}
+
+// ListSome describes the agents opts selects, in its order. With a Limit
+// it looks at every agent's id and queue length but describes (and copies
+// the state of) only the agents it returns, so "the ten busiest of a
+// million" stays cheap; ByQueue with a Limit does not even look at the
+// passive agents when enough active ones match.
+func (rt *Runtime) ListSome(opts ListOptions) []Info {
+	sel := firstN{n: max(opts.Limit, 0), cmp: opts.compare}
 	rt.mu.RLock()
-	out := make([]Info, 0, len(rt.agents)+len(rt.passive))
+	if sel.n == 0 {
+		sel.items = make([]listEntry, 0, len(rt.agents)+len(rt.passive))
+	}
 	active := make([]*server, 0, len(rt.agents))
 	for _, s := range rt.agents {
-		active = append(active, s)
+		if opts.Type == "" || s.def.Name() == opts.Type {
+			active = append(active, s)
+		}
 	}
-	for id, p := range rt.passive {
-		out = append(out, Info{ID: id, Type: p.typ, Stream: rt.streamFor(p.typ, id), Status: StatusPassive})
+	if !opts.ByQueue || sel.n == 0 || len(active) < sel.n {
+		for id, p := range rt.passive {
+			if opts.Type == "" || p.typ == opts.Type {
+				sel.add(listEntry{id: id, queue: -1, typ: p.typ})
+			}
+		}
 	}
 	rt.mu.RUnlock()
 	for _, s := range active {
-		out = append(out, s.info())
+		s.mu.Lock()
+		queue := len(s.inbox) + len(s.queue)
+		s.mu.Unlock()
+		sel.add(listEntry{id: s.id, queue: queue, s: s})
 	}
-	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(a.ID, b.ID) })
+	out := make([]Info, 0, len(sel.items))
+	for _, e := range sel.sorted() {
+		if e.s != nil {
+			out = append(out, e.s.info())
+		} else {
+			out = append(out, Info{ID: e.id, Type: e.typ, Stream: rt.streamFor(e.typ, e.id), Status: StatusPassive})
+		}
+	}
 	return out
+}
+
+// listEntry is an agent ListSome considers: an active one (s) or a
+// passive one (queue -1, so it sorts after every active agent by queue).
+type listEntry struct {
+	id    string
+	queue int
+	s     *server
+	typ   string
+}
+
+func (o ListOptions) compare(a, b listEntry) int {
+	if o.ByQueue && a.queue != b.queue {
+		return b.queue - a.queue
+	}
+	return strings.Compare(a.id, b.id)
+}
+
+// firstN keeps the n first entries added, by cmp (all of them when n is
+// 0): a heap with the last one kept on top, so an entry that does not
+// make it costs one comparison.
+type firstN struct {
+	n     int
+	cmp   func(a, b listEntry) int
+	items []listEntry
+}
+
+func (f *firstN) add(e listEntry) {
+	switch {
+	case f.n == 0:
+		f.items = append(f.items, e)
+	case len(f.items) < f.n:
+		heap.Push(f, e)
+	case f.cmp(e, f.items[0]) < 0:
+		f.items[0] = e
+		heap.Fix(f, 0)
+	}
+}
+
+func (f *firstN) sorted() []listEntry {
+	slices.SortFunc(f.items, f.cmp)
+	return f.items
+}
+
+// heap.Interface, the greatest entry on top.
+func (f *firstN) Len() int           { return len(f.items) }
+func (f *firstN) Less(i, j int) bool { return f.cmp(f.items[i], f.items[j]) > 0 }
+func (f *firstN) Swap(i, j int)      { f.items[i], f.items[j] = f.items[j], f.items[i] }
+func (f *firstN) Push(x any)         { f.items = append(f.items, x.(listEntry)) }
+func (f *firstN) Pop() any {
+	last := f.items[len(f.items)-1]
+	f.items = f.items[:len(f.items)-1]
+	return last
 }
 
 // Await waits until agent id's state has "status" "completed" or "failed"
@@ -530,7 +623,8 @@ func (rt *Runtime) Await(ctx context.Context, id string) (Info, error) {
 // Close stops every agent loop and timer of this process without stopping
 // the agents: they stay registered in the log and Recover brings them back
 // in the next run. Signals still queued and not committed are refused with
-// "closed".
+// "closed". Outcomes of directives that ran are recorded before it
+// returns, so the next run does not repeat them.
 func (rt *Runtime) Close() error {
 	rt.mu.Lock()
 	rt.closing = true
@@ -539,6 +633,23 @@ func (rt *Runtime) Close() error {
 		all = append(all, s)
 	}
 	rt.mu.Unlock()
+	// Outcomes noted but not yet in the log are recorded first, so that a
+	// clean restart does not run those directives again (a crash would).
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64) // appends in flight share fsyncs
+	for _, s := range all {
+		s.mu.Lock()
+		noted := len(s.effects) > 0
+		s.mu.Unlock()
+		if noted {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				s.recordEffects()
+			})
+		}
+	}
+	wg.Wait()
 	for _, s := range all {
 		s.halt(bus.Errorf(ReasonClosed, "the runtime is shutting down"))
 	}
