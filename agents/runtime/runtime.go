@@ -499,13 +499,16 @@ type ListOptions struct {
 	ByQueue bool
 	// Limit keeps the first Limit agents of that order; 0 keeps them all.
 	Limit int
+	// SkipPassive leaves the passive agents out.
+	SkipPassive bool
 }
 
 // ListSome describes the agents opts selects, in its order. With a Limit
 // it looks at every agent's id and queue length but describes (and copies
-// the state of) only the agents it returns, so "the ten busiest of a
-// million" stays cheap; ByQueue with a Limit does not even look at the
-// passive agents when enough active ones match.
+// the state of) only the agents it returns. Looking at a million passive
+// agents takes a good part of a second, so "the ten busiest" asks with
+// SkipPassive, or with ByQueue, which looks at the passive agents only
+// when fewer than Limit active ones match.
 func (rt *Runtime) ListSome(opts ListOptions) []Info {
 	sel := firstN{n: max(opts.Limit, 0), cmp: opts.compare}
 	rt.mu.RLock()
@@ -518,7 +521,7 @@ func (rt *Runtime) ListSome(opts ListOptions) []Info {
 			active = append(active, s)
 		}
 	}
-	if !opts.ByQueue || sel.n == 0 || len(active) < sel.n {
+	if !opts.SkipPassive && (!opts.ByQueue || sel.n == 0 || len(active) < sel.n) {
 		for id, p := range rt.passive {
 			if opts.Type == "" || p.typ == opts.Type {
 				sel.add(listEntry{id: id, queue: -1, typ: p.typ})

@@ -8,7 +8,9 @@
 //	cast    the same as call                                                 → {"id":"<signal id>"}
 //	state   {"id":"c1"}                                                      → Info: state, status, queue_length, version, parent, children
 //	whereis {"id":"c1"}                                                      → {"id","type","stream","status"}
-//	list    {}                                                               → {"agents":[Info…]}
+//	list    {"type":"counter","sort":"queue","limit":10,"skip_passive":true} → {"agents":[Info…]}
+//	        every member optional: sort "id" (default) or "queue" (most
+//	        queued first; passive agents last), limit 0 (default) for all
 //	await   {"id":"c1","timeout":"5s"}                                       → Info once state.status is completed or failed
 //
 // Every reply is {"ok":true,…} or {"ok":false,"error":{"type","message"}}.
@@ -131,21 +133,39 @@ func whereis(rt *runtime.Runtime, req []byte) (any, error) {
 	return map[string]string{"id": info.ID, "type": info.Type, "stream": info.Stream, "status": info.Status}, nil
 }
 
+// listRequest is the body of list; every member is optional.
+type listRequest struct {
+	Type string `json:"type,omitempty"`
+	// Sort is "id" (the default) or "queue": the agents with the most
+	// signals and directives waiting first, passive agents last.
+	Sort string `json:"sort,omitempty"`
+	// Limit returns only the first Limit agents of that order; 0 means
+	// all. Only the returned agents are described, so a small limit is
+	// cheap however many agents the node holds.
+	Limit int `json:"limit,omitempty"`
+	// SkipPassive leaves the passive agents out: with a limit, the
+	// answer then costs what the active agents cost, however many
+	// passive ones the node holds.
+	SkipPassive bool `json:"skip_passive,omitempty"`
+}
+
 func list(rt *runtime.Runtime, req []byte) (any, error) {
-	var r struct {
-		Type string `json:"type,omitempty"`
-	}
+	var r listRequest
 	if err := natsbus.DecodeRequest(req, &r); err != nil {
 		return nil, err
 	}
-	all := rt.List()
-	out := all[:0]
-	for _, a := range all {
-		if r.Type == "" || a.Type == r.Type {
-			out = append(out, a)
-		}
+	opts := runtime.ListOptions{Type: r.Type, Limit: r.Limit, SkipPassive: r.SkipPassive}
+	switch r.Sort {
+	case "", "id":
+	case "queue":
+		opts.ByQueue = true
+	default:
+		return nil, bus.Errorf(bus.ReasonInvalidRequest, `sort %q: want "id" or "queue"`, r.Sort)
 	}
-	return map[string]any{"agents": out}, nil
+	if r.Limit < 0 {
+		return nil, bus.Errorf(bus.ReasonInvalidRequest, "limit %d: want 0 (every agent) or more", r.Limit)
+	}
+	return map[string]any{"agents": rt.ListSome(opts)}, nil
 }
 
 // signalRequest is the body of call and cast.
