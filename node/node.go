@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/agents/builtin"
@@ -320,22 +322,67 @@ func (n *Node) abort() {
 	}
 }
 
-// pingReply answers <prefix>.api.ping.
+// pingReply answers <prefix>.api.ping. Stats and the totals after it
+// count from the node's start (they drop to zero when it restarts: compare
+// ServerID and UptimeMS); Counts is now. `jido-bus top` polls it.
 type pingReply struct {
 	Version  string        `json:"version"`
 	ServerID string        `json:"server_id,omitempty"`
 	Uptime   string        `json:"uptime"`
 	Agents   int           `json:"agents"`
 	Stats    natsbus.Stats `json:"stats"`
+	// UptimeMS is Uptime in milliseconds, for computing rates.
+	UptimeMS int64 `json:"uptime_ms"`
+	// Counts are the agents active and passive, and the signals and
+	// directives waiting over all active agents.
+	Counts runtime.Counts `json:"counts"`
+	// Commits are decisions committed to the log (jido_commit_seconds'
+	// count), Emitted the signals out (jido_signals_out_total), Directives
+	// the directive executions and DirectivesFailed those that failed
+	// (jido_directives_total).
+	Commits          uint64 `json:"commits"`
+	Emitted          uint64 `json:"emitted"`
+	Directives       uint64 `json:"directives"`
+	DirectivesFailed uint64 `json:"directives_failed"`
 }
 
 func (n *Node) ping(context.Context, []byte) (any, error) {
+	// total adds up the samples of c's series that keep accepts: a
+	// handful of series, read without gathering the whole registry.
+	total := func(c prometheus.Collector, keep func(*dto.Metric) bool) (sum uint64) {
+		ch := make(chan prometheus.Metric)
+		go func() { c.Collect(ch); close(ch) }()
+		for m := range ch {
+			var d dto.Metric
+			if m.Write(&d) != nil || (keep != nil && !keep(&d)) {
+				continue
+			}
+			sum += uint64(d.GetCounter().GetValue()) + d.GetHistogram().GetSampleCount()
+		}
+		return sum
+	}
+	failed := func(d *dto.Metric) bool {
+		for _, l := range d.GetLabel() {
+			if l.GetName() == "outcome" {
+				return l.GetValue() == runtime.OutcomeFailed
+			}
+		}
+		return false
+	}
+	up := time.Since(n.started)
+	counts := n.rt.Counts()
 	return pingReply{
-		Version:  n.cfg.Version,
-		ServerID: n.conn.nc.ConnectedServerId(),
-		Uptime:   time.Since(n.started).Round(time.Millisecond).String(),
-		Agents:   len(n.rt.List()),
-		Stats:    n.bus.Stats(),
+		Version:          n.cfg.Version,
+		ServerID:         n.conn.nc.ConnectedServerId(),
+		Uptime:           up.Round(time.Millisecond).String(),
+		Agents:           counts.Active + counts.Passive,
+		Stats:            n.bus.Stats(),
+		UptimeMS:         up.Milliseconds(),
+		Counts:           counts,
+		Commits:          total(n.metrics.commitLatency, nil),
+		Emitted:          total(n.metrics.emitted, nil),
+		Directives:       total(n.metrics.directives, nil),
+		DirectivesFailed: total(n.metrics.directives, failed),
 	}, nil
 }
 

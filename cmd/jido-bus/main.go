@@ -57,6 +57,7 @@ Start a node with 'jido-bus serve'; publish signals with any NATS client.`,
 		newProjectionCmd(),
 		newConvCmd(),
 		newBenchCmd(),
+		newTopCmd(),
 	)
 	return root
 }
