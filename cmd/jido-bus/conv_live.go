@@ -35,7 +35,7 @@ func (f *liveFlags) connect() (*nats.Conn, bus.Subjects, error) {
 	if err != nil {
 		return nil, subjects, err
 	}
-	nc, err := nats.Connect(f.natsURL, nats.Timeout(f.timeout), nats.Name("jido-bus conv"))
+	nc, err := nats.Connect(f.natsURL, nats.Timeout(f.timeout), nats.Name("jido-bus cli"))
 	if err != nil {
 		return nil, subjects, fmt.Errorf("no jido-bus node answers at %s (start one with 'jido-bus serve', or set --nats-url): %w", f.natsURL, err)
 	}
