@@ -93,17 +93,23 @@ func (e *paramsError) Unwrap() error { return e.err }
 //
 // For a P of plain fields (numbers, strings, booleans, pointers to them)
 // and flat params, Typed decodes without encoding/json, with the result
-// json.Unmarshal would give; everything else goes through json.Unmarshal.
+// json.Unmarshal would give, and for a P without pointer fields
+// allocates nothing; everything else goes through json.Unmarshal.
 func Typed[P any](run func(env Env, params P) (Result, error)) func(Env, json.RawMessage) (Result, error) {
 	plan := planParams(reflect.TypeFor[P]())
 	return func(env Env, raw json.RawMessage) (Result, error) {
-		var p P
-		if len(raw) > 0 && (plan == nil || !plan.decode(raw, reflect.ValueOf(&p).Elem())) {
+		if len(raw) == 0 {
 			var zero P
-			p = zero // the plan may have set fields before it gave up
-			if err := json.Unmarshal(raw, &p); err != nil {
-				return Result{}, &paramsError{bus.Errorf(ReasonInvalidParams, "params of %s: %v", env.Action, err)}
-			}
+			return run(env, zero)
+		}
+		if p, ok := decodeParams[P](plan, raw); ok {
+			return run(env, p)
+		}
+		// A value of its own: the plan may have set fields before it gave
+		// up, and json.Unmarshal's target goes to the heap.
+		var p P
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return Result{}, &paramsError{bus.Errorf(ReasonInvalidParams, "params of %s: %v", env.Action, err)}
 		}
 		return run(env, p)
 	}

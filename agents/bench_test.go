@@ -83,3 +83,29 @@ func BenchmarkCmdFiveSkills(b *testing.B) {
 		a, _ = agents.Cmd(a, in)
 	}
 }
+
+// BenchmarkTyped measures Typed decoding params: into a struct of plain
+// fields, and into one with a pointer field.
+func BenchmarkTyped(b *testing.B) {
+	type flat struct{ A, B float64 }
+	type ptr struct {
+		By *int64 `json:"by"`
+	}
+	var sum float64
+	b.Run("flat", func(b *testing.B) {
+		run := agents.Typed(func(_ agents.Env, p flat) (agents.Result, error) { sum += p.A; return agents.Result{}, nil })
+		params := json.RawMessage(`{"A":1.5,"B":2}`)
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = run(agents.Env{}, params)
+		}
+	})
+	b.Run("pointer", func(b *testing.B) {
+		run := agents.Typed(func(_ agents.Env, p ptr) (agents.Result, error) { sum += float64(*p.By); return agents.Result{}, nil })
+		params := json.RawMessage(`{"by":2}`)
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = run(agents.Env{}, params)
+		}
+	})
+}

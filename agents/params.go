@@ -25,6 +25,9 @@ import (
 // kinds, names that fold together) gets no plan at all.
 type paramsPlan struct {
 	fields []paramsField
+	// pointers says that some field is a pointer. Without one a value is
+	// decoded where it stands, which can be the stack.
+	pointers bool
 }
 
 type paramsField struct {
@@ -84,6 +87,7 @@ func planParams(t reflect.Type) *paramsPlan {
 				return nil
 			}
 			f.ptr, f.elem = true, ft.Elem()
+			p.pointers = true
 			ft = ft.Elem()
 		}
 		if ft == jsonNumber || unmarshals(ft) {
@@ -158,9 +162,29 @@ func asciiEqualFold(s string, b []byte) bool {
 	return true
 }
 
-// decode decodes raw into dst (a settable struct of the plan's type) and
-// reports whether it did. On false dst may be partly written.
-func (p *paramsPlan) decode(raw []byte, dst reflect.Value) bool {
+// decodeParams decodes raw into a P with plan, the way json.Unmarshal
+// would, or reports false (and a P to throw away) when the plan cannot.
+func decodeParams[P any](plan *paramsPlan, raw []byte) (p P, ok bool) {
+	switch {
+	case plan == nil:
+		return p, false
+	case plan.pointers:
+		// decode sets pointer fields through ptrs, which puts q on the heap.
+		q := new(P)
+		v := reflect.ValueOf(q).Elem()
+		ok = plan.decode(raw, v, v)
+		return *q, ok
+	}
+	// p stays on the stack: decode stores no part of dst.
+	return p, plan.decode(raw, reflect.ValueOf(&p).Elem(), reflect.Value{})
+}
+
+// decode decodes raw into dst, a settable struct of the plan's type, and
+// reports whether it did; on false dst may be partly written. Pointer
+// fields are set through ptrs, the same value as dst (or the zero Value
+// for a type without them), so that dst is never stored anywhere: a
+// value decoded without pointers can live on the stack.
+func (p *paramsPlan) decode(raw []byte, dst, ptrs reflect.Value) bool {
 	i := skipSpace(raw, 0)
 	if i == len(raw) || raw[i] != '{' {
 		return false
@@ -183,8 +207,23 @@ func (p *paramsPlan) decode(raw []byte, dst reflect.Value) bool {
 		if !ok {
 			return false
 		}
-		if f := p.lookup(key); f != nil && !f.store(dst.Field(f.index), raw[i:end]) {
-			return false
+		if f := p.lookup(key); f != nil {
+			lit := raw[i:end]
+			switch {
+			case !f.ptr:
+				// null leaves a non-pointer field as it is.
+				if lit[0] != 'n' && !storeScalar(dst.Field(f.index), f.kind, lit) {
+					return false
+				}
+			case lit[0] == 'n':
+				ptrs.Field(f.index).SetZero() // null clears a pointer
+			default:
+				target := reflect.New(f.elem).Elem()
+				if !storeScalar(target, f.kind, lit) {
+					return false
+				}
+				ptrs.Field(f.index).Set(target.Addr())
+			}
 		}
 		i = skipSpace(raw, end)
 		if i == len(raw) {
@@ -201,57 +240,44 @@ func (p *paramsPlan) decode(raw []byte, dst reflect.Value) bool {
 	}
 }
 
-// store sets v, the field, from lit, a scalar JSON literal, as
-// encoding/json's literalStore would, or reports false where that would be
-// an error.
-func (f *paramsField) store(v reflect.Value, lit []byte) bool {
-	if lit[0] == 'n' { // null: clears a pointer, leaves anything else
-		if f.ptr {
-			v.SetZero()
-		}
-		return true
-	}
-	target := v
-	if f.ptr {
-		target = reflect.New(f.elem).Elem()
-	}
+// storeScalar sets v, of kind, from lit, a scalar JSON literal other than
+// null, as encoding/json's literalStore would, or reports false where
+// that would be an error.
+func storeScalar(v reflect.Value, kind reflect.Kind, lit []byte) bool {
 	switch c := lit[0]; {
 	case c == 't' || c == 'f':
-		if f.kind != reflect.Bool {
+		if kind != reflect.Bool {
 			return false
 		}
-		target.SetBool(c == 't')
+		v.SetBool(c == 't')
 	case c == '"':
-		if f.kind != reflect.String {
+		if kind != reflect.String {
 			return false
 		}
-		target.SetString(string(lit[1 : len(lit)-1]))
+		v.SetString(string(lit[1 : len(lit)-1]))
 	default:
-		switch f.kind {
+		switch kind {
 		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 			n, err := strconv.ParseInt(string(lit), 10, 64)
-			if err != nil || target.OverflowInt(n) {
+			if err != nil || v.OverflowInt(n) {
 				return false
 			}
-			target.SetInt(n)
+			v.SetInt(n)
 		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 			n, err := strconv.ParseUint(string(lit), 10, 64)
-			if err != nil || target.OverflowUint(n) {
+			if err != nil || v.OverflowUint(n) {
 				return false
 			}
-			target.SetUint(n)
+			v.SetUint(n)
 		case reflect.Float32, reflect.Float64:
-			n, err := strconv.ParseFloat(string(lit), target.Type().Bits())
-			if err != nil || target.OverflowFloat(n) {
+			n, err := strconv.ParseFloat(string(lit), v.Type().Bits())
+			if err != nil || v.OverflowFloat(n) {
 				return false
 			}
-			target.SetFloat(n)
+			v.SetFloat(n)
 		default:
 			return false
 		}
-	}
-	if f.ptr {
-		v.Set(target.Addr())
 	}
 	return true
 }

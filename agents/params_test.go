@@ -56,8 +56,8 @@ func diffDecode[P any](t *testing.T, raw []byte) {
 	if plan == nil {
 		t.Fatalf("no plan for %T", *new(P))
 	}
-	var fast, slow P
-	ok := plan.decode(raw, reflect.ValueOf(&fast).Elem())
+	var slow P
+	fast, ok := decodeParams[P](plan, raw)
 	err := json.Unmarshal(raw, &slow)
 	if !ok {
 		return
@@ -135,8 +135,7 @@ func TestParamsPlanMatchesEncodingJSON(t *testing.T) {
 	}
 	// The plan must actually take the common inputs, or it is only cost.
 	plan := planParams(reflect.TypeFor[planInts]())
-	var p planInts
-	if !plan.decode([]byte(`{"by":2}`), reflect.ValueOf(&p).Elem()) || p.By == nil || *p.By != 2 {
+	if p, ok := decodeParams[planInts](plan, []byte(`{"by":2}`)); !ok || p.By == nil || *p.By != 2 {
 		t.Fatalf(`the plan did not decode {"by":2}: %+v`, p)
 	}
 }
