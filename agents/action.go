@@ -62,8 +62,11 @@ func (e Env) Now() time.Time { return e.Origin.Time }
 // state stays as it was before the action and only an Error directive is
 // produced.
 type Result struct {
-	State      State
-	Ops        []StateOp
+	State State
+	Ops   []StateOp
+	// Directives may give an Emit by pointer, which lets an action keep
+	// it in storage it allocates for the rest of its result: Cmd returns
+	// the Emit it points to, completed, and never modifies it.
 	Directives []Directive
 	// Transition asks the agent's strategy to move to another machine
 	// state (see FSM). Empty means no transition.

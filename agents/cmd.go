@@ -66,6 +66,12 @@ func Step(agent Agent, sig bus.Signal) (Agent, []Directive) {
 	st := r.instruction(agent.State, in, 0)
 	for _, inst := range d.matchingSkills(sig.Type(), func(s Skill) bool { return s.TransformResult != nil }) {
 		produced := slices.Clone(r.out)
+		for i, dir := range produced {
+			// Hooks see an Emit an action gave by pointer as the Emit.
+			if e, ok := dir.(*Emit); ok && e != nil {
+				produced[i] = *e
+			}
+		}
 		next, err := callHook(func() ([]Directive, error) { return inst.skill.TransformResult(sig.Clone(), produced, inst.config) })
 		if err != nil {
 			r.reset()

@@ -2,6 +2,7 @@ package agents_test
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -204,6 +205,8 @@ func TestCmdCompletesAndChecksDirectives(t *testing.T) {
 		{"emit of an empty signal", agents.Emit{Signal: emptySignal}, `"type":"invalid_directive"`},
 		{"emit of a signal with a bad type", agents.Emit{Signal: badType}, `"type":"invalid_directive"`},
 		{"emit with a dispatch without adapter", agents.Emit{Signal: good, Dispatch: &agents.Dispatch{}}, `"type":"invalid_directive"`},
+		{"emit by pointer", &agents.Emit{Signal: good}, `{"kind":"emit","signal":{"specversion":"1.0","id":"o1.0"`},
+		{"nil emit pointer", (*agents.Emit)(nil), `"type":"invalid_directive"`},
 		{"schedule rounds up to a millisecond", agents.Schedule{Delay: 1500 * time.Microsecond, Signal: good}, `"delay_ms":2`},
 		{"schedule with a negative delay", agents.Schedule{Delay: -1, Signal: good}, `"type":"invalid_directive"`},
 		{"cron without expr", agents.Cron{JobID: "j"}, `"type":"invalid_directive"`},
@@ -250,5 +253,52 @@ func TestCmdCompletesAndChecksDirectives(t *testing.T) {
 	// The signal an action returned is not modified by Cmd.
 	if good.ID() != "" || good.Source() != "" {
 		t.Errorf("Cmd modified the action's signal: id %q source %q", good.ID(), good.Source())
+	}
+}
+
+// TestEmitByPointer: an Emit an action gives by pointer comes out of Cmd
+// and Step as the Emit it would have given by value, and TransformResult
+// hooks see it as one; the action's Emit is not modified.
+func TestEmitByPointer(t *testing.T) {
+	sig, err := agents.NewSignal("x.y", json.RawMessage(`{"n":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := &agents.Emit{Signal: sig, Dispatch: &agents.Dispatch{Adapter: "nats", Target: "t"}}
+	var hookSaw []agents.Directive
+	spec := func(d agents.Directive) agents.Spec {
+		return agents.Spec{
+			Name: "emitter",
+			Actions: []agents.Action{{Name: "go", Run: func(agents.Env, json.RawMessage) (agents.Result, error) {
+				return agents.Result{Directives: []agents.Directive{d}}, nil
+			}}},
+			Routes: []agents.Route{{Pattern: "go", Action: "go"}},
+			Skills: []agents.Attachment{agents.Use(agents.Skill{
+				Name: "watch", StateKey: "watch", SignalPatterns: []string{"go"},
+				TransformResult: func(_ bus.Signal, dirs []agents.Directive, _ map[string]any) ([]agents.Directive, error) {
+					hookSaw = dirs
+					return dirs, nil
+				},
+			}, nil)},
+		}
+	}
+	byValue, _ := agents.MustDefine(spec(*kept)).New("a1", nil)
+	byPointer, _ := agents.MustDefine(spec(kept)).New("a1", nil)
+	in := agents.Instruction{Action: "go", Origin: agents.Origin{ID: "o1", Time: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}}
+	_, want := agents.Cmd(byValue, in)
+	_, got := agents.Cmd(byPointer, in)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Cmd with *Emit = %#v, want %#v", got, want)
+	}
+	_, want = agents.Step(byValue, testSignal(t, "go", "s1"))
+	_, got = agents.Step(byPointer, testSignal(t, "go", "s1"))
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Step with *Emit = %#v, want %#v", got, want)
+	}
+	if len(hookSaw) != 1 || !reflect.DeepEqual(hookSaw[0], *kept) {
+		t.Errorf("TransformResult saw %#v, want the Emit", hookSaw)
+	}
+	if kept.Signal.ID() != "" || kept.Signal.Source() != "" {
+		t.Errorf("Cmd modified the action's Emit: %#v", kept.Signal)
 	}
 }

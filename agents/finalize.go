@@ -48,15 +48,12 @@ func (r *run) complete(dir Directive, origin Origin, index int) (Directive, erro
 	case nil:
 		return nil, bus.Errorf(ReasonInvalidDirective, "directive %d is nil", index)
 	case Emit:
-		sig, err := r.completeSignal(d.Signal, origin, index, "emit")
-		if err != nil {
-			return nil, err
+		return r.completeEmit(d, origin, index)
+	case *Emit:
+		if d == nil {
+			return nil, bus.Errorf(ReasonInvalidDirective, "directive %d is a nil *Emit", index)
 		}
-		if d.Dispatch != nil && d.Dispatch.Adapter == "" {
-			return nil, bus.Errorf(ReasonInvalidDirective, "emit %s: dispatch has no adapter", sig.Type())
-		}
-		d.Signal = sig
-		return d, nil
+		return r.completeEmit(*d, origin, index)
 	case Schedule:
 		if d.Delay < 0 {
 			return nil, bus.Errorf(ReasonInvalidDirective, "schedule: delay %v is negative", d.Delay)
@@ -131,6 +128,18 @@ func (r *run) complete(dir Directive, origin Origin, index int) (Directive, erro
 		return d, nil
 	}
 	return dir, nil
+}
+
+func (r *run) completeEmit(d Emit, origin Origin, index int) (Directive, error) {
+	sig, err := r.completeSignal(d.Signal, origin, index, "emit")
+	if err != nil {
+		return nil, err
+	}
+	if d.Dispatch != nil && d.Dispatch.Adapter == "" {
+		return nil, bus.Errorf(ReasonInvalidDirective, "emit %s: dispatch has no adapter", sig.Type())
+	}
+	d.Signal = sig
+	return d, nil
 }
 
 func containsSlash(s string) bool {

@@ -144,10 +144,11 @@ func setCount(n float64) (agents.Result, error) {
 	}
 	data = append(data, '}')
 	// The signal NewEmit(CounterChanged, json.RawMessage(data)) returns,
-	// with its attributes in out.
+	// with its attributes in out, and the Emit given by pointer.
 	out.contentType = event.ApplicationJSON
 	out.attrs = event.EventContextV1{Type: CounterChanged, DataContentType: &out.contentType}
-	out.dirs[0] = agents.Emit{Signal: bus.Signal{Context: &out.attrs, DataEncoded: data}}
+	out.emit = agents.Emit{Signal: bus.Signal{Context: &out.attrs, DataEncoded: data}}
+	out.dirs[0] = &out.emit
 	out.path[0] = "count"
 	out.set = agents.SetPath{Path: out.path[:], Value: n}
 	out.ops[0] = &out.set
@@ -155,7 +156,7 @@ func setCount(n float64) (agents.Result, error) {
 }
 
 // countResult holds what one setCount result points to. Cmd copies what
-// it keeps (the signal; the count is boxed on its own), so
+// it keeps (the Emit and its signal; the count is boxed on its own), so
 // nothing here outlives the call.
 type countResult struct {
 	attrs       event.EventContextV1
@@ -164,7 +165,8 @@ type countResult struct {
 	path        [1]string
 	set         agents.SetPath
 	ops         [1]agents.StateOp
-	dirs        [1]agents.Directive
+	emit        agents.Emit
+	dirs        [1]agents.Directive // &emit
 }
 
 // CounterSpec returns the counter's definition spec, for callers that want

@@ -30,8 +30,8 @@ func TestSetCountMatchesNewEmit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Directives) != 1 || !reflect.DeepEqual(res.Directives[0], want) {
-			t.Errorf("setCount(%v) directives = %#v, want [%#v]", n, res.Directives, want)
+		if len(res.Directives) != 1 || !reflect.DeepEqual(res.Directives[0], &want) {
+			t.Errorf("setCount(%v) directives = %#v, want [%#v]", n, res.Directives, &want)
 		}
 		if len(res.Ops) != 1 || !reflect.DeepEqual(res.Ops[0], &agents.SetPath{Path: []string{"count"}, Value: n}) {
 			t.Errorf("setCount(%v) ops = %#v", n, res.Ops)
