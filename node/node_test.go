@@ -49,22 +49,34 @@ func TestNodeRestartAndMetrics(t *testing.T) {
 		t.Fatal("a call to an unknown agent succeeded")
 	}
 
-	resp, err := http.Get("http://" + n.metrics.ln.Addr().String() + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	for _, want := range []string{
+	wants := []string{
 		`jido_agents_active 1`,
 		`jido_commit_seconds_count{agent_type="counter"} 1`,
-		`jido_directives_total{kind="emit",outcome="ok"}`,
+		`jido_directives_total{kind="emit",outcome="ok"}`, // the emit runs after the call's reply
 		`jido_signals_refused_total{reason="not_found"} 1`,
 		`jido_projection_lag_entries{projection="timeline"}`,
-	} {
-		if !strings.Contains(string(body), want) {
-			t.Errorf("metrics lack %q", want)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get("http://" + n.metrics.ln.Addr().String() + "/metrics")
+		if err != nil {
+			t.Fatal(err)
 		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var missing []string
+		for _, want := range wants {
+			if !strings.Contains(string(body), want) {
+				missing = append(missing, want)
+			}
+		}
+		if len(missing) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("metrics lack %q", missing)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	if err := n.Close(5 * time.Second); err != nil {
 		t.Fatal(err)
