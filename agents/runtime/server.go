@@ -98,9 +98,12 @@ type server struct {
 	// loop records what is left once the agent has been quiet for
 	// effectsLinger.
 	effects    []effectResult
-	lastCommit time.Time     // when the inbox loop last committed (wall clock, not Config.Now)
-	queueWake  chan struct{} // pokes a lingering queue loop
-	// lingerTimer is used by the queue loop only (one runs at a time).
+	lastCommit time.Duration // when the inbox loop last committed, as monotonicNow
+	// queueWake pokes a lingering queue loop; made by the first linger.
+	// lingerTimer is the queue loop's, kept while the loop runs (an agent
+	// busy with signals lingers after each one) and dropped when it ends,
+	// so that an idle agent holds neither.
+	queueWake   chan struct{}
 	lingerTimer *time.Timer
 	pending     map[uint64]int    // cmd version → directives whose outcome is not in the log yet
 	pendingSeq  map[uint64]uint64 // cmd version → stream sequence of its record
@@ -131,7 +134,6 @@ func newServer(rt *Runtime, id string, def *agents.Definition, stream string, op
 		children:   make(map[string]string),
 		pending:    make(map[uint64]int),
 		pendingSeq: make(map[uint64]uint64),
-		queueWake:  make(chan struct{}, 1),
 		tasks:      make(map[string]context.CancelFunc),
 		budget:     restartBudget{max: rt.cfg.MaxRestarts, window: rt.cfg.RestartWindow},
 	}
@@ -269,7 +271,7 @@ func (s *server) decideAndCommit(env envelope) {
 	s.effectsRecorded(carried)
 	s.agent, s.version, s.lastSignal = next, s.version+1, env.sig.ID()
 	s.mu.Lock()
-	s.lastCommit = time.Now()
+	s.lastCommit = monotonicNow()
 	s.mu.Unlock()
 	s.timers.committed(&env.sig, directives, now)
 	s.publish()
@@ -381,11 +383,20 @@ func (s *server) enqueueDirectives(qs []queued) {
 
 // wakeQueue pokes the queue loop if it lingers (see linger).
 func (s *server) wakeQueue() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	select {
-	case s.queueWake <- struct{}{}:
+	case s.queueWake <- struct{}{}: // a nil channel: nobody lingers
 	default:
 	}
 }
+
+// epoch anchors monotonicNow.
+var epoch = time.Now()
+
+// monotonicNow is the time since the process started, from the monotonic
+// clock, in 8 bytes.
+func monotonicNow() time.Duration { return time.Since(epoch) }
 
 func (s *server) runQueue() {
 	defer s.rt.workers.Done()
@@ -393,12 +404,16 @@ func (s *server) runQueue() {
 	for {
 		s.mu.Lock()
 		if len(s.queue) == 0 && s.status == StatusRunning && len(s.effects) > 0 {
+			if s.queueWake == nil {
+				s.queueWake = make(chan struct{}, 1)
+			}
 			s.mu.Unlock()
 			s.linger()
 			s.mu.Lock()
 		}
 		if len(s.queue) == 0 || s.status != StatusRunning {
 			s.queueRunning = false
+			s.lingerTimer = nil
 			s.mu.Unlock()
 			s.recordEffects()
 			return
@@ -474,7 +489,7 @@ func (s *server) linger() {
 			return
 		case <-t.C:
 			s.mu.Lock()
-			quiet := time.Since(s.lastCommit)
+			quiet := monotonicNow() - s.lastCommit
 			done := len(s.queue) > 0 || s.status != StatusRunning || len(s.effects) == 0
 			s.mu.Unlock()
 			if done || quiet >= effectsLinger {
