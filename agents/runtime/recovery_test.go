@@ -145,15 +145,7 @@ func TestDecisionCarriesEffects(t *testing.T) {
 	h := newHarness(t)
 	h.start("counter", "c1", Options{})
 	h.mustCall("c1", "counter.increment", nil)
-	s, err := h.rt.lookup("c1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.eventually("the first emit's outcome noted and confirmed", func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return len(s.effects) == 1 && h.rt.flusher.confirmed(s.effects[0].gen)
-	})
+	h.waitNoted("c1", true)
 	h.mustCall("c1", "counter.increment", nil)
 	var carried []effectResult
 	for e, err := range h.log.ReadStream("agent/c1", eventlog.ReadOptions{}) {
@@ -206,15 +198,7 @@ func TestCloseRecordsOutcomes(t *testing.T) {
 	h := newHarness(t)
 	h.start("counter", "c1", Options{})
 	h.mustCall("c1", "counter.increment", nil)
-	s, err := h.rt.lookup("c1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.eventually("the emit's outcome noted", func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return len(s.effects) == 1
-	})
+	h.waitNoted("c1", false)
 	h.restart()
 	if o := h.outcomes("agent/c1"); o["1/0"] != OutcomeOK {
 		t.Fatalf("outcomes after a clean close: %v", o)
@@ -224,4 +208,19 @@ func TestCloseRecordsOutcomes(t *testing.T) {
 	if n := countData(h.emittedOf("counter.changed"), `{"count":1}`); n != 1 {
 		t.Fatalf("the first emit was sent %d times", n)
 	}
+}
+
+// waitNoted waits until agent id has noted one outcome not yet in the log
+// (and, when confirmed is true, NATS has confirmed its emit).
+func (h *harness) waitNoted(id string, confirmed bool) {
+	h.t.Helper()
+	s, err := h.rt.lookup(id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.eventually(id+"'s outcome noted", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.effects) == 1 && (!confirmed || h.rt.flusher.confirmed(s.effects[0].gen))
+	})
 }
