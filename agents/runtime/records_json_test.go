@@ -14,29 +14,8 @@ import (
 func TestCmdRecordEncoding(t *testing.T) {
 	at := time.Date(2026, 11, 22, 3, 4, 5, 6, time.UTC)
 	rapid.Check(t, func(t *rapid.T) {
-		str := rapid.OneOf(rapid.StringMatching(`[A-Za-z0-9:#._-]{0,20}`), rapid.String())
-		cr := cmdRecord{
-			Signal:  str.Draw(t, "signal"),
-			Version: rapid.Uint64().Draw(t, "version"),
-		}
-		if d := rapid.SampledFrom([]string{"", `[]`, `[{"kind":"emit","signal":{"id":"a.0"}}]`}).Draw(t, "directives"); d != "" {
-			cr.Directives = json.RawMessage(d)
-		}
-		if rapid.Bool().Draw(t, "has count") {
-			n := rapid.IntRange(-1, 1000).Draw(t, "count")
-			cr.Count = &n
-		}
-		for range rapid.IntRange(0, 3).Draw(t, "effects") {
-			cr.Effects = append(cr.Effects, effectResult{
-				Version: rapid.Uint64().Draw(t, "e.version"),
-				Index:   rapid.IntRange(-1, 100).Draw(t, "e.index"),
-				Kind:    str.Draw(t, "e.kind"),
-				Outcome: str.Draw(t, "e.outcome"),
-				Error:   str.Draw(t, "e.error"),
-				gen:     rapid.Uint64().Draw(t, "e.gen"), // never written
-			})
-		}
-		id := "cmd:" + str.Draw(t, "id")
+		cr := drawCmdRecord(t)
+		id := "cmd:" + recordStrings.Draw(t, "id")
 		want, err := record(TypeCmd, id, "", at, cr)
 		if err != nil {
 			t.Fatal(err)
@@ -57,21 +36,7 @@ func TestCmdRecordEncoding(t *testing.T) {
 // for records appendCmdRecord wrote and for those bytes cut or changed.
 func TestCmdRecordDecoding(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		str := rapid.OneOf(rapid.StringMatching(`[A-Za-z0-9:#._-]{0,20}`), rapid.String())
-		cr := cmdRecord{Signal: str.Draw(t, "signal"), Version: rapid.Uint64().Draw(t, "version")}
-		if d := rapid.SampledFrom([]string{"", `[]`, `[{"kind":"emit","signal":{"data":{"count":1},"id":"a.0"}}]`}).Draw(t, "directives"); d != "" {
-			cr.Directives = json.RawMessage(d)
-		}
-		if rapid.Bool().Draw(t, "has count") {
-			n := rapid.IntRange(-1, 1000).Draw(t, "count")
-			cr.Count = &n
-		}
-		for range rapid.IntRange(0, 3).Draw(t, "effects") {
-			cr.Effects = append(cr.Effects, effectResult{
-				Version: rapid.Uint64().Draw(t, "e.version"), Index: rapid.IntRange(-1, 100).Draw(t, "e.index"),
-				Kind: str.Draw(t, "e.kind"), Outcome: str.Draw(t, "e.outcome"), Error: str.Draw(t, "e.error"),
-			})
-		}
+		cr := drawCmdRecord(t)
 		data := appendCmdRecord(nil, &cr)
 		switch rapid.IntRange(0, 2).Draw(t, "mutation") {
 		case 1:
@@ -94,4 +59,32 @@ func TestCmdRecordDecoding(t *testing.T) {
 			}
 		}
 	})
+}
+
+// recordStrings draws the strings of a record: mostly plain ids, sometimes
+// anything (escapes, non-ASCII, invalid UTF-8).
+var recordStrings = rapid.OneOf(rapid.StringMatching(`[A-Za-z0-9:#._-]{0,20}`), rapid.String())
+
+// drawCmdRecord draws a cmd record with every optional member present or
+// not.
+func drawCmdRecord(t *rapid.T) cmdRecord {
+	cr := cmdRecord{Signal: recordStrings.Draw(t, "signal"), Version: rapid.Uint64().Draw(t, "version")}
+	if d := rapid.SampledFrom([]string{"", `[]`, `[{"kind":"emit","signal":{"data":{"count":1},"id":"a.0"}}]`}).Draw(t, "directives"); d != "" {
+		cr.Directives = json.RawMessage(d)
+	}
+	if rapid.Bool().Draw(t, "has count") {
+		n := rapid.IntRange(-1, 1000).Draw(t, "count")
+		cr.Count = &n
+	}
+	for range rapid.IntRange(0, 3).Draw(t, "effects") {
+		cr.Effects = append(cr.Effects, effectResult{
+			Version: rapid.Uint64().Draw(t, "e.version"),
+			Index:   rapid.IntRange(-1, 100).Draw(t, "e.index"),
+			Kind:    recordStrings.Draw(t, "e.kind"),
+			Outcome: recordStrings.Draw(t, "e.outcome"),
+			Error:   recordStrings.Draw(t, "e.error"),
+			gen:     rapid.Uint64().Draw(t, "e.gen"), // never written
+		})
+	}
+	return cr
 }
