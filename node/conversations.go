@@ -21,13 +21,26 @@ import (
 // conversation's agent like any event, so nothing requested is silently
 // forgotten. The events' ids derive from what they close, so doing this
 // twice appends nothing new.
+//
+// Most conversations have nothing open, and the agent's own small state
+// says so (pending_tools, llm_request): for a passive agent that is one
+// snapshot read, so only the conversations with open work pay for reading
+// their stream, which Interruptions needs for the order of that work.
 func (n *Node) resumeConversations(ctx context.Context, why string) {
-	for _, info := range n.rt.List() {
-		if info.Type != builtin.ConversationType {
-			continue
+	for _, listed := range n.rt.ListSome(runtime.ListOptions{Type: builtin.ConversationType}) {
+		info, err := n.rt.State(listed.ID)
+		if err == nil {
+			var open bool
+			if open, err = builtin.ConversationHasOpenWork(info.State); err == nil && !open {
+				continue
+			}
 		}
-		if err := n.resumeConversation(ctx, info.ID, why); err != nil {
-			n.log.Error("resume conversation", "conversation", info.ID, "err", err)
+		if err != nil {
+			// Reading the stream decides then, as it always can.
+			n.log.Warn("conversation state unreadable; reading its stream", "conversation", listed.ID, "err", err)
+		}
+		if err := n.resumeConversation(ctx, listed.ID, why); err != nil {
+			n.log.Error("resume conversation", "conversation", listed.ID, "err", err)
 		}
 	}
 }

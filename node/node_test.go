@@ -150,12 +150,23 @@ func TestRestartClosesUnfinishedToolCalls(t *testing.T) {
 	if _, err := n.Runtime().Call(ctx, "p1/c1", req); err != nil {
 		t.Fatal(err)
 	}
+	// p1/c2 has nothing open: the restart leaves its stream as it was.
+	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c2","text":"hello"}`)); err != nil {
+		t.Fatal(err)
+	}
+	idle, err := n.Log().Stream("conversation/p1/c2")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := n.Close(5 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 
 	n = startNode(t, dir)
 	defer n.Close(5 * time.Second)
+	if after, err := n.Log().Stream("conversation/p1/c2"); err != nil || after.Head != idle.Head {
+		t.Fatalf("idle conversation after restart: %+v %v, want head %d", after, err, idle.Head)
+	}
 	var failed []string
 	for e, err := range n.Log().ReadStream("conversation/p1/c1", eventlog.ReadOptions{Types: "conversation.tool.failed"}) {
 		if err != nil {

@@ -165,6 +165,22 @@ func ingest(reg *schemas.Registry, env agents.Env, params json.RawMessage) (agen
 	return agents.Result{Ops: ops}, nil
 }
 
+// ConversationHasOpenWork reports whether state, a conversation agent's
+// whole state as JSON, shows work a restart must close: a tool call
+// requested and not answered, or an LLM call in flight.
+func ConversationHasOpenWork(state json.RawMessage) (bool, error) {
+	var s struct {
+		Conversation struct {
+			PendingTools map[string]string `json:"pending_tools"`
+			LLMRequest   string            `json:"llm_request"`
+		} `json:"conversation"`
+	}
+	if err := json.Unmarshal(state, &s); err != nil {
+		return false, fmt.Errorf("conversation state: %w", err)
+	}
+	return len(s.Conversation.PendingTools) > 0 || s.Conversation.LLMRequest != "", nil
+}
+
 // ConversationAgentID returns the agent id of a conversation:
 // "<project-id>/<conversation-id>".
 func ConversationAgentID(project, conv string) (string, error) {

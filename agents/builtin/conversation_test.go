@@ -116,3 +116,51 @@ func TestConversationAgentValidatesAndTracksPendingWork(t *testing.T) {
 		t.Errorf("replay gave %s, want %s", y, x)
 	}
 }
+
+func TestConversationHasOpenWork(t *testing.T) {
+	def, err := builtin.NewConversation()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := def.New("p1/c1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func() bool {
+		t.Helper()
+		state, err := agents.EncodeState(a.State)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := builtin.ConversationHasOpenWork(state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	steps := []struct {
+		sig  bus.Signal
+		open bool
+	}{
+		{convSignal(t, convevent.Started, "e1", "req", `{"project_id":"p1","conversation_id":"c1"}`), false},
+		{convSignal(t, convevent.ToolRequested, "e2", "e1", `{"call_id":"t1","name":"grep"}`), true},
+		{convSignal(t, convevent.ToolCompleted, "e3", "t1", `{"call_id":"t1","output":"x"}`), false},
+		{convSignal(t, convevent.LLMRequested, "e4", "e3", `{}`), true},
+		{convSignal(t, convevent.LLMCompleted, "e5", "e4", `{"model":"m","usage":{"input_tokens":1,"output_tokens":1}}`), false},
+	}
+	if open() {
+		t.Fatal("a new conversation has open work")
+	}
+	for _, st := range steps {
+		next, ds := agents.Step(a, st.sig)
+		if errs := errorsOf(ds); len(errs) > 0 {
+			t.Fatalf("%s refused: %+v", st.sig.Type(), errs[0].Err)
+		}
+		if a = next; open() != st.open {
+			t.Fatalf("after %s: open work = %v, want %v", st.sig.Type(), !st.open, st.open)
+		}
+	}
+	if _, err := builtin.ConversationHasOpenWork([]byte(`[`)); err == nil {
+		t.Fatal("a broken state reads as fine")
+	}
+}
