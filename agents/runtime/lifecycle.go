@@ -158,18 +158,11 @@ func (rt *Runtime) deliverLifecycle(id string, sig bus.Signal) {
 // childExited tells a stopped agent's parent, which forgets the child and
 // receives jido.agent.child.exit {tag, id, reason}.
 func (rt *Runtime) childExited(child *server, reason string) {
-	child.mu.Lock()
-	parent := child.parent
-	child.mu.Unlock()
-	if parent == nil {
+	rt.mu.Lock()
+	parent, ok := rt.hier.unlinkChild(child.id)
+	rt.mu.Unlock()
+	if !ok {
 		return
-	}
-	if p, err := rt.lookup(parent.ID); err == nil {
-		p.mu.Lock()
-		if p.children[parent.Tag] == child.id {
-			delete(p.children, parent.Tag)
-		}
-		p.mu.Unlock()
 	}
 	data := map[string]any{"tag": parent.Tag, "id": child.id, "reason": reason}
 	id := "child-exit:" + child.id
@@ -179,33 +172,31 @@ func (rt *Runtime) childExited(child *server, reason string) {
 	}
 }
 
-// parentStopped applies each child's on_parent_death.
+// parentStopped applies each child's on_parent_death. A child that stops with its parent keeps its link until it is gone, so
+// that its child.exit names the parent as before; the others let go of
+// the parent first. Only a child that must stop or decide its orphaning
+// is activated when passive.
 func (rt *Runtime) parentStopped(parent *server, reason string) {
-	parent.mu.Lock()
-	children := make(map[string]string, len(parent.children))
-	for tag, id := range parent.children {
-		children[tag] = id
-	}
-	parent.children = map[string]string{}
-	parent.mu.Unlock()
-	for _, id := range children {
-		child, err := rt.lookup(id)
-		if err != nil {
-			continue
+	rt.mu.Lock()
+	children := rt.hier.takeChildren(parent.id)
+	for id, l := range children {
+		if l.onDeath != OnParentDeathStop {
+			rt.hier.unlinkChild(id)
 		}
-		switch child.opts.onParentDeath() {
+	}
+	rt.mu.Unlock()
+	for id, l := range children {
+		switch l.onDeath {
 		case OnParentDeathStop:
-			if err := child.stop(rt.ctx, fmt.Sprintf("parent %s stopped: %s", parent.id, reason)); err != nil && bus.ErrorType(err) != bus.ReasonNotFound {
-				rt.log.Error("stop child after its parent", "agent", id, "parent", parent.id, "err", err)
+			if err := rt.Stop(rt.ctx, id, fmt.Sprintf("parent %s stopped: %s", parent.id, reason)); err != nil {
+				rt.mu.Lock()
+				rt.hier.unlinkChild(id) // it runs on (or is gone) without its parent
+				rt.mu.Unlock()
+				if bus.ErrorType(err) != bus.ReasonNotFound {
+					rt.log.Error("stop child after its parent", "agent", id, "parent", parent.id, "err", err)
+				}
 			}
-		case OnParentDeathContinue:
-			child.mu.Lock()
-			child.parent = nil
-			child.mu.Unlock()
 		case OnParentDeathEmitOrphan:
-			child.mu.Lock()
-			child.parent = nil
-			child.mu.Unlock()
 			data := map[string]any{"parent_id": parent.id, "reason": reason}
 			sigID := "orphaned:" + id + ":" + parent.id
 			rt.publishLifecycle(id, TypeOrphaned, sigID, data)
@@ -246,9 +237,6 @@ func execSpawn(ctx context.Context, d agents.Directive, x *ExecContext) (ExecRes
 	if err != nil {
 		return ExecResult{}, fmt.Errorf("spawn %s child %s: %w", sp.Type, id, err)
 	}
-	s.mu.Lock()
-	s.children[sp.Tag] = id
-	s.mu.Unlock()
 	data := map[string]any{"tag": sp.Tag, "id": id, "type": sp.Type}
 	sigID := "child-started:" + id
 	s.rt.publishLifecycle(s.id, TypeChildStarted, sigID, data)
@@ -260,9 +248,9 @@ func execSpawn(ctx context.Context, d agents.Directive, x *ExecContext) (ExecRes
 
 func execStopChild(ctx context.Context, d agents.Directive, x *ExecContext) (ExecResult, error) {
 	sc := d.(agents.StopChild)
-	x.s.mu.Lock()
-	id, ok := x.s.children[sc.Tag]
-	x.s.mu.Unlock()
+	x.s.rt.mu.RLock()
+	id, ok := x.s.rt.hier.child(x.s.id, sc.Tag)
+	x.s.rt.mu.RUnlock()
 	if !ok {
 		return ExecResult{}, bus.Errorf(bus.ReasonNotFound, "agent %s has no child tagged %q", x.s.id, sc.Tag)
 	}
@@ -274,4 +262,11 @@ func execStopChild(ctx context.Context, d agents.Directive, x *ExecContext) (Exe
 		return ExecResult{}, err
 	}
 	return ExecResult{}, nil
+}
+
+// family returns copies of agent id's parent and children.
+func (rt *Runtime) family(id string) (*ParentRef, map[string]string) {
+	rt.mu.RLock()
+	defer rt.mu.RUnlock()
+	return rt.hier.parentOf(id), rt.hier.childrenOf(id)
 }

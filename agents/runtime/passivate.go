@@ -13,9 +13,10 @@ import (
 // gives up its goroutines and its memory: its state goes to a snapshot and
 // all that is left is an index entry (passiveAgent). The next signal,
 // call, state change request or timer brings it back from the snapshot —
-// transparently to the caller, who only pays the activation. Agents that
-// are part of a hierarchy (a parent or children), or have work in flight,
-// stay active.
+// transparently to the caller, who only pays the activation. Agents with
+// work in flight stay active. Parents and children passivate like any
+// agent: their links are the runtime's (hierarchy), and the hierarchy's
+// signals activate them.
 
 // passiveAgent is the whole in-memory cost of a passive agent.
 type passiveAgent struct {
@@ -58,13 +59,15 @@ func (s *server) tryPassivate(now time.Time) bool {
 	s.mu.Lock()
 	idle := s.status == StatusRunning && !s.inboxRunning && !s.queueRunning &&
 		len(s.inbox) == 0 && len(s.queue) == 0 && len(s.tasks) == 0 && len(s.effects) == 0 &&
-		s.parent == nil && len(s.children) == 0 && now.Sub(s.lastActive) >= s.rt.cfg.PassivateAfter
+		now.Sub(s.lastActive) >= s.rt.cfg.PassivateAfter
 	if !idle {
 		s.mu.Unlock()
 		return false
 	}
 	s.status = StatusPassive
-	needSnapshot := s.version > s.snapVersion
+	// An agent that has decided nothing yet has no snapshot either: it
+	// gets one too, which is what State reads while it is passive.
+	needSnapshot := s.version > s.snapVersion || s.version == 0
 	s.mu.Unlock()
 
 	// No loop runs and none can start: the agent is this goroutine's now.
@@ -174,5 +177,6 @@ func (rt *Runtime) passiveInfo(id string, p passiveAgent) (Info, error) {
 		return info, fmt.Errorf("state of passive agent %s: snapshot: %w", id, err)
 	}
 	info.State, info.Version, info.ErrorCount = data.State, data.Version, data.ErrorCount
+	info.Parent, info.Children = rt.family(id)
 	return info, nil
 }

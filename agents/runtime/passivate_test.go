@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"maps"
+	"slices"
 	"testing"
 	"time"
 )
@@ -84,15 +86,65 @@ func TestPassivationSurvivesRestart(t *testing.T) {
 	}
 }
 
-func TestAgentsWithChildrenStayActive(t *testing.T) {
+// TestParentsAndChildrenPassivate: a hierarchy goes passive like any
+// agent, keeps its links while passive and across a restart, and its
+// signals (stop_child, child.exit, orphaned) reach passive members.
+func TestParentsAndChildrenPassivate(t *testing.T) {
 	h := newHarness(t, passivating)
 	h.start("probe", "p", Options{})
 	h.mustCall("p", "probe.spawn", map[string]any{"tag": "w"})
-	h.eventually("the child", func() bool { _, err := h.rt.State("p/w"); return err == nil })
-	time.Sleep(150 * time.Millisecond) // several janitor rounds; not a timing assertion
-	for _, id := range []string{"p", "p/w"} {
-		if info, _ := h.rt.State(id); info.Status != StatusRunning {
-			t.Fatalf("%s is %s", id, info.Status)
+	h.mustCall("p", "probe.spawn", map[string]any{"tag": "o", "mode": OnParentDeathEmitOrphan})
+	h.eventually("both child.started decided", func() bool {
+		return len(slices.DeleteFunc(lifecycleSeen(h, "p"), func(s string) bool { return s != TypeChildStarted })) == 2
+	})
+	family := func(when string) {
+		t.Helper()
+		p, w, o := h.waitPassive("p"), h.waitPassive("p/w"), h.waitPassive("p/o")
+		if !maps.Equal(p.Children, map[string]string{"w": "p/w", "o": "p/o"}) || p.Parent != nil {
+			t.Fatalf("%s: parent %+v", when, p)
 		}
+		if w.Parent == nil || w.Parent.ID != "p" || w.Parent.Tag != "w" || o.Parent == nil || o.Parent.Tag != "o" {
+			t.Fatalf("%s: children %+v %+v", when, w.Parent, o.Parent)
+		}
+	}
+	family("passive")
+	if n := h.restart(); n != 3 {
+		t.Fatalf("recovered %d", n)
+	}
+	family("after a restart")
+
+	// The passive parent's stop_child stops its passive child, and the
+	// child.exit reaches the parent.
+	h.mustCall("p", "probe.stop_child", map[string]any{"tag": "w", "reason": "enough"})
+	h.eventually("p/w gone", func() bool { _, err := h.rt.State("p/w"); return err != nil })
+	h.eventually("child.exit decided by the parent", func() bool { return slices.Contains(lifecycleSeen(h, "p"), TypeChildExit) })
+	if info, _ := h.rt.State("p"); !maps.Equal(info.Children, map[string]string{"o": "p/o"}) {
+		t.Fatalf("children after stop_child: %v", info.Children)
+	}
+
+	// The parent's end reaches its passive orphan.
+	h.waitPassive("p/o")
+	h.mustCall("p", "probe.stop", map[string]any{"reason": "done"})
+	h.eventually("orphaned decided by p/o", func() bool { return slices.Contains(lifecycleSeen(h, "p/o"), TypeOrphaned) })
+	if info, err := h.rt.State("p/o"); err != nil || info.Parent != nil {
+		t.Fatalf("orphan: %+v %v", info, err)
+	}
+}
+
+// TestAgentWithoutSignalsPassivates: an agent started and never sent
+// anything passivates with a snapshot of its initial state, which State
+// reads and a restart brings back passive.
+func TestAgentWithoutSignalsPassivates(t *testing.T) {
+	h := newHarness(t, passivating)
+	h.start("counter", "c0", Options{})
+	if info := h.waitPassive("c0"); info.Version != 0 || stateOf(t, info.State)["count"] != 0.0 {
+		t.Fatalf("passive before any signal: %+v", info)
+	}
+	if n := h.restart(); n != 1 {
+		t.Fatalf("recovered %d", n)
+	}
+	h.waitPassive("c0")
+	if r := h.mustCall("c0", "counter.increment", nil); r.Version != 1 || stateOf(t, r.State)["count"] != 1.0 {
+		t.Fatalf("first call: %s v%d", r.State, r.Version)
 	}
 }

@@ -85,21 +85,18 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 	type restored struct {
 		s       *server
 		pending []queued
-		passive string // the type of an agent that comes back passive
+		passive string        // the type of an agent that comes back passive
+		started startedRecord // its parent and options, for the hierarchy
 	}
-	var back []restored
+	var back, all []restored
 	passive := map[string]string{} // id → type of the agents that come back passive
 	var errs []error
 	// Agents are restored in parallel, one worker per CPU: each replays
 	// its own stream through its own pure logic, sharing nothing.
 	live := order[:0]
-	parents := map[string]bool{}
 	for _, id := range order {
-		if rec, ok := registered[id]; ok {
+		if _, ok := registered[id]; ok {
 			live = append(live, id)
-			if rec.Parent != nil {
-				parents[rec.Parent.ID] = true
-			}
 		}
 	}
 	results := make([]restored, len(live))
@@ -116,7 +113,8 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 					return
 				}
 				rec, err := rt.readStarted(registered[live[i]].Stream)
-				if err == nil && !parents[rec.ID] && rt.settled(rec) {
+				results[i].started = rec
+				if err == nil && rt.settled(rec) {
 					results[i].passive = rec.Type
 				} else if err == nil {
 					results[i].s, results[i].pending, err = rt.restore(ctx, rec)
@@ -134,8 +132,10 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 			errs = append(errs, fmt.Errorf("agent %s: %w", id, err))
 		case results[i].passive != "":
 			passive[id] = results[i].passive
+			all = append(all, results[i])
 		default:
 			back = append(back, results[i])
+			all = append(all, results[i])
 		}
 	}
 	rt.mu.Lock()
@@ -151,14 +151,11 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 		}
 		set[id] = struct{}{}
 	}
-	for _, r := range back {
-		if r.s.parent == nil {
-			continue
-		}
-		if p := rt.agents[r.s.parent.ID]; p != nil {
-			p.children[r.s.parent.Tag] = r.s.id
-		} else {
-			r.s.parent = nil // the parent is gone; the child runs on without one
+	for _, r := range all {
+		// A child whose parent is gone (stopped, or not restored) runs on
+		// without one.
+		if p := r.started.Parent; p != nil && rt.registered(p.ID) {
+			rt.hier.link(r.started.ID, *p, r.started.Options.onParentDeath())
 		}
 	}
 	rt.mu.Unlock()
@@ -171,14 +168,13 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 
 // settled reports whether the agent of rec can come back passive — an
 // index entry, activated by its next signal like any passive agent —
-// instead of being restored now: it has no parent and no children, and
-// its latest snapshot is the head of its stream with no directive
+// instead of being restored now: its latest snapshot is the head of its stream with no directive
 // pending and no timer or task awaited (which only an active agent
 // serves). That holds for every agent that was passive when the process
 // ended, so a restart costs what the active agents cost, not what the
 // registered ones would.
 func (rt *Runtime) settled(rec startedRecord) bool {
-	if rt.cfg.PassivateAfter < 0 || rec.Parent != nil {
+	if rt.cfg.PassivateAfter < 0 {
 		return false
 	}
 	if _, ok := rt.cfg.Types.Lookup(rec.Type); !ok {
@@ -251,7 +247,7 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 	if !ok {
 		return nil, nil, fmt.Errorf("agent %s: type %q is not registered in this runtime", rec.ID, rec.Type)
 	}
-	s := newServer(rt, rec.ID, def, rec.Stream, rec.Options, rec.Parent, rec.Restart)
+	s := newServer(rt, rec.ID, def, rec.Stream, rec.Options, rec.Restart)
 
 	readFrom, replayFrom := uint64(1), uint64(1)
 	snap, err := rt.cfg.Store.LoadSnapshot(rec.Stream)

@@ -112,6 +112,7 @@ type Runtime struct {
 	passive    map[string]passiveAgent        // passive agents: an index entry each
 	activating map[string]chan struct{}       // activations in progress
 	byType     map[string]map[string]struct{} // type → ids of its agents, active or passive
+	hier       hierarchy                      // who spawned whom, active or passive
 	closing    bool
 }
 
@@ -149,6 +150,7 @@ func New(cfg Config) (*Runtime, error) {
 		agents:     make(map[string]*server),
 		passive:    make(map[string]passiveAgent),
 		activating: make(map[string]chan struct{}),
+		hier:       newHierarchy(),
 		byType:     make(map[string]map[string]struct{}),
 		typeByRt:   bus.NewRouter[string](),
 	}
@@ -306,15 +308,21 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (Info, error) {
 		rt.mu.Unlock()
 		return Info{}, bus.Errorf(ReasonAlreadyExists, "an agent %q is already running; stop it first or choose another id", req.ID)
 	}
-	s := newServer(rt, req.ID, def, rt.streamFor(req.Type, req.ID), req.Options, req.parent, req.restart)
+	s := newServer(rt, req.ID, def, rt.streamFor(req.Type, req.ID), req.Options, req.restart)
 	s.agent = agent
 	rt.register(s)
+	if req.parent != nil {
+		rt.hier.link(req.ID, *req.parent, req.Options.onParentDeath())
+	}
 	rt.mu.Unlock()
 
 	rec := startedRecord{ID: req.ID, Type: req.Type, Stream: s.stream, InitialState: initial, Options: req.Options, Parent: req.parent, Restart: req.restart}
 	if err := s.commitStart(ctx, rec); err != nil {
 		rt.mu.Lock()
 		rt.unregister(s)
+		if req.parent != nil {
+			rt.hier.unlinkChild(req.ID)
+		}
 		rt.mu.Unlock()
 		return Info{}, err
 	}
@@ -335,6 +343,14 @@ func (rt *Runtime) register(s *server) {
 		rt.byType[s.def.Name()] = set
 	}
 	set[s.id] = struct{}{}
+}
+
+// registered reports whether agent id is known, active or passive; rt.mu
+// must be held.
+func (rt *Runtime) registered(id string) bool {
+	_, active := rt.agents[id]
+	_, passive := rt.passive[id]
+	return active || passive
 }
 
 // unregister removes s from the lookup tables; rt.mu must be held.

@@ -81,12 +81,10 @@ type server struct {
 	mu           sync.Mutex
 	status       string
 	reason       string
-	parent       *ParentRef
 	inbox        []envelope
 	inboxRunning bool
 	queue        []queued
 	queueRunning bool
-	children     map[string]string // tag → child id
 	errorCount   int
 	restarts     int
 	lastActive   time.Time // when the agent last got a signal
@@ -121,7 +119,7 @@ type view struct {
 	lastSignal string
 }
 
-func newServer(rt *Runtime, id string, def *agents.Definition, stream string, opts Options, parent *ParentRef, restart string) *server {
+func newServer(rt *Runtime, id string, def *agents.Definition, stream string, opts Options, restart string) *server {
 	s := &server{
 		rt:         rt,
 		id:         id,
@@ -130,8 +128,6 @@ func newServer(rt *Runtime, id string, def *agents.Definition, stream string, op
 		opts:       opts,
 		restart:    restart,
 		status:     StatusRunning,
-		parent:     parent,
-		children:   make(map[string]string),
 		pending:    make(map[uint64]int),
 		pendingSeq: make(map[uint64]uint64),
 		tasks:      make(map[string]context.CancelFunc),
@@ -644,20 +640,11 @@ func (s *server) info() Info {
 			info.State = st
 		}
 	}
+	info.Parent, info.Children = s.rt.family(s.id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	info.Status, info.Reason = s.status, s.reason
 	info.QueueLength = len(s.inbox) + len(s.queue)
-	if s.parent != nil {
-		p := *s.parent
-		info.Parent = &p
-	}
-	if len(s.children) > 0 {
-		info.Children = make(map[string]string, len(s.children))
-		for k, v := range s.children {
-			info.Children[k] = v
-		}
-	}
 	info.ErrorCount, info.Restarts = s.errorCount, s.restarts
 	return info
 }

@@ -121,7 +121,7 @@ func (rt *Runtime) restart(old *server) {
 	}
 	ns.budget, ns.restarts = old.budget, old.restarts
 	old.mu.Lock()
-	ns.children, ns.parent, ns.reason = old.children, old.parent, "restarted after "+old.reason
+	ns.reason = "restarted after " + old.reason
 	old.mu.Unlock()
 	rt.mu.Lock()
 	if rt.closing {
