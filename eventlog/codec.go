@@ -144,6 +144,34 @@ func checkValue(v []byte) (valueHeader, error) {
 	}, nil
 }
 
+// peeked is what peek reads of a stored value: its header, and its stream
+// and event type as views of the value, valid while it is.
+type peeked struct {
+	valueHeader
+	stream, typ string
+}
+
+// peek reads the header, stream and event type of a stored value without
+// decoding the rest, for scans that filter by type. ok is false when v
+// does not check out (its checksum, or its layout up to the type): decode
+// then says why.
+func peek(v []byte) (p peeked, ok bool) {
+	h, err := checkValue(v)
+	if err != nil {
+		return p, false
+	}
+	r := reader{b: v, off: headerLen}
+	r.byte() // flags
+	stream := r.span()
+	r.span() // id
+	r.span() // source
+	typ := r.span()
+	if r.err != nil || stream.n == 0 || typ.n == 0 {
+		return p, false
+	}
+	return peeked{valueHeader: h, stream: unsafe.String(&v[stream.off], stream.n), typ: unsafe.String(&v[typ.off], typ.n)}, true
+}
+
 // decodedContext is an event context with the values it points to, so
 // that the decoder allocates them together.
 type decodedContext struct {

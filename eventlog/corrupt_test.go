@@ -3,6 +3,7 @@ package eventlog
 import (
 	"context"
 	"errors"
+	"iter"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -60,6 +61,14 @@ func TestDamagedValues(t *testing.T) {
 			}
 			if len(damaged) != 1 || damaged[0].Stream != "agent/a" || damaged[0].Seq != 3 || !errors.Is(damaged[0], ErrCorrupt) {
 				t.Fatalf("damaged on read = %+v", damaged)
+			}
+			// A type filter passes over entries it drops without decoding
+			// them, but not over damage.
+			if got := damagedUnderFilter(t, l.ReadStream("agent/a", ReadOptions{Types: "other.*"})); !cmp.Equal(got, []uint64{3}) {
+				t.Fatalf("damaged on a filtered read = %v", got)
+			}
+			if got := damagedUnderFilter(t, l.ReadAll(ReadOptions{Types: "other.*"})); !cmp.Equal(got, []uint64{7}) {
+				t.Fatalf("damaged on a filtered global read = %v", got)
 			}
 
 			var globalBad []uint64
@@ -120,4 +129,27 @@ func TestValueUnderTheWrongKey(t *testing.T) {
 	if err != nil || len(report.Damaged) != 1 || report.Damaged[0].Seq != 2 {
 		t.Fatalf("verify = %+v, %v", report.Damaged, err)
 	}
+	if got := damagedUnderFilter(t, l.ReadStream("agent/a", ReadOptions{Types: "other.*"})); !cmp.Equal(got, []uint64{2}) {
+		t.Fatalf("damaged on a filtered read = %v", got)
+	}
+}
+
+// damagedUnderFilter reads entries, which a filter should all drop, and
+// returns the positions of the damaged ones (the global sequence for the
+// global log).
+func damagedUnderFilter(t *testing.T, entries iter.Seq2[Entry, error]) []uint64 {
+	t.Helper()
+	var out []uint64
+	for e, err := range entries {
+		ce, ok := errors.AsType[*CorruptError](err)
+		switch {
+		case ok:
+			out = append(out, max(ce.Seq, ce.GlobalSeq))
+		case err != nil:
+			t.Fatal(err)
+		default:
+			t.Fatalf("the filter let %s through", e.Event.Type())
+		}
+	}
+	return out
 }

@@ -61,6 +61,7 @@ func (l *Log) ReadStream(stream string, o ReadOptions) iter.Seq2[Entry, error] {
 			return
 		}
 		s := l.streamScan(stream, o.From, o.Backward)
+		s.types = pattern
 		limited(filtered(l.scan(s), pattern), o.Limit)(yield)
 	}
 }
@@ -80,7 +81,9 @@ func (l *Log) ReadAll(o ReadOptions) iter.Seq2[Entry, error] {
 			return
 		}
 		defer l.leave()
-		limited(filtered(l.scan(globalScan(o.From, o.Backward)), pattern), o.Limit)(yield)
+		s := globalScan(o.From, o.Backward)
+		s.types = pattern
+		limited(filtered(l.scan(s), pattern), o.Limit)(yield)
 	}
 }
 
@@ -105,6 +108,10 @@ type scanSpec struct {
 	// checking that the value agrees with its key. seq is the key's own
 	// sequence (stream seq or global seq).
 	locate func(key []byte) (stream string, seq uint64, global bool)
+	// types, when set, lets the scan pass over an entry whose type it
+	// does not match without decoding it: the entry's checksum is still
+	// verified, and it is yielded as skipped, with its sequence only.
+	types *bus.Pattern
 }
 
 func (l *Log) streamScan(stream string, from uint64, backward bool) scanSpec {
@@ -136,11 +143,13 @@ func globalScan(from uint64, backward bool) scanSpec {
 }
 
 // scanned is one stored entry met by a scan: its key's sequence, and the
-// entry or why it could not be read.
+// entry or why it could not be read. A skipped entry (scanSpec.types) has
+// its sequence only.
 type scanned struct {
-	seq   uint64
-	entry Entry
-	err   error
+	seq     uint64
+	entry   Entry
+	err     error
+	skipped bool
 }
 
 // scan walks s over the durable entries. It yields every stored entry,
@@ -174,6 +183,23 @@ func (l *Log) scan(s scanSpec) iter.Seq[scanned] {
 			if err != nil {
 				yield(scanned{seq: seq, err: fmt.Errorf("read %s: %w", describe(stream, seq, global), err)})
 				return
+			}
+			if s.types != nil {
+				// An entry the filter drops is passed over once its checksum
+				// and position check out; anything else is decoded, which
+				// reports the damage.
+				if p, ok := peek(v); ok && p.agrees(stream, seq, global) && !s.types.Match(p.typ) {
+					if p.gseq > durable {
+						if s.backward {
+							continue
+						}
+						return
+					}
+					if !yield(scanned{seq: seq, skipped: true}) {
+						return
+					}
+					continue
+				}
 			}
 			e, err := d.decode(v)
 			if err == nil {
@@ -228,6 +254,14 @@ func agree(e Entry, stream string, seq uint64, global bool) error {
 	return nil
 }
 
+// agrees is agree for a peeked value.
+func (p peeked) agrees(stream string, seq uint64, global bool) bool {
+	if global {
+		return p.gseq == seq
+	}
+	return p.seq == seq && p.stream == stream
+}
+
 func describe(stream string, seq uint64, global bool) string {
 	if global {
 		return fmt.Sprintf("global seq %d", seq)
@@ -240,7 +274,7 @@ func describe(stream string, seq uint64, global bool) string {
 func filtered(src iter.Seq[scanned], pattern *bus.Pattern) iter.Seq2[Entry, error] {
 	return func(yield func(Entry, error) bool) {
 		for s := range src {
-			if s.err == nil && pattern != nil && !pattern.Match(s.entry.Event.Type()) {
+			if s.skipped || s.err == nil && pattern != nil && !pattern.Match(s.entry.Event.Type()) {
 				continue
 			}
 			if !yield(s.entry, s.err) {

@@ -172,21 +172,24 @@ func (s *Subscription) refill() (int, error) {
 	}
 	defer s.l.leave()
 	var src iter.Seq[scanned]
+	var spec scanSpec
 	if s.opts.Stream == "" {
-		src = s.l.scan(globalScan(s.next, false))
+		spec = globalScan(s.next, false)
 	} else {
 		if m, ok := s.l.meta(s.opts.Stream); ok && s.next < m.first {
 			return 0, &GoneError{Stream: s.opts.Stream, Seq: s.next, First: m.first}
 		}
-		src = s.l.scan(s.l.streamScan(s.opts.Stream, s.next, false))
+		spec = s.l.streamScan(s.opts.Stream, s.next, false)
 	}
+	spec.types = s.pattern
+	src = s.l.scan(spec)
 	s.buf, s.pos = s.buf[:0], 0
 	for e := range src {
 		if _, corrupt := errors.AsType[*CorruptError](e.err); e.err != nil && !corrupt {
 			return 0, fmt.Errorf("subscription at %d: %w", s.next, e.err)
 		}
 		s.next = e.seq + 1
-		if e.err == nil && s.pattern != nil && !s.pattern.Match(e.entry.Event.Type()) {
+		if e.skipped || e.err == nil && s.pattern != nil && !s.pattern.Match(e.entry.Event.Type()) {
 			continue
 		}
 		s.buf = append(s.buf, e)
