@@ -25,6 +25,7 @@ type benchFlags struct {
 	allowTmpfs bool
 	json       bool
 	cpuProfile string
+	memProfile string
 	cfg        bench.Config
 }
 
@@ -90,6 +91,7 @@ kept, one subdirectory per scenario, for 'jido-bus log --data-dir
 	fl.BoolVar(&f.allowTmpfs, "allow-tmpfs", false, "run even when the data directory is on a tmpfs (durable figures become meaningless)")
 	fl.BoolVar(&f.json, "json", false, "print the report as JSON instead of a table")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
+	fl.StringVar(&f.memProfile, "memprofile", "", "write the allocations of the whole run to this file (go tool pprof -sample_index=alloc_space)")
 	return cmd
 }
 
@@ -122,6 +124,9 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	report, err := bench.Run(cmd.Context(), cfg)
 	shown.finish()
 	if perr := stopProfile(); perr != nil && err == nil {
+		err = perr
+	}
+	if perr := writeMemProfile(f.memProfile); perr != nil && err == nil {
 		err = perr
 	}
 	if report == nil {
@@ -166,6 +171,27 @@ func startCPUProfile(path string) (stop func() error, err error) {
 		}
 		return nil
 	}, nil
+}
+
+// writeMemProfile writes the allocation profile of the run so far to
+// path, when one is given. The runtime samples every allocation profile
+// from the start of the process, so it covers the whole run.
+func writeMemProfile(path string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("create the memory profile: %w", err)
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("write the memory profile %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write the memory profile %s: %w", path, err)
+	}
+	return nil
 }
 
 // settingsOf echoes cfg with its defaults, for the header.
