@@ -58,7 +58,6 @@ func (s *server) stop(ctx context.Context, reason string) error {
 		cancel()
 	}
 	s.mu.Unlock()
-	s.wakeQueue()
 	s.timers.stopAll()
 	refuse(inbox, bus.Errorf(ReasonStopped, "agent %s stopped before deciding this signal: %s", s.id, reason))
 
@@ -130,7 +129,6 @@ func (s *server) halt(err error) {
 		cancel()
 	}
 	s.mu.Unlock()
-	s.wakeQueue()
 	s.timers.stopAll()
 	refuse(inbox, err)
 }

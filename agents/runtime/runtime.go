@@ -77,6 +77,13 @@ type Config struct {
 	// (or timer) brings it back from its snapshot. Zero means
 	// DefaultPassivateAfter; a negative value keeps every agent active.
 	PassivateAfter time.Duration
+	// EffectsLinger is how long an agent must have committed nothing
+	// before the outcomes of its directives get an effects record of their
+	// own; until then its next decision carries them, which costs no
+	// append. Outcomes not yet recorded when the process dies only mean
+	// their directives run again on recovery. Zero means
+	// DefaultEffectsLinger.
+	EffectsLinger time.Duration
 	// OnEmit, when set, is called with every signal an agent emits or a
 	// lifecycle signal the runtime publishes, after it was dispatched. It
 	// must not block.
@@ -114,6 +121,8 @@ type Runtime struct {
 	byType     map[string]map[string]struct{} // type → ids of its agents, active or passive
 	hier       hierarchy                      // who spawned whom, active or passive
 	closing    bool
+
+	effects effectsRecorder // agents whose directive outcomes are not in the log yet
 }
 
 // New returns a Runtime. Call Recover to bring back the agents a previous
@@ -139,6 +148,9 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	if cfg.PassivateAfter == 0 {
 		cfg.PassivateAfter = DefaultPassivateAfter
+	}
+	if cfg.EffectsLinger <= 0 {
+		cfg.EffectsLinger = DefaultEffectsLinger
 	}
 	if cfg.Dispatch.Logger == nil {
 		cfg.Dispatch.Logger = cfg.Logger
@@ -183,6 +195,8 @@ func New(cfg Config) (*Runtime, error) {
 		defer rt.workers.Done()
 		rt.flusher.run(rt.ctx)
 	}()
+	rt.workers.Add(1)
+	go rt.recordEffectsLoop()
 	if cfg.PassivateAfter > 0 {
 		rt.workers.Add(1)
 		go rt.janitor()
@@ -652,23 +666,18 @@ func (rt *Runtime) Close() error {
 		all = append(all, s)
 	}
 	rt.mu.Unlock()
-	// Outcomes noted but not yet in the log are recorded first, so that a
-	// clean restart does not run those directives again (a crash would).
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 64) // appends in flight share fsyncs
+	// Outcomes noted but not yet in the log are recorded first, in one
+	// append, so that a clean restart does not run those directives again
+	// (a crash would).
 	for _, s := range all {
 		s.mu.Lock()
 		noted := len(s.effects) > 0
 		s.mu.Unlock()
 		if noted {
-			sem <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-sem }()
-				s.recordEffects()
-			})
+			rt.effects.owe(s)
 		}
 	}
-	wg.Wait()
+	rt.recordOwedEffects(true)
 	for _, s := range all {
 		s.halt(bus.Errorf(ReasonClosed, "the runtime is shutting down"))
 	}

@@ -92,22 +92,16 @@ type server struct {
 	timers       *timers
 	tasks        map[string]context.CancelFunc
 	// effects are outcomes of executed directives not yet in the log; a
-	// decision carries the confirmed ones (see takeEffects), and the queue
-	// loop records what is left once the agent has been quiet for
-	// effectsLinger.
+	// decision carries the confirmed ones (see takeEffects), and the
+	// runtime's effects recorder records what is left once the agent has
+	// been quiet for Config.EffectsLinger (effects.go).
 	effects    []effectResult
-	lastCommit time.Duration // when the inbox loop last committed, as monotonicNow
-	// queueWake pokes a lingering queue loop; made by the first linger.
-	// lingerTimer is the queue loop's, kept while the loop runs (an agent
-	// busy with signals lingers after each one) and dropped when it ends,
-	// so that an idle agent holds neither.
-	queueWake   chan struct{}
-	lingerTimer *time.Timer
-	pending     map[uint64]int    // cmd version → directives whose outcome is not in the log yet
-	pendingSeq  map[uint64]uint64 // cmd version → stream sequence of its record
-	changed     chan struct{}     // closed at the next notify; made when someone waits
-	loops       sync.WaitGroup
-	dispatcher  dispatch.Dispatcher
+	lastCommit time.Duration     // when the inbox loop last committed, as monotonicNow
+	pending    map[uint64]int    // cmd version → directives whose outcome is not in the log yet
+	pendingSeq map[uint64]uint64 // cmd version → stream sequence of its record
+	changed    chan struct{}     // closed at the next notify; made when someone waits
+	loops      sync.WaitGroup
+	dispatcher dispatch.Dispatcher
 
 	view atomic.Pointer[view]
 }
@@ -372,18 +366,6 @@ func (s *server) enqueueDirectives(qs []queued) {
 	s.mu.Unlock()
 	if start {
 		go s.runQueue()
-	} else {
-		s.wakeQueue()
-	}
-}
-
-// wakeQueue pokes the queue loop if it lingers (see linger).
-func (s *server) wakeQueue() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	select {
-	case s.queueWake <- struct{}{}: // a nil channel: nobody lingers
-	default:
 	}
 }
 
@@ -399,19 +381,13 @@ func (s *server) runQueue() {
 	defer s.loops.Done()
 	for {
 		s.mu.Lock()
-		if len(s.queue) == 0 && s.status == StatusRunning && len(s.effects) > 0 {
-			if s.queueWake == nil {
-				s.queueWake = make(chan struct{}, 1)
-			}
-			s.mu.Unlock()
-			s.linger()
-			s.mu.Lock()
-		}
 		if len(s.queue) == 0 || s.status != StatusRunning {
 			s.queueRunning = false
-			s.lingerTimer = nil
+			owes := s.status == StatusRunning && len(s.effects) > 0
 			s.mu.Unlock()
-			s.recordEffects()
+			if owes {
+				s.rt.effects.owe(s)
+			}
 			return
 		}
 		q := s.queue[0]
@@ -455,45 +431,6 @@ func (s *server) noteEffect(q queued, res ExecResult, err error) {
 	s.mu.Lock()
 	s.effects = append(s.effects, out)
 	s.mu.Unlock()
-}
-
-// effectsLinger is how long the queue loop of an agent that is getting
-// signals waits, once its queue is empty, before it records outcomes in an
-// effects record of their own: signals that come sooner carry them in
-// their cmd record, which costs no append. A crash within it only means
-// the directives run again on recovery (at least once, emits with the
-// same ids).
-const effectsLinger = 100 * time.Millisecond
-
-// linger waits, with the queue empty, until directives are queued, the
-// agent stops, or it has committed nothing for effectsLinger.
-func (s *server) linger() {
-	// The timer is the queue loop's own and kept between lingers: an
-	// agent busy with signals lingers after every one.
-	if s.lingerTimer == nil {
-		s.lingerTimer = time.NewTimer(effectsLinger)
-	} else {
-		s.lingerTimer.Reset(effectsLinger)
-	}
-	t := s.lingerTimer
-	defer t.Stop()
-	for {
-		select {
-		case <-s.queueWake:
-			return
-		case <-s.rt.ctx.Done():
-			return
-		case <-t.C:
-			s.mu.Lock()
-			quiet := monotonicNow() - s.lastCommit
-			done := len(s.queue) > 0 || s.status != StatusRunning || len(s.effects) == 0
-			s.mu.Unlock()
-			if done || quiet >= effectsLinger {
-				return
-			}
-			t.Reset(effectsLinger - quiet)
-		}
-	}
 }
 
 // takeEffects removes the noted outcomes whose emits NATS confirmed, for
@@ -540,47 +477,6 @@ func (s *server) effectsRecorded(es []effectResult) {
 	}
 	s.mu.Unlock()
 }
-
-// recordEffects commits the outcomes noted so far in an effects record,
-// once NATS has confirmed their emits. Losing them (a crash, a failed
-// flush) only means their directives run again on recovery.
-func (s *server) recordEffects() {
-	s.mu.Lock()
-	effects := s.effects
-	s.effects = nil
-	s.mu.Unlock()
-	if len(effects) == 0 {
-		return
-	}
-	var last uint64
-	for _, e := range effects {
-		last = max(last, e.gen)
-	}
-	ctx, cancel := context.WithTimeout(s.rt.ctx, flushTimeout)
-	err := s.rt.flusher.wait(ctx, last)
-	cancel()
-	if err != nil {
-		if s.rt.ctx.Err() == nil {
-			s.rt.log.Warn("flush emitted signals; their outcomes stay unrecorded, so they are sent again after a restart", "agent", s.id, "err", err)
-		}
-		return
-	}
-	first := effects[0]
-	rec, err := record(TypeEffects, fmt.Sprintf("effects:%d:%d:%d", first.Version, first.Index, len(effects)), "", s.rt.now(), effectsRecord{Results: effects})
-	if err == nil {
-		_, err = s.append(s.rt.ctx, rec)
-	}
-	if err != nil {
-		if bus.ErrorType(err) != ReasonStopped {
-			s.rt.log.Warn("record directive outcomes", "agent", s.id, "err", err)
-		}
-		return
-	}
-	s.effectsRecorded(effects)
-}
-
-// flushTimeout bounds the wait for the NATS server to confirm emits.
-const flushTimeout = 10 * time.Second
 
 // maybeSnapshot saves the agent's state every SnapshotEvery signals.
 func (s *server) maybeSnapshot(seq uint64) {
