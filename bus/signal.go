@@ -57,7 +57,7 @@ func ValidateSignal(s *Signal, lim Limits) error {
 	if s.ID() == "" {
 		return Errorf(ReasonMissingAttribute, "id is missing")
 	}
-	if s.Source() == "" {
+	if !HasSource(s) {
 		return Errorf(ReasonMissingAttribute, "source is missing")
 	}
 	if s.Type() == "" {
@@ -68,6 +68,9 @@ func ValidateSignal(s *Signal, lim Limits) error {
 	}
 	if max := lim.maxData(); max > 0 && len(s.Data()) > max {
 		return Errorf(ReasonTooLarge, "data is %d bytes, the limit is %d", len(s.Data()), max)
+	}
+	if surelyValid(s) {
+		return nil
 	}
 	if err := s.Validate(); err != nil {
 		return Errorf(ReasonInvalidAttribute, "%v", err)

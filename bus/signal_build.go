@@ -185,9 +185,9 @@ func HasSource(s *Signal) bool {
 }
 
 func hasSource(ec *event.EventContextV1) bool {
-	// URIRef.String builds a string; the zero URL is the common case and
-	// is empty without it.
-	return ec.Source.URL != (url.URL{}) && ec.Source.String() != ""
+	// URIRef.String builds a string; the zero URL is empty without it, and
+	// nearly every other source is surely not empty.
+	return ec.Source.URL != (url.URL{}) && (surelySource(ec) || ec.Source.String() != "")
 }
 
 // fillExtensions copies ext (as Clone does, value by value) and adds the

@@ -78,6 +78,7 @@ func TestRoundTrip(t *testing.T) {
 
 func TestBinaryHeaders(t *testing.T) {
 	s := sampleSignal(t)
+	s.SetDataContentType("application/json; charset=utf-8")
 	msg, err := Encode("x", &s, Binary)
 	if err != nil {
 		t.Fatal(err)
@@ -88,15 +89,25 @@ func TestBinaryHeaders(t *testing.T) {
 		"ce-source":          "https://example.com/svc",
 		"ce-type":            "counter.increment",
 		"ce-subject":         "counters/c1%20%C3%BCn%C3%AFcode",
-		"ce-datacontenttype": "application/json",
-		"content-type":       "application/json",
+		"ce-datacontenttype": "application/json;%20charset=utf-8", // the binding's encoding
+		"content-type":       "application/json; charset=utf-8",   // a plain header
 		"ce-causationid":     "cause-1",
 		"ce-time":            "2026-11-22T10:30:00.123456789Z",
+		"ce-dataschema":      "https://example.com/schemas/increment.json",
+		"ce-traceparent":     "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
 	}
 	for k, v := range want {
-		if got := msg.Header.Get(k); got != v {
-			t.Errorf("header %s = %q, want %q", k, got, v)
+		if got := msg.Header.Values(k); len(got) != 1 || got[0] != v {
+			t.Errorf("header %s = %q, want [%q]", k, got, v)
 		}
+	}
+	if len(msg.Header) != len(want) {
+		t.Errorf("headers %v, want only %v", msg.Header, want)
+	}
+	// Each value is its own: adding to one header leaves the others.
+	msg.Header.Add("ce-id", "second")
+	if got := msg.Header.Values("ce-source"); len(got) != 1 || got[0] != want["ce-source"] {
+		t.Errorf("ce-source after adding to ce-id: %q", got)
 	}
 	if string(msg.Data) != `{"by":2}` {
 		t.Errorf("body = %s", msg.Data)

@@ -3,12 +3,11 @@ package codec
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
-	"fmt"
 	"github.com/cloudevents/sdk-go/v2/event"
-
 	"github.com/cloudevents/sdk-go/v2/types"
 	"github.com/nats-io/nats.go"
 
@@ -49,43 +48,60 @@ const (
 // The message shares s's data bytes in binary mode; neither may be modified
 // while the other is in use.
 func Encode(subject string, s *bus.Signal, mode Mode) (*nats.Msg, error) {
-	msg := &nats.Msg{Subject: subject, Header: nats.Header{}}
 	if mode == Structured {
 		body, err := structuredJSON(s)
 		if err != nil {
 			return nil, fmt.Errorf("encode signal %s as structured JSON: %w", s.ID(), err)
 		}
-		msg.Header[HeaderContentType] = []string{ContentTypeStructured}
-		msg.Data = body
-		return msg, nil
+		return &nats.Msg{Subject: subject, Header: nats.Header{HeaderContentType: {ContentTypeStructured}}, Data: body}, nil
+	}
+	// Every signal an agent emits comes through here: the header's values
+	// share one array (each capped, so that an append to one cannot run
+	// into the next), and the extensions are read in place.
+	ext := extensionsOf(s)
+	const attrs = 9 // the attributes below, and content-type
+	msg := &nats.Msg{Subject: subject, Header: make(nats.Header, attrs+len(ext))}
+	vals := make([]string, 0, attrs+len(ext))
+	put := func(name, value string) {
+		vals = append(vals, value)
+		msg.Header[name] = vals[len(vals)-1 : len(vals) : len(vals)]
 	}
 	set := func(name, value string) {
 		if value != "" {
-			msg.Header[headerPrefix+name] = []string{percentEncode(value)}
+			put(name, percentEncode(value))
 		}
 	}
-	set("specversion", s.SpecVersion())
-	set("id", s.ID())
-	set("source", s.Source())
-	set("type", s.Type())
-	set("subject", s.Subject())
-	set("dataschema", s.DataSchema())
+	set(headerPrefix+"specversion", s.SpecVersion())
+	set(headerPrefix+"id", s.ID())
+	set(headerPrefix+"source", s.Source())
+	set(headerPrefix+"type", s.Type())
+	set(headerPrefix+"subject", s.Subject())
+	set(headerPrefix+"dataschema", s.DataSchema())
 	if t := s.Time(); !t.IsZero() {
-		set("time", types.FormatTime(t))
+		set(headerPrefix+"time", types.FormatTime(t))
 	}
 	if ct := s.DataContentType(); ct != "" {
-		set("datacontenttype", ct)
-		msg.Header[HeaderContentType] = []string{ct}
+		set(headerPrefix+"datacontenttype", ct)
+		put(HeaderContentType, ct) // a header of its own, not the binding's: as it is
 	}
-	for name, v := range s.Extensions() {
+	for name, v := range ext {
 		str, err := types.Format(v)
 		if err != nil {
 			return nil, fmt.Errorf("encode extension %q of signal %s: %w", name, s.ID(), err)
 		}
-		set(name, str)
+		set(headerPrefix+name, str)
 	}
 	msg.Data = s.Data()
 	return msg, nil
+}
+
+// extensionsOf returns s's extensions to read: a CloudEvents 1.0 context's
+// own map, where Extensions() would copy it.
+func extensionsOf(s *bus.Signal) map[string]any {
+	if ec, ok := s.Context.(*event.EventContextV1); ok && ec != nil {
+		return ec.Extensions
+	}
+	return s.Extensions()
 }
 
 // structuredJSON encodes s as a structured-mode body. sdk-go writes data
