@@ -134,9 +134,10 @@ func ValidateAgentID(id string) error {
 	if len(id) > MaxTypeLen {
 		return Errorf(ReasonInvalidAgentID, "agent id is %d bytes long, the limit is %d", len(id), MaxTypeLen)
 	}
-	for i, seg := range strings.Split(id, "/") {
-		if seg == "" {
-			return Errorf(ReasonInvalidAgentID, "agent id %q has an empty segment at position %d", id, i)
+	i := 0
+	for seg := range strings.SplitSeq(id, "/") { // on every signal's path: no slice
+		if i++; seg == "" {
+			return Errorf(ReasonInvalidAgentID, "agent id %q has an empty segment at position %d", id, i-1)
 		}
 		if seg[0] == '_' || seg[0] == '-' {
 			return Errorf(ReasonInvalidAgentID, "agent id %q: segment %q must start with a letter or digit", id, seg)

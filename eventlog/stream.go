@@ -21,9 +21,10 @@ func ValidateStream(name string) error {
 	if len(name) > MaxStreamLen {
 		return bus.Errorf(ReasonInvalidStream, "stream name is %d bytes long, the limit is %d", len(name), MaxStreamLen)
 	}
-	for i, seg := range strings.Split(name, "/") {
-		if seg == "" {
-			return bus.Errorf(ReasonInvalidStream, "stream %q has an empty segment at position %d", name, i)
+	i := 0
+	for seg := range strings.SplitSeq(name, "/") { // every append checks its stream: no slice
+		if i++; seg == "" {
+			return bus.Errorf(ReasonInvalidStream, "stream %q has an empty segment at position %d", name, i-1)
 		}
 		if !isAlnum(seg[0]) {
 			return bus.Errorf(ReasonInvalidStream, "stream %q: segment %q must start with a letter or digit", name, seg)
