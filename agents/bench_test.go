@@ -3,8 +3,11 @@ package agents_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"testing"
 	"time"
+
+	"github.com/cloudevents/sdk-go/v2/event"
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/agents/builtin"
@@ -41,6 +44,36 @@ func BenchmarkCmdCounter(b *testing.B) {
 				a, _ = agents.Cmd(a, in)
 			}
 		})
+	}
+}
+
+// BenchmarkCmdFloor is the same-run baseline of BenchmarkCmdCounter: the
+// two things a counter step must produce, built the plainest way — the
+// state map copied (copy-on-write), and the emitted counter.changed
+// CloudEvent built with the sdk's own setters — with nothing else of Cmd
+// around them. Cmd cannot be cheaper than this on the same machine.
+func BenchmarkCmdFloor(b *testing.B) {
+	state := map[string]any{"count": 1.0}
+	at := time.Unix(1700000000, 0)
+	data := []byte(`{"count":3}`)
+	var keep map[string]any
+	var ev event.Event
+	b.ReportAllocs()
+	for b.Loop() {
+		keep = maps.Clone(state)
+		keep["count"] = 3.0
+		ev = event.New()
+		ev.SetID("01J0000000000000000000000.0")
+		ev.SetSource("/agent/c")
+		ev.SetType(builtin.CounterChanged)
+		ev.SetTime(at)
+		ev.SetExtension("causationid", "01J0000000000000000000000")
+		if err := ev.SetData(event.ApplicationJSON, data); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if keep["count"] != 3.0 || ev.ID() == "" {
+		b.Fatal("the floor built nothing")
 	}
 }
 
