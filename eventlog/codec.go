@@ -195,6 +195,11 @@ func (d *decoder) decode(v []byte) (Entry, error) {
 	if err != nil {
 		return Entry{}, err
 	}
+	return d.decodeChecked(v, h)
+}
+
+// decodeChecked decodes v, whose header checkValue has returned as h.
+func (d *decoder) decodeChecked(v []byte, h valueHeader) (Entry, error) {
 	r := reader{b: v, off: headerLen}
 	flags := r.byte()
 	strStart := r.off

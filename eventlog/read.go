@@ -184,24 +184,19 @@ func (l *Log) scan(s scanSpec) iter.Seq[scanned] {
 				yield(scanned{seq: seq, err: fmt.Errorf("read %s: %w", describe(stream, seq, global), err)})
 				return
 			}
-			if s.types != nil {
-				// An entry the filter drops is passed over once its checksum
-				// and position check out; anything else is decoded, which
-				// reports the damage.
-				if p, ok := peek(v); ok && p.agrees(stream, seq, global) && !s.types.Match(p.typ) {
-					if p.gseq > durable {
-						if s.backward {
-							continue
-						}
-						return
+			e, skipped, err := s.decode(&d, v, stream, seq, global)
+			if skipped != 0 {
+				if skipped > durable {
+					if s.backward {
+						continue
 					}
-					if !yield(scanned{seq: seq, skipped: true}) {
-						return
-					}
-					continue
+					return
 				}
+				if !yield(scanned{seq: seq, skipped: true}) {
+					return
+				}
+				continue
 			}
-			e, err := d.decode(v)
 			if err == nil {
 				err = agree(e, stream, seq, global)
 			}
@@ -230,6 +225,27 @@ func (l *Log) scan(s scanSpec) iter.Seq[scanned] {
 			yield(scanned{err: fmt.Errorf("read: %w", err)})
 		}
 	}
+}
+
+// decode decodes the value v met at a key naming stream and seq. With a
+// type filter, an entry it drops is passed over once its checksum and
+// position check out: decode then returns its global sequence as skipped
+// and nothing else. Anything else is decoded, which reports the damage.
+func (s scanSpec) decode(d *decoder, v []byte, stream string, seq uint64, global bool) (e Entry, skipped uint64, err error) {
+	if s.types == nil {
+		e, err = d.decode(v)
+		return e, 0, err
+	}
+	p, ok := peek(v)
+	switch {
+	case !ok:
+		e, err = d.decode(v)
+	case p.agrees(stream, seq, global) && !s.types.Match(p.typ):
+		return Entry{}, p.gseq, nil
+	default:
+		e, err = d.decodeChecked(v, p.valueHeader) // the checksum is verified
+	}
+	return e, 0, err
 }
 
 func (s scanSpec) next(it *pebble.Iterator) bool {
