@@ -78,6 +78,25 @@ func (s *countingStore) Append(ctx context.Context, stream string, expected even
 	if err != nil {
 		return res, err
 	}
+	s.count(events, res)
+	return res, nil
+}
+
+// AppendMulti counts like Append: agents commit several decisions at once
+// through it.
+func (s *countingStore) AppendMulti(ctx context.Context, parts []eventlog.StreamAppend) ([]eventlog.AppendResult, error) {
+	res, err := s.Store.AppendMulti(ctx, parts)
+	if err != nil {
+		return res, err
+	}
+	for i, p := range parts {
+		s.count(p.Events, res[i])
+	}
+	return res, nil
+}
+
+// count notes the counter increments of one committed part.
+func (s *countingStore) count(events []bus.Signal, res eventlog.AppendResult) {
 	k := 0
 	for i := range events {
 		if events[i].Type() == builtin.CounterIncrement && i < len(res.Positions) && !res.Positions[i].Duplicate {
@@ -92,7 +111,6 @@ func (s *countingStore) Append(ctx context.Context, stream string, expected even
 			g.observe(l.Durable())
 		}
 	}
-	return res, nil
 }
 
 // agentIDs names count counters: <prefix>0, <prefix>1 …

@@ -16,6 +16,13 @@ type StreamAppend struct {
 	Stream   string
 	Expected ExpectedVersion
 	Events   []bus.Signal
+	// AllNew makes a duplicate an error instead of a no-op: when the
+	// stream (or this append) already holds one of Events, the call fails
+	// with a *DuplicateError and writes nothing. A writer that derives
+	// each event from the ones before it in the same append — an agent
+	// committing several decisions at once — uses it, since skipping one
+	// would leave the later ones derived from something not written.
+	AllNew bool
 }
 
 // Position is where an appended event is in the log.
@@ -98,6 +105,7 @@ type preparedPart struct {
 	stream   string
 	expected ExpectedVersion
 	events   []preparedEvent
+	allNew   bool
 }
 
 // prepare validates every part and encodes its events, so that the
@@ -120,7 +128,7 @@ func (l *Log) prepare(parts []StreamAppend) ([]preparedPart, error) {
 		if len(p.Events) == 0 {
 			return nil, bus.Errorf(bus.ReasonInvalidRequest, "append to %s: no events", p.Stream)
 		}
-		out[i] = preparedPart{stream: p.Stream, expected: p.Expected, events: events[:len(p.Events):len(p.Events)]}
+		out[i] = preparedPart{stream: p.Stream, expected: p.Expected, events: events[:len(p.Events):len(p.Events)], allNew: p.AllNew}
 		events = events[len(p.Events):]
 		for j := range p.Events {
 			ev := &p.Events[j]

@@ -165,6 +165,52 @@ func TestAppendMultiIsAtomic(t *testing.T) {
 	}
 }
 
+// TestAppendAllNew: with AllNew a duplicate — stored before, or twice in
+// the same append — fails the whole call and writes nothing; without one
+// the append is an ordinary one.
+func TestAppendAllNew(t *testing.T) {
+	l := openMem(t, Options{})
+	ctx := context.Background()
+	mustAppend(t, l, "agent/a", sig("t.x", "a1"))
+	mustAppend(t, l, "agent/b", sig("t.x", "b1"))
+	cases := []struct {
+		name  string
+		parts []StreamAppend
+		index int
+		id    string
+		seq   uint64
+	}{
+		{"stored before", []StreamAppend{
+			{Stream: "agent/b", Expected: ExactVersion(1), Events: []bus.Signal{sig("t.x", "b2")}},
+			{Stream: "agent/a", Expected: ExactVersion(1), AllNew: true, Events: []bus.Signal{sig("t.x", "a2"), sig("t.x", "a1"), sig("t.x", "a3")}},
+		}, 1, "a1", 1},
+		{"twice in the append", []StreamAppend{
+			{Stream: "agent/a", Expected: ExactVersion(1), AllNew: true, Events: []bus.Signal{sig("t.x", "a2"), sig("t.x", "a2")}},
+		}, 1, "a2", 2},
+	}
+	for _, c := range cases {
+		_, err := l.AppendMulti(ctx, c.parts)
+		de, ok := errors.AsType[*DuplicateError](err)
+		if !ok || !errors.Is(err, ErrDuplicate) || de.Stream != "agent/a" || de.Index != c.index || de.ID != c.id || de.Existing.Seq != c.seq {
+			t.Fatalf("%s: err = %v, want a duplicate of %s at index %d, seq %d", c.name, err, c.id, c.index, c.seq)
+		}
+		for _, stream := range []string{"agent/a", "agent/b"} {
+			if info, _ := l.Stream(stream); info.Head != 1 {
+				t.Fatalf("%s: %s is at %d after a refused append", c.name, stream, info.Head)
+			}
+		}
+	}
+	// Without the option a duplicate is skipped, as always.
+	res, err := l.Append(ctx, "agent/a", ExactVersion(1), sig("t.x", "a1"), sig("t.x", "a2"))
+	if err != nil || !res.Positions[0].Duplicate || res.Version != 2 {
+		t.Fatalf("ordinary append: %+v %v", res, err)
+	}
+	res2, err := l.AppendMulti(ctx, []StreamAppend{{Stream: "agent/a", Expected: ExactVersion(2), AllNew: true, Events: []bus.Signal{sig("t.x", "a3"), sig("t.x", "a4")}}})
+	if err != nil || res2[0].Version != 4 {
+		t.Fatalf("all-new append of new events: %+v %v", res2, err)
+	}
+}
+
 func TestAppendRejectsBadInputAndWritesNothing(t *testing.T) {
 	big := sig("t.x", "big")
 	if err := bus.SetJSONData(&big, []byte(`"`+strings.Repeat("x", 2000)+`"`)); err != nil {

@@ -336,6 +336,10 @@ func (l *Log) sequenceRequest(g *groupState, r *appendRequest) error {
 					return fmt.Errorf("append to %s: idempotency lookup of event %d (id %q): %w", p.stream, j, ev.id, err)
 				}
 			}
+			if dup && p.allNew {
+				rollback()
+				return &DuplicateError{Stream: p.stream, Index: j, ID: ev.id, Existing: pos}
+			}
 			if dup {
 				pos.Duplicate = true
 				res.Positions[j] = pos

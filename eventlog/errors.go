@@ -24,6 +24,9 @@ var (
 	// ErrLocked: another process (usually a running server) holds the data
 	// directory.
 	ErrLocked = errors.New("data directory is locked by another process")
+	// ErrDuplicate: an append that must write every event (StreamAppend.
+	// AllNew) met one the stream already holds.
+	ErrDuplicate = errors.New("event already in the stream")
 )
 
 // Error type words, for replies over NATS (bus.Error.Type). They extend the
@@ -49,6 +52,22 @@ func (e *AppendError) Error() string {
 }
 
 func (e *AppendError) Unwrap() error { return ErrWrongVersion }
+
+// DuplicateError reports the first event of an AllNew append that the
+// stream already holds (or that the same append holds twice). It wraps
+// ErrDuplicate. Nothing of the append was written.
+type DuplicateError struct {
+	Stream   string
+	Index    int      // the event's index in its part
+	ID       string   // the event's id
+	Existing Position // where the stream holds it
+}
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("append to %s: event %d (id %q) is already at seq %d: %v", e.Stream, e.Index, e.ID, e.Existing.Seq, ErrDuplicate)
+}
+
+func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
 
 // CorruptError reports a damaged stored value: its position (as far as it
 // can be known from the key) and why it is considered damaged. It wraps

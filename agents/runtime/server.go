@@ -200,14 +200,27 @@ func (s *server) runInbox() {
 			s.mu.Unlock()
 			return
 		}
+		if n := batchable(s.inbox); n > 1 {
+			batch := make([]envelope, n)
+			copy(batch, s.inbox)
+			clear(s.inbox[:n])
+			s.inbox = s.inbox[n:]
+			s.mu.Unlock()
+			answered := 0
+			if !s.guard(func() string { return "deciding signals" }, func() { s.decideAndCommitBatch(batch, &answered) }) {
+				for _, env := range batch[answered:] {
+					s.answer(env, Reply{}, bus.Errorf(bus.ReasonInternal, "agent %s crashed while deciding signal %s; it is being restored from its log", s.id, env.sig.ID()))
+				}
+				return
+			}
+			continue
+		}
 		env := s.inbox[0]
 		s.inbox[0] = envelope{}
 		s.inbox = s.inbox[1:]
 		s.mu.Unlock()
 		if !s.guard(func() string { return "deciding a signal" }, func() { s.decideAndCommit(env) }) {
-			if env.reply != nil {
-				env.reply(Reply{}, bus.Errorf(bus.ReasonInternal, "agent %s crashed while deciding signal %s; it is being restored from its log", s.id, env.sig.ID()))
-			}
+			s.answer(env, Reply{}, bus.Errorf(bus.ReasonInternal, "agent %s crashed while deciding signal %s; it is being restored from its log", s.id, env.sig.ID()))
 			return
 		}
 	}
@@ -217,14 +230,19 @@ func (s *server) runInbox() {
 // the action it feeds (RunInstruction's result_action) and bypasses
 // routing; every other signal is routed.
 func (s *server) decide(sig bus.Signal) (agents.Agent, []agents.Directive) {
+	return s.decideOn(s.agent, sig)
+}
+
+// decideOn is decide on agent rather than the committed one.
+func (s *server) decideOn(agent agents.Agent, sig bus.Signal) (agents.Agent, []agents.Directive) {
 	if sig.Type() == TypeInstructionResult {
 		var res instructionResult
 		if err := json.Unmarshal(sig.Data(), &res); err == nil && res.ResultAction != "" {
 			params, _ := json.Marshal(map[string]any{"result": res.Result, "error": res.Error, "instruction": res.Instruction})
-			return agents.Cmd(s.agent, agents.Instruction{Action: res.ResultAction, Params: params, Origin: agents.OriginOf(sig)})
+			return agents.Cmd(agent, agents.Instruction{Action: res.ResultAction, Params: params, Origin: agents.OriginOf(sig)})
 		}
 	}
-	return agents.Step(s.agent, sig)
+	return agents.Step(agent, sig)
 }
 
 func (s *server) decideAndCommit(env envelope) {
@@ -259,17 +277,24 @@ func (s *server) decideAndCommit(env envelope) {
 		return
 	}
 	s.effectsRecorded(carried)
+	s.committed(env, next, directives, now, res.Positions[1].Seq)
+}
+
+// committed moves the agent on to next once the decision on env's signal
+// is in the log (its cmd record at seq), queues the directives and
+// answers a call.
+func (s *server) committed(env envelope, next agents.Agent, directives []agents.Directive, now time.Time, seq uint64) {
 	s.agent, s.version, s.lastSignal = next, s.version+1, env.sig.ID()
 	s.mu.Lock()
 	s.lastCommit = monotonicNow()
 	s.mu.Unlock()
 	s.timers.committed(&env.sig, directives, now)
 	s.publish()
-	s.maybeSnapshot(res.Positions[1].Seq)
+	s.maybeSnapshot(seq)
 
 	qs := make([]queued, len(directives))
 	for i, d := range directives {
-		qs[i] = queued{d: d, version: s.version, index: i, input: env.sig, at: now, seq: res.Positions[1].Seq}
+		qs[i] = queued{d: d, version: s.version, index: i, input: env.sig, at: now, seq: seq}
 	}
 	s.enqueueDirectives(qs)
 

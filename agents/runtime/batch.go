@@ -1,0 +1,136 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/eventlog"
+)
+
+// Deciding several queued signals per append. When signals queue up in an
+// agent's inbox — a busy agent, or a burst — the inbox loop decides them
+// one after the other, each on the state the one before left, and commits
+// them all (each signal and its cmd record, in order) in one append: one
+// trip through the log's sequencer and one fsync wait instead of one per
+// signal. Only then are the calls answered and the directives queued, in
+// the signals' order, exactly as if they had been committed one by one.
+//
+// The append refuses duplicates (eventlog.StreamAppend.AllNew): a signal
+// already in the log must be answered as a duplicate with nothing decided
+// again, but the decisions after it in the batch were taken on a state
+// that counted it. On a duplicate nothing is written and the batch is
+// decided again one signal at a time, the way that handles it.
+
+// maxBatch is the most signals decided for one append.
+const maxBatch = 32
+
+// batchable returns how many signals at the head of inbox can be decided
+// for one append: up to maxBatch, stopping at a lifecycle signal, which
+// is decided on its own (it may be dropped without a trace).
+func batchable(inbox []envelope) int {
+	n := 0
+	for n < len(inbox) && n < maxBatch && !inbox[n].lifecycle {
+		n++
+	}
+	return n
+}
+
+// decideAndCommitBatch decides the signals of batch in order and commits
+// them in one append, then does for each what decideAndCommit does after
+// its commit. answered counts the signals answered so far, so that a crash
+// answers the rest.
+func (s *server) decideAndCommitBatch(batch []envelope, answered *int) {
+	type decision struct {
+		env        envelope
+		next       agents.Agent
+		directives []agents.Directive
+	}
+	ds := make([]decision, 0, len(batch))
+	events := make([]bus.Signal, 0, 2*len(batch))
+	now := s.rt.now()
+	carried := s.takeEffects()
+	agent := s.agent
+	for _, env := range batch {
+		next, directives := s.decideOn(agent, env.sig)
+		encoded, err := s.rt.codec.EncodeAll(directives)
+		if err != nil {
+			// Rare (a third-party directive that does not encode): the
+			// one-by-one path answers that signal with the error.
+			s.putBackEffects(carried)
+			s.oneByOne(batch, answered)
+			return
+		}
+		count := len(directives)
+		rec := cmdRecordSignal(cmdRecordID(&env.sig), now, &cmdRecord{
+			Signal: env.sig.ID(), Version: s.version + uint64(len(ds)) + 1, Directives: encoded, Count: &count,
+			Effects: carriedBy(len(ds), carried),
+		})
+		events = append(events, env.sig, rec)
+		ds = append(ds, decision{env: env, next: next, directives: directives})
+		agent = next
+	}
+	res, err := s.appendNew(s.rt.ctx, events)
+	if errors.Is(err, eventlog.ErrDuplicate) {
+		s.putBackEffects(carried)
+		s.oneByOne(batch, answered)
+		return
+	}
+	if err != nil {
+		s.putBackEffects(carried)
+		s.rt.log.Error("commit signals", "agent", s.id, "signals", len(batch), "first", batch[0].sig.ID(), "err", err)
+		for _, env := range batch {
+			s.answer(env, Reply{}, err)
+			*answered++
+		}
+		return
+	}
+	if obs := s.rt.cfg.Observer; obs != nil {
+		took := s.rt.now().Sub(now)
+		for range ds {
+			obs.Committed(s.def.Name(), took)
+		}
+	}
+	s.effectsRecorded(carried)
+	for i, d := range ds {
+		seq := res.Positions[2*i+1].Seq
+		s.committed(d.env, d.next, d.directives, now, seq)
+		*answered++
+	}
+}
+
+// carriedBy returns the outcomes the decision at index i of a batch
+// carries: the first carries them all.
+func carriedBy(i int, carried []effectResult) []effectResult {
+	if i == 0 {
+		return carried
+	}
+	return nil
+}
+
+// oneByOne decides and commits the signals of batch one at a time.
+func (s *server) oneByOne(batch []envelope, answered *int) {
+	for _, env := range batch {
+		s.decideAndCommit(env)
+		*answered++
+	}
+}
+
+// appendNew appends events to the agent's stream, refusing duplicates.
+func (s *server) appendNew(ctx context.Context, events []bus.Signal) (eventlog.AppendResult, error) {
+	s.appendMu.Lock()
+	defer s.appendMu.Unlock()
+	s.mu.Lock()
+	st := s.status
+	s.mu.Unlock()
+	if st != StatusRunning && st != StatusRestarting {
+		return eventlog.AppendResult{}, bus.Errorf(ReasonStopped, "agent %s is %s", s.id, st)
+	}
+	res, err := s.rt.cfg.Store.AppendMulti(ctx, []eventlog.StreamAppend{{Stream: s.stream, Expected: eventlog.ExactVersion(s.head), Events: events, AllNew: true}})
+	if err != nil {
+		return eventlog.AppendResult{}, err
+	}
+	s.head = res[0].Version
+	return res[0], nil
+}
