@@ -51,7 +51,8 @@ type queued struct {
 //
 //   - the inbox loop decides signals one at a time (agents.Step) and
 //     commits each signal with its cmd record in one batch before anything
-//     else happens — it is the only writer of the agent's state;
+//     else happens — several queued signals, decided in a row, share one
+//     batch (batch.go) — it is the only writer of the agent's state;
 //   - the queue loop executes committed directives in commit order.
 //
 // So signals keep being decided while a slow directive runs, directives of
