@@ -35,9 +35,9 @@ func crashKills(t *testing.T) int {
 	return 3
 }
 
-// TestCrashSuite drives calls against `jido-bus serve` and kills it with
-// SIGKILL at random moments, again and again, restarting it on the same
-// data directory. The node talks to a NATS server of the test's own, so a
+// TestCrashSuite drives calls (and bursts of casts, some published twice)
+// against `jido-bus serve` and kills it with SIGKILL at random moments,
+// again and again, restarting it on the same data directory. The node talks to a NATS server of the test's own, so a
 // subscriber sees every emit across the crashes, those re-published by
 // recovery included. At the end: every acknowledged signal is in its
 // agent's stream exactly once, every agent's state is what a replay of its
@@ -115,6 +115,37 @@ func TestCrashSuite(t *testing.T) {
 						ackMu.Lock()
 						acked[sig.ID()] = agent
 						ackMu.Unlock()
+					}
+				}
+			}()
+		}
+		// Two casters publish bursts, so that signals queue up in the
+		// agents' inboxes and are committed several to an append; every
+		// seventh cast is published twice, as a retrying publisher would,
+		// so that some batches meet a signal already in the log.
+		for g := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				nc, err := nats.Connect(srv.ClientURL())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer nc.Close()
+				for i := 0; !stop.Load(); i++ {
+					agent := agentIDs[i%len(agentIDs)]
+					sig, _ := bus.NewSignal("counter.increment", "crash-suite", map[string]int{"by": 1})
+					sig.SetID(fmt.Sprintf("r%d-c%d-%d", round, g, i))
+					msg, _ := codec.Encode("jido.agent."+agent+".counter.increment", &sig, codec.Binary)
+					_ = nc.PublishMsg(msg)
+					if i%7 == 0 {
+						_ = nc.PublishMsg(msg)
+					}
+					if i%16 == 15 {
+						// A burst, then a pause: the calls keep their share.
+						_ = nc.FlushTimeout(time.Second)
+						time.Sleep(60 * time.Millisecond)
 					}
 				}
 			}()
