@@ -87,6 +87,12 @@ func probeDefinition(t testing.TB) *agents.Definition {
 		act("block", func(env agents.Env, p params) (agents.Result, error) {
 			return agents.Result{Directives: []agents.Directive{block{Name: p.Name}}}, nil
 		}),
+		// block_emit blocks, then emits probe.emitted: two directives of
+		// one decision.
+		act("block_emit", func(env agents.Env, p params) (agents.Result, error) {
+			e, err := agents.NewEmit("probe.emitted", map[string]any{"n": p.N})
+			return agents.Result{Directives: []agents.Directive{block{Name: p.Name}, e}}, err
+		}),
 		act("boom", func(env agents.Env, p params) (agents.Result, error) {
 			return agents.Result{Directives: []agents.Directive{boom{}}}, nil
 		}),

@@ -76,6 +76,31 @@ func TestRecoveryRunsPendingDirectives(t *testing.T) {
 	}
 }
 
+// TestRecoveryRunsPendingDirectivesOfTheSnapshot: a snapshot taken right
+// after a decision counts that decision's own directives as pending, so a
+// crash before they ran still runs them again — recovery starts reading
+// at the signal of the oldest decision with directives pending.
+func TestRecoveryRunsPendingDirectivesOfTheSnapshot(t *testing.T) {
+	h := newHarness(t)
+	h.start("probe", "p1", Options{SnapshotEvery: 1})
+	h.gate("never")
+	// One decision, snapshotted at once, whose block holds up its emit.
+	sig := signal(t, "probe.block_emit", map[string]any{"name": "never", "n": 1})
+	if _, err := h.rt.Call(t.Context(), "p1", sig); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.emittedOf("probe.emitted")); n != 0 {
+		t.Fatalf("the emit ran behind a blocked directive (%d)", n)
+	}
+	if n := h.restart(); n != 1 {
+		t.Fatalf("recovered %d", n)
+	}
+	h.eventually("the emit of the snapshotted decision", func() bool { return len(h.emittedOf("probe.emitted")) >= 1 })
+	if e := h.emittedOf("probe.emitted")[0]; e.ID() != sig.ID()+".1" {
+		t.Fatalf("re-published emit has id %q", e.ID())
+	}
+}
+
 func TestRecoveryRearmsTimers(t *testing.T) {
 	h := newHarness(t)
 	h.start("probe", "p1", Options{})

@@ -291,13 +291,16 @@ func (s *server) committed(env envelope, next agents.Agent, directives []agents.
 	s.mu.Unlock()
 	s.timers.committed(&env.sig, directives, now)
 	s.publish()
-	s.maybeSnapshot(seq)
 
 	qs := make([]queued, len(directives))
 	for i, d := range directives {
 		qs[i] = queued{d: d, version: s.version, index: i, input: env.sig, at: now, seq: seq}
 	}
+	// Queued (and so counted as pending) before a snapshot at this very
+	// decision: otherwise the snapshot would pass over its directives, and
+	// a crash before they ran would lose them.
 	s.enqueueDirectives(qs)
+	s.maybeSnapshot(seq)
 
 	if env.reply == nil {
 		return // a cast: nobody waits for the state
@@ -379,8 +382,10 @@ func (s *server) enqueueDirectives(qs []queued) {
 	s.queue = append(s.queue, qs...)
 	for _, q := range qs {
 		s.pending[q.version]++
-		if q.seq != 0 {
-			s.pendingSeq[q.version] = q.seq
+		if q.seq > 1 {
+			// The signal's entry, just before its cmd record: recovery
+			// reads from there, so a pending directive has its input.
+			s.pendingSeq[q.version] = q.seq - 1
 		}
 	}
 	start := !s.queueRunning
