@@ -61,6 +61,20 @@ func (s *server) stop(ctx context.Context, reason string) error {
 	s.timers.stopAll()
 	refuse(inbox, bus.Errorf(ReasonStopped, "agent %s stopped before deciding this signal: %s", s.id, reason))
 
+	// What the agent emitted reaches the NATS server before its outcome is
+	// recorded, as everywhere else (a failed flush is logged: the agent
+	// stops all the same, and a stopped agent runs nothing again).
+	var last uint64
+	for _, e := range effects {
+		last = max(last, e.gen)
+	}
+	if last > 0 {
+		fctx, cancel := context.WithTimeout(ctx, flushTimeout)
+		if err := s.rt.flusher.wait(fctx, last); err != nil && s.rt.ctx.Err() == nil {
+			s.rt.log.Warn("flush emitted signals before stopping", "agent", s.id, "err", err)
+		}
+		cancel()
+	}
 	for _, q := range dropped {
 		if q.index >= 0 {
 			effects = append(effects, effectResult{Version: q.version, Index: q.index, Kind: q.d.DirectiveKind(), Outcome: OutcomeDropped})
