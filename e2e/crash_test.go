@@ -92,20 +92,14 @@ func TestCrashSuite(t *testing.T) {
 		var stop atomic.Bool
 		var wg sync.WaitGroup
 		for g := range 4 {
+			nc := natstest.Connect(t, srv)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				nc, err := nats.Connect(srv.ClientURL())
-				if err != nil {
-					t.Error(err)
-					return
-				}
 				defer nc.Close()
 				for i := 0; !stop.Load(); i++ {
 					agent := agentIDs[(g+i)%len(agentIDs)]
-					sig, _ := bus.NewSignal("counter.increment", "crash-suite", map[string]int{"by": 1})
-					sig.SetID(fmt.Sprintf("r%d-g%d-%d", round, g, i))
-					msg, _ := codec.Encode("jido.agent."+agent+".counter.increment", &sig, codec.Binary)
+					sig, msg := increment(agent, fmt.Sprintf("r%d-g%d-%d", round, g, i))
 					resp, err := nc.RequestMsg(msg, 2*time.Second)
 					if err != nil {
 						continue // no answer: maybe committed, maybe not; not acknowledged
@@ -124,20 +118,14 @@ func TestCrashSuite(t *testing.T) {
 		// seventh cast is published twice, as a retrying publisher would,
 		// so that some batches meet a signal already in the log.
 		for g := range 2 {
+			nc := natstest.Connect(t, srv)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				nc, err := nats.Connect(srv.ClientURL())
-				if err != nil {
-					t.Error(err)
-					return
-				}
 				defer nc.Close()
 				for i := 0; !stop.Load(); i++ {
 					agent := agentIDs[i%len(agentIDs)]
-					sig, _ := bus.NewSignal("counter.increment", "crash-suite", map[string]int{"by": 1})
-					sig.SetID(fmt.Sprintf("r%d-c%d-%d", round, g, i))
-					msg, _ := codec.Encode("jido.agent."+agent+".counter.increment", &sig, codec.Binary)
+					_, msg := increment(agent, fmt.Sprintf("r%d-c%d-%d", round, g, i))
 					_ = nc.PublishMsg(msg)
 					if i%7 == 0 {
 						_ = nc.PublishMsg(msg)
@@ -229,6 +217,15 @@ func TestCrashSuite(t *testing.T) {
 		}
 	}
 	t.Logf("%d kills, %d calls acknowledged, %d signals in the log, %d emits committed, %d missing", kills, len(acked), len(inLog), len(emits), missing)
+}
+
+// increment returns a counter.increment by 1 with the given id, and the
+// NATS message that sends it to agent.
+func increment(agent, id string) (bus.Signal, *nats.Msg) {
+	sig, _ := bus.NewSignal("counter.increment", "crash-suite", map[string]int{"by": 1})
+	sig.SetID(id)
+	msg, _ := codec.Encode("jido.agent."+agent+".counter.increment", &sig, codec.Binary)
+	return sig, msg
 }
 
 // idle reports whether the node has nothing queued.

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"context"
 	"errors"
 
 	"github.com/jido-bus/jido-bus/agents"
@@ -71,7 +70,7 @@ func (s *server) decideAndCommitBatch(batch []envelope, answered *int) {
 		ds = append(ds, decision{env: env, next: next, directives: directives})
 		agent = next
 	}
-	res, err := s.appendNew(s.rt.ctx, events)
+	res, err := s.appendPart(s.rt.ctx, events, true)
 	if errors.Is(err, eventlog.ErrDuplicate) {
 		s.putBackEffects(carried)
 		s.oneByOne(batch, answered)
@@ -115,22 +114,4 @@ func (s *server) oneByOne(batch []envelope, answered *int) {
 		s.decideAndCommit(env)
 		*answered++
 	}
-}
-
-// appendNew appends events to the agent's stream, refusing duplicates.
-func (s *server) appendNew(ctx context.Context, events []bus.Signal) (eventlog.AppendResult, error) {
-	s.appendMu.Lock()
-	defer s.appendMu.Unlock()
-	s.mu.Lock()
-	st := s.status
-	s.mu.Unlock()
-	if st != StatusRunning && st != StatusRestarting {
-		return eventlog.AppendResult{}, bus.Errorf(ReasonStopped, "agent %s is %s", s.id, st)
-	}
-	res, err := s.rt.cfg.Store.AppendMulti(ctx, []eventlog.StreamAppend{{Stream: s.stream, Expected: eventlog.ExactVersion(s.head), Events: events, AllNew: true}})
-	if err != nil {
-		return eventlog.AppendResult{}, err
-	}
-	s.head = res[0].Version
-	return res[0], nil
 }

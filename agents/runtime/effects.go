@@ -49,22 +49,6 @@ func (r *effectsRecorder) owe(s *server) {
 	r.mu.Unlock()
 }
 
-// recordEffectsLoop records quiet agents' outcomes, looking four times
-// per EffectsLinger, until the runtime closes.
-func (rt *Runtime) recordEffectsLoop() {
-	defer rt.workers.Done()
-	tick := time.NewTicker(max(rt.cfg.EffectsLinger/4, time.Millisecond))
-	defer tick.Stop()
-	for {
-		select {
-		case <-rt.ctx.Done():
-			return
-		case <-tick.C:
-		}
-		rt.recordOwedEffects(false)
-	}
-}
-
 // recordOwedEffects writes the effects records of the agents that owe
 // some and have been quiet for EffectsLinger, or of all of them when all
 // is true (Close), in one append. An agent busy appending is left for the

@@ -25,31 +25,21 @@ type passiveAgent struct {
 
 var errPassivated = errors.New("agent went passive")
 
-// janitor passivates idle agents, a few times per PassivateAfter.
-func (rt *Runtime) janitor() {
-	defer rt.workers.Done()
-	every := min(max(rt.cfg.PassivateAfter/4, 10*time.Millisecond), 30*time.Second)
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-rt.ctx.Done():
+// passivateIdle passivates the agents idle for PassivateAfter; the
+// runtime's janitor calls it a few times per PassivateAfter.
+func (rt *Runtime) passivateIdle() {
+	rt.mu.RLock()
+	active := make([]*server, 0, len(rt.agents))
+	for _, s := range rt.agents {
+		active = append(active, s)
+	}
+	rt.mu.RUnlock()
+	now := rt.cfg.Now()
+	for _, s := range active {
+		if rt.ctx.Err() != nil {
 			return
-		case <-tick.C:
 		}
-		rt.mu.RLock()
-		active := make([]*server, 0, len(rt.agents))
-		for _, s := range rt.agents {
-			active = append(active, s)
-		}
-		rt.mu.RUnlock()
-		now := rt.cfg.Now()
-		for _, s := range active {
-			if rt.ctx.Err() != nil {
-				return
-			}
-			s.tryPassivate(now)
-		}
+		s.tryPassivate(now)
 	}
 }
 

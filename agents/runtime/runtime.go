@@ -195,16 +195,34 @@ func New(cfg Config) (*Runtime, error) {
 		defer rt.workers.Done()
 		rt.flusher.run(rt.ctx)
 	}()
+	// The effects recorder looks four times per EffectsLinger.
 	rt.workers.Add(1)
-	go rt.recordEffectsLoop()
+	go rt.every(max(cfg.EffectsLinger/4, time.Millisecond), func() { rt.recordOwedEffects(false) })
 	if cfg.PassivateAfter > 0 {
+		// The janitor passivates idle agents, a few times per PassivateAfter.
 		rt.workers.Add(1)
-		go rt.janitor()
+		go rt.every(min(max(cfg.PassivateAfter/4, 10*time.Millisecond), 30*time.Second), rt.passivateIdle)
 	}
 	return rt, nil
 }
 
 func (rt *Runtime) now() time.Time { return rt.cfg.Now().UTC() }
+
+// every calls fn every d until the runtime closes; it is one of
+// rt.workers.
+func (rt *Runtime) every(d time.Duration, fn func()) {
+	defer rt.workers.Done()
+	tick := time.NewTicker(d)
+	defer tick.Stop()
+	for {
+		select {
+		case <-rt.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		fn()
+	}
+}
 
 func (rt *Runtime) streamFor(typ, id string) string {
 	prefix := rt.cfg.Streams[typ]

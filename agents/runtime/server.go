@@ -353,6 +353,13 @@ func onlyNoRoute(ds []agents.Directive) bool {
 
 // append commits events to the agent's stream at the version it expects.
 func (s *server) append(ctx context.Context, events ...bus.Signal) (eventlog.AppendResult, error) {
+	return s.appendPart(ctx, events, false)
+}
+
+// appendPart commits events to the agent's stream at the version it
+// expects; with allNew an event already in the stream fails it
+// (eventlog.StreamAppend.AllNew) instead of being skipped.
+func (s *server) appendPart(ctx context.Context, events []bus.Signal, allNew bool) (eventlog.AppendResult, error) {
 	s.appendMu.Lock()
 	defer s.appendMu.Unlock()
 	s.mu.Lock()
@@ -361,12 +368,19 @@ func (s *server) append(ctx context.Context, events ...bus.Signal) (eventlog.App
 	if st != StatusRunning && st != StatusRestarting {
 		return eventlog.AppendResult{}, bus.Errorf(ReasonStopped, "agent %s is %s", s.id, st)
 	}
-	res, err := s.rt.cfg.Store.Append(ctx, s.stream, eventlog.ExactVersion(s.head), events...)
-	if err != nil {
+	if !allNew {
+		res, err := s.rt.cfg.Store.Append(ctx, s.stream, eventlog.ExactVersion(s.head), events...)
+		if err == nil {
+			s.head = res.Version
+		}
 		return res, err
 	}
-	s.head = res.Version
-	return res, nil
+	res, err := s.rt.cfg.Store.AppendMulti(ctx, []eventlog.StreamAppend{{Stream: s.stream, Expected: eventlog.ExactVersion(s.head), Events: events, AllNew: true}})
+	if err != nil {
+		return eventlog.AppendResult{}, err
+	}
+	s.head = res[0].Version
+	return res[0], nil
 }
 
 // enqueueDirectives queues committed directives for execution.
