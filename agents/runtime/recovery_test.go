@@ -122,7 +122,9 @@ func TestRecoveryRestoresHierarchy(t *testing.T) {
 	h := newHarness(t)
 	h.start("probe", "p", Options{})
 	h.mustCall("p", "probe.spawn", map[string]any{"tag": "w"})
-	h.eventually("the child", func() bool { _, err := h.rt.State("p/w"); return err == nil })
+	// The child is in the index once its start is committed, which the
+	// parent's child.started follows; it shows in State a moment before.
+	h.eventually("child.started decided by the parent", func() bool { return slices.Contains(lifecycleSeen(h, "p"), TypeChildStarted) })
 	if n := h.restart(); n != 2 {
 		t.Fatalf("recovered %d", n)
 	}
