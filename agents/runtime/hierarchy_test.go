@@ -58,7 +58,7 @@ func TestOnParentDeath(t *testing.T) {
 			h := newHarness(t)
 			h.start("probe", "p", Options{})
 			h.mustCall("p", "probe.spawn", map[string]any{"tag": "c", "mode": c.mode})
-			h.eventually("the child", func() bool { _, err := h.rt.State("p/c"); return err == nil })
+			h.eventually("child.started decided by the parent", func() bool { return slices.Contains(lifecycleSeen(h, "p"), TypeChildStarted) })
 			h.mustCall("p", "probe.stop", map[string]any{"reason": "killed"})
 			h.eventually("the parent gone", func() bool { _, err := h.rt.State("p"); return err != nil })
 			if !c.childRuns {
