@@ -11,7 +11,8 @@ import (
 )
 
 // commitStart writes the agent's first entry and its index record in one
-// batch; an id whose stream already has entries is refused.
+// batch; an id whose stream already has entries is refused. s.appendMu is
+// held (Start takes it before the agent becomes visible).
 func (s *server) commitStart(ctx context.Context, rec startedRecord) error {
 	now := s.rt.now()
 	started, err := record(TypeStarted, "started:"+s.id, s.id, now, rec)
@@ -22,8 +23,6 @@ func (s *server) commitStart(ctx context.Context, rec startedRecord) error {
 	if err != nil {
 		return err
 	}
-	s.appendMu.Lock()
-	defer s.appendMu.Unlock()
 	res, err := s.rt.cfg.Store.AppendMulti(ctx, []eventlog.StreamAppend{
 		{Stream: s.stream, Expected: eventlog.NoStream, Events: []bus.Signal{started}},
 		{Stream: IndexStream, Events: []bus.Signal{idx}},
@@ -120,8 +119,13 @@ func (s *server) writeStopped(ctx context.Context, reason string, effects []effe
 	events = append(events, stopped)
 	s.appendMu.Lock()
 	defer s.appendMu.Unlock()
+	if s.head == 0 {
+		// Its start was never committed (it failed while this stop
+		// waited for it): there is no stream of its own to close.
+		return nil
+	}
 	_, err = s.rt.cfg.Store.AppendMulti(ctx, []eventlog.StreamAppend{
-		{Stream: s.stream, Events: events},
+		{Stream: s.stream, Expected: eventlog.ExactVersion(s.head), Events: events},
 		{Stream: IndexStream, Events: []bus.Signal{dereg}},
 	})
 	if err != nil {

@@ -342,6 +342,9 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (Info, error) {
 	}
 	s := newServer(rt, req.ID, def, rt.streamFor(req.Type, req.ID), req.Options, req.restart)
 	s.agent = agent
+	// The agent is visible from here on; whatever appends to its stream
+	// (a stop, a signal's commit) waits until its start is committed.
+	s.appendMu.Lock()
 	rt.register(s)
 	if req.parent != nil {
 		rt.hier.link(req.ID, *req.parent, req.Options.onParentDeath())
@@ -349,7 +352,9 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (Info, error) {
 	rt.mu.Unlock()
 
 	rec := startedRecord{ID: req.ID, Type: req.Type, Stream: s.stream, InitialState: initial, Options: req.Options, Parent: req.parent, Restart: req.restart}
-	if err := s.commitStart(ctx, rec); err != nil {
+	err = s.commitStart(ctx, rec)
+	s.appendMu.Unlock()
+	if err != nil {
 		rt.mu.Lock()
 		rt.unregister(s)
 		if req.parent != nil {
