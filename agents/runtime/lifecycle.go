@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	goruntime "runtime"
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
@@ -162,12 +163,21 @@ func refuse(inbox []envelope, err error) {
 // lifecycleEnvelope delivers a lifecycle signal to agent id, which decides
 // it only when one of its routes matches.
 func (rt *Runtime) deliverLifecycle(id string, sig bus.Signal) {
-	s, err := rt.lookup(id)
-	if err != nil {
+	for {
+		s, err := rt.lookup(id)
+		if err != nil {
+			return
+		}
+		err = s.deliver(envelope{sig: sig, lifecycle: true})
+		if errors.Is(err, errPassivated) {
+			// Going passive right now, as Deliver meets it: look again.
+			goruntime.Gosched()
+			continue
+		}
+		if err != nil {
+			rt.log.Warn("lifecycle signal not delivered", "agent", id, "type", sig.Type(), "err", err)
+		}
 		return
-	}
-	if err := s.deliver(envelope{sig: sig, lifecycle: true}); err != nil {
-		rt.log.Warn("lifecycle signal not delivered", "agent", id, "type", sig.Type(), "err", err)
 	}
 }
 

@@ -123,6 +123,7 @@ func newServer(rt *Runtime, id string, def *agents.Definition, stream string, op
 		opts:       opts,
 		restart:    restart,
 		status:     StatusRunning,
+		lastActive: rt.cfg.Now(), // started, restored or activated: idle from now on
 		pending:    make(map[uint64]int),
 		pendingSeq: make(map[uint64]uint64),
 		tasks:      make(map[string]context.CancelFunc),
