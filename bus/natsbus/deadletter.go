@@ -73,10 +73,11 @@ func (b *Bus) deadLetter(msg *nats.Msg, err error) {
 	out.Header.Set(HeaderDLQSubject, d.Subject)
 	out.Header.Set(HeaderDLQTime, d.Time.Format(time.RFC3339Nano))
 	b.log.Warn("dead letter", "reason", d.Reason, "error", d.Error, "subject", d.Subject)
+	// Counted first: whoever receives the dead letter then sees it counted.
+	b.metrics.deadLetters.Add(1)
 	if pubErr := b.nc.PublishMsg(out); pubErr != nil {
 		b.log.Error("publish dead letter", "subject", out.Subject, "err", pubErr)
 	}
-	b.metrics.deadLetters.Add(1)
 	if b.opts.OnDeadLetter != nil {
 		b.opts.OnDeadLetter(d)
 	}

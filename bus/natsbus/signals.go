@@ -121,6 +121,8 @@ func (b *Bus) DeadLetter(msg *nats.Msg, err error) {
 // reject files msg as a dead letter and answers a call with the error.
 func (b *Bus) reject(msg *nats.Msg, err error) {
 	b.metrics.rejected.Add(1)
-	b.reply(msg, bus.ErrorReply(err))
+	// Filed before the answer: a caller told of the error finds it
+	// counted and its dead letter published.
 	b.deadLetter(msg, err)
+	b.reply(msg, bus.ErrorReply(err))
 }
