@@ -143,13 +143,20 @@ func globalScan(from uint64, backward bool) scanSpec {
 }
 
 // scanned is one stored entry met by a scan: its key's sequence, and the
-// entry or why it could not be read. A skipped entry (scanSpec.types) has
-// its sequence only.
+// entry or why it could not be read. With scanSpec.types, an entry is
+// skipped (its sequence only) or matched: the filter has been applied.
 type scanned struct {
 	seq     uint64
 	entry   Entry
 	err     error
 	skipped bool
+	matched bool
+}
+
+// drop reports whether a reader filtering by pattern drops s: skipped by
+// the scan, or of another type (errors are never dropped).
+func (s *scanned) drop(pattern *bus.Pattern) bool {
+	return s.skipped || s.err == nil && !s.matched && pattern != nil && !pattern.Match(s.entry.Event.Type())
 }
 
 // scan walks s over the durable entries. It yields every stored entry,
@@ -184,7 +191,7 @@ func (l *Log) scan(s scanSpec) iter.Seq[scanned] {
 				yield(scanned{seq: seq, err: fmt.Errorf("read %s: %w", describe(stream, seq, global), err)})
 				return
 			}
-			e, skipped, err := s.decode(&d, v, stream, seq, global)
+			e, skipped, matched, err := s.decode(&d, v, stream, seq, global)
 			if skipped != 0 {
 				if skipped > durable {
 					if s.backward {
@@ -217,7 +224,7 @@ func (l *Log) scan(s scanSpec) iter.Seq[scanned] {
 				}
 				return
 			}
-			if !yield(scanned{seq: seq, entry: e}) {
+			if !yield(scanned{seq: seq, entry: e, matched: matched}) {
 				return
 			}
 		}
@@ -230,22 +237,23 @@ func (l *Log) scan(s scanSpec) iter.Seq[scanned] {
 // decode decodes the value v met at a key naming stream and seq. With a
 // type filter, an entry it drops is passed over once its checksum and
 // position check out: decode then returns its global sequence as skipped
-// and nothing else. Anything else is decoded, which reports the damage.
-func (s scanSpec) decode(d *decoder, v []byte, stream string, seq uint64, global bool) (e Entry, skipped uint64, err error) {
+// and nothing else; one it keeps comes back matched. Anything else is
+// decoded, which reports the damage.
+func (s scanSpec) decode(d *decoder, v []byte, stream string, seq uint64, global bool) (e Entry, skipped uint64, matched bool, err error) {
 	if s.types == nil {
 		e, err = d.decode(v)
-		return e, 0, err
+		return e, 0, false, err
 	}
 	p, ok := peek(v)
-	switch {
-	case !ok:
+	if !ok || !p.agrees(stream, seq, global) {
 		e, err = d.decode(v)
-	case p.agrees(stream, seq, global) && !s.types.Match(p.typ):
-		return Entry{}, p.gseq, nil
-	default:
-		e, err = d.decodeChecked(v, p.valueHeader) // the checksum is verified
+		return e, 0, false, err
 	}
-	return e, 0, err
+	if !s.types.Match(p.typ) {
+		return Entry{}, p.gseq, false, nil
+	}
+	e, err = d.decodeChecked(v, p.valueHeader) // the checksum is verified
+	return e, 0, err == nil, err
 }
 
 func (s scanSpec) next(it *pebble.Iterator) bool {
@@ -290,7 +298,7 @@ func describe(stream string, seq uint64, global bool) string {
 func filtered(src iter.Seq[scanned], pattern *bus.Pattern) iter.Seq2[Entry, error] {
 	return func(yield func(Entry, error) bool) {
 		for s := range src {
-			if s.skipped || s.err == nil && pattern != nil && !pattern.Match(s.entry.Event.Type()) {
+			if s.drop(pattern) {
 				continue
 			}
 			if !yield(s.entry, s.err) {

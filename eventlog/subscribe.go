@@ -189,7 +189,7 @@ func (s *Subscription) refill() (int, error) {
 			return 0, fmt.Errorf("subscription at %d: %w", s.next, e.err)
 		}
 		s.next = e.seq + 1
-		if e.skipped || e.err == nil && s.pattern != nil && !s.pattern.Match(e.entry.Event.Type()) {
+		if e.drop(s.pattern) {
 			continue
 		}
 		s.buf = append(s.buf, e)
