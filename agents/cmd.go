@@ -44,24 +44,61 @@ func Cmd(agent Agent, instructions ...Instruction) (Agent, []Directive) {
 // with context "routing"), Cmd on the routed instruction, then the
 // TransformResult hooks. Like Cmd it never panics and is deterministic.
 func Step(agent Agent, sig bus.Signal) (Agent, []Directive) {
-	d := agent.def
-	if d == nil {
+	if agent.def == nil {
 		return Cmd(agent)
 	}
-	origin := OriginOf(sig)
 	r := newRun(agent)
+	next := r.step(agent, sig)
+	dirs := r.finalize()
+	if next.src == nil {
+		next.src = r.src // parsed by finalize, kept for the next step
+	}
+	return next, dirs
+}
+
+// ReplayOptions tell Replay what the caller knows of the step it replays.
+type ReplayOptions struct {
+	// NoErrors says the directives the step decided when it first ran
+	// hold no Error directive. Params that fail validation always give
+	// one, which only a TransformResult hook could have taken out, so on
+	// an agent type without such hooks Replay then skips validating the
+	// params again: the step's action ran on them before, and runs on
+	// them again alike.
+	NoErrors bool
+}
+
+// Replay returns the agent Step(agent, sig) returns, without building the
+// step's directives — for a caller that holds them already, such as the
+// runtime replaying its log, which needs only the state the log's signals
+// fold into. With opts.NoErrors on an agent type without TransformResult
+// hooks it does not validate params either (see ReplayOptions). The state
+// is Step's, byte for byte, whatever opts says truthfully.
+func Replay(agent Agent, sig bus.Signal, opts ReplayOptions) Agent {
+	if agent.def == nil {
+		return agent
+	}
+	r := newRun(agent)
+	r.paramsChecked = opts.NoErrors && !agent.def.transformsResults()
+	return r.step(agent, sig)
+}
+
+// step is Step up to the completion of its directives, which it leaves in
+// r.out.
+func (r *run) step(agent Agent, sig bus.Signal) Agent {
+	d := agent.def
+	origin := OriginOf(sig)
 	for _, inst := range d.matchingSkills(sig.Type(), func(s Skill) bool { return s.HandleSignal != nil }) {
 		next, err := callHook(func() (bus.Signal, error) { return inst.skill.HandleSignal(sig.Clone(), inst.config) })
 		if err != nil {
 			r.add(errorDirective(err, ContextHook, "", ReasonHookFailed), origin)
-			return agent, r.finalize()
+			return agent
 		}
 		sig = next
 	}
 	in, ok := d.Route(sig)
 	if !ok {
 		r.add(newError(ReasonNoRoute, ContextRouting, "", "agent %s (%s): no route matches signal type %q", agent.ID, d.name, sig.Type()), origin)
-		return agent, r.finalize()
+		return agent
 	}
 	st := r.instruction(agent.State, in, 0)
 	for _, inst := range d.matchingSkills(sig.Type(), func(s Skill) bool { return s.TransformResult != nil }) {
@@ -76,15 +113,14 @@ func Step(agent Agent, sig bus.Signal) (Agent, []Directive) {
 		if err != nil {
 			r.reset()
 			r.add(errorDirective(err, ContextHook, "", ReasonHookFailed), origin)
-			return agent, r.finalize()
+			return agent
 		}
 		r.reset()
 		for _, dir := range next {
 			r.add(dir, origin)
 		}
 	}
-	dirs := r.finalize()
-	return Agent{ID: agent.ID, State: st, def: d, src: r.src}, dirs
+	return Agent{ID: agent.ID, State: st, def: d, src: r.src}
 }
 
 // callHook runs a skill hook, turning a panic into an error.
@@ -112,6 +148,9 @@ type run struct {
 	// src is the agent's parsed source: the agent's own when it is for
 	// agentID, else made on first use.
 	src *agentSource
+	// paramsChecked skips validating params: they passed when the step
+	// first ran (Replay).
+	paramsChecked bool
 }
 
 func newRun(a Agent) run {
@@ -157,7 +196,7 @@ func (r *run) instruction(st State, in Instruction, depth int) State {
 		r.add(newError(ReasonUnknownAction, ContextInstruction, in.Action, "agent type %s has no action %q", r.def.name, in.Action), in.Origin)
 		return st
 	}
-	if ba.params != nil {
+	if ba.params != nil && !r.paramsChecked {
 		if err := validateParams(ba, in.Params); err != nil {
 			r.add(errorDirective(err, ContextParams, in.Action, ReasonInvalidParams), in.Origin)
 			return st

@@ -17,6 +17,17 @@ func (d *Definition) Route(sig bus.Signal) (in Instruction, ok bool) {
 	return Instruction{Action: rt.Target, Params: sig.Data(), Origin: OriginOf(sig)}, true
 }
 
+// transformsResults reports whether a skill of the agent type has a
+// TransformResult hook.
+func (d *Definition) transformsResults() bool {
+	for _, inst := range d.skills {
+		if inst.skill.TransformResult != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // matchingSkills returns, in attachment order, the skills that have the
 // hook has selects and a signal pattern matching signalType.
 func (d *Definition) matchingSkills(signalType string, has func(Skill) bool) []*skillInstance {
