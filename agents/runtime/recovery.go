@@ -233,6 +233,26 @@ func mayHaveTimers(raw []byte) bool {
 		bytes.Contains(raw, []byte(`"kind":"run_instruction"`))
 }
 
+// refold returns the agent the decision on sig left, which the log holds
+// with its directives (raw, as encoded): the state only, without building
+// the directives again and, where the decision shows no Error directive,
+// without validating params again (agents.Replay).
+func (s *server) refold(sig bus.Signal, raw []byte) agents.Agent {
+	if sig.Type() == TypeInstructionResult {
+		next, _ := s.decide(sig)
+		return next
+	}
+	return agents.Replay(s.agent, sig, agents.ReplayOptions{NoErrors: decidedNoErrors(raw)})
+}
+
+// decidedNoErrors reports whether encoded directives surely hold no Error
+// directive: the codec writes each directive's kind first, as
+// {"kind":"error", for an Error. Data of an emitted signal holding those
+// bytes only costs a validation.
+func decidedNoErrors(raw []byte) bool {
+	return !bytes.Contains(raw, []byte(`{"kind":"error"`))
+}
+
 // restore rebuilds an agent from its stream: the latest snapshot, then the
 // later signals replayed through the agent's pure logic. It returns the
 // server (not yet registered or running) and the directives to run again.
@@ -321,8 +341,7 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 				if lastSignal == nil || lastSignal.ID() != cr.Signal {
 					return nil, nil, fmt.Errorf("agent %s: cmd record at %s/%d decides signal %s, which is not the entry before it", rec.ID, rec.Stream, e.Seq, cr.Signal)
 				}
-				next, _ := s.decide(*lastSignal)
-				s.agent, s.version, s.lastSignal = next, cr.Version, cr.Signal
+				s.agent, s.version, s.lastSignal = s.refold(*lastSignal, cr.Directives), cr.Version, cr.Signal
 				var directives []agents.Directive
 				if mayHaveTimers(cr.Directives) {
 					if directives, err = rt.codec.DecodeAll(cr.Directives); err != nil {

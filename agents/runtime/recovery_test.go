@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
 )
@@ -35,6 +36,50 @@ func TestRecoverRestoresAgents(t *testing.T) {
 		r := h.mustCall("c1", "counter.increment", nil)
 		if r.Version != 6 || stateOf(t, r.State)["count"] != 16.0 {
 			t.Fatalf("after recovery: %s v%d", r.State, r.Version)
+		}
+	}
+}
+
+// TestRecoveryValidatesRefusedParams: recovery replays decisions without
+// validating params again only where the decision shows no Error. Params
+// the counter's schema refuses but its action would read ({"by":2} with a
+// member too many) must stay refused after a restart.
+func TestRecoveryValidatesRefusedParams(t *testing.T) {
+	h := newHarness(t)
+	h.start("counter", "c", Options{SnapshotEvery: -1})
+	if _, err := h.call("c", "counter.increment", json.RawMessage(`{"by":2,"extra":1}`)); err == nil {
+		t.Fatal("the counter took params its schema refuses")
+	}
+	h.mustCall("c", "counter.increment", map[string]int{"by": 3})
+	h.restart()
+	if got := h.state("c")["count"]; got != 3.0 {
+		t.Fatalf("count after recovery %v, want 3", got)
+	}
+}
+
+// TestDecidedNoErrors pins the marker recovery looks for to what the codec
+// writes for an Error directive.
+func TestDecidedNoErrors(t *testing.T) {
+	codec := agents.NewDirectiveCodec()
+	emit, err := agents.NewEmit("x.done", map[string]string{"note": "no error here"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		dirs []agents.Directive
+		want bool
+	}{
+		{nil, true},
+		{[]agents.Directive{emit, agents.Stop{Reason: "error"}}, true},
+		{[]agents.Directive{agents.Error{Err: bus.Errorf(agents.ReasonInvalidParams, "refused"), Context: agents.ContextParams}}, false},
+		{[]agents.Directive{agents.Stop{}, agents.Error{Err: bus.Errorf("custom", "x")}}, false},
+	} {
+		raw, err := codec.EncodeAll(tc.dirs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := decidedNoErrors(raw); got != tc.want {
+			t.Errorf("decidedNoErrors(%s) = %v, want %v", raw, got, tc.want)
 		}
 	}
 }
