@@ -180,13 +180,38 @@ type decodedContext struct {
 	subject, contentType string
 }
 
-// decoder turns stored values into Entries. It remembers the last source
-// it parsed, because a stream's events mostly share one source and parsing
-// a URI reference costs more than the rest of the decode. A decoder is
-// used by one goroutine.
+// decoder turns stored values into Entries. It remembers the last two
+// sources it parsed, because parsing a URI reference costs more than the
+// rest of the decode and a stream's events mostly share few sources: an
+// agent's stream alternates the source of the signals it receives and its
+// own, on its cmd records. A decoder is used by one goroutine.
 type decoder struct {
-	lastSource string
-	lastURI    types.URIRef
+	sources [2]parsedSource
+	older   int // the index in sources to replace next
+}
+
+// parsedSource is a source attribute and its parsed form.
+type parsedSource struct {
+	raw string
+	uri types.URIRef
+}
+
+// source returns src parsed, from the two last parsed when it is one of
+// them. src may be a view of an entry's buffer.
+func (d *decoder) source(src string) (types.URIRef, error) {
+	for i := range d.sources {
+		if p := &d.sources[i]; p.raw == src && src != "" {
+			d.older = 1 - i
+			return p.uri, nil
+		}
+	}
+	u, err := url.Parse(src)
+	if err != nil {
+		return types.URIRef{}, err
+	}
+	d.sources[d.older] = parsedSource{raw: strings.Clone(src), uri: types.URIRef{URL: *u}}
+	d.older = 1 - d.older
+	return types.URIRef{URL: *u}, nil
 }
 
 // decode verifies and decodes v. The Entry does not alias v.
@@ -252,16 +277,9 @@ func (d *decoder) decodeChecked(v []byte, h valueHeader) (Entry, error) {
 		}
 		ctx.Extensions = ext
 	}
-	if src := str(source); src == d.lastSource && src != "" {
-		ctx.Source = d.lastURI
-	} else {
-		u, err := url.Parse(src)
-		if err != nil {
-			return Entry{}, fmt.Errorf("source %q: %w", src, err)
-		}
-		ctx.Source = types.URIRef{URL: *u}
-		// Keep a copy: src is a view of this entry's buffer.
-		d.lastSource, d.lastURI = strings.Clone(src), ctx.Source
+	var err error
+	if ctx.Source, err = d.source(str(source)); err != nil {
+		return Entry{}, fmt.Errorf("source %q: %w", str(source), err)
 	}
 	if subject.n > 0 {
 		a.subject = str(subject)
