@@ -223,34 +223,49 @@ type pendingCmd struct {
 	input   bus.Signal
 	raw     json.RawMessage // the directives' log forms, decoded only when needed
 	count   int             // how many directives; -1 when the record predates the count
-	done    map[int]bool
+	done    map[int]bool    // the directives whose outcome is recorded; nil until one is
 }
 
-// mayHaveTimers reports whether a decision's directives may hold a timer
-// or a task, cheaply, so that recovery decodes only those.
-func mayHaveTimers(raw []byte) bool {
-	return bytes.Contains(raw, []byte(`"kind":"schedule"`)) || bytes.Contains(raw, []byte(`"kind":"cron`)) ||
-		bytes.Contains(raw, []byte(`"kind":"run_instruction"`))
+// decidedKinds is what a glance at a decision's encoded directives tells
+// recovery, without decoding them: whether they may hold a timer or a
+// task (which recovery must decode and re-arm) and an Error directive
+// (without which params need no validation on replay). The codec writes
+// each directive's kind first, {"kind":"<kind>"; the glance looks for
+// those bytes, so data of an emitted signal holding them only costs a
+// decode or a validation, and a directive of those kinds is never missed.
+type decidedKinds struct {
+	timers, errors bool
+}
+
+func glance(raw []byte) decidedKinds {
+	const lead = `{"kind":"`
+	var k decidedKinds
+	for {
+		i := bytes.Index(raw, []byte(lead))
+		if i < 0 {
+			return k
+		}
+		raw = raw[i+len(lead):]
+		switch {
+		case bytes.HasPrefix(raw, []byte(`error"`)):
+			k.errors = true
+		case bytes.HasPrefix(raw, []byte(`schedule"`)), bytes.HasPrefix(raw, []byte(`cron`)),
+			bytes.HasPrefix(raw, []byte(`run_instruction"`)):
+			k.timers = true
+		}
+	}
 }
 
 // refold returns the agent the decision on sig left, which the log holds
-// with its directives (raw, as encoded): the state only, without building
-// the directives again and, where the decision shows no Error directive,
-// without validating params again (agents.Replay).
-func (s *server) refold(sig bus.Signal, raw []byte) agents.Agent {
+// with its directives: the state only, without building the directives
+// again and, where the decision shows no Error directive, without
+// validating params again (agents.Replay).
+func (s *server) refold(sig bus.Signal, k decidedKinds) agents.Agent {
 	if sig.Type() == TypeInstructionResult {
 		next, _ := s.decide(sig)
 		return next
 	}
-	return agents.Replay(s.agent, sig, agents.ReplayOptions{NoErrors: decidedNoErrors(raw)})
-}
-
-// decidedNoErrors reports whether encoded directives surely hold no Error
-// directive: the codec writes each directive's kind first, as
-// {"kind":"error", for an Error. Data of an emitted signal holding those
-// bytes only costs a validation.
-func decidedNoErrors(raw []byte) bool {
-	return !bytes.Contains(raw, []byte(`{"kind":"error"`))
+	return agents.Replay(s.agent, sig, agents.ReplayOptions{NoErrors: !k.errors})
 }
 
 // restore rebuilds an agent from its stream: the latest snapshot, then the
@@ -341,9 +356,10 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 				if lastSignal == nil || lastSignal.ID() != cr.Signal {
 					return nil, nil, fmt.Errorf("agent %s: cmd record at %s/%d decides signal %s, which is not the entry before it", rec.ID, rec.Stream, e.Seq, cr.Signal)
 				}
-				s.agent, s.version, s.lastSignal = s.refold(*lastSignal, cr.Directives), cr.Version, cr.Signal
+				kinds := glance(cr.Directives)
+				s.agent, s.version, s.lastSignal = s.refold(*lastSignal, kinds), cr.Version, cr.Signal
 				var directives []agents.Directive
-				if mayHaveTimers(cr.Directives) {
+				if kinds.timers {
 					if directives, err = rt.codec.DecodeAll(cr.Directives); err != nil {
 						return nil, nil, fmt.Errorf("agent %s: directives at %s/%d: %w", rec.ID, rec.Stream, e.Seq, err)
 					}
@@ -357,7 +373,7 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 			if cr.Count != nil {
 				count = *cr.Count
 			}
-			pc := &pendingCmd{version: cr.Version, seq: e.Seq, at: e.Time, input: input, raw: cr.Directives, count: count, done: map[int]bool{}}
+			pc := &pendingCmd{version: cr.Version, seq: e.Seq, at: e.Time, input: input, raw: cr.Directives, count: count}
 			cmds = append(cmds, pc)
 			byVersion[cr.Version] = pc
 			lastSignal = nil
@@ -400,6 +416,9 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 func (s *server) foldEffects(results []effectResult, byVersion map[uint64]*pendingCmd, replay bool) {
 	for _, r := range results {
 		if pc := byVersion[r.Version]; pc != nil {
+			if pc.done == nil {
+				pc.done = map[int]bool{}
+			}
 			pc.done[r.Index] = true
 		}
 		if replay && r.Kind == agents.KindError && r.Outcome != OutcomeDropped {

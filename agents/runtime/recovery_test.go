@@ -57,29 +57,34 @@ func TestRecoveryValidatesRefusedParams(t *testing.T) {
 	}
 }
 
-// TestDecidedNoErrors pins the marker recovery looks for to what the codec
-// writes for an Error directive.
-func TestDecidedNoErrors(t *testing.T) {
+// TestGlance pins what recovery looks for in a decision's encoded
+// directives to what the codec writes.
+func TestGlance(t *testing.T) {
 	codec := agents.NewDirectiveCodec()
-	emit, err := agents.NewEmit("x.done", map[string]string{"note": "no error here"})
+	emit, err := agents.NewEmit("x.done", map[string]string{"note": `"kind":"error" and "kind":"schedule" in data`})
 	if err != nil {
 		t.Fatal(err)
 	}
+	refused := agents.Error{Err: bus.Errorf(agents.ReasonInvalidParams, "refused"), Context: agents.ContextParams}
 	for _, tc := range []struct {
 		dirs []agents.Directive
-		want bool
+		want decidedKinds
 	}{
-		{nil, true},
-		{[]agents.Directive{emit, agents.Stop{Reason: "error"}}, true},
-		{[]agents.Directive{agents.Error{Err: bus.Errorf(agents.ReasonInvalidParams, "refused"), Context: agents.ContextParams}}, false},
-		{[]agents.Directive{agents.Stop{}, agents.Error{Err: bus.Errorf("custom", "x")}}, false},
+		{nil, decidedKinds{}},
+		{[]agents.Directive{emit, agents.Stop{Reason: "error"}}, decidedKinds{}},
+		{[]agents.Directive{refused}, decidedKinds{errors: true}},
+		{[]agents.Directive{agents.Stop{}, agents.Error{Err: bus.Errorf("custom", "x")}}, decidedKinds{errors: true}},
+		{[]agents.Directive{agents.Schedule{Delay: time.Second, Signal: emit.Signal}}, decidedKinds{timers: true}},
+		{[]agents.Directive{agents.CronCancel{JobID: "j"}, refused}, decidedKinds{timers: true, errors: true}},
+		{[]agents.Directive{agents.Cron{JobID: "j", Expr: "* * * * *"}}, decidedKinds{timers: true}},
+		{[]agents.Directive{agents.RunInstruction{Instruction: agents.Instruction{Action: "a"}}}, decidedKinds{timers: true}},
 	} {
 		raw, err := codec.EncodeAll(tc.dirs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := decidedNoErrors(raw); got != tc.want {
-			t.Errorf("decidedNoErrors(%s) = %v, want %v", raw, got, tc.want)
+		if got := glance(raw); got != tc.want {
+			t.Errorf("glance(%s) = %+v, want %+v", raw, got, tc.want)
 		}
 	}
 }
