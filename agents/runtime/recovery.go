@@ -2,11 +2,14 @@ package runtime
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	goruntime "runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -226,6 +229,41 @@ type pendingCmd struct {
 	done    map[int]bool    // the directives whose outcome is recorded; nil until one is
 }
 
+// inFlight holds, by version, the decisions read so far whose directives
+// do not all have a recorded outcome. A decision leaves it when the last
+// one's arrives (most do one or two entries later), so recovering a long
+// stream without snapshots holds the decisions still in flight, not all
+// of them with their inputs.
+type inFlight map[uint64]*pendingCmd
+
+func (f inFlight) add(pc *pendingCmd) {
+	if pc.count != 0 {
+		f[pc.version] = pc
+	}
+}
+
+// done records the outcome of directive index of the decision at version.
+func (f inFlight) done(version uint64, index int) {
+	pc := f[version]
+	if pc == nil {
+		return
+	}
+	if pc.done == nil {
+		pc.done = map[int]bool{}
+	}
+	pc.done[index] = true
+	if pc.count >= 0 && len(pc.done) >= pc.count {
+		delete(f, version)
+	}
+}
+
+// inOrder returns the decisions left, oldest first.
+func (f inFlight) inOrder() []*pendingCmd {
+	out := slices.Collect(maps.Values(f))
+	slices.SortFunc(out, func(a, b *pendingCmd) int { return cmp.Compare(a.version, b.version) })
+	return out
+}
+
 // decidedKinds is what a glance at a decision's encoded directives tells
 // recovery, without decoding them: whether they may hold a timer or a
 // task (which recovery must decode and re-arm) and an Error directive
@@ -327,8 +365,7 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 		return nil, nil, fmt.Errorf("agent %s: load snapshot: %w", rec.ID, err)
 	}
 
-	var cmds []*pendingCmd
-	byVersion := map[uint64]*pendingCmd{}
+	inFlight := inFlight{}
 	var lastSignal *bus.Signal
 	for e, err := range rt.cfg.Store.ReadStream(rec.Stream, eventlog.ReadOptions{From: readFrom}) {
 		if err != nil {
@@ -374,16 +411,15 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 				count = *cr.Count
 			}
 			pc := &pendingCmd{version: cr.Version, seq: e.Seq, at: e.Time, input: input, raw: cr.Directives, count: count}
-			cmds = append(cmds, pc)
-			byVersion[cr.Version] = pc
+			inFlight.add(pc)
 			lastSignal = nil
-			s.foldEffects(cr.Effects, byVersion, replay)
+			s.foldEffects(cr.Effects, inFlight, replay)
 		case TypeEffects:
 			var er effectsRecord
 			if err := json.Unmarshal(e.Event.Data(), &er); err != nil {
 				return nil, nil, fmt.Errorf("agent %s: effects record at %s/%d: %w", rec.ID, rec.Stream, e.Seq, err)
 			}
-			s.foldEffects(er.Results, byVersion, replay)
+			s.foldEffects(er.Results, inFlight, replay)
 		default:
 			// A signal: replayed when its cmd record follows (after the
 			// snapshot), or kept as the input of a pending decision.
@@ -392,10 +428,7 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 		}
 	}
 	var pending []queued
-	for _, pc := range cmds {
-		if pc.count >= 0 && len(pc.done) >= pc.count {
-			continue // all done: no need to decode them
-		}
+	for _, pc := range inFlight.inOrder() {
 		directives, err := rt.codec.DecodeAll(pc.raw)
 		if err != nil {
 			return nil, nil, fmt.Errorf("agent %s: directives at %s/%d: %w", rec.ID, rec.Stream, pc.seq, err)
@@ -413,14 +446,9 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 
 // foldEffects marks recorded outcomes done, and counts the errors among
 // them when their record is replayed (the snapshot counted older ones).
-func (s *server) foldEffects(results []effectResult, byVersion map[uint64]*pendingCmd, replay bool) {
+func (s *server) foldEffects(results []effectResult, decisions inFlight, replay bool) {
 	for _, r := range results {
-		if pc := byVersion[r.Version]; pc != nil {
-			if pc.done == nil {
-				pc.done = map[int]bool{}
-			}
-			pc.done[r.Index] = true
-		}
+		decisions.done(r.Version, r.Index)
 		if replay && r.Kind == agents.KindError && r.Outcome != OutcomeDropped {
 			s.errorCount++
 		}

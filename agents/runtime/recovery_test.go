@@ -89,6 +89,32 @@ func TestGlance(t *testing.T) {
 	}
 }
 
+// TestInFlight: a decision leaves the in-flight set when the outcome of its
+// last directive is recorded; one without directives never enters it, one
+// from before directive counts never leaves; what is left comes oldest
+// first.
+func TestInFlight(t *testing.T) {
+	f := inFlight{}
+	for v, count := range map[uint64]int{1: 2, 2: 0, 3: 1, 4: -1, 5: 1} {
+		f.add(&pendingCmd{version: v, count: count})
+	}
+	f.done(1, 0)
+	f.done(3, 0)
+	f.done(4, 0)
+	f.done(9, 0) // an outcome of a decision not in flight is ignored
+	var got []uint64
+	for _, pc := range f.inOrder() {
+		got = append(got, pc.version)
+	}
+	if !slices.Equal(got, []uint64{1, 4, 5}) {
+		t.Fatalf("in flight %v, want [1 4 5]", got)
+	}
+	f.done(1, 1)
+	if _, ok := f[1]; ok || len(f) != 2 {
+		t.Fatalf("after the last outcome of 1: %v", f)
+	}
+}
+
 // TestRecoveryRunsPendingDirectives: a directive committed but never run
 // (the process died while an earlier one blocked) runs after recovery,
 // and an emit is re-published with the same CloudEvent id.
