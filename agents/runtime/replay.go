@@ -50,7 +50,8 @@ type Divergence struct {
 // Replay rebuilds an agent from the entries of its stream, oldest first,
 // by running every logged signal through the agent's pure logic again —
 // never from a snapshot — the tool for debugging a decision or checking
-// that an agent type is deterministic. types names the agent types,
+// that an agent type is deterministic. Without Verify only the state is
+// rebuilt, as recovery does (agents.Replay). types names the agent types,
 // codec encodes directives as the runtime does (nil means the built-ins).
 func Replay(entries iter.Seq2[eventlog.Entry, error], types *agents.Registry, codec *agents.DirectiveCodec, opts ReplayOptions) (ReplayResult, error) {
 	if codec == nil {
@@ -101,8 +102,10 @@ func Replay(entries iter.Seq2[eventlog.Entry, error], types *agents.Registry, co
 				return res, fmt.Errorf("%s/%d: cmd record decides signal %s, which is not the entry before it", e.Stream, e.Seq, cr.Signal)
 			}
 			s := &server{agent: agent}
-			next, directives := s.decide(*signal)
+			var next agents.Agent
 			if opts.Verify {
+				var directives []agents.Directive
+				next, directives = s.decide(*signal)
 				got, err := codec.EncodeAll(directives)
 				if err != nil {
 					return res, err
@@ -111,6 +114,9 @@ func Replay(entries iter.Seq2[eventlog.Entry, error], types *agents.Registry, co
 					res.Divergence = &Divergence{Seq: e.Seq, Signal: cr.Signal, Version: cr.Version, Expected: cr.Directives, Got: got, Reason: d}
 					return finish(res, agent)
 				}
+			} else {
+				// Only the state is wanted: fold as recovery does.
+				next = s.refold(*signal, glance(cr.Directives))
 			}
 			agent, res.Version = next, cr.Version
 			res.Signals++
