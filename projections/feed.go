@@ -3,6 +3,7 @@ package projections
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/jido-bus/jido-bus/eventlog"
 )
@@ -16,19 +17,24 @@ import (
 const (
 	feedBatchLen = 256
 	feedDepth    = 64
+	// preparerDepth is how many batches may wait for the preparer.
+	preparerDepth = 4
 )
 
-// feed reads the log ahead of the fold, on a goroutine of its own: it takes
-// entries from the subscription and prepares them (Preparer), so that
-// reading and decoding the log use one core while the fold uses another.
-// The pass that starts a feed stops it before it returns; the subscription
-// belongs to the feed's goroutine until then.
+// feed reads the log ahead of the fold in two stages, each on a goroutine
+// of its own: the reader takes entries from the subscription (reading and
+// decoding the log), the preparer prepares them (Preparer), so that with
+// three cores each stage and the fold have one. Decoding and preparing
+// took one core between them, and the fold waited for it. The pass that
+// starts a feed stops it before it returns; the subscription belongs to
+// the reader until then.
 type feed struct {
+	read   chan *feedBatch // from the reader to the preparer, in log order
 	out    chan *feedBatch // to the fold, in log order
 	free   chan *feedBatch // batches the fold is done with, for reuse
 	stop   chan struct{}   // closed by the fold when it no longer receives
 	cancel context.CancelFunc
-	done   chan struct{} // closed when the goroutine has returned
+	done   chan struct{} // closed when both goroutines have returned
 }
 
 // feedBatch is a run of entries and where the subscription stood after
@@ -54,20 +60,27 @@ type feedBatch struct {
 func (r *Runner) startFeed(ctx context.Context, sub *eventlog.Subscription, follow bool, target uint64) *feed {
 	ctx, cancel := context.WithCancel(ctx)
 	f := &feed{
+		read:   make(chan *feedBatch, preparerDepth),
 		out:    make(chan *feedBatch, feedDepth),
-		free:   make(chan *feedBatch, feedDepth+2),
+		free:   make(chan *feedBatch, feedDepth+preparerDepth+3),
 		stop:   make(chan struct{}),
 		cancel: cancel,
 		done:   make(chan struct{}),
 	}
-	go func() {
-		defer close(f.done)
+	var stages sync.WaitGroup
+	stages.Go(func() {
+		defer close(f.read)
 		r.runFeed(ctx, f, sub, follow, target)
+	})
+	stages.Go(func() { r.runPrepare(f) })
+	go func() {
+		stages.Wait()
+		close(f.done)
 	}()
 	return f
 }
 
-// close stops the feed's goroutine and waits for it.
+// close stops the feed's goroutines and waits for them.
 func (f *feed) close() {
 	f.cancel()
 	close(f.stop)
@@ -75,9 +88,15 @@ func (f *feed) close() {
 }
 
 // send hands b to the fold; false when the fold has stopped receiving.
-func (f *feed) send(b *feedBatch) bool {
+func (f *feed) send(b *feedBatch) bool { return f.hand(f.out, b) }
+
+// pass hands b from the reader to the preparer; false when the fold has
+// stopped receiving.
+func (f *feed) pass(b *feedBatch) bool { return f.hand(f.read, b) }
+
+func (f *feed) hand(to chan<- *feedBatch, b *feedBatch) bool {
 	select {
-	case f.out <- b:
+	case to <- b:
 		return true
 	case <-f.stop:
 		return false
@@ -108,18 +127,20 @@ func (f *feed) recycle(b *feedBatch) {
 	}
 }
 
+// runFeed is the reader: it reads the subscription into batches for the
+// preparer, up to the target when catching up.
 func (r *Runner) runFeed(ctx context.Context, f *feed, sub *eventlog.Subscription, follow bool, target uint64) {
 	b := f.batch()
 	for {
 		next := sub.Position()
 		if !follow && next > target {
 			b.next, b.end = next, true
-			f.send(b)
+			f.pass(b)
 			return
 		}
 		if follow && next > r.log.Durable() {
 			b.next, b.idle = next, true
-			if !f.send(b) {
+			if !f.pass(b) {
 				return
 			}
 			b = f.batch()
@@ -132,17 +153,29 @@ func (r *Runner) runFeed(ctx context.Context, f *feed, sub *eventlog.Subscriptio
 				continue
 			}
 			b.next, b.err = sub.Position(), err
-			f.send(b)
+			f.pass(b)
 			return
 		}
 		b.entries = appendEntry(b.entries, e)
-		r.prepare(&b.entries[len(b.entries)-1])
 		if len(b.entries) == feedBatchLen {
 			b.next = sub.Position()
-			if !f.send(b) {
+			if !f.pass(b) {
 				return
 			}
 			b = f.batch()
+		}
+	}
+}
+
+// runPrepare is the preparer: it prepares the entries of each batch the
+// reader hands over and passes the batch on to the fold, in order.
+func (r *Runner) runPrepare(f *feed) {
+	for b := range f.read {
+		for i := range b.entries {
+			r.prepare(&b.entries[i])
+		}
+		if !f.send(b) {
+			return
 		}
 	}
 }
