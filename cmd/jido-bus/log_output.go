@@ -48,6 +48,7 @@ type entryPrinter struct {
 	w      io.Writer
 	asJSON bool
 	tw     *tabwriter.Writer
+	rows   int // entries printed
 }
 
 func newEntryPrinter(w io.Writer, asJSON bool) *entryPrinter {
@@ -60,6 +61,7 @@ func newEntryPrinter(w io.Writer, asJSON bool) *entryPrinter {
 }
 
 func (p *entryPrinter) print(e logapi.Entry) error {
+	p.rows++
 	if p.asJSON {
 		return printJSONLine(p.w, e)
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
 )
 
@@ -74,6 +76,9 @@ matches --type (a pattern: '*' is one segment, '**' any number).`,
 					}
 					return nil
 				})
+			if err != nil && p.rows == 0 {
+				return err // no table with nothing in it above the error
+			}
 			if ferr := p.flush(); err == nil {
 				err = ferr
 			}
@@ -99,7 +104,7 @@ func readPages(ctx context.Context, b logBackend, req logapi.ReadRequest, limit 
 		}
 		r, err := b.Read(ctx, req)
 		if err != nil {
-			return req.From, fmt.Errorf("%s from seq %d: %w", describeStream(req.Stream), req.From, err)
+			return req.From, readError(req.Stream, req.From, err)
 		}
 		if err := page(r); err != nil {
 			return req.From, err
@@ -117,6 +122,19 @@ func describeStream(stream string) string {
 		return "the global log"
 	}
 	return stream
+}
+
+// readError says what failed reading stream from sequence from (0: its
+// start), and what to do about a stream that does not exist.
+func readError(stream string, from uint64, err error) error {
+	// A node answers with the reason, the data directory with the error.
+	if stream != "" && (bus.ErrorType(err) == bus.ReasonNotFound || errors.Is(err, eventlog.ErrNotFound)) {
+		return fmt.Errorf("stream %s does not exist ('jido-bus log streams' lists the streams there are): %w", stream, err)
+	}
+	if from == 0 {
+		return fmt.Errorf("%s: %w", describeStream(stream), err)
+	}
+	return fmt.Errorf("%s from seq %d: %w", describeStream(stream), from, err)
 }
 
 func newLogTailCmd() *cobra.Command {
@@ -152,7 +170,7 @@ committed until interrupted. Following polls for the next page every
 			p := newEntryPrinter(cmd.OutOrStdout(), f.json)
 			last, err := b.Read(ctx, logapi.ReadRequest{Stream: stream, Backward: true, Limit: lines, Types: types})
 			if err != nil {
-				return fmt.Errorf("%s: %w", describeStream(stream), err)
+				return readError(stream, 0, err)
 			}
 			warnDamaged(cmd.ErrOrStderr(), last.Damaged)
 			slices.Reverse(last.Entries)

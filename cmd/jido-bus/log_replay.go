@@ -125,7 +125,7 @@ func pages(ctx context.Context, b logBackend, stream string) iter.Seq2[eventlog.
 		for {
 			page, err := b.Read(ctx, req)
 			if err != nil {
-				yield(eventlog.Entry{}, err)
+				yield(eventlog.Entry{}, readError(stream, req.From, err))
 				return
 			}
 			for _, pe := range page.Entries {

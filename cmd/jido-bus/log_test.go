@@ -214,10 +214,30 @@ func TestLogThroughRunningNode(t *testing.T) {
 	if err != nil || !strings.Contains(out, "a3") {
 		t.Fatalf("show through the node: %v\n%s\n%s", err, out, errOut)
 	}
+	out, _, err = runLog(t, "", "show", "agent/zz", "--nats-url", srv.ClientURL(), "--data-dir", dir)
+	if err == nil || !strings.Contains(err.Error(), "stream agent/zz does not exist") || out != "" {
+		t.Fatalf("show of a missing stream through the node: %v, output %q", err, out)
+	}
 	// With the node's NATS unreachable, the data dir is locked by the node.
 	_, _, err = runLog(t, "", "streams", "--nats-url", noNode, "--data-dir", dir)
 	if err == nil || !strings.Contains(err.Error(), "in use by a running server") {
 		t.Fatalf("streams on a locked dir: %v", err)
+	}
+}
+
+// TestLogMissingStream: every command that reads a stream says a missing
+// one does not exist and where to find those that do, and prints nothing.
+func TestLogMissingStream(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	dir := makeLog(t)
+	for _, verb := range []string{"show", "export", "tail", "replay"} {
+		out, _, err := runLog(t, "", verb, "agent/zz", "--nats-url", noNode, "--data-dir", dir)
+		if err == nil || !strings.Contains(err.Error(), "stream agent/zz does not exist ('jido-bus log streams'") {
+			t.Errorf("%s: err = %v", verb, err)
+		}
+		if out != "" {
+			t.Errorf("%s printed %q", verb, out)
+		}
 	}
 }
 
