@@ -114,7 +114,7 @@ type Scenario struct {
 func Scenarios() []Scenario {
 	return []Scenario{
 		{Name: "cast", Doc: "N publishers → M counters → durable commit, vs raw NATS pub/sub and raw Pebble synced batches", Run: runCast},
-		{Name: "call", Doc: "request/reply latency with the durable commit, vs raw NATS request/reply", Run: runCall},
+		{Name: "call", Doc: "request/reply latency with the durable commit, vs raw NATS request/reply and raw Pebble synced commits", Run: runCall},
 		{Name: "fanout", Doc: "one broadcast to K counters until all K committed", Run: runFanout},
 		{Name: "replay", Doc: "rebuilding M agents from the log (recovery), vs reading the same entries", Run: runReplay},
 		{Name: "jetstream", Doc: "the same messages into a JetStream file stream, async and sync publish", Run: runJetStream},

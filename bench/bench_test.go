@@ -72,7 +72,7 @@ func TestRunEveryScenario(t *testing.T) {
 	// fanout reached.
 	want := map[string]map[string]int64{
 		"cast":   {MetricCast: int64(cfg.Msgs), MetricRawNATS: int64(cfg.Msgs), MetricRawPebble: int64(cfg.Msgs)},
-		"call":   {MetricCallP99: int64(cfg.Calls), MetricRawReqPrefix + "p99": int64(cfg.Calls)},
+		"call":   {MetricCallP99: int64(cfg.Calls), MetricRawReqPrefix + "p99": int64(cfg.Calls), MetricRawSyncPrefix + "p99": int64(cfg.Calls)},
 		"fanout": {MetricFanout: int64(cfg.FanoutAgents * fanoutRounds)},
 	}
 	for scenario, metrics := range want {
@@ -91,6 +91,10 @@ func TestRunEveryScenario(t *testing.T) {
 	cast, _ := report.Result("cast")
 	if m, _ := cast.Metric(MetricCast); len(m.Compare) != 2 {
 		t.Errorf("durable cast compares with %v, want raw NATS and raw Pebble", m.Compare)
+	}
+	call, _ := report.Result("call")
+	if m, _ := call.Metric(MetricCallP99); len(m.Compare) != 2 {
+		t.Errorf("call p99 compares with %v, want raw NATS request/reply and raw Pebble synced commits", m.Compare)
 	}
 	replay, _ := report.Result("replay")
 	if m, _ := replay.Metric(MetricRecovery); m.Count < int64(2*cfg.Msgs) {

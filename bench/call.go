@@ -17,13 +17,16 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 )
 
-// Metric names of the call scenario: "call p50" … and "raw NATS req p50" ….
+// Metric names of the call scenario: "call p50" …, "raw NATS req p50" …
+// and "raw Pebble sync p50" ….
 const (
 	MetricCallPrefix    = "call "
 	MetricRawReqPrefix  = "raw NATS req "
+	MetricRawSyncPrefix = "raw Pebble sync "
 	MetricCallRate      = "call rate"
 	MetricCallP99       = MetricCallPrefix + "p99"
 	baselineRawReq      = "raw NATS req"
+	baselineRawSync     = "raw Pebble sync"
 	callAgents          = 100
 	callWarmup          = 100
 	callTimeout         = 5 * time.Second
@@ -91,10 +94,18 @@ func runCall(ctx context.Context, env *Env) ([]Metric, error) {
 		return nil, fmt.Errorf("raw NATS request/reply: %w", err)
 	}
 
+	// The other floor: a durable call waits for an fsync, so the same
+	// number of synced commits of a call's two entries to raw Pebble.
+	disk, err := rawSyncLatencies(ctx, env, filepath.Join(env.Dir, "raw-pebble-sync"), msgs.wire())
+	if err != nil {
+		return nil, fmt.Errorf("raw Pebble synced commits: %w", err)
+	}
+
 	var out []Metric
 	for _, p := range percentiles {
 		m := Metric{Name: MetricCallPrefix + p.name, Value: ms(calls.h.ValueAtQuantile(p.q)), Unit: "ms", Count: calls.h.TotalCount()}
 		m.compare(baselineRawReq, ms(raw.h.ValueAtQuantile(p.q)))
+		m.compare(baselineRawSync, ms(disk.h.ValueAtQuantile(p.q)))
 		out = append(out, m)
 	}
 	rate := Metric{Name: MetricCallRate, Value: calls.rate(), Unit: "calls/s", Count: calls.h.TotalCount(),
@@ -105,6 +116,11 @@ func runCall(ctx context.Context, env *Env) ([]Metric, error) {
 		out = append(out, Metric{Name: MetricRawReqPrefix + p.name, Value: ms(raw.h.ValueAtQuantile(p.q)), Unit: "ms", Count: raw.h.TotalCount()})
 	}
 	out = append(out, Metric{Name: MetricRawReqPrefix + "rate", Value: raw.rate(), Unit: "reqs/s", Count: raw.h.TotalCount(), Note: raw.note(cfg.Calls)})
+	for _, p := range percentiles {
+		out = append(out, Metric{Name: MetricRawSyncPrefix + p.name, Value: ms(disk.h.ValueAtQuantile(p.q)), Unit: "ms", Count: disk.h.TotalCount()})
+	}
+	out = append(out, Metric{Name: MetricRawSyncPrefix + "rate", Value: disk.rate(), Unit: "commits/s", Count: disk.h.TotalCount(),
+		Note: joinNotes(fmt.Sprintf("one at a time, two %d B values per synced batch", len(msgs.wire())), disk.note(cfg.Calls))})
 	return out, nil
 }
 

@@ -31,8 +31,10 @@
 // call — latency of request/reply, as `nats req` does it: one client sends
 // a call to a counter and waits for the reply, which the node sends after
 // the commit. p50/p90/p99/p99.9 come from an HDR histogram (microsecond
-// resolution). Baseline: the same client against a trivial responder on
-// the same server (raw NATS request/reply).
+// resolution). Baselines: the same client against a trivial responder on
+// the same server (raw NATS request/reply), and as many commits of a
+// call's two entries to a raw Pebble database with pebble.Sync, one after
+// the other (the disk's share of a durable call).
 //
 // fanout — one broadcast on jido.signal.counter.increment reaching K counter
 // agents; the time from the publish until all K decisions are committed,

@@ -47,7 +47,8 @@ measured the same way in the same run:
              runtime's commit groups (the disk limit), with the ratios.
   call       request/reply latency p50/p90/p99/p99.9 (HDR histogram) of calls
              to counters, answered after the commit; beside raw NATS
-             request/reply to a trivial responder.
+             request/reply to a trivial responder, and synced commits of
+             a call's two entries to raw Pebble, one at a time.
   fanout     one broadcast on jido.signal.counter.increment to K counters:
              time until all K committed, and signals/s delivered.
   replay     rebuilding M agents from the log (the runtime's recovery, and a
