@@ -137,13 +137,16 @@ func (rt *Runtime) recordOwedEffects(all bool) {
 	}
 	for i, s := range owners {
 		if errs[i] == nil {
+			// Recorded before the append lock is let go: a passivation
+			// takes it to snapshot the agent, and must then find these
+			// directives no longer pending, or its snapshot says they are
+			// and the agent comes back active after a restart.
 			s.head = res[i].Version
-		}
-		s.appendMu.Unlock()
-		if errs[i] == nil {
 			s.effectsRecorded(taken[i])
+			s.appendMu.Unlock()
 			continue
 		}
+		s.appendMu.Unlock()
 		s.putBackEffects(taken[i])
 		if rt.ctx.Err() == nil && bus.ErrorType(errs[i]) != ReasonStopped {
 			rt.log.Warn("record directive outcomes; they are kept and tried again", "agent", s.id, "err", errs[i])

@@ -55,16 +55,28 @@ func (s *server) tryPassivate(now time.Time) bool {
 		return false
 	}
 	s.status = StatusPassive
-	// An agent that has decided nothing yet has no snapshot either: it
-	// gets one too, which is what State reads while it is passive.
-	needSnapshot := s.version > s.snapVersion || s.version == 0
+	snapped := s.snapSeq
 	s.mu.Unlock()
 
 	// No loop runs and none can start: the agent is this goroutine's now.
+	// The append lock waits out an effects record in flight, so that the
+	// snapshot's position and the directives it notes as pending agree.
+	// The agent needs a snapshot at the head of its stream — one that
+	// decided nothing yet has none at all, and State reads it while the
+	// agent is passive; one whose outcomes were recorded after its last
+	// snapshot would otherwise come back active after a restart.
+	s.appendMu.Lock()
+	head := s.head
+	needSnapshot := head != snapped
+	var data []byte
+	var err error
 	if needSnapshot {
-		data, err := s.snapshotData()
+		data, err = s.snapshotData()
+	}
+	s.appendMu.Unlock()
+	if needSnapshot {
 		if err == nil {
-			err = s.rt.cfg.Store.SaveSnapshot(s.rt.ctx, s.stream, s.headSeq(), data)
+			err = s.rt.cfg.Store.SaveSnapshot(s.rt.ctx, s.stream, head, data)
 		}
 		if err != nil {
 			s.rt.log.Warn("passivate: save snapshot; the agent stays active", "agent", s.id, "err", err)
@@ -96,12 +108,6 @@ func (s *server) tryPassivate(now time.Time) bool {
 		})
 	}
 	return true
-}
-
-func (s *server) headSeq() uint64 {
-	s.appendMu.Lock()
-	defer s.appendMu.Unlock()
-	return s.head
 }
 
 // activate brings passive agent id back from its log. Concurrent callers

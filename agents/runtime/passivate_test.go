@@ -148,3 +148,77 @@ func TestAgentWithoutSignalsPassivates(t *testing.T) {
 		t.Fatalf("first call: %s v%d", r.State, r.Version)
 	}
 }
+
+// TestPassivationWaitsForAnEffectsRecord: an agent that goes passive while
+// the effects recorder writes its outcomes snapshots after them, with
+// nothing left pending, so that it comes back passive after a restart.
+func TestPassivationWaitsForAnEffectsRecord(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.PassivateAfter, c.EffectsLinger = time.Hour, time.Hour })
+	h.start("counter", "c1", Options{})
+	h.mustCall("c1", "counter.increment", map[string]int{"by": 7})
+	s, err := h.rt.lookup("c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	owes := func() int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.queueRunning {
+			return -1
+		}
+		return len(s.effects)
+	}
+	h.eventually("the emit's outcome noted", func() bool { return owes() == 1 })
+	g := h.gateAppends("c1")
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		h.rt.recordOwedEffects(true)
+	}()
+	h.eventually("the recorder took the outcome", func() bool { return owes() == 0 })
+	passivated := make(chan bool)
+	go func() { passivated <- s.tryPassivate(time.Now().Add(2 * time.Hour)) }()
+	h.eventually("passivation under way", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.status == StatusPassive
+	})
+	time.Sleep(20 * time.Millisecond) // let it get as far as it can while the record is held
+	close(g.gate)
+	<-recorded
+	if !<-passivated {
+		t.Fatal("the agent did not go passive")
+	}
+	rec, err := h.rt.readStarted(s.stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.rt.settled(rec) {
+		snap, _ := h.log.LoadSnapshot(s.stream)
+		t.Fatalf("the passivation snapshot at %d leaves the agent to be restored: %s", snap.Version, snap.Data)
+	}
+}
+
+// TestPassivationSnapshotsAfterRecordedOutcomes: an agent snapshotted at
+// its last decision, whose emit was still pending then, snapshots again
+// when it goes passive after the emit's outcome is recorded, so that it
+// comes back passive after a restart.
+func TestPassivationSnapshotsAfterRecordedOutcomes(t *testing.T) {
+	h := newHarness(t, passivating, func(c *Config) { c.EffectsLinger = 10 * time.Millisecond })
+	h.start("counter", "c1", Options{SnapshotEvery: 1})
+	h.mustCall("c1", "counter.increment", map[string]int{"by": 7})
+	h.waitPassive("c1")
+	rec, err := h.rt.readStarted("agent/c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.rt.settled(rec) {
+		snap, _ := h.log.LoadSnapshot("agent/c1")
+		t.Fatalf("the snapshot at %d leaves the passive agent to be restored: %s", snap.Version, snap.Data)
+	}
+	h.cfg.PassivateAfter = time.Hour
+	h.restart()
+	if info, err := h.rt.State("c1"); err != nil || info.Status != StatusPassive || stateOf(t, info.State)["count"] != 7.0 {
+		t.Fatalf("c1 after restart: %+v %v", info, err)
+	}
+}

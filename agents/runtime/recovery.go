@@ -336,7 +336,7 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 		if s.agent, err = def.Restore(rec.ID, data.State); err != nil {
 			return nil, nil, fmt.Errorf("agent %s: snapshot at %d: %w", rec.ID, snap.Version, err)
 		}
-		s.version, s.errorCount, s.head, s.snapVersion = data.Version, data.ErrorCount, snap.Version, data.Version
+		s.version, s.errorCount, s.head, s.snapSeq = data.Version, data.ErrorCount, snap.Version, snap.Version
 		if data.Timers.Awaiting != nil {
 			s.timers.state.Awaiting = data.Timers.Awaiting
 		}

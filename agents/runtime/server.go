@@ -89,7 +89,7 @@ type server struct {
 	errorCount   int
 	restarts     int
 	lastActive   time.Time // when the agent last got a signal
-	snapVersion  uint64    // the agent version of its last snapshot
+	snapSeq      uint64    // the stream position of its last snapshot
 	timers       *timers
 	tasks        map[string]context.CancelFunc
 	// effects are outcomes of executed directives not yet in the log; a
@@ -541,7 +541,7 @@ func (s *server) maybeSnapshot(seq uint64) {
 	}
 	if err == nil {
 		s.mu.Lock()
-		s.snapVersion = s.version
+		s.snapSeq = seq
 		s.mu.Unlock()
 	}
 	if err != nil {
