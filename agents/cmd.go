@@ -72,7 +72,7 @@ type ReplayOptions struct {
 // runtime replaying its log, which needs only the state the log's signals
 // fold into. With opts.NoErrors on an agent type without TransformResult
 // hooks it does not validate params either (see ReplayOptions). The state
-// is Step's, byte for byte, whatever opts says truthfully.
+// is Step's, byte for byte, as long as opts tells the truth.
 func Replay(agent Agent, sig bus.Signal, opts ReplayOptions) Agent {
 	if agent.def == nil {
 		return agent
