@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/eventlog/eventlogtest"
 	"github.com/jido-bus/jido-bus/projections"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
@@ -92,7 +92,8 @@ func fixture(b *testing.B, events, convs int) *benchFixture {
 	}
 	fixtures[events] = f
 	buildLog(b, filepath.Join(f.dir, "log"), events, convs)
-	settle(b, filepath.Join(f.dir, "log"))
+	// The timed part measures a rebuild from a log at rest.
+	eventlogtest.Settle(b, filepath.Join(f.dir, "log"))
 	if err := os.WriteFile(filepath.Join(f.dir, "complete"), nil, 0o644); err != nil {
 		b.Fatal(err)
 	}
@@ -135,27 +136,6 @@ func buildLog(b *testing.B, dir string, events, convs int) {
 			if _, err := l.AppendMulti(context.Background(), parts); err != nil {
 				b.Fatal(err)
 			}
-		}
-	}
-}
-
-// settle waits for the compactions that writing the fixture left behind, so
-// that they do not compete with the timed rebuild for the CPU: the timed
-// part measures a rebuild from a log at rest, as a server's log is between
-// bursts. It opens the log's Pebble database with the options the eventlog
-// package uses (Pebble's defaults).
-func settle(b *testing.B, dir string) {
-	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	for quiet := 0; quiet < 10; {
-		time.Sleep(100 * time.Millisecond)
-		if db.Metrics().Compact.NumInProgress > 0 {
-			quiet = 0
-		} else {
-			quiet++
 		}
 	}
 }
@@ -205,10 +185,3 @@ func BenchmarkRebuild(b *testing.B) {
 		})
 	}
 }
-
-// quietLogger drops Pebble's routine messages during settle.
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...any)              {}
-func (quietLogger) Errorf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
-func (quietLogger) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
