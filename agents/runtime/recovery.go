@@ -365,7 +365,7 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 		return nil, nil, fmt.Errorf("agent %s: load snapshot: %w", rec.ID, err)
 	}
 
-	inFlight := inFlight{}
+	decisions := inFlight{}
 	var lastSignal *bus.Signal
 	for e, err := range rt.cfg.Store.ReadStream(rec.Stream, eventlog.ReadOptions{From: readFrom}) {
 		if err != nil {
@@ -411,15 +411,15 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 				count = *cr.Count
 			}
 			pc := &pendingCmd{version: cr.Version, seq: e.Seq, at: e.Time, input: input, raw: cr.Directives, count: count}
-			inFlight.add(pc)
+			decisions.add(pc)
 			lastSignal = nil
-			s.foldEffects(cr.Effects, inFlight, replay)
+			s.foldEffects(cr.Effects, decisions, replay)
 		case TypeEffects:
 			var er effectsRecord
 			if err := json.Unmarshal(e.Event.Data(), &er); err != nil {
 				return nil, nil, fmt.Errorf("agent %s: effects record at %s/%d: %w", rec.ID, rec.Stream, e.Seq, err)
 			}
-			s.foldEffects(er.Results, inFlight, replay)
+			s.foldEffects(er.Results, decisions, replay)
 		default:
 			// A signal: replayed when its cmd record follows (after the
 			// snapshot), or kept as the input of a pending decision.
@@ -428,7 +428,7 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 		}
 	}
 	var pending []queued
-	for _, pc := range inFlight.inOrder() {
+	for _, pc := range decisions.inOrder() {
 		directives, err := rt.codec.DecodeAll(pc.raw)
 		if err != nil {
 			return nil, nil, fmt.Errorf("agent %s: directives at %s/%d: %w", rec.ID, rec.Stream, pc.seq, err)
