@@ -147,10 +147,27 @@ func (r latencyRun) note(total int) string {
 // latencies makes cfg.Calls requests one after the other (after a few
 // unrecorded ones to warm up) and records each round trip in µs.
 func latencies(ctx context.Context, env *Env, step string, nc *nats.Conn, msgs *messages, subject func(int) string) (latencyRun, error) {
+	return timeEach(ctx, env, step, func(ctx context.Context, i int, warmUp bool) error {
+		version := 0
+		if warmUp {
+			version = -1
+		}
+		msg := msgs.msg(subject(i), version, i)
+		if err := request(ctx, nc, msg); err != nil {
+			return fmt.Errorf("request on %s: %w", msg.Subject, err)
+		}
+		return nil
+	})
+}
+
+// timeEach runs op cfg.Calls times one after the other, after a few
+// unrecorded warm-up runs, and records each run in µs. A run cut off by
+// --duration ends the measurement with what it finished.
+func timeEach(ctx context.Context, env *Env, step string, op func(ctx context.Context, i int, warmUp bool) error) (latencyRun, error) {
 	cfg := env.Config
 	for i := range min(callWarmup, cfg.Calls) {
-		if err := request(ctx, nc, msgs.msg(subject(i), -1, i)); err != nil {
-			return latencyRun{}, fmt.Errorf("warm-up request %d: %w", i, err)
+		if err := op(ctx, i, true); err != nil {
+			return latencyRun{}, fmt.Errorf("warm-up %d: %w", i, err)
 		}
 	}
 	h := hdrhistogram.New(histogramLowest, histogramHighest, histogramSigFigures)
@@ -162,14 +179,16 @@ func latencies(ctx context.Context, env *Env, step string, nc *nats.Conn, msgs *
 	defer cancel()
 	start := time.Now()
 	for i := range cfg.Calls {
-		msg := msgs.msg(subject(i), 0, i)
 		t0 := time.Now()
-		err := request(ctx, nc, msg)
+		err := ctx.Err()
+		if err == nil {
+			err = op(ctx, i, false)
+		}
 		if err != nil && ctx.Err() != nil && parent.Err() == nil {
 			return latencyRun{h: h, elapsed: time.Since(start), capped: true}, nil
 		}
 		if err != nil {
-			return latencyRun{}, fmt.Errorf("request %d on %s: %w", i, msg.Subject, err)
+			return latencyRun{}, fmt.Errorf("%d: %w", i, err)
 		}
 		if err := h.RecordValue(time.Since(t0).Microseconds()); err != nil {
 			return latencyRun{}, fmt.Errorf("record a latency: %w", err)

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/cockroachdb/pebble/v2"
 )
 
@@ -92,19 +91,21 @@ func (quietPebble) Fatalf(format string, args ...any) {
 	panic(fmt.Sprintf(format, args...))
 }
 
-// rawSyncLatencies commits calls batches of two values (a call's signal
-// and its decision) to a fresh Pebble database in dir, one after the other
-// with pebble.Sync, and records each commit in µs: the latency floor of a
-// durable call on this disk.
+// rawSyncLatencies commits cfg.Calls batches of two values (a call's
+// signal and its decision) to a fresh Pebble database in dir, one after
+// the other with pebble.Sync, and records each commit in µs: the latency
+// floor of a durable call on this disk.
 func rawSyncLatencies(ctx context.Context, env *Env, dir string, value []byte) (latencyRun, error) {
-	cfg := env.Config
 	db, err := pebble.Open(dir, &pebble.Options{Logger: quietPebble{}})
 	if err != nil {
 		return latencyRun{}, fmt.Errorf("open pebble in %s: %w", dir, err)
 	}
 	defer db.Close()
 	var key [8]byte
-	commit := func(i int) error {
+	return timeEach(ctx, env, MetricRawSyncPrefix+"latency", func(_ context.Context, i int, warmUp bool) error {
+		if warmUp {
+			i = -1 - i // keys of their own
+		}
 		b := db.NewBatch()
 		defer b.Close()
 		for k := range 2 {
@@ -114,33 +115,5 @@ func rawSyncLatencies(ctx context.Context, env *Env, dir string, value []byte) (
 			}
 		}
 		return b.Commit(pebble.Sync)
-	}
-	for i := range min(callWarmup, cfg.Calls) {
-		if err := commit(-1 - i); err != nil {
-			return latencyRun{}, fmt.Errorf("warm-up commit %d: %w", i, err)
-		}
-	}
-	h := hdrhistogram.New(histogramLowest, histogramHighest, histogramSigFigures)
-	var done atomic.Int64
-	stop := env.step(MetricRawSyncPrefix+"latency", int64(cfg.Calls), done.Load)
-	defer stop()
-	deadline := time.Now().Add(cfg.Duration)
-	start := time.Now()
-	for i := range cfg.Calls {
-		if err := ctx.Err(); err != nil {
-			return latencyRun{}, err
-		}
-		if time.Now().After(deadline) {
-			return latencyRun{h: h, elapsed: time.Since(start), capped: true}, nil
-		}
-		t0 := time.Now()
-		if err := commit(i); err != nil {
-			return latencyRun{}, fmt.Errorf("commit %d: %w", i, err)
-		}
-		if err := h.RecordValue(time.Since(t0).Microseconds()); err != nil {
-			return latencyRun{}, fmt.Errorf("record a latency: %w", err)
-		}
-		done.Add(1)
-	}
-	return latencyRun{h: h, elapsed: time.Since(start)}, nil
+	})
 }

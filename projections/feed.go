@@ -23,9 +23,9 @@ const (
 
 // feed reads the log ahead of the fold in two stages, each on a goroutine
 // of its own: the reader takes entries from the subscription (reading and
-// decoding the log), the preparer prepares them (Preparer), so that with
-// three cores each stage and the fold have one. Decoding and preparing
-// took one core between them, and the fold waited for it. The pass that
+// decoding the log), the preparer prepares them (Preparer). On one
+// goroutine, decoding and preparing together were the pipeline's slowest
+// stage, and the fold waited for it. The pass that
 // starts a feed stops it before it returns; the subscription belongs to
 // the reader until then.
 type feed struct {
@@ -60,8 +60,10 @@ type feedBatch struct {
 func (r *Runner) startFeed(ctx context.Context, sub *eventlog.Subscription, follow bool, target uint64) *feed {
 	ctx, cancel := context.WithCancel(ctx)
 	f := &feed{
-		read:   make(chan *feedBatch, preparerDepth),
-		out:    make(chan *feedBatch, feedDepth),
+		read: make(chan *feedBatch, preparerDepth),
+		out:  make(chan *feedBatch, feedDepth),
+		// Every batch there can be: those waiting in out and read, and
+		// one in the hands of each of the reader, preparer and fold.
 		free:   make(chan *feedBatch, feedDepth+preparerDepth+3),
 		stop:   make(chan struct{}),
 		cancel: cancel,
