@@ -17,7 +17,9 @@ import (
 // Log is the event log in one data directory. Open it with Open and close
 // it with Close. All methods are safe for concurrent use.
 type Log struct {
+	dir       string
 	db        *pebble.DB
+	walLoss   *WALCorruptError // damage accepted at Open (Options.AcceptWALLoss)
 	opts      Options
 	writeOpts *pebble.WriteOptions
 
@@ -62,7 +64,10 @@ type Log struct {
 	durMu   sync.Mutex
 	durable uint64
 	notify  chan struct{}
-	failed  error // set once a write could not be made durable
+	// failed is set once a write could not be made durable (see
+	// failed.go), and failedCh closed then.
+	failed   *FailedError
+	failedCh chan struct{}
 
 	// lifeMu guards closed; ops counts the calls in flight so that Close
 	// waits for them before closing Pebble.
@@ -88,11 +93,14 @@ func Open(dir string, opts Options) (*Log, error) {
 		Logger: pebbleLogger{logger},
 
 		MemTableSize: opts.memTableBytes(),
+		// Sync offsets in the WAL let a replay tell a torn tail from damage
+		// followed by records that were synced after it.
+		FormatMajorVersion: pebble.FormatWALSyncChunks,
 	}
 	if po.FS == nil {
 		po.FS = vfs.Default
 	}
-	db, err := pebble.Open(dir, po)
+	db, loss, err := openPebble(dir, po, opts)
 	if err != nil {
 		if isLockError(err) {
 			return nil, fmt.Errorf("open event log %s: %w (%v)", dir, ErrLocked, err)
@@ -100,11 +108,14 @@ func Open(dir string, opts Options) (*Log, error) {
 		return nil, fmt.Errorf("open event log %s: %w", dir, err)
 	}
 	l := &Log{
+		dir:       dir,
 		db:        db,
+		walLoss:   loss,
 		opts:      opts,
 		writeOpts: pebble.Sync,
 		streams:   make(map[string]streamMeta),
 		notify:    make(chan struct{}),
+		failedCh:  make(chan struct{}),
 		done:      make(chan struct{}),
 		idemSeed:  maphash.MakeSeed(),
 	}
@@ -114,6 +125,10 @@ func Open(dir string, opts Options) (*Log, error) {
 	if err := l.load(); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open event log %s: %w", dir, err)
+	}
+	if loss != nil {
+		logger.Error("event log opened without the entries after damage in its write-ahead log",
+			"dir", dir, "wal", loss.Path, "offset", loss.Offset, "dropped_bytes", loss.DroppedBytes, "saved_to", loss.SavedTo, "reason", loss.Reason)
 	}
 	return l, nil
 }
@@ -237,22 +252,4 @@ func (l *Log) advanceDurable(gseq uint64) {
 		close(l.notify)
 		l.notify = make(chan struct{})
 	}
-}
-
-// fail records a write that may not be durable; every later write fails.
-func (l *Log) fail(err error) {
-	l.durMu.Lock()
-	defer l.durMu.Unlock()
-	if l.failed == nil {
-		l.failed = err
-	}
-}
-
-func (l *Log) failure() error {
-	l.durMu.Lock()
-	defer l.durMu.Unlock()
-	if l.failed != nil {
-		return fmt.Errorf("%w: %w", ErrFailed, l.failed)
-	}
-	return nil
 }
