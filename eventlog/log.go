@@ -75,6 +75,11 @@ type Log struct {
 	closed bool
 	ops    sync.WaitGroup
 	done   chan struct{} // closed by Close, wakes waiting subscribers
+
+	// damageMu guards damagedFiles, the Pebble files reported damaged
+	// (see tabledamage.go).
+	damageMu     sync.Mutex
+	damagedFiles map[string]bool
 }
 
 // Open opens (creating if needed) the log in dir. A directory held by
@@ -87,10 +92,30 @@ func Open(dir string, opts Options) (*Log, error) {
 	}
 	cache := pebble.NewCache(opts.cacheBytes())
 	defer cache.Unref()
+	// The Log does not exist yet when Pebble may first report damage (a
+	// table read while opening); the event handler reaches it through l.
+	var l *Log
+	var pending []pebble.DataCorruptionInfo
+	var pendingMu sync.Mutex
 	po := &pebble.Options{
 		FS:     opts.FS,
 		Cache:  cache,
 		Logger: pebbleLogger{logger},
+		EventListener: &pebble.EventListener{
+			DataCorruption: func(info pebble.DataCorruptionInfo) {
+				pendingMu.Lock()
+				target := l
+				if target == nil {
+					pending = append(pending, info)
+				}
+				pendingMu.Unlock()
+				if target != nil {
+					target.noteDamagedFile(info)
+				} else {
+					logger.Error("event log: a file is damaged", "path", info.Path, "err", fmt.Sprint(info.Details))
+				}
+			},
+		},
 
 		MemTableSize: opts.memTableBytes(),
 		// Sync offsets in the WAL let a replay tell a torn tail from damage
@@ -107,7 +132,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		}
 		return nil, fmt.Errorf("open event log %s: %w", dir, err)
 	}
-	l := &Log{
+	created := &Log{
 		dir:       dir,
 		db:        db,
 		walLoss:   loss,
@@ -119,6 +144,16 @@ func Open(dir string, opts Options) (*Log, error) {
 		done:      make(chan struct{}),
 		idemSeed:  maphash.MakeSeed(),
 	}
+	pendingMu.Lock()
+	l = created
+	for _, info := range pending { // logged when reported
+		if l.damagedFiles == nil {
+			l.damagedFiles = make(map[string]bool)
+		}
+		l.damagedFiles[info.Path] = true
+	}
+	pending = nil
+	pendingMu.Unlock()
 	if opts.NoSync {
 		l.writeOpts = pebble.NoSync
 	}
