@@ -115,8 +115,7 @@ func (l *Log) commit(req *appendRequest) {
 	if batch != nil {
 		if err == nil && !l.opts.NoSync {
 			if err = batch.SyncWait(); err != nil {
-				l.fail(err)
-				err = fmt.Errorf("append: sync batch ending at global seq %d: %w", last, err)
+				err = fmt.Errorf("append: sync batch ending at global seq %d: %w", last, l.fail(err))
 			}
 		}
 		batch.Close()
@@ -178,14 +177,13 @@ func (l *Log) sequenceGroup(group []*appendRequest) (*pebble.Batch, uint64, erro
 		_ = b.Set(g.key, g.val, nil)
 	}
 	_ = b.Set(keyLastGSeq, binary.BigEndian.AppendUint64(g.val[:0], g.gseq), nil)
-	var err error
-	if l.opts.NoSync {
-		err = l.db.Apply(b, l.writeOpts)
-	} else {
-		err = l.db.ApplyNoSyncWait(b, l.writeOpts)
-	}
+	err := l.write(func() error {
+		if l.opts.NoSync {
+			return l.db.Apply(b, l.writeOpts)
+		}
+		return l.db.ApplyNoSyncWait(b, l.writeOpts)
+	})
 	if err != nil {
-		l.fail(err)
 		b.Close()
 		return nil, 0, fmt.Errorf("append: commit batch ending at global seq %d: %w", g.gseq, err)
 	}

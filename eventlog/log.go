@@ -17,7 +17,9 @@ import (
 // Log is the event log in one data directory. Open it with Open and close
 // it with Close. All methods are safe for concurrent use.
 type Log struct {
+	dir       string
 	db        *pebble.DB
+	walLoss   *WALCorruptError // damage accepted at Open (Options.AcceptWALLoss)
 	opts      Options
 	writeOpts *pebble.WriteOptions
 
@@ -62,7 +64,10 @@ type Log struct {
 	durMu   sync.Mutex
 	durable uint64
 	notify  chan struct{}
-	failed  error // set once a write could not be made durable
+	// failed is set once a write could not be made durable (see
+	// failed.go), and failedCh closed then.
+	failed   *FailedError
+	failedCh chan struct{}
 
 	// lifeMu guards closed; ops counts the calls in flight so that Close
 	// waits for them before closing Pebble.
@@ -70,6 +75,11 @@ type Log struct {
 	closed bool
 	ops    sync.WaitGroup
 	done   chan struct{} // closed by Close, wakes waiting subscribers
+
+	// damageMu guards damagedFiles, the Pebble files reported damaged
+	// (see tabledamage.go).
+	damageMu     sync.Mutex
+	damagedFiles map[string]bool
 }
 
 // Open opens (creating if needed) the log in dir. A directory held by
@@ -82,38 +92,78 @@ func Open(dir string, opts Options) (*Log, error) {
 	}
 	cache := pebble.NewCache(opts.cacheBytes())
 	defer cache.Unref()
+	// The Log does not exist yet when Pebble may first report damage (a
+	// table read while opening); the event handler reaches it through l.
+	var l *Log
+	var pending []pebble.DataCorruptionInfo
+	var pendingMu sync.Mutex
 	po := &pebble.Options{
 		FS:     opts.FS,
 		Cache:  cache,
 		Logger: pebbleLogger{logger},
+		EventListener: &pebble.EventListener{
+			DataCorruption: func(info pebble.DataCorruptionInfo) {
+				pendingMu.Lock()
+				target := l
+				if target == nil {
+					pending = append(pending, info)
+				}
+				pendingMu.Unlock()
+				if target != nil {
+					target.noteDamagedFile(info)
+				} else {
+					logger.Error("event log: a file is damaged", "path", info.Path, "err", fmt.Sprint(info.Details))
+				}
+			},
+		},
 
 		MemTableSize: opts.memTableBytes(),
+		// Sync offsets in the WAL let a replay tell a torn tail from damage
+		// followed by records that were synced after it.
+		FormatMajorVersion: pebble.FormatWALSyncChunks,
 	}
 	if po.FS == nil {
 		po.FS = vfs.Default
 	}
-	db, err := pebble.Open(dir, po)
+	db, loss, err := openPebble(dir, po, opts)
 	if err != nil {
 		if isLockError(err) {
 			return nil, fmt.Errorf("open event log %s: %w (%v)", dir, ErrLocked, err)
 		}
 		return nil, fmt.Errorf("open event log %s: %w", dir, err)
 	}
-	l := &Log{
+	created := &Log{
+		dir:       dir,
 		db:        db,
+		walLoss:   loss,
 		opts:      opts,
 		writeOpts: pebble.Sync,
 		streams:   make(map[string]streamMeta),
 		notify:    make(chan struct{}),
+		failedCh:  make(chan struct{}),
 		done:      make(chan struct{}),
 		idemSeed:  maphash.MakeSeed(),
 	}
+	pendingMu.Lock()
+	l = created
+	for _, info := range pending { // logged when reported
+		if l.damagedFiles == nil {
+			l.damagedFiles = make(map[string]bool)
+		}
+		l.damagedFiles[info.Path] = true
+	}
+	pending = nil
+	pendingMu.Unlock()
 	if opts.NoSync {
 		l.writeOpts = pebble.NoSync
 	}
 	if err := l.load(); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("open event log %s: %w", dir, err)
+	}
+	if loss != nil {
+		logger.Error("event log opened without the entries after damage in its write-ahead log",
+			"dir", dir, "wal", loss.Path, "offset", loss.Offset, "dropped_bytes", loss.DroppedBytes, "saved_to", loss.SavedTo, "reason", loss.Reason)
 	}
 	return l, nil
 }
@@ -237,22 +287,4 @@ func (l *Log) advanceDurable(gseq uint64) {
 		close(l.notify)
 		l.notify = make(chan struct{})
 	}
-}
-
-// fail records a write that may not be durable; every later write fails.
-func (l *Log) fail(err error) {
-	l.durMu.Lock()
-	defer l.durMu.Unlock()
-	if l.failed == nil {
-		l.failed = err
-	}
-}
-
-func (l *Log) failure() error {
-	l.durMu.Lock()
-	defer l.durMu.Unlock()
-	if l.failed != nil {
-		return fmt.Errorf("%w: %w", ErrFailed, l.failed)
-	}
-	return nil
 }

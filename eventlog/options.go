@@ -58,6 +58,12 @@ type Options struct {
 	// 64 MiB.
 	CacheBytes int64
 
+	// AcceptWALLoss opens a log whose write-ahead log is damaged before
+	// its end, keeping the entries before the damage and dropping the rest
+	// (see WALCorruptError, Log.WALLoss). Without it Open refuses such a
+	// log.
+	AcceptWALLoss bool
+
 	// Logger receives Pebble's messages (informational ones at debug
 	// level). Nil means slog.Default().
 	Logger *slog.Logger

@@ -188,7 +188,7 @@ func (l *Log) scan(s scanSpec) iter.Seq[scanned] {
 			stream, seq, global := s.locate(key)
 			v, err := it.ValueAndErr()
 			if err != nil {
-				yield(scanned{seq: seq, err: fmt.Errorf("read %s: %w", describe(stream, seq, global), err)})
+				yield(scanned{seq: seq, err: fmt.Errorf("read %s: %w", describe(stream, seq, global), l.storageError(err))})
 				return
 			}
 			e, skipped, matched, err := s.decode(&d, v, stream, seq, global)
@@ -229,7 +229,7 @@ func (l *Log) scan(s scanSpec) iter.Seq[scanned] {
 			}
 		}
 		if err := it.Error(); err != nil {
-			yield(scanned{err: fmt.Errorf("read: %w", err)})
+			yield(scanned{err: fmt.Errorf("read: %w", l.storageError(err))})
 		}
 	}
 }

@@ -74,8 +74,7 @@ func (l *Log) remove(ctx context.Context, stream string, before uint64, all bool
 		m.bytes -= min(m.bytes, bytes)
 		_ = b.Set(metaKey(stream), encodeMeta(m), nil)
 	}
-	if err := l.db.Apply(b, l.writeOpts); err != nil {
-		l.fail(err)
+	if err := l.write(func() error { return l.db.Apply(b, l.writeOpts) }); err != nil {
 		return 0, fmt.Errorf("%s: %w", op, err)
 	}
 	l.stateMu.Lock()

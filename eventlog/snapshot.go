@@ -51,7 +51,7 @@ func (l *Log) SaveSnapshot(ctx context.Context, stream string, version uint64, d
 	binary.BigEndian.PutUint64(v[5:], version)
 	v = append(v, data...)
 	binary.BigEndian.PutUint32(v[1:], crc32.Checksum(v[5:], castagnoli))
-	if err := l.db.Set(snapshotKey(stream), v, l.writeOpts); err != nil {
+	if err := l.write(func() error { return l.db.Set(snapshotKey(stream), v, l.writeOpts) }); err != nil {
 		return fmt.Errorf("save snapshot of %s at version %d: %w", stream, version, err)
 	}
 	return nil

@@ -92,7 +92,7 @@ func (l *Log) Verify(ctx context.Context, progress func(checked uint64)) (Verify
 			v, err := it.ValueAndErr()
 			if err != nil {
 				it.Close()
-				return r, fmt.Errorf("verify: read %s: %w", damage.Position(), err)
+				return r, fmt.Errorf("verify: read %s: %w", damage.Position(), l.storageError(err))
 			}
 			if keyErr != nil {
 				damage.Reason = keyErr.Error()
@@ -128,7 +128,7 @@ func (l *Log) Verify(ctx context.Context, progress func(checked uint64)) (Verify
 		err = it.Error()
 		it.Close()
 		if err != nil {
-			return r, fmt.Errorf("verify: %w", err)
+			return r, fmt.Errorf("verify: %w", l.storageError(err))
 		}
 	}
 	for stream, m := range metas {

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -77,6 +78,12 @@ type Config struct {
 	Logger *slog.Logger
 	// Version is reported by jido.api.ping.
 	Version string
+	// AcceptWALLoss opens an event log whose write-ahead log is damaged
+	// before its end, dropping the entries after the damage (see
+	// eventlog.Options.AcceptWALLoss); without it the node does not start.
+	AcceptWALLoss bool
+
+	logFS vfs.FS // tests: the event log's filesystem (nil: the OS's)
 }
 
 // Node is a running jido-bus node.
@@ -127,7 +134,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	if n.conn, err = connect(cfg.NATS, NATSDir(cfg.DataDir), log); err != nil {
 		return nil, err
 	}
-	n.evlog, err = eventlog.Open(LogDir(cfg.DataDir), eventlog.Options{Limits: cfg.Limits, Logger: log, NoSync: cfg.NoSync})
+	n.evlog, err = eventlog.Open(LogDir(cfg.DataDir), eventlog.Options{Limits: cfg.Limits, Logger: log, NoSync: cfg.NoSync, AcceptWALLoss: cfg.AcceptWALLoss, FS: cfg.logFS})
 	if errors.Is(err, eventlog.ErrLocked) {
 		return nil, fmt.Errorf("the data dir %s is in use by another jido-bus process; stop it or choose another --data-dir: %w", cfg.DataDir, err)
 	}
@@ -227,6 +234,14 @@ func (n *Node) Runtime() *runtime.Runtime { return n.rt }
 
 // Log is the node's event log.
 func (n *Node) Log() *eventlog.Log { return n.evlog }
+
+// Failed returns a channel closed when the node can no longer work: its
+// event log failed to write (a full or failing disk; n.Log().Failed()
+// says why). From then on every input that must be committed is refused
+// as unavailable and ping reports the failure; the owner should Close
+// the node and exit non-zero, so that a supervisor restarts it once the
+// disk is usable (the log comes back with every acknowledged entry).
+func (n *Node) Failed() <-chan struct{} { return n.evlog.FailedNotify() }
 
 // Projections is the node's projection runner.
 func (n *Node) Projections() *projections.Runner { return n.runner }
@@ -347,6 +362,10 @@ type pingReply struct {
 }
 
 func (n *Node) ping(context.Context, []byte) (any, error) {
+	// A node whose log failed answers, but not ok: it takes no input.
+	if err := n.evlog.Failed(); err != nil {
+		return nil, err
+	}
 	// total adds up the samples of c's series that keep accepts: a
 	// handful of series, read without gathering the whole registry.
 	total := func(c prometheus.Collector, keep func(*dto.Metric) bool) (sum uint64) {

@@ -16,19 +16,20 @@ import (
 
 // serveConfig is everything `jido-bus serve` is told by its flags.
 type serveConfig struct {
-	listen       string
-	natsURL      string
-	dataDir      string
-	prefix       string
-	user         string
-	password     string
-	token        string
-	noJetStream  bool
-	maxDataBytes int
-	logLevel     string
-	logFormat    string
-	drainTimeout time.Duration
-	metrics      string
+	listen        string
+	natsURL       string
+	dataDir       string
+	prefix        string
+	user          string
+	password      string
+	token         string
+	noJetStream   bool
+	maxDataBytes  int
+	logLevel      string
+	logFormat     string
+	drainTimeout  time.Duration
+	metrics       string
+	acceptWALLoss bool
 }
 
 func newServeCmd() *cobra.Command {
@@ -50,7 +51,18 @@ and <prefix>.signal.<type>, and files every message it refuses on
 for a reply.
 
 SIGINT or SIGTERM shuts the node down cleanly: it stops taking input,
-drains what is in flight, flushes, and exits 0.`,
+drains what is in flight, flushes, and exits 0.
+
+If the event log cannot write (a full or failing disk), the node refuses
+all input as "unavailable", reports it on ping, and exits 3, so that a
+supervisor restarts it once disk space is freed; every acknowledged entry
+is there after the restart.
+
+If the event log's write-ahead log is damaged before its end (not just a
+write torn by a crash), the node does not start: 'jido-bus log verify
+--data-dir DIR' names the file and offset. Restore from a backup, or
+start once with --accept-wal-loss to keep the entries before the damage
+(the dropped part is copied to <data-dir>/log-damaged-wal/).`,
 		Example: `  jido-bus serve
   jido-bus serve --listen 0.0.0.0:4222 --data-dir /var/lib/jido-bus --token s3cret
   jido-bus serve --nats-url nats://nats.internal:4222`,
@@ -76,8 +88,12 @@ drains what is in flight, flushes, and exits 0.`,
 	f.StringVar(&cfg.logFormat, "log-format", "text", "text or json")
 	f.StringVar(&cfg.metrics, "metrics", "", "serve Prometheus metrics on http://HOST:PORT/metrics (e.g. 127.0.0.1:9464); off when empty")
 	f.DurationVar(&cfg.drainTimeout, "drain-timeout", 10*time.Second, "how long shutdown waits for in-flight messages")
+	f.BoolVar(&cfg.acceptWALLoss, "accept-wal-loss", false, "start even if the event log's write-ahead log is damaged, dropping the entries after the damage (they are copied aside)")
 	return cmd
 }
+
+// exitLogFailed is serve's exit code when the event log failed to write.
+const exitLogFailed = 3
 
 func newLogger(level, format string) (*slog.Logger, error) {
 	var lv slog.Level
@@ -106,20 +122,30 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 			User: cfg.user, Password: cfg.password, Token: cfg.token,
 			NoJetStream: cfg.noJetStream,
 		},
-		Prefix:      cfg.prefix,
-		Limits:      bus.Limits{MaxDataBytes: cfg.maxDataBytes},
-		Logger:      log,
-		Version:     version,
-		MetricsAddr: cfg.metrics,
+		Prefix:        cfg.prefix,
+		Limits:        bus.Limits{MaxDataBytes: cfg.maxDataBytes},
+		Logger:        log,
+		Version:       version,
+		MetricsAddr:   cfg.metrics,
+		AcceptWALLoss: cfg.acceptWALLoss,
 	})
 	if err != nil {
 		return err
 	}
-	<-ctx.Done()
-	log.Info("shutting down", "cause", context.Cause(ctx))
+	var failed error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "cause", context.Cause(ctx))
+	case <-n.Failed():
+		failed = n.Log().Failed()
+		log.Error("the event log failed; shutting down so that a supervisor restarts the node once the disk is usable", "err", failed)
+	}
 	if err := n.Close(cfg.drainTimeout); err != nil {
 		log.Warn("shut down", "err", err)
 	}
 	log.Info("stopped")
+	if failed != nil {
+		return exitError{code: exitLogFailed, err: failed}
+	}
 	return nil
 }

@@ -6,28 +6,40 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/nats-io/nats.go"
 )
 
-// Server answers <prefix>.api.log.<verb> requests from the Log. Requests
-// are handled one at a time, in arrival order, on the NATS client's
-// goroutine for the subscription: the log operations are short, and
-// verify, the long one, is rare. Close stops it.
+// Server answers <prefix>.api.log.<verb> requests from the Log. The short
+// operations are handled one at a time, in arrival order, on the NATS
+// client's goroutine for the subscription. A verify reads the whole log,
+// which may take minutes, so it runs on a goroutine of its own (on a
+// snapshot of the log: appends and reads go on meanwhile), at most one at
+// a time: a verify asked for while one runs is refused with
+// queue_overflow rather than queued. Close cancels a running verify and
+// waits for it.
 type Server struct {
 	sub   *nats.Subscription
 	local Local
 	ctx   context.Context
 	stop  context.CancelFunc
 	once  sync.Once
+
+	verifying atomic.Bool    // a verify runs
+	bg        sync.WaitGroup // the running verify
 }
 
 // Serve subscribes to every log verb under subjects on nc.
 func Serve(nc *nats.Conn, log *eventlog.Log, subjects bus.Subjects) (*Server, error) {
+	return serve(nc, Local{Log: log}, subjects)
+}
+
+func serve(nc *nats.Conn, local Local, subjects bus.Subjects) (*Server, error) {
 	ctx, stop := context.WithCancel(context.Background())
-	s := &Server{local: Local{Log: log}, ctx: ctx, stop: stop}
+	s := &Server{local: local, ctx: ctx, stop: stop}
 	prefix := subjects.API("log", "")
 	sub, err := nc.Subscribe(subjects.API("log", "*"), func(m *nats.Msg) {
 		s.handle(strings.TrimPrefix(m.Subject, prefix), m)
@@ -54,6 +66,7 @@ func (s *Server) Close() error {
 	s.once.Do(func() {
 		s.stop()
 		err = s.sub.Unsubscribe()
+		s.bg.Wait()
 	})
 	return err
 }
@@ -74,12 +87,26 @@ func (s *Server) handle(verb string, m *nats.Msg) {
 	case VerbImport:
 		result, err = call(s.ctx, m.Data, s.local.Import)
 	case VerbVerify:
-		result, err = call(s.ctx, m.Data, s.local.Verify)
+		if !s.verifying.CompareAndSwap(false, true) {
+			err = bus.Errorf(bus.ReasonQueueOverflow, "a verify of the log is already running; retry when it has finished")
+			break
+		}
+		s.bg.Go(func() {
+			defer s.verifying.Store(false)
+			result, err := call(s.ctx, m.Data, s.local.Verify)
+			respond(m, result, err)
+		})
+		return
 	case VerbTruncate:
 		result, err = call(s.ctx, m.Data, s.local.Truncate)
 	default:
 		err = bus.Errorf(bus.ReasonInvalidSubject, "unknown log verb %q; want streams, show, tail, export, import, verify or truncate", verb)
 	}
+	respond(m, result, err)
+}
+
+// respond answers m with result, or with err as a typed error reply.
+func respond(m *nats.Msg, result any, err error) {
 	var body []byte
 	if err == nil {
 		body, err = bus.OKReply(result)

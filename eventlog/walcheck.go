@@ -1,0 +1,248 @@
+package eventlog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/record"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/wal"
+)
+
+// Damage in the write-ahead log.
+//
+// Pebble replays its WAL when it opens. A record that ends early at the end
+// of the newest WAL is a write torn by a crash: it was never acknowledged
+// (acknowledgement waits for the fsync), and Pebble ignores it. A damaged
+// record followed by records that were synced after it is different: the
+// records after it were acknowledged, and stopping the replay there would
+// lose them without a word. The log writes the WAL in a format that records,
+// in each chunk, how far the file had been synced (FormatWALSyncChunks), so
+// that Pebble can tell the two apart; on damage Open fails with a
+// *WALCorruptError, unless Options.AcceptWALLoss says to keep the records
+// before the damage and drop the rest.
+
+// WALCorruptError reports a write-ahead log file damaged before its end:
+// the records from Offset on are unreadable or come after the damage, and
+// acknowledged entries may be among them. It wraps ErrCorrupt.
+//
+// Without Options.AcceptWALLoss, Open returns it and changes nothing. With
+// it, Open keeps the records before Offset, moves the rest aside (the
+// damaged file whole, and every later WAL file) into SavedTo, opens, and
+// Log.WALLoss returns it.
+type WALCorruptError struct {
+	Path   string // the damaged WAL file
+	Offset int64  // where the first record that cannot be replayed begins
+	Reason string // what the reader found there
+	// Filled in when the loss was accepted:
+	SavedTo      string   // directory holding the original damaged file and the later ones
+	Dropped      []string // the later WAL files moved aside whole
+	DroppedBytes int64    // bytes of WAL not replayed: the damaged file's rest and the later files
+}
+
+func (e *WALCorruptError) Error() string {
+	if e.SavedTo != "" {
+		return fmt.Sprintf("write-ahead log %s is damaged at offset %d (%s): %v; the entries after it were dropped (%d bytes of WAL), the originals are in %s",
+			e.Path, e.Offset, e.Reason, ErrCorrupt, e.DroppedBytes, e.SavedTo)
+	}
+	return fmt.Sprintf("write-ahead log %s is damaged at offset %d, before its end (%s): %v; "+
+		"acknowledged entries after it would be lost, so the log does not open: restore the data directory from a backup, "+
+		"or accept the loss (serve --accept-wal-loss, Options.AcceptWALLoss) to open it with the entries before the damage",
+		e.Path, e.Offset, e.Reason, ErrCorrupt)
+}
+
+func (e *WALCorruptError) Unwrap() error { return ErrCorrupt }
+
+// WALLoss returns the damage accepted when the Log was opened with
+// Options.AcceptWALLoss, or nil when the WAL was intact.
+func (l *Log) WALLoss() *WALCorruptError { return l.walLoss }
+
+// maxSalvages bounds the WAL files Open drops damage from before giving
+// up; one is the rule, as everything after the first damage is dropped.
+const maxSalvages = 4
+
+// openPebble opens Pebble on dir. A damaged WAL fails with a
+// *WALCorruptError or, with opts.AcceptWALLoss, is salvaged and the
+// database opened; the salvage is returned.
+func openPebble(dir string, po *pebble.Options, opts Options) (*pebble.DB, *WALCorruptError, error) {
+	var loss *WALCorruptError
+	for range maxSalvages {
+		db, err := pebble.Open(dir, po)
+		if err == nil {
+			return db, loss, nil
+		}
+		// Pebble marks replay damage with its ErrCorruption, a mark the
+		// standard errors package cannot see; the detail naming the WAL
+		// says it was the replay that failed, and reading that WAL as the
+		// replay does says whether it is damaged.
+		num, ok := replayedWAL(err)
+		if !ok {
+			return nil, loss, err
+		}
+		damage, derr := findWALDamage(po.FS, dir, num)
+		if derr != nil {
+			return nil, loss, fmt.Errorf("%w (looking for damage in WAL %d: %v)", err, num, derr)
+		}
+		if damage == nil {
+			return nil, loss, err
+		}
+		if !opts.AcceptWALLoss {
+			return nil, loss, damage
+		}
+		if err := salvageWAL(po.FS, dir, damage); err != nil {
+			return nil, loss, fmt.Errorf("accept the loss of %s after offset %d: %w", damage.Path, damage.Offset, err)
+		}
+		loss = damage
+	}
+	return nil, loss, fmt.Errorf("%w: the write-ahead log is still damaged after dropping %d damaged parts", ErrCorrupt, maxSalvages)
+}
+
+// replayedWAL returns the number of the WAL whose replay failed, from the
+// detail Pebble attaches to the error ("replaying wal 5, offset …").
+func replayedWAL(err error) (wal.NumWAL, bool) {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		d, ok := e.(interface{ ErrorDetail() string })
+		if !ok {
+			continue
+		}
+		var n uint64
+		if _, err := fmt.Sscanf(d.ErrorDetail(), "replaying wal %d,", &n); err == nil {
+			return wal.NumWAL(n), true
+		}
+	}
+	return 0, false
+}
+
+// findWALDamage reads WAL num in dir as Pebble's replay does and returns
+// where it is damaged, or nil if it reads to its end (or to a torn tail).
+func findWALDamage(fs vfs.FS, dir string, num wal.NumWAL) (*WALCorruptError, error) {
+	logs, err := wal.Scan(wal.Dir{FS: fs, Dirname: dir})
+	if err != nil {
+		return nil, err
+	}
+	ll, ok := logs.Get(num)
+	if !ok {
+		return nil, fmt.Errorf("WAL %d not found", num)
+	}
+	newest := logs[len(logs)-1].Num == num
+	r := ll.OpenForRead()
+	defer r.Close()
+	for {
+		_, off, err := r.NextRecord()
+		switch {
+		case err == nil:
+			continue
+		case errors.Is(err, io.EOF):
+			return nil, nil
+		case errors.Is(err, record.ErrUnexpectedEOF) && newest:
+			return nil, nil // a torn tail
+		case errors.Is(err, record.ErrUnexpectedEOF), errors.Is(err, record.ErrInvalidChunk),
+			errors.Is(err, record.ErrZeroedChunk), errors.Is(err, pebble.ErrCorruption):
+			reason := err.Error()
+			if errors.Is(err, record.ErrUnexpectedEOF) {
+				reason = "a WAL that was closed ends early"
+			}
+			return &WALCorruptError{Path: off.PhysicalFile, Offset: off.Physical, Reason: reason}, nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+// salvageWAL keeps the records of d.Path before d.Offset and moves the
+// rest aside: a copy of the whole damaged file and every later WAL go to a
+// new directory beside dir, and the damaged file is replaced by its intact
+// prefix (written to a temporary file, synced and renamed over it).
+func salvageWAL(fs vfs.FS, dir string, d *WALCorruptError) error {
+	saved := fs.PathJoin(fs.PathDir(dir), fs.PathBase(dir)+"-damaged-wal", time.Now().UTC().Format("20060102T150405.000000000Z"))
+	if err := fs.MkdirAll(saved, 0o755); err != nil {
+		return err
+	}
+	data, err := readAll(fs, d.Path)
+	if err != nil {
+		return err
+	}
+	if d.Offset > int64(len(data)) {
+		return fmt.Errorf("offset %d is past the end of the file (%d bytes)", d.Offset, len(data))
+	}
+	if err := writeSynced(fs, fs.PathJoin(saved, fs.PathBase(d.Path)), data); err != nil {
+		return err
+	}
+	d.DroppedBytes = int64(len(data)) - d.Offset
+	logs, err := wal.Scan(wal.Dir{FS: fs, Dirname: dir})
+	if err != nil {
+		return err
+	}
+	var damagedNum wal.NumWAL
+	for _, ll := range logs {
+		for i := range ll.NumSegments() {
+			if _, p := ll.SegmentLocation(i); p == d.Path {
+				damagedNum = ll.Num
+			}
+		}
+	}
+	for _, ll := range logs {
+		if ll.Num <= damagedNum {
+			continue
+		}
+		for i := range ll.NumSegments() {
+			_, p := ll.SegmentLocation(i)
+			if st, err := fs.Stat(p); err == nil {
+				d.DroppedBytes += st.Size()
+			}
+			if err := fs.Rename(p, fs.PathJoin(saved, fs.PathBase(p))); err != nil {
+				return err
+			}
+			d.Dropped = append(d.Dropped, p)
+		}
+	}
+	tmp := d.Path + ".salvage"
+	if err := writeSynced(fs, tmp, data[:d.Offset]); err != nil {
+		return err
+	}
+	if err := fs.Rename(tmp, d.Path); err != nil {
+		return err
+	}
+	if err := syncDir(fs, dir); err != nil {
+		return err
+	}
+	d.SavedTo = saved
+	return nil
+}
+
+func readAll(fs vfs.FS, path string) ([]byte, error) {
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+func writeSynced(fs vfs.FS, path string, data []byte) error {
+	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func syncDir(fs vfs.FS, dir string) error {
+	d, err := fs.OpenDir(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
