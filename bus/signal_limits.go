@@ -48,6 +48,15 @@ func (l Limits) maxAttributes() int {
 	return l.MaxAttributeBytes
 }
 
+// DataLimit is the largest data payload the limits allow, in bytes, with
+// the default applied; negative means no limit.
+func (l Limits) DataLimit() int { return l.maxData() }
+
+// AttributeLimit is the largest size of a log entry's attributes the
+// limits allow, in bytes, with the default applied; negative means no
+// limit.
+func (l Limits) AttributeLimit() int { return l.maxAttributes() }
+
 // InputAttributeBytes is the largest size of the attributes of a signal
 // that comes in from outside: a quarter of the log's limit, or -1 for no
 // limit. The rest is room for the entries the runtime derives from an

@@ -390,5 +390,5 @@ func (n *Node) ping(context.Context, []byte) (any, error) {
 // "dlq", so dead letters outlive the NATS message that announced them.
 func (n *Node) fileDeadLetter(d natsbus.DeadLetter) {
 	n.metrics.deadLetters.WithLabelValues(d.Reason).Inc()
-	n.dlq.file(d.Signal())
+	n.dlq.file(d.Signal(n.cfg.Limits))
 }

@@ -34,10 +34,7 @@ type Decoder struct {
 //
 // Errors are *bus.Error values naming what is wrong; Decode never panics.
 func (d *Decoder) Decode(msg *nats.Msg, subjectType string) (bus.Signal, Mode, error) {
-	max := d.Limits.MaxDataBytes
-	if max == 0 {
-		max = bus.DefaultMaxDataBytes
-	}
+	max := d.Limits.DataLimit()
 	ct, err := headerOnce(msg.Header, HeaderContentType)
 	if err != nil {
 		return bus.Signal{}, Binary, err
