@@ -171,7 +171,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	n.cancel = cancel
 	go func() { n.runDone <- n.runner.Run(runCtx) }()
 
-	n.dlq = newDeadLetterWriter(n.evlog, log)
+	n.dlq = newDeadLetterWriter(n.evlog, cfg.Limits, log)
 	n.bus = natsbus.New(n.conn.nc, natsbus.Options{
 		Subjects:     subjects,
 		Limits:       cfg.Limits,
