@@ -82,6 +82,15 @@ func TestOddInputIsRefusedAndTheAgentRecovers(t *testing.T) {
 	if err := json.Unmarshal(reply.Data, &st); err != nil || st.OK || st.Error == nil || st.Error.Type != bus.ReasonInvalidAttribute {
 		t.Fatalf("agent call with an invalid UTF-8 signal id: reply %s (%v), want invalid_attribute", reply.Data, err)
 	}
+	// Attributes the log would take but the door must not (a quarter of
+	// the log's limit is an input's): the Go API is a door too.
+	apiReq = []byte(`{"id":"p1","signal":{"specversion":"1.0","id":"big","source":"/` + strings.Repeat("s", 20<<10) + `","type":"counter.increment","data":{"by":1}}}`)
+	if reply, err = nc.Request("jido.api.agent.call", apiReq, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(reply.Data, &st); err != nil || st.OK || st.Error == nil || st.Error.Type != bus.ReasonTooLarge {
+		t.Fatalf("agent call with a 20 KB source: reply %.300s (%v), want too_large", reply.Data, err)
+	}
 
 	deadline := time.Now().Add(20 * time.Second)
 	for {
