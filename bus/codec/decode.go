@@ -26,7 +26,7 @@ type Decoder struct {
 }
 
 // Decode reads the signal carried by msg in whichever mode it was written,
-// validates it with bus.ValidateSignal, and returns it with the mode it
+// validates it with bus.ValidateInput, and returns it with the mode it
 // found. subjectType is the signal type the subject names ("" when it names
 // none): a plain message takes its type from it, and a ce-type (or a
 // structured type) that disagrees with it is refused with ReasonTypeMismatch.
