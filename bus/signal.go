@@ -26,28 +26,21 @@ const (
 	ExtTraceParent   = "traceparent"   // W3C trace context
 )
 
-// DefaultMaxDataBytes is the default limit on the size of a signal's data.
-const DefaultMaxDataBytes = 1 << 20
-
-// Limits bound what a signal may carry. The zero value applies the defaults.
-type Limits struct {
-	// MaxDataBytes is the largest data payload accepted, in bytes. Zero means
-	// DefaultMaxDataBytes; a negative value means no limit.
-	MaxDataBytes int
-}
-
-func (l Limits) maxData() int {
-	if l.MaxDataBytes == 0 {
-		return DefaultMaxDataBytes
-	}
-	return l.MaxDataBytes
-}
-
-// ValidateSignal checks what jido-bus requires of every signal: the required
-// attributes (id, source, type, specversion 1.0), the type grammar, a
-// well-formed time when present, and data within lim. The error is an *Error
-// whose type is the Reason and whose message names the attribute.
+// ValidateSignal checks what jido-bus requires of every signal, wherever
+// it comes from (a codec, the Go API, an agent's directive) and before the
+// log stores it: the required attributes (id, source, type, specversion
+// 1.0), the type grammar, every attribute a CloudEvents string (valid
+// UTF-8 without control characters), extension names in lower-case
+// letters and digits with values of a CloudEvents type, a time the log can
+// store, attributes within lim.MaxAttributeBytes and data within
+// lim.MaxDataBytes. The error is an *Error whose type is the Reason and
+// whose message names the attribute. The log calls it with its own limits,
+// so a signal it accepts under the same Limits the log accepts too.
 func ValidateSignal(s *Signal, lim Limits) error {
+	return validate(s, lim, lim.maxAttributes(), "")
+}
+
+func validate(s *Signal, lim Limits, maxAttr int, why string) error {
 	if s.SpecVersion() != SpecVersion {
 		if s.SpecVersion() == "" {
 			return Errorf(ReasonMissingAttribute, "specversion is missing; set it to %q", SpecVersion)
@@ -65,6 +58,13 @@ func ValidateSignal(s *Signal, lim Limits) error {
 	}
 	if err := ValidateType(s.Type()); err != nil {
 		return err
+	}
+	n, err := checkAttributes(s)
+	if err != nil {
+		return err
+	}
+	if maxAttr > 0 && n > maxAttr {
+		return Errorf(ReasonTooLarge, "attributes take %d bytes, the limit is %d%s", n, maxAttr, why)
 	}
 	if max := lim.maxData(); max > 0 && len(s.Data()) > max {
 		return Errorf(ReasonTooLarge, "data is %d bytes, the limit is %d", len(s.Data()), max)
@@ -97,7 +97,7 @@ func NewSignal(signalType, source string, data any) (Signal, error) {
 	if err := SetJSONData(&s, data); err != nil {
 		return Signal{}, err
 	}
-	if err := ValidateSignal(&s, Limits{MaxDataBytes: -1}); err != nil {
+	if err := ValidateSignal(&s, Limits{MaxDataBytes: -1, MaxAttributeBytes: -1}); err != nil {
 		return Signal{}, err
 	}
 	return s, nil

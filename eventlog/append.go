@@ -154,10 +154,7 @@ func (l *Log) prepareEvent(stream string, ev *bus.Signal) (preparedEvent, error)
 	// data and the idempotency key.
 	est := headerLen + 64 + 2*len(stream) + 2*len(id) + 2*len(source) + len(ev.Type()) + len(ev.Subject()) + len(data) + 12
 	buf := appendEntryBodyOf(make([]byte, 0, est), stream, id, source, ev)
-	n := len(buf)
-	if attr := n - headerLen - len(data); attr > l.opts.maxAttributeBytes() {
-		return preparedEvent{}, bus.Errorf(bus.ReasonTooLarge, "attributes take %d bytes, the limit is %d", attr, l.opts.maxAttributeBytes())
-	}
+	n := len(buf) // prepare checked the attributes' size (bus.ValidateSignal)
 	buf = appendIdemKey(buf, stream, source, id)
 	idem := buf[n:]
 	return preparedEvent{value: buf[:n:n], idem: idem, hash: l.hashIdem(idem), id: id}, nil

@@ -247,7 +247,7 @@ func TestAppendRejectsBadInputAndWritesNothing(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			l := openMem(t, Options{Limits: bus.Limits{MaxDataBytes: 1000}, MaxAttributeBytes: 4096, MaxAppendEvents: 10})
+			l := openMem(t, Options{Limits: bus.Limits{MaxDataBytes: 1000, MaxAttributeBytes: 4096}, MaxAppendEvents: 10})
 			_, err := l.Append(context.Background(), tc.stream, AnyVersion, tc.events...)
 			if err == nil {
 				t.Fatal("append succeeded")

@@ -20,14 +20,14 @@ type Options struct {
 	// benchmarks only; never set it for data anyone cares about.
 	NoSync bool
 
-	// Limits bound every appended event (bus.ValidateSignal). The zero
-	// value applies bus.DefaultMaxDataBytes (1 MiB of data).
+	// Limits bound every appended event (bus.ValidateSignal): its data
+	// and its attributes (id, source, type, subject, extensions …, as
+	// bus.AttributeBytes counts them). The zero value applies
+	// bus.DefaultMaxDataBytes (1 MiB of data) and
+	// bus.DefaultMaxAttributeBytes (64 KiB of attributes). The codec that
+	// takes signals in checks them against the same Limits, so pass both
+	// the same value.
 	Limits bus.Limits
-
-	// MaxAttributeBytes bounds the encoded size of an event without its
-	// data (id, source, type, subject, extensions …), in bytes. Zero means
-	// 64 KiB.
-	MaxAttributeBytes int
 
 	// MaxAppendEvents bounds the number of events in one Append or
 	// AppendMulti call. Zero means 10,000.
@@ -67,13 +67,6 @@ type Options struct {
 	// Logger receives Pebble's messages (informational ones at debug
 	// level). Nil means slog.Default().
 	Logger *slog.Logger
-}
-
-func (o Options) maxAttributeBytes() int {
-	if o.MaxAttributeBytes == 0 {
-		return 64 << 10
-	}
-	return o.MaxAttributeBytes
 }
 
 func (o Options) maxAppendEvents() int {

@@ -2,11 +2,15 @@ package node
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/eventlog"
 )
 
@@ -24,6 +28,7 @@ const deadLetterBatch = 256
 // file waits (backpressure on the refusing subscription) rather than drop.
 type deadLetterWriter struct {
 	log    *eventlog.Log
+	limits bus.Limits // the log's
 	logger *slog.Logger
 	ch     chan bus.Signal
 	done   chan struct{}
@@ -32,8 +37,8 @@ type deadLetterWriter struct {
 	closed bool
 }
 
-func newDeadLetterWriter(log *eventlog.Log, logger *slog.Logger) *deadLetterWriter {
-	w := &deadLetterWriter{log: log, logger: logger, ch: make(chan bus.Signal, 4*deadLetterBatch), done: make(chan struct{})}
+func newDeadLetterWriter(log *eventlog.Log, limits bus.Limits, logger *slog.Logger) *deadLetterWriter {
+	w := &deadLetterWriter{log: log, limits: limits, logger: logger, ch: make(chan bus.Signal, 4*deadLetterBatch), done: make(chan struct{})}
 	go w.run()
 	return w
 }
@@ -66,12 +71,69 @@ func (w *deadLetterWriter) run() {
 				break more
 			}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		if _, err := w.log.Append(ctx, DeadLetterStream, eventlog.AnyVersion, batch...); err != nil {
-			w.logger.Error("append dead letters to the log", "stream", DeadLetterStream, "count", len(batch), "err", err)
-		}
-		cancel()
+		w.append(batch)
 	}
+}
+
+// append appends a batch of dead letters. The log refuses a whole batch
+// for one entry it refuses, so when the batch fails each dead letter is
+// appended alone (a retry of one that was stored is a duplicate the log
+// drops: same source and id), and one the log refuses even alone is
+// stored as a stub instead: a dead letter is never lost without a trace.
+func (w *deadLetterWriter) append(batch []bus.Signal) {
+	err := w.appendOnce(batch...)
+	if err == nil || len(batch) == 1 && bus.ErrorType(err) == bus.ReasonInternal {
+		if err != nil {
+			w.logger.Error("append dead letter to the log", "stream", DeadLetterStream, "id", batch[0].ID(), "err", err)
+		}
+		return
+	}
+	if len(batch) > 1 {
+		w.logger.Warn("append dead letters to the log failed; appending them one by one", "stream", DeadLetterStream, "count", len(batch), "err", err)
+	}
+	for _, s := range batch {
+		err := w.appendOnce(s)
+		if err != nil && bus.ErrorType(err) != bus.ReasonInternal {
+			w.logger.Error("the log refuses a dead letter; storing a stub of it", "stream", DeadLetterStream, "id", s.ID(), "err", err)
+			err = w.appendOnce(deadLetterStub(s, err, w.limits))
+		}
+		if err != nil {
+			w.logger.Error("append dead letter to the log", "stream", DeadLetterStream, "id", s.ID(), "err", err)
+		}
+	}
+}
+
+func (w *deadLetterWriter) appendOnce(batch ...bus.Signal) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := w.log.Append(ctx, DeadLetterStream, eventlog.AnyVersion, batch...)
+	return err
+}
+
+// deadLetterStub is what is stored of a dead letter the log refused: its
+// id, what it was about (read from its record when it can be), why it
+// could not be stored, and the size and sha256 of its record.
+func deadLetterStub(s bus.Signal, refused error, lim bus.Limits) bus.Signal {
+	var d natsbus.DeadLetter
+	if json.Unmarshal(s.Data(), &d) != nil {
+		d = natsbus.DeadLetter{Subject: s.Subject()}
+	}
+	sum := sha256.Sum256(s.Data())
+	stub := natsbus.DeadLetter{
+		Reason:    d.Reason,
+		Error:     bus.Excerpt(d.Error) + "; the dead letter could not be stored whole: " + bus.Excerpt(bus.AsError(refused).Message),
+		Subject:   d.Subject,
+		Time:      d.Time,
+		Truncated: true,
+		Size:      len(s.Data()),
+		SHA256:    hex.EncodeToString(sum[:]),
+	}
+	out := stub.Signal(lim)
+	out.SetID(s.ID())
+	if bus.ValidateSignal(&out, lim) != nil {
+		out.SetTime(time.Now().UTC()) // the one attribute of the stub taken as it was
+	}
+	return out
 }
 
 // close appends what is queued and stops the writer.

@@ -178,7 +178,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	n.cancel = cancel
 	go func() { n.runDone <- n.runner.Run(runCtx) }()
 
-	n.dlq = newDeadLetterWriter(n.evlog, log)
+	n.dlq = newDeadLetterWriter(n.evlog, cfg.Limits, log)
 	n.bus = natsbus.New(n.conn.nc, natsbus.Options{
 		Subjects:     subjects,
 		Limits:       cfg.Limits,
@@ -409,5 +409,5 @@ func (n *Node) ping(context.Context, []byte) (any, error) {
 // "dlq", so dead letters outlive the NATS message that announced them.
 func (n *Node) fileDeadLetter(d natsbus.DeadLetter) {
 	n.metrics.deadLetters.WithLabelValues(d.Reason).Inc()
-	n.dlq.file(d.Signal())
+	n.dlq.file(d.Signal(n.cfg.Limits))
 }

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -12,10 +13,6 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 )
-
-// structuredOverhead is how much larger than the data limit a structured
-// body may be before it is refused unread: room for the attributes.
-const structuredOverhead = 64 << 10
 
 // Decoder reads signals from NATS messages. The zero value is ready to use
 // with the default limits and the real clock. A Decoder is safe for
@@ -29,7 +26,7 @@ type Decoder struct {
 }
 
 // Decode reads the signal carried by msg in whichever mode it was written,
-// validates it with bus.ValidateSignal, and returns it with the mode it
+// validates it with bus.ValidateInput, and returns it with the mode it
 // found. subjectType is the signal type the subject names ("" when it names
 // none): a plain message takes its type from it, and a ce-type (or a
 // structured type) that disagrees with it is refused with ReasonTypeMismatch.
@@ -37,13 +34,14 @@ type Decoder struct {
 //
 // Errors are *bus.Error values naming what is wrong; Decode never panics.
 func (d *Decoder) Decode(msg *nats.Msg, subjectType string) (bus.Signal, Mode, error) {
-	max := d.Limits.MaxDataBytes
-	if max == 0 {
-		max = bus.DefaultMaxDataBytes
+	max := d.Limits.DataLimit()
+	ct, err := headerOnce(msg.Header, HeaderContentType)
+	if err != nil {
+		return bus.Signal{}, Binary, err
 	}
-	if ct := headerFold(msg.Header, HeaderContentType); isStructured(ct) {
-		if max > 0 && len(msg.Data) > max+structuredOverhead {
-			return bus.Signal{}, Structured, bus.Errorf(bus.ReasonTooLarge, "structured body is %d bytes, the data limit is %d", len(msg.Data), max)
+	if isStructured(ct) {
+		if limit := structuredLimit(max, d.Limits.InputAttributeBytes()); limit > 0 && len(msg.Data) > limit {
+			return bus.Signal{}, Structured, bus.Errorf(bus.ReasonTooLarge, "structured body is %d bytes, more than data of %d bytes and attributes within the limits take", len(msg.Data), max)
 		}
 		s, err := decodeStructured(msg.Data)
 		if err != nil {
@@ -54,19 +52,36 @@ func (d *Decoder) Decode(msg *nats.Msg, subjectType string) (bus.Signal, Mode, e
 	if max > 0 && len(msg.Data) > max {
 		return bus.Signal{}, Binary, bus.Errorf(bus.ReasonTooLarge, "data is %d bytes, the limit is %d", len(msg.Data), max)
 	}
-	s, found, err := decodeBinary(msg)
+	s, found, err := decodeBinary(msg, ct, d.Limits.InputAttributeBytes())
 	if err != nil {
 		return bus.Signal{}, Binary, err
 	}
 	if !found {
-		s = d.plain(msg, subjectType)
+		s = d.plain(msg, ct, subjectType)
 	} else if s.Type() == "" && subjectType != "" {
 		s.SetType(subjectType)
 	}
 	return s, Binary, d.check(&s, subjectType)
 }
 
+// structuredLimit is the largest structured body worth reading under the
+// data limit and the input attribute limit: data written as base64 grows
+// by a third, and JSON may escape an attribute's characters (up to six
+// bytes each); 0 means no limit.
+func structuredLimit(maxData, maxAttr int) int {
+	if maxData < 0 || maxAttr < 0 {
+		return 0
+	}
+	return 4*(maxData/3+1) + 6*maxAttr + 1<<10
+}
+
 func (d *Decoder) check(s *bus.Signal, subjectType string) error {
+	// The size first: a refusal of a 70 KB attribute must not quote it.
+	if max := d.Limits.InputAttributeBytes(); max > 0 {
+		if n := bus.AttributeBytes(s); n > max {
+			return bus.Errorf(bus.ReasonTooLarge, "attributes take %d bytes, the limit for an input is %d", n, max)
+		}
+	}
 	if s.Type() != "" {
 		if err := bus.ValidateType(s.Type()); err != nil {
 			return err
@@ -75,12 +90,12 @@ func (d *Decoder) check(s *bus.Signal, subjectType string) error {
 	if subjectType != "" && s.Type() != "" && s.Type() != subjectType {
 		return bus.Errorf(bus.ReasonTypeMismatch, "the signal's type %q disagrees with the subject's %q", s.Type(), subjectType)
 	}
-	return bus.ValidateSignal(s, d.Limits)
+	return bus.ValidateInput(s, d.Limits)
 }
 
 // plain builds the signal of a message that carries no CloudEvents
 // attributes at all, as the NATS CLI's `nats pub SUBJECT BODY` sends it.
-func (d *Decoder) plain(msg *nats.Msg, subjectType string) bus.Signal {
+func (d *Decoder) plain(msg *nats.Msg, ct, subjectType string) bus.Signal {
 	s := event.New(bus.SpecVersion)
 	newID, now := d.NewID, d.Now
 	if newID == nil {
@@ -94,7 +109,6 @@ func (d *Decoder) plain(msg *nats.Msg, subjectType string) bus.Signal {
 	s.SetType(subjectType)
 	s.SetTime(now().UTC())
 	if len(msg.Data) > 0 {
-		ct := headerFold(msg.Header, HeaderContentType)
 		if ct == "" {
 			ct = sniffContentType(msg.Data)
 		}
@@ -117,81 +131,78 @@ func isStructured(contentType string) bool {
 	return strings.EqualFold(strings.TrimSpace(mt), ContentTypeStructured)
 }
 
-// headerFold returns the first value of the header named name, compared
-// without regard to case.
-func headerFold(h nats.Header, name string) string {
-	if v, ok := h[name]; ok && len(v) > 0 {
-		return v[0]
+// decodeBinary reads the ce- headers of msg; contentType is its
+// content-type header, the data's type when no ce-datacontenttype says
+// it. found is false when msg has none, which makes it a plain message.
+// Every value is checked as a CloudEvents string once percent-decoded, and
+// the error names the header it came in. maxAttr is the input attribute
+// limit (negative for none): headers far over it are refused before they
+// are decoded one by one.
+func decodeBinary(msg *nats.Msg, contentType string, maxAttr int) (s bus.Signal, found bool, err error) {
+	a, err := readAttrHeaders(msg.Header)
+	if !a.found || err != nil {
+		return s, a.found, err
 	}
-	for k, v := range h {
-		if len(v) > 0 && strings.EqualFold(k, name) {
-			return v[0]
-		}
+	// A percent-encoded value is at most three times its decoded length.
+	if maxAttr > 0 && a.rawBytes > 3*maxAttr {
+		return s, true, bus.Errorf(bus.ReasonTooLarge, "attribute headers take %d bytes, beyond the input limit of %d bytes of attributes", a.rawBytes, maxAttr)
 	}
-	return ""
-}
-
-// decodeBinary reads the ce- headers of msg. found is false when msg has
-// none, which makes it a plain message.
-func decodeBinary(msg *nats.Msg) (s bus.Signal, found bool, err error) {
 	s = event.New(bus.SpecVersion)
-	var specVersion, contentType string
-	for k, vals := range msg.Header {
-		if len(vals) == 0 || len(k) <= len(headerPrefix) || !strings.EqualFold(k[:len(headerPrefix)], headerPrefix) {
+	var vals [numAttrs]string
+	for i, h := range a.known {
+		if h.key == "" {
 			continue
 		}
-		found = true
-		name := strings.ToLower(k[len(headerPrefix):])
-		v := percentDecode(vals[0])
-		switch name {
-		case "specversion":
-			specVersion = v
-		case "id":
-			s.SetID(v)
-		case "source":
-			if _, perr := url.Parse(v); perr != nil {
-				return s, true, bus.Errorf(bus.ReasonInvalidAttribute, "header %s: %q is not a URI reference", k, v)
-			}
-			s.SetSource(v)
-		case "type":
-			s.SetType(v)
-		case "subject":
-			s.SetSubject(v)
-		case "dataschema":
-			s.SetDataSchema(v)
-		case "datacontenttype":
-			contentType = v
-		case "time":
-			t, perr := types.ParseTime(v)
-			if perr != nil {
-				return s, true, bus.Errorf(bus.ReasonInvalidAttribute, "header %s: time %q is not RFC 3339", k, v)
-			}
-			s.SetTime(t)
-		default:
-			if !event.IsExtensionNameValid(name) {
-				return s, true, bus.Errorf(bus.ReasonInvalidAttribute, "header %s: extension names are letters and digits only", k)
-			}
-			s.SetExtension(name, v)
+		if vals[i], err = headerValue(h); err != nil {
+			return s, true, err
 		}
 	}
-	if !found {
-		return s, false, nil
-	}
-	switch normalizeSpecVersion(specVersion) {
+	switch normalizeSpecVersion(vals[attrSpecVersion]) {
 	case bus.SpecVersion:
 	case "":
 		return s, true, bus.Errorf(bus.ReasonMissingAttribute, "header ce-specversion is missing; set it to %q", bus.SpecVersion)
 	default:
-		return s, true, bus.Errorf(bus.ReasonInvalidSpecVersion, "ce-specversion %q is not supported; use %q", specVersion, bus.SpecVersion)
+		return s, true, bus.Errorf(bus.ReasonInvalidSpecVersion, "ce-specversion %q is not supported; use %q", bus.Excerpt(vals[attrSpecVersion]), bus.SpecVersion)
 	}
-	if s.ID() == "" {
+	if vals[attrID] == "" {
 		return s, true, bus.Errorf(bus.ReasonMissingAttribute, "header ce-id is missing")
 	}
-	if s.Source() == "" {
+	s.SetID(vals[attrID])
+	if vals[attrSource] == "" {
 		return s, true, bus.Errorf(bus.ReasonMissingAttribute, "header ce-source is missing")
 	}
-	if contentType == "" {
-		contentType = headerFold(msg.Header, HeaderContentType)
+	if _, perr := url.Parse(vals[attrSource]); perr != nil {
+		return s, true, bus.Errorf(bus.ReasonInvalidAttribute, "header %s: %q is not a URI reference", a.known[attrSource].key, bus.Excerpt(vals[attrSource]))
+	}
+	s.SetSource(vals[attrSource])
+	if v := vals[attrType]; v != "" {
+		s.SetType(v)
+	}
+	if h := a.known[attrSubject]; h.key != "" {
+		s.SetSubject(vals[attrSubject])
+	}
+	if h := a.known[attrDataSchema]; h.key != "" {
+		s.SetDataSchema(vals[attrDataSchema])
+	}
+	if h := a.known[attrTime]; h.key != "" {
+		t, perr := types.ParseTime(vals[attrTime])
+		if perr != nil {
+			return s, true, bus.Errorf(bus.ReasonInvalidAttribute, "header %s: time %q is not RFC 3339", h.key, bus.Excerpt(vals[attrTime]))
+		}
+		s.SetTime(t)
+	}
+	for _, h := range a.ext {
+		if !bus.ValidExtensionName(h.name) {
+			return s, true, bus.Errorf(bus.ReasonInvalidAttribute, "header %s: extension names are letters and digits only", bus.Excerpt(h.key))
+		}
+		v, err := headerValue(h)
+		if err != nil {
+			return s, true, err
+		}
+		s.SetExtension(h.name, v)
+	}
+	if h := a.known[attrDataContentType]; h.key != "" {
+		contentType = vals[attrDataContentType]
 	}
 	if len(msg.Data) > 0 {
 		if contentType != "" {
@@ -200,6 +211,16 @@ func decodeBinary(msg *nats.Msg) (s bus.Signal, found bool, err error) {
 		s.DataEncoded = msg.Data
 	}
 	return s, true, nil
+}
+
+// headerValue percent-decodes h's value and checks it is a CloudEvents
+// string.
+func headerValue(h header) (string, error) {
+	v := percentDecode(h.value)
+	if err := bus.CheckAttributeText(h.name, v); err != nil {
+		return "", fmt.Errorf("header %s: %w", bus.Excerpt(h.key), err)
+	}
+	return v, nil
 }
 
 // normalizeSpecVersion maps the patch release "1.0.2" to "1.0".

@@ -89,7 +89,9 @@ func Encode(subject string, s *bus.Signal, mode Mode) (*nats.Msg, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encode extension %q of signal %s: %w", name, s.ID(), err)
 		}
-		set(headerPrefix+name, str)
+		// Written even when empty: an extension that is present holds a
+		// value, "" included, and a reader must see it as the log has it.
+		put(headerPrefix+name, percentEncode(str))
 	}
 	msg.Data = s.Data()
 	return msg, nil

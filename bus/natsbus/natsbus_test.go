@@ -212,7 +212,7 @@ func TestRejectsBadInput(t *testing.T) {
 	if len(f.filed) != len(cases) {
 		t.Fatalf("OnDeadLetter saw %d dead letters, want %d", len(f.filed), len(cases))
 	}
-	s := f.filed[0].Signal()
+	s := f.filed[0].Signal(bus.Limits{})
 	if err := bus.ValidateSignal(&s, bus.Limits{}); err != nil || s.Type() != DeadLetterType {
 		t.Fatalf("dead letter as a signal: %v, %v", s, err)
 	}

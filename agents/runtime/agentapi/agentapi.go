@@ -184,7 +184,7 @@ func (r signalRequest) build() (bus.Signal, error) {
 		if r.Type != "" || r.Data != nil {
 			return bus.Signal{}, bus.Errorf(bus.ReasonInvalidRequest, "send either a signal or a type with data, not both")
 		}
-		if err := bus.ValidateSignal(r.Signal, bus.Limits{}); err != nil {
+		if err := bus.ValidateInput(r.Signal, bus.Limits{}); err != nil {
 			return bus.Signal{}, err
 		}
 		return *r.Signal, nil

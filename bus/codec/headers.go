@@ -1,0 +1,129 @@
+package codec
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jido-bus/jido-bus/bus"
+)
+
+// The binding's context attributes, in the order the decoder reads them.
+const (
+	attrSpecVersion = iota
+	attrID
+	attrSource
+	attrType
+	attrSubject
+	attrDataSchema
+	attrDataContentType
+	attrTime
+	numAttrs
+)
+
+var attrNames = [numAttrs]string{"specversion", "id", "source", "type", "subject", "dataschema", "datacontenttype", "time"}
+
+func attrIndex(name string) int {
+	for i, n := range attrNames {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// header is one attribute header as it came: its name as sent and its
+// (still percent-encoded) value; name is the attribute's, lower case.
+type header struct {
+	key, name, value string
+}
+
+// attrHeaders are the "ce-" headers of a message, each read exactly once.
+type attrHeaders struct {
+	found bool
+	known [numAttrs]header // key == "" when absent
+	ext   []header         // sorted by name
+	// rawBytes is the length of every attribute value as sent.
+	rawBytes int
+}
+
+// readAttrHeaders collects msg's attribute headers. Header names are
+// matched without regard to case, so "ce-id" and "CE-ID" name one
+// attribute: a message that sends an attribute twice (in two cases, or as
+// two values of one header) is refused, since which of the two a reader
+// took would otherwise depend on map order. Of several faults the one on
+// the first attribute name in order is reported, so the same message is
+// always refused the same way.
+func readAttrHeaders(h nats.Header) (attrHeaders, error) {
+	var a attrHeaders
+	var fault string // the lower-case name the error is about
+	var faultErr error
+	fail := func(name string, err error) {
+		if faultErr == nil || name < fault {
+			fault, faultErr = name, err
+		}
+	}
+	for k, vals := range h {
+		if len(k) < len(headerPrefix) || !strings.EqualFold(k[:len(headerPrefix)], headerPrefix) || len(vals) == 0 {
+			continue
+		}
+		a.found = true
+		name := strings.ToLower(k[len(headerPrefix):])
+		if name == "" {
+			fail(name, bus.Errorf(bus.ReasonInvalidAttribute, "header %q names no attribute: an attribute header is ce-<name>", k))
+			continue
+		}
+		if len(vals) > 1 {
+			fail(name, bus.Errorf(bus.ReasonInvalidAttribute, "header %s is sent more than once (%d values); an attribute takes one value", bus.Excerpt(k), len(vals)))
+			continue
+		}
+		a.rawBytes += len(vals[0])
+		hd := header{key: k, name: name, value: vals[0]}
+		if i := attrIndex(name); i >= 0 {
+			if prev := a.known[i].key; prev != "" {
+				fail(name, duplicate(prev, k))
+				continue
+			}
+			a.known[i] = hd
+			continue
+		}
+		a.ext = append(a.ext, hd)
+	}
+	if len(a.ext) > 1 {
+		slices.SortFunc(a.ext, func(x, y header) int { return strings.Compare(x.name, y.name) })
+		for i := 1; i < len(a.ext); i++ {
+			if a.ext[i].name == a.ext[i-1].name {
+				fail(a.ext[i].name, duplicate(a.ext[i-1].key, a.ext[i].key))
+			}
+		}
+	}
+	return a, faultErr
+}
+
+func duplicate(k1, k2 string) error {
+	if k2 < k1 {
+		k1, k2 = k2, k1
+	}
+	return bus.Errorf(bus.ReasonInvalidAttribute, "header %s is sent more than once (as %q and %q); an attribute takes one value",
+		strings.ToLower(bus.Excerpt(k1)), bus.Excerpt(k1), bus.Excerpt(k2))
+}
+
+// headerOnce returns the value of the header called name, matched without
+// regard to case, and refuses a message that sends it more than once.
+func headerOnce(h nats.Header, name string) (string, error) {
+	var v string
+	n := 0
+	for k, vals := range h {
+		if len(k) == len(name) && strings.EqualFold(k, name) {
+			n += len(vals)
+			if len(vals) > 0 {
+				v = vals[0]
+			}
+		}
+	}
+	if n > 1 {
+		return "", bus.Errorf(bus.ReasonMalformed, "header %s is sent more than once; send one", name)
+	}
+	return v, nil
+}
