@@ -20,7 +20,8 @@ import (
 
 // passiveAgent is the whole in-memory cost of a passive agent.
 type passiveAgent struct {
-	typ string
+	typ  string
+	born uint64 // its incarnation (incarnation.go)
 }
 
 var errPassivated = errors.New("agent went passive")
@@ -92,7 +93,7 @@ func (s *server) tryPassivate(now time.Time) bool {
 	rt.mu.Lock()
 	if rt.agents[s.id] == s {
 		delete(rt.agents, s.id)
-		rt.passive[s.id] = passiveAgent{typ: s.def.Name()}
+		rt.passive[s.id] = passiveAgent{typ: s.def.Name(), born: s.born}
 	}
 	rt.mu.Unlock()
 	s.notify()
@@ -142,7 +143,7 @@ func (rt *Runtime) activate(id string) error {
 		close(ch)
 	}()
 
-	rec, err := rt.readStarted(rt.streamFor(p.typ, id))
+	rec, err := rt.readStarted(rt.streamFor(p.typ, id), p.born)
 	var s *server
 	var pending []queued
 	if err == nil {

@@ -189,7 +189,7 @@ func TestPassivationWaitsForAnEffectsRecord(t *testing.T) {
 	if !<-passivated {
 		t.Fatal("the agent did not go passive")
 	}
-	rec, err := h.rt.readStarted(s.stream)
+	rec, err := h.rt.readStarted(s.stream, s.born)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestPassivationSnapshotsAfterRecordedOutcomes(t *testing.T) {
 	h.start("counter", "c1", Options{SnapshotEvery: 1})
 	h.mustCall("c1", "counter.increment", map[string]int{"by": 7})
 	h.waitPassive("c1")
-	rec, err := h.rt.readStarted("agent/c1")
+	rec, err := h.rt.readStarted("agent/c1", 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -227,7 +227,7 @@ func TestReplayEqualsState(t *testing.T) {
 		}
 	}
 	want, _ := h.rt.State("calc")
-	rec, err := h.rt.readStarted("agent/calc")
+	rec, err := h.rt.readStarted("agent/calc", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
