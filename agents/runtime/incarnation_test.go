@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/eventlog"
 )
 
 // TestStartAgainUnderTheSameID: an agent stopped and started again under
@@ -69,5 +70,27 @@ func TestStartRefusesALiveStream(t *testing.T) {
 	_, err = rt2.Start(t.Context(), StartRequest{Type: "counter", ID: "c1"})
 	if bus.ErrorType(err) != ReasonAlreadyExists {
 		t.Fatalf("start over a live stream: %v, want %s", err, ReasonAlreadyExists)
+	}
+}
+
+// TestReplayAcrossIncarnations: Replay (jido-bus log replay) starts over
+// at each started record, so --verify agrees with every incarnation's
+// decisions and the state is the last incarnation's.
+func TestReplayAcrossIncarnations(t *testing.T) {
+	h := newHarness(t)
+	h.start("counter", "c1", Options{})
+	h.mustCall("c1", "counter.increment", map[string]int{"by": 7})
+	if err := h.rt.Stop(t.Context(), "c1", "done"); err != nil {
+		t.Fatal(err)
+	}
+	h.start("counter", "c1", Options{})
+	h.mustCall("c1", "counter.increment", nil)
+	h.mustCall("c1", "counter.increment", nil)
+	res, err := Replay(h.log.ReadStream("agent/c1", eventlog.ReadOptions{}), h.cfg.Types, h.cfg.Directives, ReplayOptions{Verify: true})
+	if err != nil || res.Divergence != nil {
+		t.Fatalf("replay: %v, divergence %+v", err, res.Divergence)
+	}
+	if res.Version != 2 || stateOf(t, res.State)["count"] != 2.0 {
+		t.Fatalf("replay: v%d %s, want v2 count 2", res.Version, res.State)
 	}
 }
