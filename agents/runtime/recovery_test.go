@@ -147,7 +147,7 @@ func TestRecoveryRunsPendingDirectives(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	e := h.emittedOf("probe.emitted")[0]
-	if e.ID() != sig.ID()+".0" {
+	if e.ID() != agents.DeriveID(agents.OriginKey(agents.OriginOf(sig), "p1"), 0) {
 		t.Fatalf("re-published emit has id %q", e.ID())
 	}
 }
@@ -172,7 +172,7 @@ func TestRecoveryRunsPendingDirectivesOfTheSnapshot(t *testing.T) {
 		t.Fatalf("recovered %d", n)
 	}
 	h.eventually("the emit of the snapshotted decision", func() bool { return len(h.emittedOf("probe.emitted")) >= 1 })
-	if e := h.emittedOf("probe.emitted")[0]; e.ID() != sig.ID()+".1" {
+	if e := h.emittedOf("probe.emitted")[0]; e.ID() != agents.DeriveID(agents.OriginKey(agents.OriginOf(sig), "p1"), 1) {
 		t.Fatalf("re-published emit has id %q", e.ID())
 	}
 }
