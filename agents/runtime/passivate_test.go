@@ -222,3 +222,25 @@ func TestPassivationSnapshotsAfterRecordedOutcomes(t *testing.T) {
 		t.Fatalf("c1 after restart: %+v %v", info, err)
 	}
 }
+
+// TestPassiveWakeUpTimerIsOwned: the timer that activates a passive agent
+// for its next due timer belongs to the runtime: Close stops it, so no
+// clock of a closed runtime is left armed.
+func TestPassiveWakeUpTimerIsOwned(t *testing.T) {
+	h := newHarness(t, passivating)
+	h.start("probe", "p1", Options{})
+	h.mustCall("p1", "probe.schedule", map[string]any{"ms": 3_600_000})
+	h.waitPassive("p1")
+	h.rt.mu.RLock()
+	wake := h.rt.passive["p1"].wake
+	h.rt.mu.RUnlock()
+	if wake == nil {
+		t.Fatal("a passive agent with a timer due has no wake-up timer")
+	}
+	if err := h.rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if wake.Stop() {
+		t.Fatal("the wake-up timer was still armed after Close")
+	}
+}

@@ -708,6 +708,11 @@ func (rt *Runtime) Await(ctx context.Context, id string) (Info, error) {
 func (rt *Runtime) Close() error {
 	rt.mu.Lock()
 	rt.closing = true
+	for _, p := range rt.passive {
+		if p.wake != nil {
+			p.wake.Stop()
+		}
+	}
 	all := make([]*server, 0, len(rt.agents))
 	for _, s := range rt.agents {
 		all = append(all, s)
