@@ -1,8 +1,11 @@
 package agents
 
 import (
+	"hash/fnv"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jido-bus/jido-bus/bus"
 )
@@ -17,6 +20,36 @@ func SourceOf(agentID string) string { return "/agent/" + agentID }
 // consumers can deduplicate what a recovered agent emits again.
 func DeriveID(originID string, index int) string {
 	return originID + "." + strconv.Itoa(index)
+}
+
+// maxKeyID is the longest origin id OriginKey keeps whole.
+const maxKeyID = 64
+
+// OriginKey returns what the ids an agent derives from origin o start
+// with, for agent agentID: o's id when the agent itself is its source (or
+// it has none), else o's id, "~" and a short hash of o's source and id —
+// ids are unique per source, so inputs with one id from two sources must
+// not derive the same ids. An id longer than 64 bytes is cut to its first
+// 40 and the hash added, so a key stays short. The key is a function of o
+// alone: replaying the input derives it again.
+func OriginKey(o Origin, agentID string) string {
+	own := o.Source == "" || strings.HasPrefix(o.Source, "/agent/") && o.Source[len("/agent/"):] == agentID
+	if own && len(o.ID) <= maxKeyID {
+		return o.ID
+	}
+	h := fnv.New64a()
+	h.Write([]byte(o.Source))
+	h.Write([]byte{0})
+	h.Write([]byte(o.ID))
+	id := o.ID
+	if len(id) > maxKeyID {
+		cut := 40
+		for cut > 0 && !utf8.RuneStart(id[cut]) {
+			cut--
+		}
+		id = id[:cut]
+	}
+	return id + "~" + strconv.FormatUint(h.Sum64(), 36)
 }
 
 // finalize completes and checks the directives: the determinism helpers
@@ -171,8 +204,8 @@ func (r *run) completeSignal(sig bus.Signal, o Origin, index int, what string) (
 		// builds the same signal as the sdk's setters below, without
 		// parsing the source again for every signal; it declines what it
 		// cannot reproduce exactly, which then takes the general route.
-		base := o.ID
-		if base == "" {
+		base := OriginKey(o, r.agentID)
+		if o.ID == "" {
 			base = r.agentID
 		}
 		f := bus.Fill{ID: DeriveID(base, index), Source: r.source(), Time: o.Time, CausationID: o.ID, CorrelationID: o.CorrelationID}
@@ -191,8 +224,8 @@ func (r *run) completeSignal(sig bus.Signal, o Origin, index int, what string) (
 	// something.
 	full := s.ID() != "" || s.Source() != ""
 	if s.ID() == "" {
-		base := o.ID
-		if base == "" {
+		base := OriginKey(o, r.agentID)
+		if o.ID == "" {
 			base = r.agentID
 		}
 		s.SetID(DeriveID(base, index))

@@ -64,6 +64,7 @@ func (m *metrics) watch(n *Node) {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "jido_api_requests_total", Help: "Control-plane requests served."}, stat(func(s natsbus.Stats) uint64 { return s.APIRequests })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "jido_agents_active", Help: "Agents with their state in memory."}, counts(func(c runtime.Counts) int { return c.Active })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "jido_agents_passive", Help: "Agents kept as an index entry only, until their next signal."}, counts(func(c runtime.Counts) int { return c.Passive })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "jido_agents_failed_recovery", Help: "Agents that failed at recovery, listed as failed until stopped."}, counts(func(c runtime.Counts) int { return c.Failed })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "jido_queue_depth", Help: "Signals and directives waiting, over all active agents."}, counts(func(c runtime.Counts) int { return c.Queued })),
 		projectionLag{n},
 	)

@@ -23,7 +23,7 @@ func TestEmitUsesDerivedIDs(t *testing.T) {
 	}
 	h.eventually("the emit", func() bool { return len(h.emittedOf("probe.emitted")) == 1 })
 	e := h.emittedOf("probe.emitted")[0]
-	if e.ID() != agents.DeriveID(sig.ID(), 0) || e.Source() != agents.SourceOf("p1") || string(e.Data()) != `{"n":7}` {
+	if e.ID() != agents.DeriveID(agents.OriginKey(agents.OriginOf(sig), "p1"), 0) || e.Source() != agents.SourceOf("p1") || string(e.Data()) != `{"n":7}` {
 		t.Fatalf("emitted %v", e)
 	}
 	if e.Extensions()[bus.ExtCausationID] != sig.ID() {

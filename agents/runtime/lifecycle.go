@@ -11,25 +11,27 @@ import (
 	"github.com/jido-bus/jido-bus/eventlog"
 )
 
-// commitStart writes the agent's first entry and its index record in one
-// batch; an id whose stream already has entries is refused. s.appendMu is
-// held (Start takes it before the agent becomes visible).
-func (s *server) commitStart(ctx context.Context, rec startedRecord) error {
+// commitStart writes the started record of the agent's incarnation s.born
+// and its index record in one batch, expecting the stream at version
+// expected (nextIncarnation); a stream that moved meanwhile is refused.
+// s.appendMu is held (Start takes it before the agent becomes visible).
+func (s *server) commitStart(ctx context.Context, rec startedRecord, expected eventlog.ExpectedVersion) error {
 	now := s.rt.now()
-	started, err := record(TypeStarted, "started:"+s.id, s.id, now, rec)
+	started, err := record(TypeStarted, incarnationID("started", s.id, s.born), s.id, now, rec)
 	if err != nil {
 		return err
 	}
-	idx, err := record(TypeRegistered, "registered:"+s.id, s.id, now, indexRecord{ID: s.id, Type: rec.Type, Stream: s.stream, Parent: rec.Parent})
+	idx, err := record(TypeRegistered, incarnationID("registered", s.id, s.born), s.id, now,
+		indexRecord{ID: s.id, Type: rec.Type, Stream: s.stream, Parent: rec.Parent, Seq: s.born})
 	if err != nil {
 		return err
 	}
 	res, err := s.rt.cfg.Store.AppendMulti(ctx, []eventlog.StreamAppend{
-		{Stream: s.stream, Expected: eventlog.NoStream, Events: []bus.Signal{started}},
-		{Stream: IndexStream, Events: []bus.Signal{idx}},
+		{Stream: s.stream, Expected: expected, Events: []bus.Signal{started}, AllNew: true},
+		{Stream: IndexStream, Events: []bus.Signal{idx}, AllNew: true},
 	})
-	if errors.Is(err, eventlog.ErrWrongVersion) {
-		return bus.Errorf(ReasonAlreadyExists, "agent %q existed before: its stream %s already has entries (a stopped agent's id is not reused); choose another id", s.id, s.stream)
+	if errors.Is(err, eventlog.ErrWrongVersion) || errors.Is(err, eventlog.ErrDuplicate) {
+		return bus.Errorf(ReasonAlreadyExists, "agent %q was started meanwhile: its stream %s moved on; stop it first or choose another id", s.id, s.stream)
 	}
 	if err != nil {
 		return fmt.Errorf("start agent %s: commit: %w", s.id, err)
@@ -85,7 +87,7 @@ func (s *server) stop(ctx context.Context, reason string) error {
 	s.rt.unregister(s)
 	s.rt.mu.Unlock()
 	s.rt.log.Info("agent stopped", "agent", s.id, "reason", reason, "dropped_directives", len(dropped))
-	s.rt.publishLifecycle(s.id, TypeStopped, "stopped:"+s.id, map[string]any{"id": s.id, "reason": reason})
+	s.rt.publishLifecycle(s.id, TypeStopped, incarnationID("stopped", s.id, s.born), map[string]any{"id": s.id, "reason": reason})
 	s.notify()
 	s.rt.childExited(s, reason)
 	s.rt.parentStopped(s, reason)
@@ -103,17 +105,17 @@ func (s *server) writeStopped(ctx context.Context, reason string, effects []effe
 	now := s.rt.now()
 	var events []bus.Signal
 	if len(effects) > 0 {
-		rec, err := record(TypeEffects, fmt.Sprintf("effects:stop:%s", s.id), "", now, effectsRecord{Results: effects})
+		rec, err := record(TypeEffects, incarnationID("effects:stop", s.id, s.born), "", now, effectsRecord{Results: effects})
 		if err != nil {
 			return err
 		}
 		events = append(events, rec)
 	}
-	stopped, err := record(TypeStopped, "stopped:"+s.id, s.id, now, stoppedRecord{Reason: reason})
+	stopped, err := record(TypeStopped, incarnationID("stopped", s.id, s.born), s.id, now, stoppedRecord{Reason: reason})
 	if err != nil {
 		return err
 	}
-	dereg, err := record(TypeDeregistered, "deregistered:"+s.id, s.id, now, indexRecord{ID: s.id, Reason: reason})
+	dereg, err := record(TypeDeregistered, incarnationID("deregistered", s.id, s.born), s.id, now, indexRecord{ID: s.id, Reason: reason, Seq: s.born})
 	if err != nil {
 		return err
 	}
@@ -191,7 +193,7 @@ func (rt *Runtime) childExited(child *server, reason string) {
 		return
 	}
 	data := map[string]any{"tag": parent.Tag, "id": child.id, "reason": reason}
-	id := "child-exit:" + child.id
+	id := incarnationID("child-exit", child.id, child.born)
 	rt.publishLifecycle(parent.ID, TypeChildExit, id, data)
 	if sig, err := lifecycleSignal(TypeChildExit, id, child.id, rt.now(), data); err == nil {
 		rt.deliverLifecycle(parent.ID, sig)
@@ -224,7 +226,7 @@ func (rt *Runtime) parentStopped(parent *server, reason string) {
 			}
 		case OnParentDeathEmitOrphan:
 			data := map[string]any{"parent_id": parent.id, "reason": reason}
-			sigID := "orphaned:" + id + ":" + parent.id
+			sigID := incarnationID("orphaned:"+id, parent.id, parent.born)
 			rt.publishLifecycle(id, TypeOrphaned, sigID, data)
 			if sig, err := lifecycleSignal(TypeOrphaned, sigID, parent.id, rt.now(), data); err == nil {
 				rt.deliverLifecycle(id, sig)
@@ -264,7 +266,7 @@ func execSpawn(ctx context.Context, d agents.Directive, x *ExecContext) (ExecRes
 		return ExecResult{}, fmt.Errorf("spawn %s child %s: %w", sp.Type, id, err)
 	}
 	data := map[string]any{"tag": sp.Tag, "id": id, "type": sp.Type}
-	sigID := "child-started:" + id
+	sigID := incarnationID("child-started", id, s.rt.bornOf(id))
 	s.rt.publishLifecycle(s.id, TypeChildStarted, sigID, data)
 	if sig, err := lifecycleSignal(TypeChildStarted, sigID, id, s.rt.now(), data); err == nil {
 		s.rt.deliverLifecycle(s.id, sig)

@@ -20,7 +20,11 @@ import (
 
 // passiveAgent is the whole in-memory cost of a passive agent.
 type passiveAgent struct {
-	typ string
+	typ  string
+	born uint64 // its incarnation (incarnation.go)
+	// wake, when set, activates the agent when its first timer is due;
+	// the runtime owns it: activation and Close stop it.
+	wake *time.Timer
 }
 
 var errPassivated = errors.New("agent went passive")
@@ -86,27 +90,28 @@ func (s *server) tryPassivate(now time.Time) bool {
 			return false
 		}
 	}
-	wake := s.timers.nextDue(now)
+	due := s.timers.nextDue(now)
 	s.timers.stopAll()
 	rt := s.rt
 	rt.mu.Lock()
 	if rt.agents[s.id] == s {
 		delete(rt.agents, s.id)
-		rt.passive[s.id] = passiveAgent{typ: s.def.Name()}
+		p := passiveAgent{typ: s.def.Name(), born: s.born}
+		if !due.IsZero() && !rt.closing {
+			// The agent's timers fire while it is passive: the first one
+			// due activates it, and its restored timers fire from there.
+			p.wake = time.AfterFunc(max(due.Sub(now), 0), func() {
+				if rt.ctx.Err() == nil {
+					if _, err := rt.lookup(s.id); err != nil {
+						rt.log.Warn("activate passive agent for its timer", "agent", s.id, "err", err)
+					}
+				}
+			})
+		}
+		rt.passive[s.id] = p
 	}
 	rt.mu.Unlock()
 	s.notify()
-	if !wake.IsZero() {
-		// The agent's timers fire while it is passive: the first one due
-		// activates it, and its restored timers fire from there.
-		time.AfterFunc(max(wake.Sub(now), 0), func() {
-			if rt.ctx.Err() == nil {
-				if _, err := rt.lookup(s.id); err != nil {
-					rt.log.Warn("activate passive agent for its timer", "agent", s.id, "err", err)
-				}
-			}
-		})
-	}
 	return true
 }
 
@@ -142,7 +147,7 @@ func (rt *Runtime) activate(id string) error {
 		close(ch)
 	}()
 
-	rec, err := rt.readStarted(rt.streamFor(p.typ, id))
+	rec, err := rt.readStarted(rt.streamFor(p.typ, id), p.born)
 	var s *server
 	var pending []queued
 	if err == nil {
@@ -152,6 +157,9 @@ func (rt *Runtime) activate(id string) error {
 		return fmt.Errorf("activate agent %s: %w", id, err)
 	}
 	rt.mu.Lock()
+	if p := rt.passive[id]; p.wake != nil {
+		p.wake.Stop()
+	}
 	delete(rt.passive, id)
 	rt.register(s)
 	rt.mu.Unlock()

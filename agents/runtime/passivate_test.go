@@ -189,7 +189,7 @@ func TestPassivationWaitsForAnEffectsRecord(t *testing.T) {
 	if !<-passivated {
 		t.Fatal("the agent did not go passive")
 	}
-	rec, err := h.rt.readStarted(s.stream)
+	rec, err := h.rt.readStarted(s.stream, s.born)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestPassivationSnapshotsAfterRecordedOutcomes(t *testing.T) {
 	h.start("counter", "c1", Options{SnapshotEvery: 1})
 	h.mustCall("c1", "counter.increment", map[string]int{"by": 7})
 	h.waitPassive("c1")
-	rec, err := h.rt.readStarted("agent/c1")
+	rec, err := h.rt.readStarted("agent/c1", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,5 +220,27 @@ func TestPassivationSnapshotsAfterRecordedOutcomes(t *testing.T) {
 	h.restart()
 	if info, err := h.rt.State("c1"); err != nil || info.Status != StatusPassive || stateOf(t, info.State)["count"] != 7.0 {
 		t.Fatalf("c1 after restart: %+v %v", info, err)
+	}
+}
+
+// TestPassiveWakeUpTimerIsOwned: the timer that activates a passive agent
+// for its next due timer belongs to the runtime: Close stops it, so no
+// clock of a closed runtime is left armed.
+func TestPassiveWakeUpTimerIsOwned(t *testing.T) {
+	h := newHarness(t, passivating)
+	h.start("probe", "p1", Options{})
+	h.mustCall("p1", "probe.schedule", map[string]any{"ms": 3_600_000})
+	h.waitPassive("p1")
+	h.rt.mu.RLock()
+	wake := h.rt.passive["p1"].wake
+	h.rt.mu.RUnlock()
+	if wake == nil {
+		t.Fatal("a passive agent with a timer due has no wake-up timer")
+	}
+	if err := h.rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if wake.Stop() {
+		t.Fatal("the wake-up timer was still armed after Close")
 	}
 }

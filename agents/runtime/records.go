@@ -66,6 +66,10 @@ type startedRecord struct {
 	Options      Options         `json:"options"`
 	Parent       *ParentRef      `json:"parent,omitempty"`
 	Restart      string          `json:"restart,omitempty"`
+
+	// seq is where the record sits in its stream (readStarted fills it
+	// in): the incarnation it starts.
+	seq uint64
 }
 
 type cmdRecord struct {
@@ -122,6 +126,10 @@ type indexRecord struct {
 	Stream string     `json:"stream,omitempty"`
 	Parent *ParentRef `json:"parent,omitempty"`
 	Reason string     `json:"reason,omitempty"`
+	// Seq is the stream sequence of the started record of the incarnation
+	// registered or deregistered; records written before incarnations
+	// have none, which means 1.
+	Seq uint64 `json:"seq,omitempty"`
 }
 
 // record builds a runtime record. id must make the record unique in its

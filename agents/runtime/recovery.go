@@ -50,8 +50,6 @@ func (s *server) snapshotData() ([]byte, error) {
 	return json.Marshal(snap)
 }
 
-var errStopped = errors.New("agent was stopped")
-
 // Recover brings back every agent the index lists as started and not
 // stopped, each from its latest snapshot plus a replay of the later
 // signals through Cmd; directives that were committed but not recorded as
@@ -62,8 +60,9 @@ var errStopped = errors.New("agent was stopped")
 // many agents came back, active or passive. An agent that cannot be
 // restored is logged and left out; the others still come back.
 func (rt *Runtime) Recover(ctx context.Context) (int, error) {
-	var order []string
+	var order []string // each id once, in its first start's order
 	registered := map[string]indexRecord{}
+	listed := map[string]bool{}
 	for e, err := range rt.cfg.Store.ReadStream(IndexStream, eventlog.ReadOptions{}) {
 		if errors.Is(err, eventlog.ErrNotFound) {
 			break
@@ -75,14 +74,18 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 		if err := json.Unmarshal(e.Event.Data(), &rec); err != nil {
 			return 0, fmt.Errorf("recover: %s entry %d: %w", IndexStream, e.Seq, err)
 		}
+		rec.Seq = max(rec.Seq, 1) // records from before incarnations
 		switch e.Event.Type() {
 		case TypeRegistered:
-			if _, ok := registered[rec.ID]; !ok {
+			if !listed[rec.ID] {
+				listed[rec.ID] = true
 				order = append(order, rec.ID)
 			}
 			registered[rec.ID] = rec
 		case TypeDeregistered:
-			delete(registered, rec.ID)
+			if registered[rec.ID].Seq == rec.Seq {
+				delete(registered, rec.ID)
+			}
 		}
 	}
 	type restored struct {
@@ -115,7 +118,8 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 				if i >= len(live) {
 					return
 				}
-				rec, err := rt.readStarted(registered[live[i]].Stream)
+				idx := registered[live[i]]
+				rec, err := rt.readStarted(idx.Stream, idx.Seq)
 				results[i].started = rec
 				if err == nil && rt.settled(rec) {
 					results[i].passive = rec.Type
@@ -127,12 +131,16 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 		}()
 	}
 	wg.Wait()
+	failed := map[string]failedAgent{}
 	for i, id := range live {
 		switch err := failures[i]; {
-		case errors.Is(err, errStopped):
 		case err != nil:
-			rt.log.Error("recover agent", "agent", id, "err", err)
+			// Never silently: the agent is listed as failed, with the
+			// reason, until it is stopped.
+			idx := registered[id]
+			rt.log.Error("recover agent", "agent", id, "stream", idx.Stream, "err", err)
 			errs = append(errs, fmt.Errorf("agent %s: %w", id, err))
+			failed[id] = failedAgent{typ: idx.Type, stream: idx.Stream, born: idx.Seq, reason: err.Error()}
 		case results[i].passive != "":
 			passive[id] = results[i].passive
 			all = append(all, results[i])
@@ -145,8 +153,11 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 	for _, r := range back {
 		rt.register(r.s)
 	}
+	for id, f := range failed {
+		rt.failed[id] = f
+	}
 	for id, typ := range passive {
-		rt.passive[id] = passiveAgent{typ: typ}
+		rt.passive[id] = passiveAgent{typ: typ, born: registered[id].Seq}
 		set := rt.byType[typ]
 		if set == nil {
 			set = make(map[string]struct{})
@@ -165,7 +176,7 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 	for _, r := range back {
 		r.s.resume(r.pending, nil)
 	}
-	rt.log.Info("agents recovered", "active", len(back), "passive", len(passive), "failed", len(errs))
+	rt.log.Info("agents recovered", "active", len(back), "passive", len(passive), "failed", len(failed))
 	return len(back) + len(passive), errors.Join(errs...)
 }
 
@@ -184,8 +195,8 @@ func (rt *Runtime) settled(rec startedRecord) bool {
 		return false // restore says why
 	}
 	snap, err := rt.cfg.Store.LoadSnapshot(rec.Stream)
-	if err != nil {
-		return false
+	if err != nil || snap.Version < rec.seq {
+		return false // none, or an earlier incarnation's
 	}
 	var data struct {
 		Timers      timerState `json:"timers"`
@@ -200,22 +211,25 @@ func (rt *Runtime) settled(rec startedRecord) bool {
 	return true
 }
 
-// readStarted reads the first entry of an agent's stream.
-func (rt *Runtime) readStarted(stream string) (startedRecord, error) {
-	for e, err := range rt.cfg.Store.ReadStream(stream, eventlog.ReadOptions{Limit: 1}) {
+// readStarted reads the started record of the incarnation born (the
+// stream sequence it sits at; 0 means 1) of an agent's stream.
+func (rt *Runtime) readStarted(stream string, born uint64) (startedRecord, error) {
+	born = max(born, 1)
+	for e, err := range rt.cfg.Store.ReadStream(stream, eventlog.ReadOptions{From: born, Limit: 1}) {
 		if err != nil {
-			return startedRecord{}, fmt.Errorf("read %s: %w", stream, err)
+			return startedRecord{}, fmt.Errorf("read %s at %d: %w", stream, born, err)
 		}
-		if e.Event.Type() != TypeStarted {
-			return startedRecord{}, fmt.Errorf("%s: first entry is %s, not %s", stream, e.Event.Type(), TypeStarted)
+		if e.Seq != born || e.Event.Type() != TypeStarted {
+			return startedRecord{}, fmt.Errorf("%s/%d: the entry is %s, not the agent's %s (was the stream truncated?)", stream, e.Seq, e.Event.Type(), TypeStarted)
 		}
 		var rec startedRecord
 		if err := json.Unmarshal(e.Event.Data(), &rec); err != nil {
-			return startedRecord{}, fmt.Errorf("%s: started record: %w", stream, err)
+			return startedRecord{}, fmt.Errorf("%s/%d: started record: %w", stream, e.Seq, err)
 		}
+		rec.seq = e.Seq
 		return rec, nil
 	}
-	return startedRecord{}, fmt.Errorf("%s: %w", stream, eventlog.ErrNotFound)
+	return startedRecord{}, fmt.Errorf("%s/%d: no started record: %w", stream, born, eventlog.ErrNotFound)
 }
 
 // pendingCmd is a committed decision found during recovery.
@@ -318,14 +332,15 @@ func (rt *Runtime) restore(ctx context.Context, rec startedRecord) (*server, []q
 func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapshot bool) (*server, []queued, error) {
 	def, ok := rt.cfg.Types.Lookup(rec.Type)
 	if !ok {
-		return nil, nil, fmt.Errorf("agent %s: type %q is not registered in this runtime", rec.ID, rec.Type)
+		return nil, nil, fmt.Errorf("agent %s: type %q (started at %s/%d) is not registered in this runtime", rec.ID, rec.Type, rec.Stream, max(rec.seq, 1))
 	}
 	s := newServer(rt, rec.ID, def, rec.Stream, rec.Options, rec.Restart)
+	s.born = max(rec.seq, 1)
 
-	readFrom, replayFrom := uint64(1), uint64(1)
+	readFrom, replayFrom := s.born, s.born
 	snap, err := rt.cfg.Store.LoadSnapshot(rec.Stream)
-	if !useSnapshot && err == nil {
-		err = eventlog.ErrNotFound
+	if err == nil && (!useSnapshot || snap.Version < s.born) {
+		err = eventlog.ErrNotFound // none wanted, or an earlier incarnation's
 	}
 	switch {
 	case err == nil:
@@ -349,17 +364,8 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 			readFrom = data.PendingFrom
 		}
 	case errors.Is(err, eventlog.ErrNotFound):
-		var initial map[string]any
-		if len(rec.InitialState) > 0 {
-			if err := json.Unmarshal(rec.InitialState, &initial); err != nil {
-				return nil, nil, fmt.Errorf("agent %s: initial state: %w", rec.ID, err)
-			}
-		}
-		if s.agent, err = def.New(rec.ID, initial); err != nil {
-			return nil, nil, fmt.Errorf("agent %s: initial state: %w", rec.ID, err)
-		}
-		if s.agent, err = def.Mount(s.agent); err != nil {
-			return nil, nil, fmt.Errorf("agent %s: mount: %w", rec.ID, err)
+		if s.agent, err = initialAgent(def, rec); err != nil {
+			return nil, nil, fmt.Errorf("%s/%d: %w", rec.Stream, s.born, err)
 		}
 	default:
 		return nil, nil, fmt.Errorf("agent %s: load snapshot: %w", rec.ID, err)
@@ -378,23 +384,26 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 		replay := e.Seq >= replayFrom
 		switch e.Event.Type() {
 		case TypeStarted:
+			if e.Seq != s.born {
+				return nil, nil, fmt.Errorf("agent %s: %s/%d starts another incarnation after the one at %d, which was never stopped", rec.ID, rec.Stream, e.Seq, s.born)
+			}
 		case TypeStopped:
-			return nil, nil, errStopped
+			return nil, nil, fmt.Errorf("agent %s: %s/%d stops the incarnation the index lists as running", rec.ID, rec.Stream, e.Seq)
 		case TypeCmd:
 			var cr cmdRecord
 			if err := decodeCmdRecord(e.Event.Data(), &cr); err != nil {
 				return nil, nil, fmt.Errorf("agent %s: cmd record at %s/%d: %w", rec.ID, rec.Stream, e.Seq, err)
 			}
 			var input bus.Signal
-			if lastSignal != nil && lastSignal.ID() == cr.Signal {
+			if lastSignal != nil && decides(&cr, lastSignal) {
 				input = *lastSignal
 			}
 			if replay {
-				if lastSignal == nil || lastSignal.ID() != cr.Signal {
-					return nil, nil, fmt.Errorf("agent %s: cmd record at %s/%d decides signal %s, which is not the entry before it", rec.ID, rec.Stream, e.Seq, cr.Signal)
+				if lastSignal == nil || !decides(&cr, lastSignal) {
+					return nil, nil, fmt.Errorf("agent %s: cmd record at %s/%d decides signal %q, which is not the entry before it", rec.ID, rec.Stream, e.Seq, cr.Signal)
 				}
 				kinds := glance(cr.Directives)
-				s.agent, s.version, s.lastSignal = s.refold(*lastSignal, kinds), cr.Version, cr.Signal
+				s.agent, s.version, s.lastSignal = s.refold(*lastSignal, kinds), cr.Version, lastSignal.ID()
 				var directives []agents.Directive
 				if kinds.timers {
 					if directives, err = rt.codec.DecodeAll(cr.Directives); err != nil {
@@ -402,7 +411,7 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 					}
 				}
 				s.timers.mu.Lock()
-				delete(s.timers.state.Awaiting, cr.Signal)
+				delete(s.timers.state.Awaiting, lastSignal.ID())
 				s.timers.record(lastSignal, directives, e.Time)
 				s.timers.mu.Unlock()
 			}

@@ -1,8 +1,10 @@
 package runtime
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -147,7 +149,7 @@ func TestRecoveryRunsPendingDirectives(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	e := h.emittedOf("probe.emitted")[0]
-	if e.ID() != sig.ID()+".0" {
+	if e.ID() != agents.DeriveID(agents.OriginKey(agents.OriginOf(sig), "p1"), 0) {
 		t.Fatalf("re-published emit has id %q", e.ID())
 	}
 }
@@ -172,7 +174,7 @@ func TestRecoveryRunsPendingDirectivesOfTheSnapshot(t *testing.T) {
 		t.Fatalf("recovered %d", n)
 	}
 	h.eventually("the emit of the snapshotted decision", func() bool { return len(h.emittedOf("probe.emitted")) >= 1 })
-	if e := h.emittedOf("probe.emitted")[0]; e.ID() != sig.ID()+".1" {
+	if e := h.emittedOf("probe.emitted")[0]; e.ID() != agents.DeriveID(agents.OriginKey(agents.OriginOf(sig), "p1"), 1) {
 		t.Fatalf("re-published emit has id %q", e.ID())
 	}
 }
@@ -227,7 +229,7 @@ func TestReplayEqualsState(t *testing.T) {
 		}
 	}
 	want, _ := h.rt.State("calc")
-	rec, err := h.rt.readStarted("agent/calc")
+	rec, err := h.rt.readStarted("agent/calc", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,27 +332,37 @@ func (h *harness) waitNoted(id string, confirmed bool) {
 }
 
 // TestQuietAgentsEffectsRecordedTogether: agents that go quiet after a
-// directive get their outcomes recorded by the runtime's recorder, in
-// batches, so nothing is pending and a restart repeats nothing.
+// directive get their outcomes recorded by the runtime's recorder, all of
+// them in one append (one fsync), so nothing is pending and a restart
+// repeats nothing. The recorder's own ticks are an hour apart; the test
+// sweeps once itself, when every agent has noted its outcome.
 func TestQuietAgentsEffectsRecordedTogether(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.EffectsLinger = 20 * time.Millisecond })
+	h := newHarness(t, func(c *Config) { c.EffectsLinger = time.Hour })
+	store := &appendCounter{Store: h.log}
+	h.rt.Close()
+	cfg := h.cfg
+	cfg.Store = store
+	rt, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.rt = rt
+	t.Cleanup(func() { _ = rt.Close() })
 	ids := []string{"c1", "c2", "c3", "c4", "c5"}
 	for _, id := range ids {
 		h.start("counter", id, Options{})
 		h.mustCall(id, "counter.increment", nil)
 	}
-	globals := map[uint64]bool{}
 	for _, id := range ids {
-		h.eventually(id+"'s effects record", func() bool {
-			for e, err := range h.log.ReadStream("agent/"+id, eventlog.ReadOptions{Types: TypeEffects}) {
-				if err == nil {
-					globals[e.GlobalSeq] = true
-					return true
-				}
-			}
-			return false
-		})
-		s, err := h.rt.lookup(id)
+		h.waitNoted(id, true)
+	}
+	rt.cfg.EffectsLinger = time.Nanosecond // every agent is quiet now
+	rt.recordOwedEffects(false)
+	if got := store.effectsAppends(); len(got) != 1 || got[0] != len(ids) {
+		t.Fatalf("effects records went out in appends of %v records, want one of %d", got, len(ids))
+	}
+	for _, id := range ids {
+		s, err := rt.lookup(id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -361,14 +373,40 @@ func TestQuietAgentsEffectsRecordedTogether(t *testing.T) {
 			t.Fatalf("%s still has %d versions pending", id, pending)
 		}
 	}
-	// One effects record per agent (a batch or several: an agent busy
-	// appending is left for the next round).
-	if len(globals) != len(ids) {
-		t.Fatalf("effects records at %v", globals)
-	}
 	h.restart()
 	time.Sleep(50 * time.Millisecond) // lets a wrongly repeated emit show; not a timing assertion
 	if n := len(h.emittedOf("counter.changed")); n != len(ids) {
 		t.Fatalf("%d counter.changed emitted across the restart, want %d", n, len(ids))
 	}
+}
+
+// appendCounter is a Store that notes, for each multi-stream append
+// holding effects records, how many it holds.
+type appendCounter struct {
+	Store
+	mu      sync.Mutex
+	effects []int
+}
+
+func (a *appendCounter) AppendMulti(ctx context.Context, parts []eventlog.StreamAppend) ([]eventlog.AppendResult, error) {
+	n := 0
+	for _, p := range parts {
+		for _, e := range p.Events {
+			if e.Type() == TypeEffects {
+				n++
+			}
+		}
+	}
+	if n > 0 {
+		a.mu.Lock()
+		a.effects = append(a.effects, n)
+		a.mu.Unlock()
+	}
+	return a.Store.AppendMulti(ctx, parts)
+}
+
+func (a *appendCounter) effectsAppends() []int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.effects)
 }

@@ -48,6 +48,9 @@ type Divergence struct {
 }
 
 // Replay rebuilds an agent from the entries of its stream, oldest first,
+// starting over at each started record (an agent stopped and started
+// again under its id: versions count within an incarnation, and To stops
+// in the first incarnation that reaches it),
 // by running every logged signal through the agent's pure logic again —
 // never from a snapshot — the tool for debugging a decision or checking
 // that an agent type is deterministic. Without Verify only the state is
@@ -75,21 +78,14 @@ func Replay(entries iter.Seq2[eventlog.Entry, error], types *agents.Registry, co
 			}
 			var ok bool
 			if def, ok = types.Lookup(rec.Type); !ok {
-				return res, fmt.Errorf("%s: agent type %q is not known here", e.Stream, rec.Type)
+				return res, fmt.Errorf("%s/%d: agent type %q is not known here", e.Stream, e.Seq, rec.Type)
 			}
-			var initial map[string]any
-			if len(rec.InitialState) > 0 {
-				if err := json.Unmarshal(rec.InitialState, &initial); err != nil {
-					return res, fmt.Errorf("%s: initial state: %w", e.Stream, err)
-				}
+			// A started record opens an incarnation (incarnation.go): the
+			// agent starts over, as recovery would rebuild it.
+			if agent, err = initialAgent(def, rec); err != nil {
+				return res, fmt.Errorf("%s/%d: %w", e.Stream, e.Seq, err)
 			}
-			if agent, err = def.New(rec.ID, initial); err != nil {
-				return res, err
-			}
-			if agent, err = def.Mount(agent); err != nil {
-				return res, err
-			}
-			res.ID, res.Type = rec.ID, rec.Type
+			res.ID, res.Type, res.Version, signal = rec.ID, rec.Type, 0, nil
 		case TypeCmd:
 			if def == nil {
 				return res, fmt.Errorf("%s/%d: a decision before the agent's started record (was the stream truncated?)", e.Stream, e.Seq)
@@ -98,8 +94,8 @@ func Replay(entries iter.Seq2[eventlog.Entry, error], types *agents.Registry, co
 			if err := decodeCmdRecord(e.Event.Data(), &cr); err != nil {
 				return res, fmt.Errorf("%s/%d: cmd record: %w", e.Stream, e.Seq, err)
 			}
-			if signal == nil || signal.ID() != cr.Signal {
-				return res, fmt.Errorf("%s/%d: cmd record decides signal %s, which is not the entry before it", e.Stream, e.Seq, cr.Signal)
+			if signal == nil || !decides(&cr, signal) {
+				return res, fmt.Errorf("%s/%d: cmd record decides signal %q, which is not the entry before it", e.Stream, e.Seq, cr.Signal)
 			}
 			s := &server{agent: agent}
 			var next agents.Agent

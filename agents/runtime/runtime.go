@@ -117,6 +117,7 @@ type Runtime struct {
 	mu         sync.RWMutex
 	agents     map[string]*server             // active agents
 	passive    map[string]passiveAgent        // passive agents: an index entry each
+	failed     map[string]failedAgent         // agents that failed at recovery (failed.go)
 	activating map[string]chan struct{}       // activations in progress
 	byType     map[string]map[string]struct{} // type → ids of its agents, active or passive
 	hier       hierarchy                      // who spawned whom, active or passive
@@ -161,6 +162,7 @@ func New(cfg Config) (*Runtime, error) {
 		codec:      cfg.Directives,
 		agents:     make(map[string]*server),
 		passive:    make(map[string]passiveAgent),
+		failed:     make(map[string]failedAgent),
 		activating: make(map[string]chan struct{}),
 		hier:       newHierarchy(),
 		byType:     make(map[string]map[string]struct{}),
@@ -251,12 +253,14 @@ type Counts struct {
 	Passive int `json:"passive"`
 	// Queued is the signals and directives waiting, over all active agents.
 	Queued int `json:"queued"`
+	// Failed is the agents that failed at recovery and wait to be stopped.
+	Failed int `json:"failed"`
 }
 
 // Counts returns the runtime's current counts.
 func (rt *Runtime) Counts() Counts {
 	rt.mu.RLock()
-	c := Counts{Active: len(rt.agents), Passive: len(rt.passive)}
+	c := Counts{Active: len(rt.agents), Passive: len(rt.passive), Failed: len(rt.failed)}
 	active := make([]*server, 0, len(rt.agents))
 	for _, s := range rt.agents {
 		active = append(active, s)
@@ -322,12 +326,19 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (Info, error) {
 	if err != nil {
 		return Info{}, bus.Errorf(bus.ReasonInvalidRequest, "initial_state: %v", err)
 	}
-	agent, err := def.New(req.ID, req.InitialState)
+	rec := startedRecord{ID: req.ID, Type: req.Type, Stream: rt.streamFor(req.Type, req.ID), InitialState: initial, Options: req.Options, Parent: req.parent, Restart: req.restart}
+	// The agent starts from its started record, exactly as recovery and
+	// replay will rebuild it.
+	agent, err := initialAgent(def, rec)
 	if err != nil {
-		return Info{}, bus.Errorf(bus.ReasonInvalidRequest, "initial_state of %s agent %s: %v", req.Type, req.ID, err)
+		return Info{}, bus.Errorf(bus.ReasonInvalidRequest, "%v", err)
 	}
-	if agent, err = def.Mount(agent); err != nil {
-		return Info{}, bus.Errorf(bus.ReasonInvalidRequest, "mount %s agent %s: %v", req.Type, req.ID, err)
+	if err := rt.refuseTaken(req.ID); err != nil {
+		return Info{}, err
+	}
+	expected, born, err := rt.nextIncarnation(req.ID, rec.Stream)
+	if err != nil {
+		return Info{}, err
 	}
 
 	rt.mu.Lock()
@@ -335,13 +346,12 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (Info, error) {
 		rt.mu.Unlock()
 		return Info{}, bus.Errorf(ReasonClosed, "the runtime is shutting down")
 	}
-	_, passive := rt.passive[req.ID]
-	if _, taken := rt.agents[req.ID]; taken || passive {
+	if err := rt.refuseTakenLocked(req.ID); err != nil {
 		rt.mu.Unlock()
-		return Info{}, bus.Errorf(ReasonAlreadyExists, "an agent %q is already running; stop it first or choose another id", req.ID)
+		return Info{}, err
 	}
-	s := newServer(rt, req.ID, def, rt.streamFor(req.Type, req.ID), req.Options, req.restart)
-	s.agent = agent
+	s := newServer(rt, req.ID, def, rec.Stream, req.Options, req.restart)
+	s.agent, s.born = agent, born
 	// The agent is visible from here on; whatever appends to its stream
 	// (a stop, a signal's commit) waits until its start is committed.
 	s.appendMu.Lock()
@@ -351,8 +361,7 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (Info, error) {
 	}
 	rt.mu.Unlock()
 
-	rec := startedRecord{ID: req.ID, Type: req.Type, Stream: s.stream, InitialState: initial, Options: req.Options, Parent: req.parent, Restart: req.restart}
-	err = s.commitStart(ctx, rec)
+	err = s.commitStart(ctx, rec, expected)
 	s.appendMu.Unlock()
 	if err != nil {
 		rt.mu.Lock()
@@ -364,7 +373,7 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (Info, error) {
 		return Info{}, err
 	}
 	rt.log.Info("agent started", "id", req.ID, "type", req.Type, "stream", s.stream)
-	rt.publishLifecycle(s.id, TypeStarted, "started:"+s.id, map[string]any{"id": s.id, "type": req.Type, "parent": req.parent})
+	rt.publishLifecycle(s.id, TypeStarted, incarnationID("started", s.id, s.born), map[string]any{"id": s.id, "type": req.Type, "parent": req.parent})
 	for _, child := range def.ChildSpecs() {
 		s.enqueueDirectives([]queued{{d: child, index: -1}})
 	}
@@ -511,12 +520,15 @@ func (rt *Runtime) Broadcast(sig bus.Signal) (int, error) {
 // stopped record closes its stream. A stopped agent stays stopped across
 // restarts.
 func (rt *Runtime) Stop(ctx context.Context, id, reason string) error {
-	s, err := rt.lookup(id)
-	if err != nil {
-		return err
-	}
 	if reason == "" {
 		reason = "stopped"
+	}
+	s, err := rt.lookup(id)
+	if bus.ErrorType(err) == bus.ReasonNotFound {
+		return rt.stopFailed(ctx, id, reason)
+	}
+	if err != nil {
+		return err
 	}
 	return s.stop(ctx, reason)
 }
@@ -526,12 +538,15 @@ func (rt *Runtime) State(id string) (Info, error) {
 	rt.mu.RLock()
 	s := rt.agents[id]
 	p, passive := rt.passive[id]
+	f, failed := rt.failed[id]
 	rt.mu.RUnlock()
 	switch {
 	case s != nil:
 		return s.info(), nil
 	case passive:
 		return rt.passiveInfo(id, p)
+	case failed:
+		return f.info(id), nil
 	}
 	return Info{}, bus.Errorf(bus.ReasonNotFound, "no agent %q is running", id)
 }
@@ -581,6 +596,11 @@ func (rt *Runtime) ListSome(opts ListOptions) []Info {
 			}
 		}
 	}
+	for id, f := range rt.failed {
+		if opts.Type == "" || f.typ == opts.Type {
+			sel.add(listEntry{id: id, queue: -1, typ: f.typ, failed: &f})
+		}
+	}
 	rt.mu.RUnlock()
 	for _, s := range active {
 		s.mu.Lock()
@@ -592,6 +612,8 @@ func (rt *Runtime) ListSome(opts ListOptions) []Info {
 	for _, e := range sel.sorted() {
 		if e.s != nil {
 			out = append(out, e.s.info())
+		} else if e.failed != nil {
+			out = append(out, e.failed.info(e.id))
 		} else {
 			out = append(out, Info{ID: e.id, Type: e.typ, Stream: rt.streamFor(e.typ, e.id), Status: StatusPassive})
 		}
@@ -606,6 +628,8 @@ type listEntry struct {
 	queue int
 	s     *server
 	typ   string
+	// failed is set for an agent that failed at recovery.
+	failed *failedAgent
 }
 
 func (o ListOptions) compare(a, b listEntry) int {
@@ -684,6 +708,11 @@ func (rt *Runtime) Await(ctx context.Context, id string) (Info, error) {
 func (rt *Runtime) Close() error {
 	rt.mu.Lock()
 	rt.closing = true
+	for _, p := range rt.passive {
+		if p.wake != nil {
+			p.wake.Stop()
+		}
+	}
 	all := make([]*server, 0, len(rt.agents))
 	for _, s := range rt.agents {
 		all = append(all, s)

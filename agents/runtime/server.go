@@ -67,6 +67,9 @@ type server struct {
 	opts    Options
 	restart string
 	budget  restartBudget
+	// born is the stream sequence of this incarnation's started record
+	// (incarnation.go); set before the server is registered, then fixed.
+	born uint64
 
 	// appendMu serialises appends to the stream, whose head it tracks so
 	// every append states the version it expects.

@@ -98,7 +98,7 @@ func (s *server) crash(where string, p any, stack []byte) {
 
 // restart replaces a crashed server by one restored from the log.
 func (rt *Runtime) restart(old *server) {
-	rec, err := rt.readStarted(old.stream)
+	rec, err := rt.readStarted(old.stream, old.born)
 	var ns *server
 	var pending []queued
 	if err == nil {
