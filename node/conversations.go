@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -128,6 +129,31 @@ func (n *Node) ensureConversation(ctx context.Context, key string) error {
 	started.SetExtension(bus.ExtCausationID, started.ID())
 	_, err = n.rt.Call(ctx, key, started)
 	return err
+}
+
+// startFork makes the fork key a live conversation: it starts the
+// conversation's agent and hands it the fork's events (conversation.Fork)
+// in order, so the fork's stream holds the copied history and the agent's
+// state reflects it, as if the conversation had been lived. The agent is
+// then an agent like any other: conv send reaches it and recovery restarts
+// it. A key that names an agent, running or stopped, is refused by Start
+// (already_exists) before anything is written.
+//
+// Should an event be refused midway, the fork stays with the history
+// handed so far and the error names the event; the caller decides.
+func (n *Node) startFork(ctx context.Context, key string, events []bus.Signal) (eventlog.AppendResult, error) {
+	if _, err := n.rt.Start(ctx, runtimeStart(key)); err != nil {
+		return eventlog.AppendResult{}, err
+	}
+	res := eventlog.AppendResult{Stream: convevent.Stream(key)}
+	for i, ev := range events {
+		reply, err := n.rt.Call(ctx, key, ev)
+		if err != nil {
+			return res, fmt.Errorf("fork %s: event %d of %d (%s %s): %w", key, i+1, len(events), ev.Type(), ev.ID(), err)
+		}
+		res.Version = reply.Version
+	}
+	return res, nil
 }
 
 func runtimeStart(key string) runtime.StartRequest {
