@@ -122,3 +122,38 @@ func TestForkedConversationLives(t *testing.T) {
 	run("conv", "send", fork, "after the restart")
 	runUntil(t, append([]string{"conv", "show", fork}, url()...), "first question", "a different second question", "after the restart")
 }
+
+// TestStoppedConversationIdIsNotReused: a stopped conversation's id
+// restarted an agent with an empty state on the old stream, after its
+// stopped record, whether through `conv send` or a fork onto that id
+// (the runtime took the start record for a repeat of the first one).
+func TestStoppedConversationIdIsNotReused(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	n := startNode(t, t.TempDir())
+	defer n.Close(5 * time.Second)
+	url := []string{"--nats-url", n.URL()}
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := runRoot(t, append(args, url...)...)
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		return out
+	}
+	run("conv", "send", "demo/c1", "hello")
+	run("conv", "send", "demo/old", "hello")
+	run("agent", "stop", "demo/old")
+	before := run("log", "show", "conversation/demo/old")
+	if out, err := runRoot(t, append([]string{"conv", "send", "demo/old", "again"}, url...)...); err == nil || !strings.Contains(err.Error(), "stopped") {
+		t.Errorf("conv send to a stopped conversation: %v\n%s", err, out)
+	}
+	if out, err := runRoot(t, append([]string{"conv", "fork", "demo/c1", "--at", "4", "--as", "demo/old"}, url...)...); err == nil || !strings.Contains(err.Error(), "conflict") {
+		t.Errorf("conv fork onto a stopped conversation: %v\n%s", err, out)
+	}
+	if after := run("log", "show", "conversation/demo/old"); after != before {
+		t.Errorf("the stopped conversation's stream changed:\n%s\nnow:\n%s", before, after)
+	}
+	if _, err := runRoot(t, append([]string{"agent", "state", "demo/old"}, url...)...); err == nil {
+		t.Error("the stopped conversation's agent runs again")
+	}
+}
