@@ -95,7 +95,7 @@ func TestConvAndProjectionCommandsOnTheDataDir(t *testing.T) {
 	if _, err := runRoot(t, append([]string{"conv", "show", "p1/c1", "--view", "bogus"}, off...)...); err == nil || !strings.Contains(err.Error(), "unknown view") {
 		t.Errorf("conv show --view bogus: %v", err)
 	}
-	if _, err := runRoot(t, append([]string{"conv", "show", "p1/zzz"}, off...)...); err == nil || !strings.Contains(err.Error(), "not found") {
+	if _, err := runRoot(t, append([]string{"conv", "show", "p1/zzz"}, off...)...); err == nil || !strings.Contains(err.Error(), "no conversation p1/zzz") {
 		t.Errorf("conv show of a missing conversation: %v", err)
 	}
 

@@ -118,6 +118,9 @@ func (c Local) ConvShow(ctx context.Context, req ConvShowRequest) (ConvShowReply
 		st, err = c.Runner.At(ctx, view, req.Conv, projections.Until{Seq: req.Seq})
 	} else {
 		st, err = c.Runner.Get(view, req.Conv)
+		if errors.Is(err, projections.ErrNotFound) {
+			return ConvShowReply{}, bus.Errorf(bus.ReasonNotFound, "no conversation %s: its stream %s holds no conversation event (yet); jido-bus conv ls lists the conversations", req.Conv, convevent.Stream(req.Conv))
+		}
 	}
 	if err != nil {
 		return ConvShowReply{}, asNotFound(err)
