@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -109,10 +110,17 @@ func (n *Node) convSend(ctx context.Context, req []byte) (any, error) {
 }
 
 // ensureConversation starts the agent of conversation key with its
-// conversation.started event, unless it runs.
+// conversation.started event, unless it runs. A conversation whose stream
+// exists with no agent running was stopped (or its agent failed for good)
+// and is refused: starting it again would take its start record and
+// conversation.started for repeats of the first ones, and carry on after
+// the stopped record with an empty state.
 func (n *Node) ensureConversation(ctx context.Context, key string) error {
 	if _, err := n.rt.State(key); err == nil {
 		return nil
+	}
+	if err := n.neverStarted(key); err != nil {
+		return bus.Errorf(runtime.ReasonStopped, "%v, and its agent has stopped; fork it to go on from its history (jido-bus conv fork %s --at SEQ)", err, key)
 	}
 	if _, err := n.rt.Start(ctx, runtimeStart(key)); err != nil && bus.ErrorType(err) != "already_exists" {
 		return err
@@ -128,6 +136,47 @@ func (n *Node) ensureConversation(ctx context.Context, key string) error {
 	started.SetExtension(bus.ExtCausationID, started.ID())
 	_, err = n.rt.Call(ctx, key, started)
 	return err
+}
+
+// startFork makes the fork key a live conversation: it starts the
+// conversation's agent and hands it the fork's events (conversation.Fork)
+// in order, so the fork's stream holds the copied history and the agent's
+// state reflects it, as if the conversation had been lived. The agent is
+// then an agent like any other: conv send reaches it and recovery restarts
+// it. A key that names an agent, running or stopped, is refused by Start
+// (already_exists) before anything is written.
+//
+// Should an event be refused midway, the fork stays with the history
+// handed so far and the error names the event; the caller decides.
+func (n *Node) startFork(ctx context.Context, key string, events []bus.Signal) (eventlog.AppendResult, error) {
+	if err := n.neverStarted(key); err != nil {
+		return eventlog.AppendResult{}, fmt.Errorf("%w: %w", err, eventlog.ErrWrongVersion)
+	}
+	if _, err := n.rt.Start(ctx, runtimeStart(key)); err != nil {
+		return eventlog.AppendResult{}, err
+	}
+	res := eventlog.AppendResult{Stream: convevent.Stream(key)}
+	for i, ev := range events {
+		reply, err := n.rt.Call(ctx, key, ev)
+		if err != nil {
+			return res, fmt.Errorf("fork %s: event %d of %d (%s %s): %w", key, i+1, len(events), ev.Type(), ev.ID(), err)
+		}
+		res.Version = reply.Version
+	}
+	return res, nil
+}
+
+// neverStarted fails when conversation key's stream exists: its id has
+// been used, by a conversation running or one that has stopped. (The
+// runtime's Start does not tell a stopped agent's id from a new one: the
+// start record it writes is the first one's repeat, so the log's
+// idempotency passes over it.)
+func (n *Node) neverStarted(key string) error {
+	stream := convevent.Stream(key)
+	if _, err := n.evlog.Stream(stream); err == nil {
+		return fmt.Errorf("conversation %s has been used: its stream %s has entries", key, stream)
+	}
+	return nil
 }
 
 func runtimeStart(key string) runtime.StartRequest {

@@ -258,7 +258,7 @@ func (n *Node) register() error {
 	if n.logAPI, err = logapi.Serve(n.conn.nc, n.evlog, n.subjects); err != nil {
 		return err
 	}
-	local := projectionapi.Local{Runner: n.runner, Log: n.evlog}
+	local := projectionapi.Local{Runner: n.runner, Log: n.evlog, Append: n.startFork}
 	if n.projAPI, err = projectionapi.Serve(n.conn.nc, local, n.subjects); err != nil {
 		return err
 	}

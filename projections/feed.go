@@ -131,25 +131,26 @@ func (f *feed) recycle(b *feedBatch) {
 
 // runFeed is the reader: it reads the subscription into batches for the
 // preparer, up to the target when catching up.
+//
+// It reads with TryNext, never Next: a subscription filtering by type
+// advances past entries no projection selects without returning them, and
+// Next would wait inside for a selected one. TryNext says when every
+// durable entry has been read or filtered out, so the reader can report
+// where it stands (an idle batch, or the end of a catch-up) whether or not
+// the last entries were selected.
 func (r *Runner) runFeed(ctx context.Context, f *feed, sub *eventlog.Subscription, follow bool, target uint64) {
 	b := f.batch()
 	for {
-		next := sub.Position()
-		if !follow && next > target {
+		if next := sub.Position(); !follow && next > target {
 			b.next, b.end = next, true
 			f.pass(b)
 			return
 		}
-		if follow && next > r.log.Durable() {
-			b.next, b.idle = next, true
-			if !f.pass(b) {
-				return
-			}
-			b = f.batch()
-		}
-		e, err := sub.Next(ctx)
+		// Taken before reading, so that no commit after the read is missed.
+		notify := r.log.Notify()
+		e, ok, err := sub.TryNext()
 		if err != nil {
-			if _, ok := errors.AsType[*eventlog.CorruptError](err); ok {
+			if _, corrupt := errors.AsType[*eventlog.CorruptError](err); corrupt {
 				r.damaged.Add(1)
 				r.logger.Error("projection runner skips a damaged log entry", "err", err)
 				continue
@@ -158,13 +159,36 @@ func (r *Runner) runFeed(ctx context.Context, f *feed, sub *eventlog.Subscriptio
 			f.pass(b)
 			return
 		}
-		b.entries = appendEntry(b.entries, e)
-		if len(b.entries) == feedBatchLen {
-			b.next = sub.Position()
-			if !f.pass(b) {
-				return
+		if ok {
+			b.entries = appendEntry(b.entries, e)
+			if len(b.entries) == feedBatchLen {
+				b.next = sub.Position()
+				if !f.pass(b) {
+					return
+				}
+				b = f.batch()
 			}
-			b = f.batch()
+			continue
+		}
+		// Every durable entry has been read or filtered out: the
+		// subscription stands past the watermark, which is at least the
+		// target of a catch-up.
+		if !follow {
+			b.next, b.end = max(sub.Position(), target+1), true
+			f.pass(b)
+			return
+		}
+		b.next, b.idle = sub.Position(), true
+		if !f.pass(b) {
+			return
+		}
+		b = f.batch()
+		select {
+		case <-notify:
+		case <-ctx.Done():
+			b.next, b.err = sub.Position(), ctx.Err()
+			f.pass(b)
+			return
 		}
 	}
 }

@@ -390,9 +390,18 @@ func (r *Runner) pass(ctx context.Context, follow bool, progress func(Progress))
 			return nil
 		case idle:
 			// Caught up: make what was folded visible to queries before
-			// waiting for more.
-			if err := r.checkpoint(next - 1); err != nil {
-				return err
+			// waiting for more. When no state changed, the entries since
+			// the last checkpoint were none a projection selects: their
+			// positions count at once (Status, lag) but are committed
+			// with the next checkpoint, so that a log busy with other
+			// entries costs no fsync per run of them. A crash re-reads
+			// at most CheckpointEvery of them.
+			if r.statesChanged() || r.positionsBehind(next-1) {
+				if err := r.checkpoint(next - 1); err != nil {
+					return err
+				}
+			} else {
+				r.advance(next - 1)
 			}
 			clean = true
 			r.caughtUp()
@@ -515,10 +524,8 @@ func (r *Runner) checkpoint(pos uint64) error {
 	b := r.batch
 	changed := b.Count() > 0
 	cps := make([]Checkpoint, len(r.projs))
+	r.advance(pos)
 	for i, p := range r.projs {
-		if p.pos.Load() < pos {
-			p.pos.Store(pos)
-		}
 		for _, n := range p.dirty {
 			if !n.dirty {
 				continue // evicted, and already in the batch
@@ -563,6 +570,43 @@ func (r *Runner) checkpoint(pos uint64) error {
 	}
 	r.mu.Unlock()
 	return nil
+}
+
+// statesChanged reports whether any state was folded or evicted since
+// the last checkpoint.
+func (r *Runner) statesChanged() bool {
+	if r.batch.Count() > 0 {
+		return true
+	}
+	for _, p := range r.projs {
+		if len(p.dirty) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// positionsBehind reports whether some projection's committed position is
+// CheckpointEvery or more entries behind pos.
+func (r *Runner) positionsBehind(pos uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, p := range r.projs {
+		if pos >= p.committed.Position+uint64(r.opts.checkpointEvery()) {
+			return true
+		}
+	}
+	return false
+}
+
+// advance raises each projection's position in memory to pos (the last
+// global sequence the pass has read or skipped) without a checkpoint.
+func (r *Runner) advance(pos uint64) {
+	for _, p := range r.projs {
+		if p.pos.Load() < pos {
+			p.pos.Store(pos)
+		}
+	}
 }
 
 // newBatch returns the batch of the next checkpoint, sized like the last

@@ -136,7 +136,9 @@ func newConvForkCmd() *cobra.Command {
 		Short: "Start a new conversation whose history is CONV up to SEQ",
 		Long: `Fork starts a new conversation (--as, default <conv>-fork-<seq>) whose
 history is CONV's events up to its stream sequence SEQ. Tool and LLM calls
-unfinished at SEQ are closed as interrupted in the fork; CONV is untouched.`,
+unfinished at SEQ are closed as interrupted in the fork; CONV is untouched.
+The fork is a live conversation: the node starts its agent and hands it
+the history, so 'conv send' continues it. Forking needs a running node.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if at == 0 {

@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/jido-bus/jido-bus/projections"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
@@ -56,6 +57,10 @@ func CheckKey(key string) error {
 		}
 	}
 	if !validID(project) || !validID(conv) {
+		if inner, ok := strings.CutPrefix(key, convevent.StreamPrefix); ok && CheckKey(inner) == nil {
+			// The stream's name, as `jido-bus log` shows it.
+			return fmt.Errorf("conversation %q is a stream name; the conversation is %s", key, inner)
+		}
 		return fmt.Errorf("conversation %q: want <project-id>/<conversation-id>, each of letters, digits, '_', '-' and '.'", key)
 	}
 	return nil

@@ -20,10 +20,13 @@ import (
 type Local struct {
 	Runner *projections.Runner
 	Log    *eventlog.Log
-	// Append writes the events of a new conversation (a fork). Nil appends
-	// them straight to the log, expecting the stream not to exist; the
-	// runtime may pass a function that hands them to the conversation's
-	// agent instead.
+	// Append makes a fork a live conversation: it starts the agent of the
+	// new conversation conv and hands it events, the fork's history, in
+	// order (the node's does). It fails with an error of type
+	// already_exists, or wrapping eventlog.ErrWrongVersion, when conv is
+	// taken. Nil refuses forks (type unavailable): events appended with
+	// no agent would make a conversation nothing can continue, and whose
+	// id no agent could take.
 	Append func(ctx context.Context, conv string, events []bus.Signal) (eventlog.AppendResult, error)
 	// Now gives the time of events a fork makes. Nil means time.Now.
 	Now func() time.Time
@@ -115,6 +118,9 @@ func (c Local) ConvShow(ctx context.Context, req ConvShowRequest) (ConvShowReply
 		st, err = c.Runner.At(ctx, view, req.Conv, projections.Until{Seq: req.Seq})
 	} else {
 		st, err = c.Runner.Get(view, req.Conv)
+		if errors.Is(err, projections.ErrNotFound) {
+			return ConvShowReply{}, bus.Errorf(bus.ReasonNotFound, "no conversation %s: its stream %s holds no conversation event (yet); jido-bus conv ls lists the conversations", req.Conv, convevent.Stream(req.Conv))
+		}
 	}
 	if err != nil {
 		return ConvShowReply{}, asNotFound(err)
@@ -135,6 +141,9 @@ func (c Local) ConvFork(ctx context.Context, req ConvForkRequest) (ConvForkReply
 	if as == "" {
 		as = fmt.Sprintf("%s-fork-%d", req.Conv, req.Seq)
 	}
+	if c.Append == nil {
+		return ConvForkReply{}, bus.Errorf(bus.ReasonUnavailable, "fork of %s: a fork is a live conversation, and starting its agent needs a running node (jido-bus serve); ask it with --nats-url", req.Conv)
+	}
 	var entries []eventlog.Entry
 	for e, err := range c.Log.ReadStream(convevent.Stream(req.Conv), eventlog.ReadOptions{}) {
 		if err != nil {
@@ -153,14 +162,8 @@ func (c Local) ConvFork(ctx context.Context, req ConvForkRequest) (ConvForkReply
 	if err != nil {
 		return ConvForkReply{}, bus.Errorf(bus.ReasonInvalidRequest, "%v", err)
 	}
-	appendFn := c.Append
-	if appendFn == nil {
-		appendFn = func(ctx context.Context, conv string, events []bus.Signal) (eventlog.AppendResult, error) {
-			return c.Log.Append(ctx, convevent.Stream(conv), eventlog.NoStream, events...)
-		}
-	}
-	res, err := appendFn(ctx, as, events)
-	if errors.Is(err, eventlog.ErrWrongVersion) {
+	res, err := c.Append(ctx, as, events)
+	if errors.Is(err, eventlog.ErrWrongVersion) || bus.ErrorType(err) == reasonAlreadyExists {
 		return ConvForkReply{}, bus.Errorf("conflict", "conversation %s already exists; choose another id with --as", as)
 	}
 	if err != nil {
@@ -168,6 +171,10 @@ func (c Local) ConvFork(ctx context.Context, req ConvForkRequest) (ConvForkReply
 	}
 	return ConvForkReply{Conv: as, Stream: convevent.Stream(as), Events: len(events), Version: res.Version}, nil
 }
+
+// reasonAlreadyExists is the runtime's error type for an agent id that is
+// taken (runtime.ReasonAlreadyExists, which this package may not import).
+const reasonAlreadyExists = "already_exists"
 
 func wrap(st projections.State, err error) (projections.State, error) {
 	return st, asNotFound(err)

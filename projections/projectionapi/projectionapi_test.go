@@ -70,6 +70,14 @@ func TestClientAgainstServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	local := Local{Runner: r, Log: l, Now: func() time.Time { return time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC) }}
+	if _, err := local.ConvFork(ctx, ConvForkRequest{Conv: "p1/c1", Seq: 3}); !errors.Is(err, &bus.Error{Type: bus.ReasonUnavailable}) {
+		t.Errorf("fork with no Append (no node to start the fork's agent): %v", err)
+	}
+	// A stand-in for the node's, which starts the agent: one that takes a
+	// conversation's id refuses a second fork onto it.
+	local.Append = func(ctx context.Context, conv string, events []bus.Signal) (eventlog.AppendResult, error) {
+		return l.Append(ctx, convevent.Stream(conv), eventlog.NoStream, events...)
+	}
 	srv := natstest.RunServer(t)
 	nc := natstest.Connect(t, srv)
 	server, err := Serve(nc, local, bus.Subjects{})

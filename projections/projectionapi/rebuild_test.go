@@ -1,0 +1,95 @@
+package projectionapi
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
+	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/projections"
+	"github.com/jido-bus/jido-bus/projections/conversation"
+)
+
+// TestRebuildEndsOnALogWithoutConversations is issue 11 defect 13 through
+// the API: on a log with no conversation event a rebuild never caught up,
+// neither in a running node (Run) nor on a data dir (CatchUp).
+func TestRebuildEndsOnALogWithoutConversations(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	l, err := eventlog.Open(filepath.Join(dir, "log"), eventlog.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	store, err := projections.OpenStore(filepath.Join(dir, "projections"), projections.StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	for i := range 3 {
+		if _, err := l.Append(ctx, "agent/c1", eventlog.AnyVersion, event(t, "counter.increment", fmt.Sprintf("e%d", i), `{"by":1}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := projections.NewRunner(l, store, projections.Options{}, conversation.Projections(conversation.Options{})...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := Local{Runner: r, Log: l}
+	caughtUp := func() bool {
+		ls, err := local.List(ctx, ListRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ls.Projections {
+			if p.Rebuilding || p.Lag != 0 {
+				return false
+			}
+		}
+		return true
+	}
+
+	// On a data dir: the request, then the fold.
+	if _, err := local.Rebuild(ctx, RebuildRequest{Name: conversation.ViewTimeline}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.CatchUp(ctx, nil); err != nil {
+		t.Fatalf("CatchUp after a rebuild request: %v", err)
+	}
+	if !caughtUp() {
+		t.Fatalf("after CatchUp: %+v", r.Status())
+	}
+
+	// In a node: the runner follows, the request comes over NATS.
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := r.Run(runCtx); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	defer func() { stop(); wg.Wait() }()
+	srv := natstest.RunServer(t)
+	nc := natstest.Connect(t, srv)
+	server, err := Serve(nc, local, bus.Subjects{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	if _, err := (Client{NC: nc}).Rebuild(ctx, RebuildRequest{Name: conversation.ViewStatus}); err != nil {
+		t.Fatal(err)
+	}
+	for !caughtUp() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the rebuild never caught up: %+v", r.Status())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
