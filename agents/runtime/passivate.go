@@ -21,6 +21,9 @@ import (
 // passiveAgent is the whole in-memory cost of a passive agent.
 type passiveAgent struct {
 	typ string
+	// version is the agent's version when it went passive (its
+	// snapshot's), so listing it costs no read of the snapshot.
+	version uint64
 }
 
 var errPassivated = errors.New("agent went passive")
@@ -55,7 +58,7 @@ func (s *server) tryPassivate(now time.Time) bool {
 		return false
 	}
 	s.status = StatusPassive
-	snapped := s.snapSeq
+	snapped, version := s.snapSeq, s.version
 	s.mu.Unlock()
 
 	// No loop runs and none can start: the agent is this goroutine's now.
@@ -92,7 +95,7 @@ func (s *server) tryPassivate(now time.Time) bool {
 	rt.mu.Lock()
 	if rt.agents[s.id] == s {
 		delete(rt.agents, s.id)
-		rt.passive[s.id] = passiveAgent{typ: s.def.Name()}
+		rt.passive[s.id] = passiveAgent{typ: s.def.Name(), version: version}
 	}
 	rt.mu.Unlock()
 	s.notify()

@@ -89,10 +89,11 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 		s       *server
 		pending []queued
 		passive string        // the type of an agent that comes back passive
+		version uint64        // and its version
 		started startedRecord // its parent and options, for the hierarchy
 	}
 	var back, all []restored
-	passive := map[string]string{} // id → type of the agents that come back passive
+	passive := map[string]passiveAgent{} // the agents that come back passive
 	var errs []error
 	// Agents are restored in parallel, one worker per CPU: each replays
 	// its own stream through its own pure logic, sharing nothing.
@@ -117,9 +118,10 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 				}
 				rec, err := rt.readStarted(registered[live[i]].Stream)
 				results[i].started = rec
-				if err == nil && rt.settled(rec) {
-					results[i].passive = rec.Type
-				} else if err == nil {
+				if err == nil {
+					results[i].version, results[i].passive = rt.settledAt(rec)
+				}
+				if err == nil && results[i].passive == "" {
 					results[i].s, results[i].pending, err = rt.restore(ctx, rec)
 				}
 				failures[i] = err
@@ -134,7 +136,7 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 			rt.log.Error("recover agent", "agent", id, "err", err)
 			errs = append(errs, fmt.Errorf("agent %s: %w", id, err))
 		case results[i].passive != "":
-			passive[id] = results[i].passive
+			passive[id] = passiveAgent{typ: results[i].passive, version: results[i].version}
 			all = append(all, results[i])
 		default:
 			back = append(back, results[i])
@@ -145,12 +147,12 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 	for _, r := range back {
 		rt.register(r.s)
 	}
-	for id, typ := range passive {
-		rt.passive[id] = passiveAgent{typ: typ}
-		set := rt.byType[typ]
+	for id, p := range passive {
+		rt.passive[id] = p
+		set := rt.byType[p.typ]
 		if set == nil {
 			set = make(map[string]struct{})
-			rt.byType[typ] = set
+			rt.byType[p.typ] = set
 		}
 		set[id] = struct{}{}
 	}
@@ -177,27 +179,35 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 // ended, so a restart costs what the active agents cost, not what the
 // registered ones would.
 func (rt *Runtime) settled(rec startedRecord) bool {
+	_, typ := rt.settledAt(rec)
+	return typ != ""
+}
+
+// settledAt is settled, returning the agent's type and its version (its
+// snapshot's) when it can come back passive, and an empty type when not.
+func (rt *Runtime) settledAt(rec startedRecord) (version uint64, typ string) {
 	if rt.cfg.PassivateAfter < 0 {
-		return false
+		return 0, ""
 	}
 	if _, ok := rt.cfg.Types.Lookup(rec.Type); !ok {
-		return false // restore says why
+		return 0, "" // restore says why
 	}
 	snap, err := rt.cfg.Store.LoadSnapshot(rec.Stream)
 	if err != nil {
-		return false
+		return 0, ""
 	}
 	var data struct {
+		Version     uint64     `json:"version"`
 		Timers      timerState `json:"timers"`
 		PendingFrom uint64     `json:"pending_from"`
 	}
 	if json.Unmarshal(snap.Data, &data) != nil || data.PendingFrom != 0 || len(data.Timers.Awaiting) > 0 || len(data.Timers.Crons) > 0 {
-		return false
+		return 0, ""
 	}
 	for range rt.cfg.Store.ReadStream(rec.Stream, eventlog.ReadOptions{From: snap.Version + 1, Limit: 1}) {
-		return false // an entry after the snapshot (or an error): restore
+		return 0, "" // an entry after the snapshot (or an error): restore
 	}
-	return true
+	return data.Version, rec.Type
 }
 
 // readStarted reads the first entry of an agent's stream.

@@ -554,6 +554,10 @@ type ListOptions struct {
 	Limit int
 	// SkipPassive leaves the passive agents out.
 	SkipPassive bool
+	// After keeps only the agents whose id sorts after it, for paging in
+	// id order (the last id of one page is the next page's After). It is
+	// ignored with ByQueue, an order that changes between two pages.
+	After string
 }
 
 // ListSome describes the agents opts selects, in its order. With a Limit
@@ -568,16 +572,17 @@ func (rt *Runtime) ListSome(opts ListOptions) []Info {
 	if sel.n == 0 {
 		sel.items = make([]listEntry, 0, len(rt.agents)+len(rt.passive))
 	}
+	after := func(id string) bool { return opts.ByQueue || opts.After == "" || id > opts.After }
 	active := make([]*server, 0, len(rt.agents))
 	for _, s := range rt.agents {
-		if opts.Type == "" || s.def.Name() == opts.Type {
+		if (opts.Type == "" || s.def.Name() == opts.Type) && after(s.id) {
 			active = append(active, s)
 		}
 	}
 	if !opts.SkipPassive && (!opts.ByQueue || sel.n == 0 || len(active) < sel.n) {
 		for id, p := range rt.passive {
-			if opts.Type == "" || p.typ == opts.Type {
-				sel.add(listEntry{id: id, queue: -1, typ: p.typ})
+			if (opts.Type == "" || p.typ == opts.Type) && after(id) {
+				sel.add(listEntry{id: id, queue: -1, typ: p.typ, version: p.version})
 			}
 		}
 	}
@@ -593,7 +598,7 @@ func (rt *Runtime) ListSome(opts ListOptions) []Info {
 		if e.s != nil {
 			out = append(out, e.s.info())
 		} else {
-			out = append(out, Info{ID: e.id, Type: e.typ, Stream: rt.streamFor(e.typ, e.id), Status: StatusPassive})
+			out = append(out, Info{ID: e.id, Type: e.typ, Stream: rt.streamFor(e.typ, e.id), Status: StatusPassive, Version: e.version})
 		}
 	}
 	return out
@@ -602,10 +607,11 @@ func (rt *Runtime) ListSome(opts ListOptions) []Info {
 // listEntry is an agent ListSome considers: an active one (s) or a
 // passive one (queue -1, so it sorts after every active agent by queue).
 type listEntry struct {
-	id    string
-	queue int
-	s     *server
-	typ   string
+	id      string
+	queue   int
+	s       *server
+	typ     string
+	version uint64 // a passive agent's
 }
 
 func (o ListOptions) compare(a, b listEntry) int {
