@@ -248,7 +248,7 @@ func (n *Node) register() error {
 	if err = n.bus.HandleAPI(n.subjects.Ping(), n.ping); err != nil {
 		return err
 	}
-	if n.logAPI, err = logapi.Serve(n.conn.nc, n.evlog, n.subjects); err != nil {
+	if n.logAPI, err = logapi.ServeLocal(n.conn.nc, logapi.Local{Log: n.evlog, Guard: n.guardTruncate}, n.subjects); err != nil {
 		return err
 	}
 	local := projectionapi.Local{Runner: n.runner, Log: n.evlog}
@@ -265,6 +265,19 @@ func (n *Node) register() error {
 		return err
 	}
 	return n.bus.HandleSignals(bus.KindSignal, n.broadcast)
+}
+
+// truncatePrepareTimeout bounds how long a truncation waits for the agent
+// whose stream it cuts to be idle enough for a snapshot.
+const truncatePrepareTimeout = 5 * time.Second
+
+// guardTruncate lets a truncation through the log API go ahead only when
+// the agent recovering from the stream keeps what it needs, snapshotting
+// it first when it runs here.
+func (n *Node) guardTruncate(ctx context.Context, req logapi.TruncateRequest) error {
+	ctx, cancel := context.WithTimeout(ctx, truncatePrepareTimeout)
+	defer cancel()
+	return n.rt.PrepareTruncate(ctx, req.Stream, req.Before, req.DryRun)
 }
 
 // Close stops the node: no new input, the agents and the projections

@@ -48,11 +48,16 @@ func (rt *Runtime) passivateIdle() {
 
 // tryPassivate passivates s if it has been idle long enough and has
 // nothing in flight.
-func (s *server) tryPassivate(now time.Time) bool {
+func (s *server) tryPassivate(now time.Time) bool { return s.passivate(now, false) }
+
+// passivate is tryPassivate; with force, however briefly the agent was
+// idle, and with a new snapshot at its head even when it has one there
+// (truncation needs one that carries the started record).
+func (s *server) passivate(now time.Time, force bool) bool {
 	s.mu.Lock()
 	idle := s.status == StatusRunning && !s.inboxRunning && !s.queueRunning &&
 		len(s.inbox) == 0 && len(s.queue) == 0 && len(s.tasks) == 0 && len(s.effects) == 0 &&
-		now.Sub(s.lastActive) >= s.rt.cfg.PassivateAfter
+		(force || now.Sub(s.lastActive) >= s.rt.cfg.PassivateAfter)
 	if !idle {
 		s.mu.Unlock()
 		return false
@@ -70,7 +75,7 @@ func (s *server) tryPassivate(now time.Time) bool {
 	// snapshot would otherwise come back active after a restart.
 	s.appendMu.Lock()
 	head := s.head
-	needSnapshot := head != snapped
+	needSnapshot := head != snapped || force
 	var data []byte
 	var err error
 	if needSnapshot {

@@ -29,6 +29,10 @@ type snapshot struct {
 	// directives had not all run when the snapshot was taken; recovery
 	// reads from there to find them. Zero means none were pending.
 	PendingFrom uint64 `json:"pending_from,omitempty"`
+	// Started is the agent's started record (its initial state left
+	// out), for when truncation removed the stream's first entry.
+	// Snapshots written before it existed have none.
+	Started *startedRecord `json:"started,omitempty"`
 }
 
 // snapshotData encodes the agent as of the last commit; it runs on the
@@ -40,6 +44,9 @@ func (s *server) snapshotData() ([]byte, error) {
 	}
 	s.mu.Lock()
 	snap := snapshot{State: state, Version: s.version, ErrorCount: s.errorCount}
+	if s.origin.ID != "" {
+		snap.Started = &s.origin
+	}
 	for _, seq := range s.pendingSeq {
 		if snap.PendingFrom == 0 || seq < snap.PendingFrom {
 			snap.PendingFrom = seq
@@ -210,11 +217,15 @@ func (rt *Runtime) settledAt(rec startedRecord) (version uint64, typ string) {
 	return data.Version, rec.Type
 }
 
-// readStarted reads the first entry of an agent's stream.
+// readStarted reads the first entry of an agent's stream, or, when
+// truncation removed it, the copy its snapshot carries.
 func (rt *Runtime) readStarted(stream string) (startedRecord, error) {
 	for e, err := range rt.cfg.Store.ReadStream(stream, eventlog.ReadOptions{Limit: 1}) {
 		if err != nil {
 			return startedRecord{}, fmt.Errorf("read %s: %w", stream, err)
+		}
+		if e.Event.Type() != TypeStarted && e.Seq > 1 {
+			return startedFromSnapshot(rt.cfg.Store, stream, e.Seq)
 		}
 		if e.Event.Type() != TypeStarted {
 			return startedRecord{}, fmt.Errorf("%s: first entry is %s, not %s", stream, e.Event.Type(), TypeStarted)
@@ -223,6 +234,10 @@ func (rt *Runtime) readStarted(stream string) (startedRecord, error) {
 		if err := json.Unmarshal(e.Event.Data(), &rec); err != nil {
 			return startedRecord{}, fmt.Errorf("%s: started record: %w", stream, err)
 		}
+		return rec, nil
+	}
+	// No entry: none ever, or every one truncated after a snapshot.
+	if rec, err := startedFromSnapshot(rt.cfg.Store, stream, 0); err == nil {
 		return rec, nil
 	}
 	return startedRecord{}, fmt.Errorf("%s: %w", stream, eventlog.ErrNotFound)
@@ -331,6 +346,8 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 		return nil, nil, fmt.Errorf("agent %s: type %q is not registered in this runtime", rec.ID, rec.Type)
 	}
 	s := newServer(rt, rec.ID, def, rec.Stream, rec.Options, rec.Restart)
+	s.origin = rec
+	s.origin.InitialState = nil
 
 	readFrom, replayFrom := uint64(1), uint64(1)
 	snap, err := rt.cfg.Store.LoadSnapshot(rec.Stream)

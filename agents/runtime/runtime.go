@@ -352,6 +352,8 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (Info, error) {
 	rt.mu.Unlock()
 
 	rec := startedRecord{ID: req.ID, Type: req.Type, Stream: s.stream, InitialState: initial, Options: req.Options, Parent: req.parent, Restart: req.restart}
+	s.origin = rec
+	s.origin.InitialState = nil
 	err = s.commitStart(ctx, rec)
 	s.appendMu.Unlock()
 	if err != nil {

@@ -26,8 +26,14 @@ type Server struct {
 
 // Serve subscribes to every log verb under subjects on nc.
 func Serve(nc *nats.Conn, log *eventlog.Log, subjects bus.Subjects) (*Server, error) {
+	return ServeLocal(nc, Local{Log: log}, subjects)
+}
+
+// ServeLocal is Serve with the Local (its Guard, its progress callback)
+// given.
+func ServeLocal(nc *nats.Conn, local Local, subjects bus.Subjects) (*Server, error) {
 	ctx, stop := context.WithCancel(context.Background())
-	s := &Server{local: Local{Log: log}, ctx: ctx, stop: stop}
+	s := &Server{local: local, ctx: ctx, stop: stop}
 	prefix := subjects.API("log", "")
 	sub, err := nc.Subscribe(subjects.API("log", "*"), func(m *nats.Msg) {
 		s.handle(strings.TrimPrefix(m.Subject, prefix), m)
