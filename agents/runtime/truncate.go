@@ -64,10 +64,10 @@ func CheckTruncate(store TruncateStore, stream string, before uint64) error {
 	}
 	msg := fmt.Sprintf("agent %s recovers from %s and needs its entries from seq %d on", id, stream, keep)
 	if keep <= info.First {
-		msg = fmt.Sprintf("agent %s recovers from %s and has no snapshot that lets it skip entries", id, stream)
+		msg = fmt.Sprintf("agent %s recovers from %s and needs every entry it has (from seq %d): no snapshot of it covers any of them", id, stream, info.First)
 	}
-	return bus.Errorf(ReasonTruncateRefused, "truncate %s before seq %d: %s; start the node and truncate through it (it snapshots the agent first), or cut at or before seq %d",
-		stream, before, msg, max(keep, info.First))
+	return bus.Errorf(ReasonTruncateRefused, "%s; start the node and truncate through it (it snapshots the agent first), or cut at or before seq %d",
+		msg, max(keep, info.First))
 }
 
 // safeCut is the highest sequence stream may be truncated below and the
