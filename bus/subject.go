@@ -124,15 +124,21 @@ func (s Subjects) Parse(subject string) (Address, error) {
 	return Address{}, Errorf(ReasonInvalidSubject, "subject %q: unknown kind %q; want agent, signal, emit, api or dlq", subject, kind)
 }
 
+// MaxAgentIDLen bounds an agent id, in bytes (a child's id included, which
+// is its parent's id, '/', its tag): ids travel in every subject, stream
+// name and listing, which must stay well under NATS's limits.
+const MaxAgentIDLen = 256
+
 // ValidateAgentID reports whether id is a valid agent id: segments of
-// [A-Za-z0-9][A-Za-z0-9_-]* joined by '/' ("billing", "team-1/worker_2").
-// The error is an *Error of type ReasonInvalidAgentID.
+// [A-Za-z0-9][A-Za-z0-9_-]* joined by '/' ("billing", "team-1/worker_2"),
+// at most MaxAgentIDLen bytes. The error is an *Error of type
+// ReasonInvalidAgentID.
 func ValidateAgentID(id string) error {
 	if id == "" {
 		return Errorf(ReasonInvalidAgentID, "agent id is empty")
 	}
-	if len(id) > MaxTypeLen {
-		return Errorf(ReasonInvalidAgentID, "agent id is %d bytes long, the limit is %d", len(id), MaxTypeLen)
+	if len(id) > MaxAgentIDLen {
+		return Errorf(ReasonInvalidAgentID, "agent id %.32q… is %d bytes long; the limit is %d", id, len(id), MaxAgentIDLen)
 	}
 	i := 0
 	for seg := range strings.SplitSeq(id, "/") { // on every signal's path: no slice

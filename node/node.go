@@ -108,8 +108,10 @@ type Node struct {
 	recovered int
 }
 
-// Start starts a node and returns once it takes input.
-func Start(ctx context.Context, cfg Config) (n *Node, err error) {
+// Start starts a node and returns once it takes input. When it fails it
+// returns a nil Node and an error that says what to do, having released
+// whatever it had opened.
+func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("node: Config.DataDir is required")
 	}
@@ -122,11 +124,16 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		return nil, fmt.Errorf("prefix: %w", err)
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("create data dir: %w", err)
+		return nil, fmt.Errorf("create the data dir %s: %w (choose a --data-dir this user can write)", cfg.DataDir, err)
 	}
-	n = &Node{cfg: cfg, log: log, subjects: subjects, started: time.Now(), runDone: make(chan error, 1), metrics: newMetrics()}
+	n := &Node{cfg: cfg, log: log, subjects: subjects, started: time.Now(), runDone: make(chan error, 1), metrics: newMetrics()}
+	// Every return below this point is nil, err on failure: n stays the
+	// node being built, so releasing what it opened never meets a nil.
+	ready := false
 	defer func() {
-		if err != nil {
+		if !ready {
+			n.stopInput()
+			_ = n.metrics.close()
 			n.abort()
 		}
 	}()
@@ -198,6 +205,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	}
 	log.Info("jido-bus ready", "nats", n.conn.url, "embedded", n.conn.srv != nil, "agents_recovered", n.recovered,
 		"agent_types", types.Names(), "prefix", subjects.All(""), "data_dir", cfg.DataDir, "version", cfg.Version)
+	ready = true
 	return n, nil
 }
 
@@ -255,7 +263,7 @@ func (n *Node) register() error {
 	if err = n.bus.HandleAPI(n.subjects.Ping(), n.ping); err != nil {
 		return err
 	}
-	if n.logAPI, err = logapi.Serve(n.conn.nc, n.evlog, n.subjects); err != nil {
+	if n.logAPI, err = logapi.ServeLocal(n.conn.nc, logapi.Local{Log: n.evlog, Guard: n.guardTruncate}, n.subjects); err != nil {
 		return err
 	}
 	local := projectionapi.Local{Runner: n.runner, Log: n.evlog, Append: n.startFork}
@@ -274,10 +282,34 @@ func (n *Node) register() error {
 	return n.bus.HandleSignals(bus.KindSignal, n.broadcast)
 }
 
+// truncatePrepareTimeout bounds how long a truncation waits for the agent
+// whose stream it cuts to be idle enough for a snapshot.
+const truncatePrepareTimeout = 5 * time.Second
+
+// guardTruncate lets a truncation through the log API go ahead only when
+// the agent recovering from the stream keeps what it needs, snapshotting
+// it first when it runs here.
+func (n *Node) guardTruncate(ctx context.Context, req logapi.TruncateRequest) error {
+	ctx, cancel := context.WithTimeout(ctx, truncatePrepareTimeout)
+	defer cancel()
+	return n.rt.PrepareTruncate(ctx, req.Stream, req.Before, req.DryRun)
+}
+
 // Close stops the node: no new input, the agents and the projections
 // finish what they were doing (agents are not stopped: they come back on
 // the next start), NATS drains within drainTimeout, the stores close.
 func (n *Node) Close(drainTimeout time.Duration) error {
+	errs := []error{n.stopInput(), n.metrics.close()}
+	if err := n.conn.drain(drainTimeout); err != nil {
+		errs = append(errs, fmt.Errorf("drain NATS: %w", err))
+	}
+	n.abort()
+	return errors.Join(errs...)
+}
+
+// stopInput unsubscribes every handler register subscribed, the signals
+// first; once it returns no new input reaches the node.
+func (n *Node) stopInput() error {
 	var errs []error
 	if n.bus != nil {
 		errs = append(errs, n.bus.Close())
@@ -287,11 +319,6 @@ func (n *Node) Close(drainTimeout time.Duration) error {
 			errs = append(errs, c.Close())
 		}
 	}
-	errs = append(errs, n.metrics.close())
-	if err := n.conn.drain(drainTimeout); err != nil {
-		errs = append(errs, fmt.Errorf("drain NATS: %w", err))
-	}
-	n.abort()
 	return errors.Join(errs...)
 }
 

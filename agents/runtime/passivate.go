@@ -22,6 +22,9 @@ import (
 type passiveAgent struct {
 	typ  string
 	born uint64 // its incarnation (incarnation.go)
+	// version is the agent's version when it went passive (its
+	// snapshot's), so listing it costs no read of the snapshot.
+	version uint64
 	// wake, when set, activates the agent when its first timer is due;
 	// the runtime owns it: activation and Close stop it.
 	wake *time.Timer
@@ -49,17 +52,22 @@ func (rt *Runtime) passivateIdle() {
 
 // tryPassivate passivates s if it has been idle long enough and has
 // nothing in flight.
-func (s *server) tryPassivate(now time.Time) bool {
+func (s *server) tryPassivate(now time.Time) bool { return s.passivate(now, false) }
+
+// passivate is tryPassivate; with force, however briefly the agent was
+// idle, and with a new snapshot at its head even when it has one there
+// (truncation needs one that carries the started record).
+func (s *server) passivate(now time.Time, force bool) bool {
 	s.mu.Lock()
 	idle := s.status == StatusRunning && !s.inboxRunning && !s.queueRunning &&
 		len(s.inbox) == 0 && len(s.queue) == 0 && len(s.tasks) == 0 && len(s.effects) == 0 &&
-		now.Sub(s.lastActive) >= s.rt.cfg.PassivateAfter
+		(force || now.Sub(s.lastActive) >= s.rt.cfg.PassivateAfter)
 	if !idle {
 		s.mu.Unlock()
 		return false
 	}
 	s.status = StatusPassive
-	snapped := s.snapSeq
+	snapped, version := s.snapSeq, s.version
 	s.mu.Unlock()
 
 	// No loop runs and none can start: the agent is this goroutine's now.
@@ -71,7 +79,7 @@ func (s *server) tryPassivate(now time.Time) bool {
 	// snapshot would otherwise come back active after a restart.
 	s.appendMu.Lock()
 	head := s.head
-	needSnapshot := head != snapped
+	needSnapshot := head != snapped || force
 	var data []byte
 	var err error
 	if needSnapshot {
@@ -96,7 +104,7 @@ func (s *server) tryPassivate(now time.Time) bool {
 	rt.mu.Lock()
 	if rt.agents[s.id] == s {
 		delete(rt.agents, s.id)
-		p := passiveAgent{typ: s.def.Name(), born: s.born}
+		p := passiveAgent{typ: s.def.Name(), born: s.born, version: version}
 		if !due.IsZero() && !rt.closing {
 			// The agent's timers fire while it is passive: the first one
 			// due activates it, and its restored timers fire from there.

@@ -29,6 +29,10 @@ type snapshot struct {
 	// directives had not all run when the snapshot was taken; recovery
 	// reads from there to find them. Zero means none were pending.
 	PendingFrom uint64 `json:"pending_from,omitempty"`
+	// Started is the agent's started record (its initial state left
+	// out), for when truncation removed the stream's first entry.
+	// Snapshots written before it existed have none.
+	Started *startedRecord `json:"started,omitempty"`
 }
 
 // snapshotData encodes the agent as of the last commit; it runs on the
@@ -40,6 +44,9 @@ func (s *server) snapshotData() ([]byte, error) {
 	}
 	s.mu.Lock()
 	snap := snapshot{State: state, Version: s.version, ErrorCount: s.errorCount}
+	if s.origin.ID != "" {
+		snap.Started = &s.origin
+	}
 	for _, seq := range s.pendingSeq {
 		if snap.PendingFrom == 0 || seq < snap.PendingFrom {
 			snap.PendingFrom = seq
@@ -92,10 +99,11 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 		s       *server
 		pending []queued
 		passive string        // the type of an agent that comes back passive
+		version uint64        // and its version
 		started startedRecord // its parent and options, for the hierarchy
 	}
 	var back, all []restored
-	passive := map[string]string{} // id → type of the agents that come back passive
+	passive := map[string]passiveAgent{} // the agents that come back passive
 	var errs []error
 	// Agents are restored in parallel, one worker per CPU: each replays
 	// its own stream through its own pure logic, sharing nothing.
@@ -121,9 +129,10 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 				idx := registered[live[i]]
 				rec, err := rt.readStarted(idx.Stream, idx.Seq)
 				results[i].started = rec
-				if err == nil && rt.settled(rec) {
-					results[i].passive = rec.Type
-				} else if err == nil {
+				if err == nil {
+					results[i].version, results[i].passive = rt.settledAt(rec)
+				}
+				if err == nil && results[i].passive == "" {
 					results[i].s, results[i].pending, err = rt.restore(ctx, rec)
 				}
 				failures[i] = err
@@ -142,7 +151,7 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 			errs = append(errs, fmt.Errorf("agent %s: %w", id, err))
 			failed[id] = failedAgent{typ: idx.Type, stream: idx.Stream, born: idx.Seq, reason: err.Error()}
 		case results[i].passive != "":
-			passive[id] = results[i].passive
+			passive[id] = passiveAgent{typ: results[i].passive, version: results[i].version}
 			all = append(all, results[i])
 		default:
 			back = append(back, results[i])
@@ -156,12 +165,13 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 	for id, f := range failed {
 		rt.failed[id] = f
 	}
-	for id, typ := range passive {
-		rt.passive[id] = passiveAgent{typ: typ, born: registered[id].Seq}
-		set := rt.byType[typ]
+	for id, p := range passive {
+		p.born = registered[id].Seq
+		rt.passive[id] = p
+		set := rt.byType[p.typ]
 		if set == nil {
 			set = make(map[string]struct{})
-			rt.byType[typ] = set
+			rt.byType[p.typ] = set
 		}
 		set[id] = struct{}{}
 	}
@@ -188,36 +198,48 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 // ended, so a restart costs what the active agents cost, not what the
 // registered ones would.
 func (rt *Runtime) settled(rec startedRecord) bool {
+	_, typ := rt.settledAt(rec)
+	return typ != ""
+}
+
+// settledAt is settled, returning the agent's type and its version (its
+// snapshot's) when it can come back passive, and an empty type when not.
+func (rt *Runtime) settledAt(rec startedRecord) (version uint64, typ string) {
 	if rt.cfg.PassivateAfter < 0 {
-		return false
+		return 0, ""
 	}
 	if _, ok := rt.cfg.Types.Lookup(rec.Type); !ok {
-		return false // restore says why
+		return 0, "" // restore says why
 	}
 	snap, err := rt.cfg.Store.LoadSnapshot(rec.Stream)
 	if err != nil || snap.Version < rec.seq {
-		return false // none, or an earlier incarnation's
+		return 0, "" // none, or an earlier incarnation's
 	}
 	var data struct {
+		Version     uint64     `json:"version"`
 		Timers      timerState `json:"timers"`
 		PendingFrom uint64     `json:"pending_from"`
 	}
 	if json.Unmarshal(snap.Data, &data) != nil || data.PendingFrom != 0 || len(data.Timers.Awaiting) > 0 || len(data.Timers.Crons) > 0 {
-		return false
+		return 0, ""
 	}
 	for range rt.cfg.Store.ReadStream(rec.Stream, eventlog.ReadOptions{From: snap.Version + 1, Limit: 1}) {
-		return false // an entry after the snapshot (or an error): restore
+		return 0, "" // an entry after the snapshot (or an error): restore
 	}
-	return true
+	return data.Version, rec.Type
 }
 
 // readStarted reads the started record of the incarnation born (the
-// stream sequence it sits at; 0 means 1) of an agent's stream.
+// stream sequence it sits at; 0 means 1) of an agent's stream, or, when
+// truncation removed it, the copy its snapshot carries.
 func (rt *Runtime) readStarted(stream string, born uint64) (startedRecord, error) {
 	born = max(born, 1)
 	for e, err := range rt.cfg.Store.ReadStream(stream, eventlog.ReadOptions{From: born, Limit: 1}) {
 		if err != nil {
 			return startedRecord{}, fmt.Errorf("read %s at %d: %w", stream, born, err)
+		}
+		if e.Seq != born && e.Event.Type() != TypeStarted {
+			return startedFromSnapshotAt(rt.cfg.Store, stream, e.Seq, born)
 		}
 		if e.Seq != born || e.Event.Type() != TypeStarted {
 			return startedRecord{}, fmt.Errorf("%s/%d: the entry is %s, not the agent's %s (was the stream truncated?)", stream, e.Seq, e.Event.Type(), TypeStarted)
@@ -227,6 +249,10 @@ func (rt *Runtime) readStarted(stream string, born uint64) (startedRecord, error
 			return startedRecord{}, fmt.Errorf("%s/%d: started record: %w", stream, e.Seq, err)
 		}
 		rec.seq = e.Seq
+		return rec, nil
+	}
+	// No entry: none ever, or every one truncated after a snapshot.
+	if rec, err := startedFromSnapshotAt(rt.cfg.Store, stream, 0, born); err == nil {
 		return rec, nil
 	}
 	return startedRecord{}, fmt.Errorf("%s/%d: no started record: %w", stream, born, eventlog.ErrNotFound)
@@ -336,6 +362,8 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 	}
 	s := newServer(rt, rec.ID, def, rec.Stream, rec.Options, rec.Restart)
 	s.born = max(rec.seq, 1)
+	s.origin = rec
+	s.origin.InitialState = nil
 
 	readFrom, replayFrom := s.born, s.born
 	snap, err := rt.cfg.Store.LoadSnapshot(rec.Stream)

@@ -361,6 +361,8 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (Info, error) {
 	}
 	rt.mu.Unlock()
 
+	s.origin = rec
+	s.origin.InitialState = nil
 	err = s.commitStart(ctx, rec, expected)
 	s.appendMu.Unlock()
 	if err != nil {
@@ -569,6 +571,10 @@ type ListOptions struct {
 	Limit int
 	// SkipPassive leaves the passive agents out.
 	SkipPassive bool
+	// After keeps only the agents whose id sorts after it, for paging in
+	// id order (the last id of one page is the next page's After). It is
+	// ignored with ByQueue, an order that changes between two pages.
+	After string
 }
 
 // ListSome describes the agents opts selects, in its order. With a Limit
@@ -583,16 +589,17 @@ func (rt *Runtime) ListSome(opts ListOptions) []Info {
 	if sel.n == 0 {
 		sel.items = make([]listEntry, 0, len(rt.agents)+len(rt.passive))
 	}
+	after := func(id string) bool { return opts.ByQueue || opts.After == "" || id > opts.After }
 	active := make([]*server, 0, len(rt.agents))
 	for _, s := range rt.agents {
-		if opts.Type == "" || s.def.Name() == opts.Type {
+		if (opts.Type == "" || s.def.Name() == opts.Type) && after(s.id) {
 			active = append(active, s)
 		}
 	}
 	if !opts.SkipPassive && (!opts.ByQueue || sel.n == 0 || len(active) < sel.n) {
 		for id, p := range rt.passive {
-			if opts.Type == "" || p.typ == opts.Type {
-				sel.add(listEntry{id: id, queue: -1, typ: p.typ})
+			if (opts.Type == "" || p.typ == opts.Type) && after(id) {
+				sel.add(listEntry{id: id, queue: -1, typ: p.typ, version: p.version})
 			}
 		}
 	}
@@ -615,7 +622,7 @@ func (rt *Runtime) ListSome(opts ListOptions) []Info {
 		} else if e.failed != nil {
 			out = append(out, e.failed.info(e.id))
 		} else {
-			out = append(out, Info{ID: e.id, Type: e.typ, Stream: rt.streamFor(e.typ, e.id), Status: StatusPassive})
+			out = append(out, Info{ID: e.id, Type: e.typ, Stream: rt.streamFor(e.typ, e.id), Status: StatusPassive, Version: e.version})
 		}
 	}
 	return out
@@ -628,6 +635,8 @@ type listEntry struct {
 	queue int
 	s     *server
 	typ   string
+	// version is a passive agent's.
+	version uint64
 	// failed is set for an agent that failed at recovery.
 	failed *failedAgent
 }

@@ -108,6 +108,12 @@ type server struct {
 	dispatcher dispatch.Dispatcher
 
 	view atomic.Pointer[view]
+
+	// origin is the agent's started record without its initial state:
+	// every snapshot carries it, so that a stream truncated past its
+	// started entry still says what the agent is. Set before the agent
+	// first commits, never changed.
+	origin startedRecord
 }
 
 // view is what readers see: the last committed agent and version.

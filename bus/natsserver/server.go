@@ -26,6 +26,8 @@ const (
 	// readyTimeout bounds how long Start waits for the server to accept
 	// clients.
 	readyTimeout = 10 * time.Second
+	// DefaultMaxPayload is the embedded server's max_payload: 8 MiB.
+	DefaultMaxPayload = 8 << 20
 )
 
 // Options configure the embedded server. The zero value listens on
@@ -52,6 +54,11 @@ type Options struct {
 	// StoreDir is where JetStream keeps its files, typically
 	// <data-dir>/nats. Empty lets nats-server choose a temporary directory.
 	StoreDir string
+	// MaxPayload bounds a message's payload (headers included) in bytes;
+	// zero means DefaultMaxPayload. Replies that could grow past it (lists)
+	// read it from their connection and page.
+	MaxPayload int32
+
 	// ServerName names the server in monitoring and logs; empty lets
 	// nats-server generate one.
 	ServerName string
@@ -87,7 +94,10 @@ func Start(opts Options) (*Server, error) {
 		JetStream:     !opts.NoJetStream,
 		NoSigs:        true,
 		NoLog:         opts.Logger == nil,
-		MaxPayload:    8 << 20,
+		MaxPayload:    opts.MaxPayload,
+	}
+	if sopts.MaxPayload == 0 {
+		sopts.MaxPayload = DefaultMaxPayload
 	}
 	if sopts.Host == "" {
 		sopts.Host = DefaultHost

@@ -145,42 +145,109 @@ func newAgentStateCmd() *cobra.Command {
 
 func newAgentListCmd() *cobra.Command {
 	var (
-		f   liveFlags
-		typ string
+		f        liveFlags
+		typ      string
+		limit    int
+		pageSize int
+		after    string
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the agents of the node",
-		Args:  cobra.NoArgs,
+		Long: `List the agents of the node in id order, all of them: the node answers a
+page at a time (jido.api.agent.list with "limit" and "after") and this
+command asks for pages until the last. --limit stops after that many
+agents; with --json the output then carries "next", a cursor that
+--after continues from.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			reply, err := agentRequest(cmd, &f, "list", map[string]string{"type": typ})
+			if limit < 0 || pageSize < 0 {
+				return fmt.Errorf("--limit %d, --page-size %d: want 0 (no bound; the node's page size) or more", limit, pageSize)
+			}
+			all, next, err := listAgents(cmd, &f, typ, limit, pageSize, after)
 			if err != nil {
 				return err
 			}
 			if f.json {
-				return printReply(cmd, reply)
-			}
-			var list struct {
-				Agents []runtime.Info `json:"agents"`
-			}
-			if err := json.Unmarshal(reply, &list); err != nil {
-				return err
+				out, err := json.Marshal(struct {
+					Agents []json.RawMessage `json:"agents"`
+					Next   string            `json:"next,omitempty"`
+				}{all, next})
+				if err != nil {
+					return err
+				}
+				return printReply(cmd, out)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tTYPE\tSTATUS\tVERSION\tQUEUE\tERRORS\tPARENT")
-			for _, a := range list.Agents {
+			for _, raw := range all {
+				var a runtime.Info
+				if err := json.Unmarshal(raw, &a); err != nil {
+					return fmt.Errorf("agent list: reply holds %s: %w", raw, err)
+				}
 				parent := ""
 				if a.Parent != nil {
 					parent = a.Parent.ID
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", a.ID, a.Type, a.Status, a.Version, a.QueueLength, a.ErrorCount, parent)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if next != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "more agents follow; continue with --after %s\n", next)
+			}
+			return nil
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().StringVar(&typ, "type", "", "only agents of this type")
+	cmd.Flags().IntVar(&limit, "limit", 0, "stop after this many agents (0: list every agent)")
+	cmd.Flags().IntVar(&pageSize, "page-size", 0, "agents per request (0: the node's default page)")
+	cmd.Flags().StringVar(&after, "after", "", "start after this cursor (the \"next\" of an earlier --json listing)")
 	return cmd
+}
+
+// listAgents asks for pages of agents until the last one, or until limit
+// agents (0: no limit), and returns them with the cursor of what follows
+// when limit stopped it.
+func listAgents(cmd *cobra.Command, f *liveFlags, typ string, limit, pageSize int, after string) ([]json.RawMessage, string, error) {
+	var all []json.RawMessage
+	for {
+		req := map[string]any{}
+		if typ != "" {
+			req["type"] = typ
+		}
+		if after != "" {
+			req["after"] = after
+		}
+		page := pageSize
+		if limit > 0 && (page == 0 || limit-len(all) < page) {
+			page = limit - len(all)
+		}
+		if page > 0 {
+			req["limit"] = page
+		}
+		reply, err := agentRequest(cmd, f, "list", req)
+		if err != nil {
+			return nil, "", err
+		}
+		var r struct {
+			Agents []json.RawMessage `json:"agents"`
+			Next   string            `json:"next"`
+		}
+		if err := json.Unmarshal(reply, &r); err != nil {
+			return nil, "", fmt.Errorf("agent list: reply %.200s: %w", reply, err)
+		}
+		all = append(all, r.Agents...)
+		if r.Next == "" || (limit > 0 && len(all) >= limit) {
+			return all, r.Next, nil
+		}
+		if r.Next == after {
+			return nil, "", fmt.Errorf("agent list: the node gave the same cursor %q twice", after)
+		}
+		after = r.Next
+	}
 }
 
 func newAgentSignalCmd(verb string) *cobra.Command {

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
+	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
@@ -84,5 +85,8 @@ func (f *logFlags) openBackend(ctx context.Context, create bool) (logBackend, fu
 	if err != nil {
 		return nil, nil, err
 	}
-	return logapi.Local{Log: l}, func() { _ = l.Close() }, nil
+	guard := func(_ context.Context, req logapi.TruncateRequest) error {
+		return runtime.CheckTruncate(l, req.Stream, req.Before)
+	}
+	return logapi.Local{Log: l, Guard: guard}, func() { _ = l.Close() }, nil
 }

@@ -134,36 +134,55 @@ func openInput(cmd *cobra.Command, name string) (io.ReadCloser, int64, error) {
 func newLogTruncateCmd() *cobra.Command {
 	var f logFlags
 	var before uint64
+	var dryRun bool
 	cmd := &cobra.Command{
 		Use:   "truncate STREAM --before N",
 		Short: "Remove the entries of a stream below a sequence",
 		Long: `Remove the entries of STREAM whose sequence is below --before. The
 stream keeps its version; reading a removed position then says it is gone.
-This cannot be undone.`,
-		Example: `  jido-bus log truncate agent/c1 --before 1000`,
-		Args:    cobra.ExactArgs(1),
+This cannot be undone; --dry-run shows what would go (count, sequences,
+bytes) and changes nothing.
+
+An agent's stream (agent/…, conversation/…, any stream an agent recovers
+from) keeps what recovery needs: through a running node the agent is
+snapshotted first; on a data directory with no node running, a cut past
+the agent's latest snapshot is refused and the message says how far you
+may cut. The runtime's own streams (runtime/agents, the list of agents)
+are never truncated.`,
+		Example: `  jido-bus log truncate agent/c1 --before 1000 --dry-run
+  jido-bus log truncate agent/c1 --before 1000`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if before == 0 {
-				return errors.New("--before must be a sequence of 1 or more")
+				return errors.New("--before must be a sequence of 1 or more: entries below it are removed")
 			}
 			b, done, err := f.openBackend(cmd.Context(), false)
 			if err != nil {
 				return err
 			}
 			defer done()
-			r, err := b.Truncate(cmd.Context(), logapi.TruncateRequest{Stream: args[0], Before: before})
+			r, err := b.Truncate(cmd.Context(), logapi.TruncateRequest{Stream: args[0], Before: before, DryRun: dryRun})
 			if err != nil {
 				return fmt.Errorf("truncate %s before seq %d: %w", args[0], before, err)
 			}
 			if f.json {
 				return printJSONLine(cmd.OutOrStdout(), r)
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: removed %d entries before seq %d\n", args[0], r.Removed, before)
+			verb := "removed"
+			if dryRun {
+				verb = "would remove"
+			}
+			if r.Removed == 0 {
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: nothing below seq %d to remove\n", args[0], before)
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: %s %d entries, seq %d-%d, %d bytes\n", args[0], verb, r.Removed, r.From, r.To, r.Bytes)
 			return err
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().Uint64Var(&before, "before", 0, "remove entries with a sequence below this (required)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be removed; change nothing")
 	_ = cmd.MarkFlagRequired("before")
 	return cmd
 }

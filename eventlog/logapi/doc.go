@@ -12,7 +12,7 @@
 //	export    ReadRequest                        → ReadReply
 //	import    {"stream","events":[CloudEvent]}   → {"appended","duplicates"}
 //	verify    {}                                 → VerifyReport
-//	truncate  {"stream","before"}                → {"removed"}
+//	truncate  {"stream","before","dry_run"}      → {"removed","from","to","bytes","dry_run"}
 //
 // Reads are pages: a reply holds at most Limit entries and about
 // MaxReplyBytes of them, and Next says where the following page starts.

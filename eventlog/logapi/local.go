@@ -18,6 +18,8 @@ type Local struct {
 	// VerifyProgress, if not nil, is called during Verify with the number
 	// of entries checked so far.
 	VerifyProgress func(checked uint64)
+	// Guard, if not nil, is asked before every truncation (dry runs too).
+	Guard TruncateGuard
 }
 
 // Streams lists the streams.
@@ -112,13 +114,51 @@ func (c Local) Verify(ctx context.Context, _ VerifyRequest) (eventlog.VerifyRepo
 	return c.Log.Verify(ctx, c.VerifyProgress)
 }
 
-// Truncate removes a stream's entries below req.Before.
+// Truncate removes a stream's entries below req.Before, once Guard
+// agrees; with req.DryRun it only says what would go.
 func (c Local) Truncate(ctx context.Context, req TruncateRequest) (TruncateReply, error) {
 	if req.Before == 0 {
 		return TruncateReply{}, bus.Errorf(bus.ReasonInvalidRequest, "truncate %s: before must be a sequence of 1 or more", req.Stream)
 	}
-	n, err := c.Log.TruncateBefore(ctx, req.Stream, req.Before)
-	return TruncateReply{Removed: n}, err
+	if err := eventlog.ValidateStream(req.Stream); err != nil {
+		return TruncateReply{}, bus.Errorf(bus.ReasonInvalidRequest, "truncate: %v", err)
+	}
+	info, err := c.Log.Stream(req.Stream)
+	if err != nil {
+		return TruncateReply{}, err
+	}
+	if c.Guard != nil {
+		if err := c.Guard(ctx, req); err != nil {
+			return TruncateReply{}, err
+		}
+	}
+	reply := TruncateReply{DryRun: req.DryRun}
+	if cut := min(req.Before, info.Head+1); cut > info.First {
+		reply.From, reply.To = info.First, cut-1
+	}
+	if req.DryRun {
+		if reply.From == 0 {
+			return reply, nil
+		}
+		for e, err := range c.Log.ReadStream(req.Stream, eventlog.ReadOptions{From: reply.From}) {
+			if err != nil {
+				return TruncateReply{}, err
+			}
+			if e.Seq > reply.To {
+				break
+			}
+			reply.Removed++
+			reply.Bytes += uint64(e.Size)
+		}
+		return reply, nil
+	}
+	if reply.Removed, err = c.Log.TruncateBefore(ctx, req.Stream, req.Before); err != nil {
+		return TruncateReply{}, err
+	}
+	if after, err := c.Log.Stream(req.Stream); err == nil {
+		reply.Bytes = info.Bytes - min(info.Bytes, after.Bytes)
+	}
+	return reply, nil
 }
 
 // asBusError gives log errors the machine word a reply carries.

@@ -34,10 +34,12 @@ type Server struct {
 
 // Serve subscribes to every log verb under subjects on nc.
 func Serve(nc *nats.Conn, log *eventlog.Log, subjects bus.Subjects) (*Server, error) {
-	return serve(nc, Local{Log: log}, subjects)
+	return ServeLocal(nc, Local{Log: log}, subjects)
 }
 
-func serve(nc *nats.Conn, local Local, subjects bus.Subjects) (*Server, error) {
+// ServeLocal is Serve with the Local (its Guard, its progress callback)
+// given.
+func ServeLocal(nc *nats.Conn, local Local, subjects bus.Subjects) (*Server, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	s := &Server{local: local, ctx: ctx, stop: stop}
 	prefix := subjects.API("log", "")

@@ -1,6 +1,7 @@
 package logapi
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -87,13 +88,27 @@ type ImportReply struct {
 // VerifyRequest asks for a full integrity check.
 type VerifyRequest struct{}
 
-// TruncateRequest removes the entries of Stream below Before.
+// TruncateRequest removes the entries of Stream below Before. With DryRun
+// nothing changes; the reply says what would go.
 type TruncateRequest struct {
 	Stream string `json:"stream"`
 	Before uint64 `json:"before"`
+	DryRun bool   `json:"dry_run,omitempty"`
 }
 
-// TruncateReply says how many entries were removed.
+// TruncateReply says what was removed (or, with DryRun, would be): Removed
+// entries, sequences From to To inclusive (both 0 when none), Bytes of
+// them (one copy, as StreamInfo counts).
 type TruncateReply struct {
-	Removed int `json:"removed"`
+	Removed int    `json:"removed"`
+	From    uint64 `json:"from,omitempty"`
+	To      uint64 `json:"to,omitempty"`
+	Bytes   uint64 `json:"bytes"`
+	DryRun  bool   `json:"dry_run,omitempty"`
 }
+
+// TruncateGuard decides whether a truncation may go ahead, and may first
+// make it safe (an agent runtime snapshots the agent that recovers from
+// the stream). With req.DryRun it must change nothing. Its error refuses
+// the truncation and reaches the user.
+type TruncateGuard func(ctx context.Context, req TruncateRequest) error

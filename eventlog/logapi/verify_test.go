@@ -35,7 +35,7 @@ func TestVerifyDoesNotBlockOtherRequests(t *testing.T) {
 	release := make(chan struct{})
 	first := true
 	srv := natstest.RunServer(t)
-	s, err := serve(natstest.Connect(t, srv), Local{Log: l, VerifyProgress: func(uint64) {
+	s, err := ServeLocal(natstest.Connect(t, srv), Local{Log: l, VerifyProgress: func(uint64) {
 		if first {
 			first = false
 			close(inScan)
@@ -97,7 +97,7 @@ func TestCloseStopsARunningVerify(t *testing.T) {
 	inScan := make(chan struct{})
 	var once bool
 	srv := natstest.RunServer(t)
-	s, err := serve(natstest.Connect(t, srv), Local{Log: l, VerifyProgress: func(uint64) {
+	s, err := ServeLocal(natstest.Connect(t, srv), Local{Log: l, VerifyProgress: func(uint64) {
 		if !once {
 			once = true
 			close(inScan)

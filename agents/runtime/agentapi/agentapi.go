@@ -8,9 +8,14 @@
 //	cast    the same as call                                                 → {"id":"<signal id>"}
 //	state   {"id":"c1"}                                                      → Info: state, status, queue_length, version, parent, children
 //	whereis {"id":"c1"}                                                      → {"id","type","stream","status"}
-//	list    {"type":"counter","sort":"queue","limit":10,"skip_passive":true} → {"agents":[Info…]}
+//	list    {"type":"counter","sort":"queue","limit":10,"skip_passive":true} → {"agents":[Info…],"next":"<cursor>"}
 //	        every member optional: sort "id" (default) or "queue" (most
-//	        queued first; passive agents last), limit 0 (default) for all
+//	        queued first; passive agents last); limit is the page size,
+//	        DefaultListLimit when 0, at most MaxListLimit; a page also ends
+//	        before its reply would pass the connection's max payload. When
+//	        more agents follow in id order, "next" is a cursor: send it back
+//	        as "after" for the next page. The queue order is a moment's and
+//	        is not paged: it answers its first page only.
 //	await   {"id":"c1","timeout":"5s"}                                       → Info once state.status is completed or failed
 //
 // Every reply is {"ok":true,…} or {"ok":false,"error":{"type","message"}}.
@@ -47,6 +52,15 @@ const (
 	callTimeout         = 30 * time.Second
 )
 
+// DefaultListLimit is the page size of a list request that names no
+// limit, and MaxListLimit the largest page one may ask for (a larger limit
+// is lowered to it). A page also stops before its reply would pass the
+// connection's max payload.
+const (
+	DefaultListLimit = 1000
+	MaxListLimit     = 10000
+)
+
 // Serve registers the API's handlers on b.
 func Serve(b *natsbus.Bus, rt *runtime.Runtime) error {
 	s := b.Subjects()
@@ -55,7 +69,9 @@ func Serve(b *natsbus.Bus, rt *runtime.Runtime) error {
 		VerbStop:    func(ctx context.Context, req []byte) (any, error) { return stop(ctx, rt, req) },
 		VerbState:   func(_ context.Context, req []byte) (any, error) { return state(rt, req) },
 		VerbWhereis: func(_ context.Context, req []byte) (any, error) { return whereis(rt, req) },
-		VerbList:    func(_ context.Context, req []byte) (any, error) { return list(rt, req) },
+		VerbList: func(_ context.Context, req []byte) (any, error) {
+			return list(rt, req, b.Conn().MaxPayload())
+		},
 	}
 	for verb, fn := range handlers {
 		if err := b.HandleAPI(s.API("agent", verb), fn); err != nil {
@@ -147,25 +163,8 @@ type listRequest struct {
 	// answer then costs what the active agents cost, however many
 	// passive ones the node holds.
 	SkipPassive bool `json:"skip_passive,omitempty"`
-}
-
-func list(rt *runtime.Runtime, req []byte) (any, error) {
-	var r listRequest
-	if err := natsbus.DecodeRequest(req, &r); err != nil {
-		return nil, err
-	}
-	opts := runtime.ListOptions{Type: r.Type, Limit: r.Limit, SkipPassive: r.SkipPassive}
-	switch r.Sort {
-	case "", "id":
-	case "queue":
-		opts.ByQueue = true
-	default:
-		return nil, bus.Errorf(bus.ReasonInvalidRequest, `sort %q: want "id" or "queue"`, r.Sort)
-	}
-	if r.Limit < 0 {
-		return nil, bus.Errorf(bus.ReasonInvalidRequest, "limit %d: want 0 (every agent) or more", r.Limit)
-	}
-	return map[string]any{"agents": rt.ListSome(opts)}, nil
+	// After is the cursor a previous page's reply gave as Next.
+	After string `json:"after,omitempty"`
 }
 
 // signalRequest is the body of call and cast.
