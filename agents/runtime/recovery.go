@@ -235,6 +235,11 @@ func (rt *Runtime) settledAt(rec startedRecord) (version uint64, typ string) {
 func (rt *Runtime) readStarted(stream string, born uint64) (startedRecord, error) {
 	born = max(born, 1)
 	for e, err := range rt.cfg.Store.ReadStream(stream, eventlog.ReadOptions{From: born, Limit: 1}) {
+		if gone, ok := errors.AsType[*eventlog.GoneError](err); ok {
+			// Truncated past the incarnation's start: its snapshot
+			// carries the started record.
+			return startedFromSnapshotAt(rt.cfg.Store, stream, gone.First, born)
+		}
 		if err != nil {
 			return startedRecord{}, fmt.Errorf("read %s at %d: %w", stream, born, err)
 		}
