@@ -169,10 +169,11 @@ func isTrailer(b []byte, pos int, c walChunk, num uint32) bool {
 
 // walStop is where a replay of one WAL file stops before its clean end.
 type walStop struct {
-	record int64  // where the record holding the chunk begins
-	chunk  int64  // the chunk the replay stops at
-	reason string // what is wrong with it
-	proof  string // why it is not a torn tail; empty when nothing proves it
+	records int    // the whole records the replay reads before it
+	record  int64  // where the record holding the chunk begins
+	chunk   int64  // the chunk the replay stops at
+	reason  string // what is wrong with it
+	proof   string // why it is not a torn tail; empty when nothing proves it
 
 	// What lookPast saw of the synced offsets past the chunk: how many
 	// different values, and the last.
@@ -188,12 +189,13 @@ func scanWALFile(r io.Reader, num uint32) (*walStop, error) {
 	buf := make([]byte, walBlockSize)
 	boundary := true // between records: the next chunk must begin one
 	var start int64  // where the current record began
+	records := 0     // whole records read
 	var stop *walStop
 	for block := int64(0); ; block++ {
 		n, err := io.ReadFull(r, buf)
 		if errors.Is(err, io.EOF) {
 			if stop == nil && !boundary {
-				stop = &walStop{record: start, chunk: block * walBlockSize, reason: "the file ends inside a record"}
+				stop = &walStop{records: records, record: start, chunk: block * walBlockSize, reason: "the file ends inside a record"}
 			}
 			return stop, nil
 		}
@@ -215,7 +217,7 @@ func scanWALFile(r io.Reader, num uint32) (*walStop, error) {
 				if boundary && pos == n {
 					return nil, nil // the clean end of the last block
 				}
-				return &walStop{record: start, chunk: block*walBlockSize + int64(pos), reason: "the file ends inside a record"}, nil
+				return &walStop{records: records, record: start, chunk: block*walBlockSize + int64(pos), reason: "the file ends inside a record"}, nil
 			}
 			c, v, framed, why := parseChunk(b, pos, num)
 			at := block*walBlockSize + int64(pos)
@@ -229,18 +231,22 @@ func scanWALFile(r io.Reader, num uint32) (*walStop, error) {
 				}
 				why = "end of the log inside a record"
 			case chunkValid:
+				inRecord := !boundary
 				switch {
-				case !boundary:
+				case inRecord:
 					boundary = c.last()
 				case c.first():
 					start, boundary = at, c.last()
 				}
 				// The replay skips a middle or last chunk where a record
 				// should begin; so does the scan.
+				if boundary && (inRecord || c.first()) {
+					records++
+				}
 				pos += c.size()
 				continue
 			}
-			stop = &walStop{record: at, chunk: at, reason: why}
+			stop = &walStop{records: records, record: at, chunk: at, reason: why}
 			if !boundary {
 				stop.record = start
 			}
