@@ -12,15 +12,16 @@ import (
 //
 // Pebble tolerates an unreadable chunk in the newest WAL as a torn tail
 // unless a later chunk's recorded synced offset lies beyond it. That
-// offset undercounts: Pebble's WAL writer adds to it only the bytes it
-// flushes from the block being filled, not the full 32 KiB blocks it
-// flushes before them. With small records almost every byte passes
-// through the block being filled and the count stays close; a record of
-// more than a block (an entry over about 10 KiB: its data is stored
-// twice) goes mostly through full blocks, the count lags far behind the
-// file (a third of it in a WAL of 16 KiB entries), and damage in the
-// middle reads as a torn tail: replay stops there and the acknowledged
-// entries after it are gone without a word.
+// offset undercounts: Pebble's WAL writer (record.LogWriter's flush loop,
+// v2.1.7) adds to it only the bytes it flushes from the block being
+// filled, not the full 32 KiB blocks it flushes before them. With small
+// records almost every byte passes through the block being filled and the
+// count stays close; a record of more than a block (an entry over about
+// 10 KiB: its data is stored twice) goes mostly through full blocks, and
+// the count lags far behind the file (at the end of a 1.5 MB WAL of
+// 16 KiB entries it said 0.43 MB). Damage in the middle then reads as a
+// torn tail: replay stops there and the acknowledged entries after it are
+// gone without a word.
 //
 // So Open reads the newest WAL itself first (scanNewestWAL), as Pebble's
 // replay does, to the first chunk the replay would stop at, and then looks
@@ -31,13 +32,13 @@ import (
 //     lies after it;
 //   - a later valid chunk of the same log records a synced offset beyond
 //     it (the offset undercounts, so it is a lower bound);
-//   - later valid chunks of the same log record three different synced
-//     offsets. The writer stamps each chunk with the offset of the last
-//     completed sync, and a sync covers everything written before the
-//     sync began. The chunks after the damaged one were written after it;
-//     the second of them to see a new value saw a sync that began after
-//     the first new value was stored, so after the damaged chunk was
-//     written: that sync covered it.
+//   - later valid chunks of the same log carry three different synced
+//     offsets. Each chunk carries the value the last completed sync
+//     stored; syncs run one at a time, and each covers everything written
+//     before it began. The chunk with the first value was written after
+//     the damaged one, so the sync that stored the second value ended
+//     after that, and the sync that stored the third began after it
+//     ended: after the damaged chunk was written, which it covered.
 //
 // A chunk is valid when its checksum matches and it carries this log's
 // number (a recycled file's stale chunks carry another). Without proof
