@@ -19,6 +19,7 @@ import (
 type Log struct {
 	dir       string
 	db        *pebble.DB
+	lock      *pebble.Lock     // the data directory's, held from before Pebble opened
 	walLoss   *WALCorruptError // damage accepted at Open (Options.AcceptWALLoss)
 	opts      Options
 	writeOpts *pebble.WriteOptions
@@ -125,7 +126,7 @@ func Open(dir string, opts Options) (*Log, error) {
 	if po.FS == nil {
 		po.FS = vfs.Default
 	}
-	db, loss, err := openPebble(dir, po, opts)
+	db, lock, loss, err := openPebble(dir, po, opts)
 	if err != nil {
 		if isLockError(err) {
 			return nil, fmt.Errorf("open event log %s: %w (%v)", dir, ErrLocked, err)
@@ -135,6 +136,7 @@ func Open(dir string, opts Options) (*Log, error) {
 	created := &Log{
 		dir:       dir,
 		db:        db,
+		lock:      lock,
 		walLoss:   loss,
 		opts:      opts,
 		writeOpts: pebble.Sync,
@@ -158,7 +160,7 @@ func Open(dir string, opts Options) (*Log, error) {
 		l.writeOpts = pebble.NoSync
 	}
 	if err := l.load(); err != nil {
-		_ = db.Close()
+		_ = l.closeDB()
 		return nil, fmt.Errorf("open event log %s: %w", dir, err)
 	}
 	if loss != nil {
@@ -243,7 +245,13 @@ func (l *Log) Close() error {
 	l.lifeMu.Unlock()
 	l.ops.Wait()
 	l.bg.Wait()
-	return l.db.Close()
+	return l.closeDB()
+}
+
+// closeDB closes Pebble, then releases the directory's lock Open took.
+func (l *Log) closeDB() error {
+	err := l.db.Close()
+	return errors.Join(err, l.lock.Close())
 }
 
 // enter registers a call in flight; it fails once Close has begun.

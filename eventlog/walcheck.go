@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -21,9 +22,11 @@ import (
 // records after it were acknowledged, and stopping the replay there would
 // lose them without a word. The log writes the WAL in a format that records,
 // in each chunk, how far the file had been synced (FormatWALSyncChunks), so
-// that Pebble can tell the two apart; on damage Open fails with a
-// *WALCorruptError, unless Options.AcceptWALLoss says to keep the records
-// before the damage and drop the rest.
+// that the two can be told apart. Pebble's own check of the newest WAL
+// misses damage among records larger than a block, so Open reads the
+// newest WAL itself first (walscan.go), holding the directory's lock; on
+// damage Open fails with a *WALCorruptError, unless Options.AcceptWALLoss
+// says to keep the records before the damage and drop the rest.
 
 // WALCorruptError reports a write-ahead log file damaged before its end:
 // the records from Offset on are unreadable or come after the damage, and
@@ -36,6 +39,7 @@ import (
 type WALCorruptError struct {
 	Path   string // the damaged WAL file
 	Offset int64  // where the first record that cannot be replayed begins
+	Chunk  int64  // where the damaged chunk begins (Offset or later, inside that record)
 	Reason string // what the reader found there
 	// Filled in when the loss was accepted:
 	SavedTo      string   // directory holding the original damaged file and the later ones
@@ -44,14 +48,18 @@ type WALCorruptError struct {
 }
 
 func (e *WALCorruptError) Error() string {
-	if e.SavedTo != "" {
-		return fmt.Sprintf("write-ahead log %s is damaged at offset %d (%s): %v; the entries after it were dropped (%d bytes of WAL), the originals are in %s",
-			e.Path, e.Offset, e.Reason, ErrCorrupt, e.DroppedBytes, e.SavedTo)
+	where := fmt.Sprintf("offset %d", e.Chunk)
+	if e.Chunk != e.Offset {
+		where += fmt.Sprintf(" (in the record that begins at offset %d)", e.Offset)
 	}
-	return fmt.Sprintf("write-ahead log %s is damaged at offset %d, before its end (%s): %v; "+
+	if e.SavedTo != "" {
+		return fmt.Sprintf("write-ahead log %s is damaged at %s (%s): %v; the entries from offset %d on were dropped (%d bytes of WAL), the originals are in %s",
+			e.Path, where, e.Reason, ErrCorrupt, e.Offset, e.DroppedBytes, e.SavedTo)
+	}
+	return fmt.Sprintf("write-ahead log %s is damaged at %s, before its end (%s): %v; "+
 		"acknowledged entries after it would be lost, so the log does not open: restore the data directory from a backup, "+
 		"or accept the loss (serve --accept-wal-loss, Options.AcceptWALLoss) to open it with the entries before the damage",
-		e.Path, e.Offset, e.Reason, ErrCorrupt)
+		e.Path, where, e.Reason, ErrCorrupt)
 }
 
 func (e *WALCorruptError) Unwrap() error { return ErrCorrupt }
@@ -66,10 +74,46 @@ const maxSalvages = 4
 
 // openPebble opens Pebble on dir. A damaged WAL fails with a
 // *WALCorruptError or, with opts.AcceptWALLoss, is salvaged and the
-// database opened; the salvage is returned.
-func openPebble(dir string, po *pebble.Options, opts Options) (*pebble.DB, *WALCorruptError, error) {
+// database opened; the salvage is returned. The directory's lock is taken
+// before the WAL is read, so that no other process writes it meanwhile,
+// and handed to Pebble; the caller closes it after the database.
+func openPebble(dir string, po *pebble.Options, opts Options) (*pebble.DB, *pebble.Lock, *WALCorruptError, error) {
+	if err := po.FS.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, nil, err
+	}
+	lock, err := pebble.LockDirectory(dir, po.FS)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	po.Lock = lock
+	db, loss, err := openLocked(dir, po, opts)
+	if err != nil {
+		_ = lock.Close()
+		return nil, nil, loss, err
+	}
+	return db, lock, loss, nil
+}
+
+// openLocked is openPebble once the lock is held.
+func openLocked(dir string, po *pebble.Options, opts Options) (*pebble.DB, *WALCorruptError, error) {
 	var loss *WALCorruptError
 	for range maxSalvages {
+		// Pebble would take damage in the newest WAL among records larger
+		// than a block for a torn tail (walscan.go), and drop what follows.
+		damage, err := scanNewestWAL(po.FS, dir)
+		if err != nil {
+			return nil, loss, fmt.Errorf("read the newest write-ahead log: %w", err)
+		}
+		if damage != nil {
+			if !opts.AcceptWALLoss {
+				return nil, loss, damage
+			}
+			if err := salvageWAL(po.FS, dir, damage); err != nil {
+				return nil, loss, fmt.Errorf("accept the loss of %s after offset %d: %w", damage.Path, damage.Offset, err)
+			}
+			loss = damage
+			continue
+		}
 		db, err := pebble.Open(dir, po)
 		if err == nil {
 			return db, loss, nil
@@ -145,11 +189,48 @@ func findWALDamage(fs vfs.FS, dir string, num wal.NumWAL) (*WALCorruptError, err
 			if errors.Is(err, record.ErrUnexpectedEOF) {
 				reason = "a WAL that was closed ends early"
 			}
-			return &WALCorruptError{Path: off.PhysicalFile, Offset: off.Physical, Reason: reason}, nil
+			d := &WALCorruptError{Path: off.PhysicalFile, Offset: off.Physical, Chunk: off.Physical, Reason: reason}
+			// The replay names the record; the scan finds the chunk in it.
+			if stop, err := scanWALPath(fs, d.Path, uint32(num)); err == nil && stop != nil && stop.record == d.Offset {
+				d.Chunk = stop.chunk
+			}
+			return d, nil
 		default:
 			return nil, err
 		}
 	}
+}
+
+// scanNewestWAL reads the newest WAL in dir chunk by chunk (walscan.go)
+// and returns its damage, or nil when every file of it reads to its end or
+// to a torn tail.
+func scanNewestWAL(fs vfs.FS, dir string) (*WALCorruptError, error) {
+	logs, err := wal.Scan(wal.Dir{FS: fs, Dirname: dir})
+	if err != nil || len(logs) == 0 {
+		return nil, err
+	}
+	ll := logs[len(logs)-1]
+	for i := range ll.NumSegments() {
+		sfs, path := ll.SegmentLocation(i)
+		stop, err := scanWALPath(sfs, path, uint32(ll.Num))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if stop != nil && stop.proof != "" {
+			return &WALCorruptError{Path: path, Offset: stop.record, Chunk: stop.chunk, Reason: stop.reason + "; " + stop.proof}, nil
+		}
+	}
+	return nil, nil
+}
+
+// scanWALPath is scanWALFile on the file at path.
+func scanWALPath(fs vfs.FS, path string, num uint32) (*walStop, error) {
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return scanWALFile(f, num)
 }
 
 // salvageWAL keeps the records of d.Path before d.Offset and moves the
@@ -222,12 +303,16 @@ func readAll(fs vfs.FS, path string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
+// writeSynced writes data to a new file at path and syncs it. It writes a
+// copy: Pebble's in-memory filesystem, in race and invariant builds,
+// scribbles over what it was given to write, and salvageWAL writes the
+// same bytes twice.
 func writeSynced(fs vfs.FS, path string, data []byte) error {
 	f, err := fs.Create(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
+	if _, err := f.Write(slices.Clone(data)); err != nil {
 		_ = f.Close()
 		return err
 	}

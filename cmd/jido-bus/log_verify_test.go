@@ -16,16 +16,29 @@ import (
 )
 
 // TestLogVerifyChecksTheWAL: bytes flipped in the middle of the newest
-// WAL make `log verify --data-dir` report the file and exit 2, not "ok".
+// WAL make `log verify --data-dir` report the file and exit 2, not "ok",
+// with small entries and with entries whose records span several 32 KiB
+// WAL blocks.
 func TestLogVerifyChecksTheWAL(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
+	for _, c := range []struct {
+		name         string
+		entries, pad int
+	}{{"1KiB", 600, 1 << 10}, {"16KiB", 100, 16 << 10}, {"100KiB", 30, 100 << 10}} {
+		t.Run(c.name, func(t *testing.T) { verifyDamagedWAL(t, c.entries, c.pad) })
+	}
+}
+
+// verifyDamagedWAL writes entries entries of pad bytes, flips sixteen
+// bytes in the middle of the newest WAL and runs log verify.
+func verifyDamagedWAL(t *testing.T, entries, pad int) {
 	dir := filepath.Join(t.TempDir(), "data")
 	l, err := eventlog.Open(logDir(dir), eventlog.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	big := strings.Repeat("x", 1<<10) // many WAL blocks after the middle
-	for i := range 600 {
+	big := strings.Repeat("x", pad) // many WAL blocks after the middle
+	for i := range entries {
 		s, err := bus.NewSignal("user.created", "test", map[string]string{"pad": big})
 		if err != nil {
 			t.Fatal(err)
