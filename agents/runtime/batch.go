@@ -20,7 +20,11 @@ import (
 // already in the log must be answered as a duplicate with nothing decided
 // again, but the decisions after it in the batch were taken on a state
 // that counted it. On a duplicate nothing is written and the batch is
-// decided again one signal at a time, the way that handles it.
+// decided again one signal at a time, the way that handles it. Any other
+// failed append falls back the same way: one signal the log refuses (an
+// attribute past its limit) must not take the valid ones with it, and
+// when every append fails (a full disk) each signal is refused on its
+// own, loudly (refuse.go).
 
 // maxBatch is the most signals decided for one append.
 const maxBatch = 32
@@ -71,18 +75,15 @@ func (s *server) decideAndCommitBatch(batch []envelope, answered *int) {
 		agent = next
 	}
 	res, err := s.appendPart(s.rt.ctx, events, true)
-	if errors.Is(err, eventlog.ErrDuplicate) {
+	if err != nil {
+		// A duplicate, or one signal the log refuses (too large), fails
+		// the whole append; one at a time, only that signal is answered
+		// as a duplicate or refused, and the others commit.
+		if !errors.Is(err, eventlog.ErrDuplicate) {
+			s.rt.log.Warn("commit signals together; committing them one at a time", "agent", s.id, "signals", len(batch), "first", batch[0].sig.ID(), "err", err)
+		}
 		s.putBackEffects(carried)
 		s.oneByOne(batch, answered)
-		return
-	}
-	if err != nil {
-		s.putBackEffects(carried)
-		s.rt.log.Error("commit signals", "agent", s.id, "signals", len(batch), "first", batch[0].sig.ID(), "err", err)
-		for _, env := range batch {
-			s.answer(env, Reply{}, err)
-			*answered++
-		}
 		return
 	}
 	if obs := s.rt.cfg.Observer; obs != nil {

@@ -88,6 +88,15 @@ type Config struct {
 	// lifecycle signal the runtime publishes, after it was dispatched. It
 	// must not block.
 	OnEmit func(from string, s *bus.Signal)
+	// OnRefused, when set, is told of every signal an agent accepted into
+	// its inbox and then refused without committing it: its decision
+	// refused it (agents.Refuse), the log refused its commit (too large, a
+	// full disk), or the agent stopped, failed or shut down before
+	// deciding it. A call is also answered with err; a cast has only
+	// this. The node files each as a dead letter. Lifecycle signals the
+	// runtime makes itself are not reported. It is called on the agent's
+	// loops and must not block for long.
+	OnRefused func(agentID string, sig *bus.Signal, err error)
 	// Observer is told of commits and directive executions, for metrics;
 	// nil tells no one. It is called on the agents' loops and must not
 	// block.

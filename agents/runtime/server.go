@@ -211,7 +211,7 @@ func (s *server) runInbox() {
 			answered := 0
 			if !s.guard(func() string { return "deciding signals" }, func() { s.decideAndCommitBatch(batch, &answered) }) {
 				for _, env := range batch[answered:] {
-					s.answer(env, Reply{}, bus.Errorf(bus.ReasonInternal, "agent %s crashed while deciding signal %s; it is being restored from its log", s.id, env.sig.ID()))
+					s.refuse(env, bus.Errorf(bus.ReasonInternal, "agent %s crashed while deciding signal %s; it is being restored from its log", s.id, env.sig.ID()))
 				}
 				return
 			}
@@ -222,7 +222,7 @@ func (s *server) runInbox() {
 		s.inbox = s.inbox[1:]
 		s.mu.Unlock()
 		if !s.guard(func() string { return "deciding a signal" }, func() { s.decideAndCommit(env) }) {
-			s.answer(env, Reply{}, bus.Errorf(bus.ReasonInternal, "agent %s crashed while deciding signal %s; it is being restored from its log", s.id, env.sig.ID()))
+			s.refuse(env, bus.Errorf(bus.ReasonInternal, "agent %s crashed while deciding signal %s; it is being restored from its log", s.id, env.sig.ID()))
 			return
 		}
 	}
@@ -254,7 +254,7 @@ func (s *server) decideAndCommit(env envelope) {
 	}
 	encoded, err := s.rt.codec.EncodeAll(directives)
 	if err != nil {
-		s.answer(env, Reply{}, fmt.Errorf("agent %s: encode directives of signal %s: %w", s.id, env.sig.ID(), err))
+		s.refuse(env, fmt.Errorf("agent %s: encode directives of signal %s: %w", s.id, env.sig.ID(), err))
 		return
 	}
 	now := s.rt.now()
@@ -268,7 +268,7 @@ func (s *server) decideAndCommit(env envelope) {
 	if err != nil {
 		s.putBackEffects(carried)
 		s.rt.log.Error("commit signal", "agent", s.id, "signal", env.sig.ID(), "type", env.sig.Type(), "err", err)
-		s.answer(env, Reply{}, err)
+		s.refuse(env, err)
 		return
 	}
 	if res.Positions[0].Duplicate {
