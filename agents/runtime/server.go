@@ -169,6 +169,9 @@ func (s *server) deliver(env envelope) error {
 	case StatusFailed:
 		s.mu.Unlock()
 		return bus.Errorf(ReasonAgentFailed, "agent %s is down: %s", s.id, s.reason)
+	case ReasonClosed: // halted: the runtime is shutting down
+		s.mu.Unlock()
+		return errShuttingDown
 	default:
 		s.mu.Unlock()
 		return bus.Errorf(bus.ReasonNotFound, "agent %s is %s", s.id, s.status)
@@ -184,6 +187,7 @@ func (s *server) deliver(env envelope) error {
 		s.inboxRunning = true
 		s.loops.Add(1)
 		s.rt.workers.Add(1)
+		s.rt.deciding.Add(1)
 	}
 	s.mu.Unlock()
 	if start {
@@ -195,11 +199,13 @@ func (s *server) deliver(env envelope) error {
 func (s *server) runInbox() {
 	defer s.rt.workers.Done()
 	defer s.loops.Done()
+	defer s.rt.deciding.Done()
 	for {
 		s.mu.Lock()
 		if len(s.inbox) == 0 || s.status != StatusRunning {
 			s.inboxRunning = false
 			s.mu.Unlock()
+			s.notify() // a shutdown waits for the inbox loop to end
 			return
 		}
 		if n := batchable(s.inbox); n > 1 {
@@ -366,6 +372,9 @@ func (s *server) appendPart(ctx context.Context, events []bus.Signal, allNew boo
 	s.mu.Lock()
 	st := s.status
 	s.mu.Unlock()
+	if st == ReasonClosed {
+		return eventlog.AppendResult{}, errShuttingDown
+	}
 	if st != StatusRunning && st != StatusRestarting {
 		return eventlog.AppendResult{}, bus.Errorf(ReasonStopped, "agent %s is %s", s.id, st)
 	}

@@ -126,7 +126,8 @@ func (rt *Runtime) restart(old *server) {
 	rt.mu.Lock()
 	if rt.closing {
 		rt.mu.Unlock()
-		rt.refuseAll(old.id, inbox, bus.Errorf(ReasonClosed, "the runtime is shutting down"))
+		rt.refuseAll(old.id, inbox, errShuttingDown)
+		old.notify()
 		return
 	}
 	rt.unregister(old)
