@@ -42,21 +42,28 @@ func batchable(inbox []envelope) int {
 
 // decideAndCommitBatch decides the signals of batch in order and commits
 // them in one append, then does for each what decideAndCommit does after
-// its commit. answered counts the signals answered so far, so that a crash
+// its commit. A signal its decision refuses is left out of the append, and
+// the next is decided on the state before it. answered counts the signals answered so far, so that a crash
 // answers the rest.
 func (s *server) decideAndCommitBatch(batch []envelope, answered *int) {
 	type decision struct {
 		env        envelope
 		next       agents.Agent
 		directives []agents.Directive
+		refused    error // not committed: the decision refused the signal
 	}
 	ds := make([]decision, 0, len(batch))
 	events := make([]bus.Signal, 0, 2*len(batch))
 	now := s.rt.now()
 	carried := s.takeEffects()
 	agent := s.agent
+	kept := 0 // decisions to commit so far
 	for _, env := range batch {
 		next, directives := s.decideOn(agent, env.sig)
+		if e, refused := agents.Refusal(directives); refused {
+			ds = append(ds, decision{env: env, refused: e.Err})
+			continue
+		}
 		encoded, err := s.rt.codec.EncodeAll(directives)
 		if err != nil {
 			// Rare (a third-party directive that does not encode): the
@@ -67,12 +74,21 @@ func (s *server) decideAndCommitBatch(batch []envelope, answered *int) {
 		}
 		count := len(directives)
 		rec := cmdRecordSignal(cmdRecordID(&env.sig), now, &cmdRecord{
-			Signal: env.sig.ID(), Version: s.version + uint64(len(ds)) + 1, Directives: encoded, Count: &count,
-			Effects: carriedBy(len(ds), carried),
+			Signal: env.sig.ID(), Version: s.version + uint64(kept) + 1, Directives: encoded, Count: &count,
+			Effects: carriedBy(kept, carried),
 		})
 		events = append(events, env.sig, rec)
 		ds = append(ds, decision{env: env, next: next, directives: directives})
+		kept++
 		agent = next
+	}
+	if kept == 0 {
+		s.putBackEffects(carried)
+		for _, d := range ds {
+			s.refuse(d.env, d.refused)
+			*answered++
+		}
+		return
 	}
 	res, err := s.appendPart(s.rt.ctx, events, true)
 	if err != nil {
@@ -88,14 +104,19 @@ func (s *server) decideAndCommitBatch(batch []envelope, answered *int) {
 	}
 	if obs := s.rt.cfg.Observer; obs != nil {
 		took := s.rt.now().Sub(now)
-		for range ds {
+		for range kept {
 			obs.Committed(s.def.Name(), took)
 		}
 	}
 	s.effectsRecorded(carried)
-	for i, d := range ds {
-		seq := res.Positions[2*i+1].Seq
-		s.committed(d.env, d.next, d.directives, now, seq)
+	i := 0 // index of the decision among those committed
+	for _, d := range ds {
+		if d.refused != nil {
+			s.refuse(d.env, d.refused)
+		} else {
+			s.committed(d.env, d.next, d.directives, now, res.Positions[2*i+1].Seq)
+			i++
+		}
 		*answered++
 	}
 }

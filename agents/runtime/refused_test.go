@@ -5,7 +5,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/eventlog"
 )
 
 // refusals records what the runtime refuses after it accepted it
@@ -91,4 +93,50 @@ func TestRefusedCommitIsReported(t *testing.T) {
 		t.Fatalf("call: %v, want too_large", err)
 	}
 	h.eventually("the call refused too", func() bool { return len(rs.all()) == 2 })
+}
+
+// TestRefusedDecisionIsNotCommitted: a signal its agent's decision
+// refuses (params that fail the action's schema) is not committed: the
+// caller hears why, OnRefused gets it, the state and version stay, and
+// its id stays free for the corrected signal.
+func TestRefusedDecisionIsNotCommitted(t *testing.T) {
+	h, rs := refusingHarness(t)
+	h.start("counter", "c1", Options{})
+	h.mustCall("c1", "counter.increment", map[string]int{"by": 1})
+	bad := signal(t, "counter.increment", map[string]string{"by": "two"})
+	r, err := h.rt.Call(t.Context(), "c1", bad)
+	if bus.ErrorType(err) != agents.ReasonInvalidParams || r.Committed {
+		t.Fatalf("bad params: %+v %v, want invalid_params, not committed", r, err)
+	}
+	if got := rs.all(); len(got) != 1 || got[0].signal != bad.ID() || got[0].reason != agents.ReasonInvalidParams {
+		t.Fatalf("refused %+v", got)
+	}
+	// Queued among good ones, it is refused alone.
+	g := h.gateAppends("c1")
+	bad2 := signal(t, "counter.increment", map[string]string{"by": "three"})
+	h.queueBehindCommit("c1", signal(t, "counter.increment", map[string]int{"by": 10}),
+		signal(t, "counter.increment", map[string]int{"by": 100}), bad2, signal(t, "counter.increment", map[string]int{"by": 1000}))
+	close(g.gate)
+	h.eventually("the good ones committed", func() bool { info, _ := h.rt.State("c1"); return info.Version == 4 })
+	if got := h.state("c1")["count"]; got != 1111.0 {
+		t.Fatalf("count = %v, want 1111", got)
+	}
+	h.eventually("the second refusal", func() bool { return len(rs.all()) == 2 })
+	for e, err := range h.log.ReadStream("agent/c1", eventlog.ReadOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id := e.Event.ID(); id == bad.ID() || id == bad2.ID() {
+			t.Fatalf("the refused signal %s is in the log", id)
+		}
+	}
+	// The corrected signal, same source and id, is new.
+	fixed := bad.Clone()
+	if err := bus.SetJSONData(&fixed, map[string]int{"by": 2}); err != nil {
+		t.Fatal(err)
+	}
+	r, err = h.rt.Call(t.Context(), "c1", fixed)
+	if err != nil || r.Duplicate || r.Version != 5 {
+		t.Fatalf("the corrected resend: %+v %v, want version 5, not a duplicate", r, err)
+	}
 }

@@ -258,6 +258,10 @@ func (s *server) decideAndCommit(env envelope) {
 	if env.lifecycle && onlyNoRoute(directives) {
 		return // the agent does not listen for this lifecycle signal
 	}
+	if e, refused := agents.Refusal(directives); refused {
+		s.refuse(env, e.Err) // not committed: its id stays free
+		return
+	}
 	encoded, err := s.rt.codec.EncodeAll(directives)
 	if err != nil {
 		s.refuse(env, fmt.Errorf("agent %s: encode directives of signal %s: %w", s.id, env.sig.ID(), err))
