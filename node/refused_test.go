@@ -62,3 +62,47 @@ func TestRefusedCastIsADeadLetter(t *testing.T) {
 		}
 	}
 }
+
+// TestInvalidConversationEventIsRefused: a conversation event that fails
+// its schema (a tool result without causationid) is answered
+// invalid_event, is not a conversation entry, is a dead letter, and its
+// id stays free: the corrected event with the same id is accepted.
+func TestInvalidConversationEventIsRefused(t *testing.T) {
+	n := startNode(t, t.TempDir())
+	defer n.Close(5 * time.Second)
+	ctx := context.Background()
+	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c1","text":"run the tests"}`)); err != nil {
+		t.Fatal(err)
+	}
+	before, err := n.Log().Stream("conversation/p1/c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := bus.NewSignal("conversation.tool.completed", "assistant", map[string]any{"call_id": "k1", "output": "ok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := n.Runtime().Call(ctx, "p1/c1", bad)
+	if bus.ErrorType(err) != "invalid_event" || r.Committed {
+		t.Fatalf("the event without causationid: %+v %v, want invalid_event, not committed", r, err)
+	}
+	if after, err := n.Log().Stream("conversation/p1/c1"); err != nil || after.Head != before.Head {
+		t.Fatalf("conversation stream %+v (%v), want it as before (head %d)", after, err, before.Head)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, err := n.Log().Stream(DeadLetterStream)
+		if err == nil && info.Count == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dlq %+v (%v), want one dead letter", info, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	fixed := bad.Clone()
+	fixed.SetExtension(bus.ExtCausationID, "k1")
+	if r, err := n.Runtime().Call(ctx, "p1/c1", fixed); err != nil || r.Duplicate {
+		t.Fatalf("the corrected event with the same id: %+v %v, want accepted", r, err)
+	}
+}
