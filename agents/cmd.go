@@ -20,7 +20,9 @@ import (
 // returns an error or panics, a result that cannot be applied, an outcome
 // the strategy refuses) leaves the state as it was before that instruction
 // and adds one Error directive in place of its directives; Cmd then goes
-// on with the next instruction.
+// on with the next instruction. Bad params, and errors an action wraps
+// with Refuse, give a Refused Error directive: the runtime commits no
+// decision that holds one (see Refuse).
 //
 // Signals emitted by the directives get ids derived from their
 // instruction's origin and their index in the returned slice (see Emit).
@@ -198,7 +200,7 @@ func (r *run) instruction(st State, in Instruction, depth int) State {
 	}
 	if ba.params != nil && !r.paramsChecked {
 		if err := validateParams(ba, in.Params); err != nil {
-			r.add(errorDirective(err, ContextParams, in.Action, ReasonInvalidParams), in.Origin)
+			r.add(errorDirective(Refuse(err), ContextParams, in.Action, ReasonInvalidParams), in.Origin)
 			return st
 		}
 	}
@@ -210,6 +212,7 @@ func (r *run) instruction(st State, in Instruction, depth int) State {
 		switch {
 		case errors.As(err, &pe):
 			ctx, reason = ContextParams, ReasonInvalidParams
+			err = Refuse(err)
 		case errors.As(err, &panicked):
 			ctx, reason = ContextPanic, ReasonPanic
 		}

@@ -64,6 +64,9 @@ type Error struct {
 	Err     *bus.Error `json:"error"`
 	Context string     `json:"context"`
 	Action  string     `json:"action,omitempty"`
+	// Refused says the input was refused (Refuse): the runtime commits
+	// no decision that holds such an Error, so it has no log form.
+	Refused bool `json:"-"`
 }
 
 // Restart policies of a spawned child, as in OTP.
@@ -182,11 +185,13 @@ func NewEmit(signalType string, data any) (Emit, error) {
 
 // errorDirective builds an Error directive from err, keeping err's type
 // when it carries one and using fallback otherwise.
+// An err made by Refuse gives a Refused directive.
 func errorDirective(err error, context, action, fallback string) Error {
+	refused := IsRefusal(err)
 	if _, typed := errors.AsType[*bus.Error](err); typed {
-		return Error{Err: bus.AsError(err), Context: context, Action: action}
+		return Error{Err: bus.AsError(err), Context: context, Action: action, Refused: refused}
 	}
-	return Error{Err: &bus.Error{Type: fallback, Message: err.Error()}, Context: context, Action: action}
+	return Error{Err: &bus.Error{Type: fallback, Message: err.Error()}, Context: context, Action: action, Refused: refused}
 }
 
 func newError(reason, context, action, format string, args ...any) Error {

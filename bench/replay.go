@@ -94,7 +94,7 @@ func fillForReplay(ctx context.Context, env *Env, dir string, ids []string) erro
 	}
 	defer n.Close(closeTimeout)
 	rt := n.Runtime()
-	if err := startCounters(ctx, rt, ids, runtime.Options{SnapshotEvery: -1}); err != nil {
+	if err := startCounters(ctx, rt, ids, runtime.Options{SnapshotEvery: runtime.MaxSnapshotEvery}); err != nil {
 		return err
 	}
 	data := json.RawMessage(counterData(cfg.MsgSize))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/bus/codec"
 	"github.com/jido-bus/jido-bus/eventlog"
 )
 
@@ -20,6 +21,18 @@ const DeadLetterStream = "dlq"
 // deadLetterBatch bounds how many dead letters share one append (and one
 // fsync).
 const deadLetterBatch = 256
+
+// deadLetterRefused files a signal agent agentID accepted and then
+// refused (runtime.Config.OnRefused) as a dead letter, as if the bus had
+// refused it on arrival: on <prefix>.dlq.<reason> and in the stream dlq.
+func (n *Node) deadLetterRefused(agentID string, sig *bus.Signal, err error) {
+	msg, encErr := codec.Encode(n.subjects.Agent(agentID, sig.Type()), sig, codec.Binary)
+	if encErr != nil {
+		n.log.Error("dead letter of a refused signal not filed", "agent", agentID, "signal", sig.ID(), "reason", bus.ErrorType(err), "err", encErr)
+		return
+	}
+	n.bus.DeadLetter(msg, err)
+}
 
 // deadLetterWriter appends dead letters to the log stream "dlq" on a
 // goroutine of its own, many to an append, so that a flood of bad input

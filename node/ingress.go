@@ -10,9 +10,11 @@ import (
 
 // toAgent hands a signal to the agent its subject names. A call is
 // answered after the commit with {"state":…,"version":N}; a signal refused
-// before the commit (unknown agent, full queue) is a dead letter; a
-// decision that failed was recorded in the agent's stream and is answered
-// with its error. A transient conversation event (an assistant delta) is
+// before the commit is a dead letter — here when the runtime does not
+// take it (unknown agent, full queue), through deadLetterRefused when it
+// took it and then refused it (its agent's decision refused it, the log
+// would not commit it, the node shut down); a decision that failed was
+// recorded in the agent's stream and is answered with its error. A transient conversation event (an assistant delta) is
 // published for live views and never committed.
 func (n *Node) toAgent(_ context.Context, d *natsbus.Delivery) {
 	if convevent.IsTransient(d.Signal.Type()) {
@@ -22,13 +24,10 @@ func (n *Node) toAgent(_ context.Context, d *natsbus.Delivery) {
 	var reply func(runtime.Reply, error)
 	if d.IsCall() {
 		reply = func(r runtime.Reply, err error) {
-			switch {
-			case err == nil:
+			if err == nil {
 				d.Respond(r)
-			case r.Committed:
-				d.Fail(err)
-			default:
-				d.Reject(err)
+			} else {
+				d.Fail(err) // a refusal's dead letter is filed already
 			}
 		}
 	}

@@ -6,9 +6,9 @@
 // Start order: data directory, NATS, log, agent types and runtime,
 // recovery of the agents, interrupted conversations resumed, projections
 // started (they catch up in the background), then the bus starts taking
-// input. Close reverses it: input stops
-// first, then the agents and the projections finish, NATS drains, the
-// stores close.
+// input. Close reverses it: input stops first (what NATS already sent is
+// still handled), then the agents commit what they took and the
+// projections finish, NATS drains, the stores close.
 package node
 
 import (
@@ -132,7 +132,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	ready := false
 	defer func() {
 		if !ready {
-			n.stopInput()
+			stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = n.stopInput(stopCtx)
+			cancel()
 			_ = n.metrics.close()
 			n.abort()
 		}
@@ -153,14 +155,24 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The bus and the dead-letter writer come before the runtime, which
+	// files through them the signals it refuses (recovery may already).
+	n.dlq = newDeadLetterWriter(n.evlog, cfg.Limits, log)
+	n.bus = natsbus.New(n.conn.nc, natsbus.Options{
+		Subjects:     subjects,
+		Limits:       cfg.Limits,
+		Logger:       log,
+		OnDeadLetter: n.fileDeadLetter,
+	})
 	rcfg := runtime.Config{
-		Store:    n.evlog,
-		Types:    types,
-		Streams:  map[string]string{builtin.ConversationType: "conversation"},
-		Dispatch: dispatch.Env{Conn: n.conn.nc, Subjects: subjects, Logger: log},
-		Logger:   log,
-		Observer: n.metrics,
-		OnEmit:   func(string, *bus.Signal) { n.metrics.emitted.Inc() },
+		Store:     n.evlog,
+		Types:     types,
+		Streams:   map[string]string{builtin.ConversationType: "conversation"},
+		Dispatch:  dispatch.Env{Conn: n.conn.nc, Subjects: subjects, Logger: log},
+		Logger:    log,
+		Observer:  n.metrics,
+		OnEmit:    func(string, *bus.Signal) { n.metrics.emitted.Inc() },
+		OnRefused: n.deadLetterRefused,
 	}
 	if cfg.Runtime != nil {
 		cfg.Runtime(&rcfg)
@@ -185,13 +197,6 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.cancel = cancel
 	go func() { n.runDone <- n.runner.Run(runCtx) }()
 
-	n.dlq = newDeadLetterWriter(n.evlog, cfg.Limits, log)
-	n.bus = natsbus.New(n.conn.nc, natsbus.Options{
-		Subjects:     subjects,
-		Limits:       cfg.Limits,
-		Logger:       log,
-		OnDeadLetter: n.fileDeadLetter,
-	})
 	if err := n.register(); err != nil {
 		return nil, err
 	}
@@ -295,11 +300,20 @@ func (n *Node) guardTruncate(ctx context.Context, req logapi.TruncateRequest) er
 	return n.rt.PrepareTruncate(ctx, req.Stream, req.Before, req.DryRun)
 }
 
-// Close stops the node: no new input, the agents and the projections
-// finish what they were doing (agents are not stopped: they come back on
-// the next start), NATS drains within drainTimeout, the stores close.
+// Close stops the node without losing input it took: its subscriptions
+// drain (the messages NATS has already sent it are handled), the agents
+// commit what their inboxes hold (agents are not stopped: they come back
+// on the next start) — both within drainTimeout, past which what is left
+// is refused with a dead letter — then the projections finish, NATS
+// drains within drainTimeout, the stores close.
 func (n *Node) Close(drainTimeout time.Duration) error {
-	errs := []error{n.stopInput(), n.metrics.close()}
+	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+	defer cancel()
+	errs := []error{n.stopInput(ctx), n.metrics.close()}
+	if n.rt != nil {
+		// Refusals go out on NATS and into the dlq stream, both still open.
+		errs = append(errs, n.rt.Shutdown(ctx))
+	}
 	if err := n.conn.drain(drainTimeout); err != nil {
 		errs = append(errs, fmt.Errorf("drain NATS: %w", err))
 	}
@@ -307,12 +321,13 @@ func (n *Node) Close(drainTimeout time.Duration) error {
 	return errors.Join(errs...)
 }
 
-// stopInput unsubscribes every handler register subscribed, the signals
-// first; once it returns no new input reaches the node.
-func (n *Node) stopInput() error {
+// stopInput drains every subscription register made, the signals first
+// (what NATS already sent is handled, within ctx), and closes the APIs;
+// once it returns no new input reaches the node.
+func (n *Node) stopInput(ctx context.Context) error {
 	var errs []error
 	if n.bus != nil {
-		errs = append(errs, n.bus.Close())
+		errs = append(errs, n.bus.Shutdown(ctx))
 	}
 	for _, c := range []interface{ Close() error }{n.logAPI, n.projAPI} {
 		if c != nil && !isNil(c) {

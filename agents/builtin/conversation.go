@@ -33,17 +33,18 @@ const (
 // causationid and data) against its schema in schemas/json/event. A bad
 // event changes nothing and yields one Error directive of type
 // invalid_event whose message starts with the failing JSON pointer
-// ("/data/call_id: ..."); the runtime should answer the sender with it and
-// not append the event as a conversation entry, since the read models
-// (projections/conversation) would only skip it.
+// ("/data/call_id: ..."). The error is a refusal (agents.Refuse), so the
+// runtime answers the sender with it, files a dead letter and does not
+// append the event as a conversation entry: its id stays free for the
+// corrected event.
 //
 // conversation.assistant.delta is transient: it is published on NATS for
 // live views (jido.emit.<agent-id>.conversation.assistant.delta) and never
 // written to the log. The runtime must check convevent.IsTransient before
 // it commits a signal to this agent and publish such signals without
 // calling Step or appending; should one reach Step anyway, it is refused
-// with an Error directive of type transient_event, so it never counts as
-// state.
+// (transient_event), so it is never logged and never counts as state. An
+// event type with no schema is refused too (unknown_event).
 //
 // The agent's state is deliberately small — under the state key
 // "conversation": status (active, cancelled or stopped), the count of
@@ -89,7 +90,7 @@ func conversationSkill(reg *schemas.Registry) agents.Skill {
 		HandleSignal: func(sig bus.Signal, _ map[string]any) (bus.Signal, error) {
 			whole, err := json.Marshal(sig)
 			if err != nil {
-				return sig, bus.Errorf(ReasonInvalidEvent, "%s %s: %v", sig.Type(), sig.ID(), err)
+				return sig, agents.Refuse(bus.Errorf(ReasonInvalidEvent, "%s %s: %v", sig.Type(), sig.ID(), err))
 			}
 			out := sig.Clone()
 			if err := bus.SetJSONData(&out, json.RawMessage(whole)); err != nil {
@@ -113,24 +114,24 @@ func conversationSkill(reg *schemas.Registry) agents.Skill {
 func ingest(reg *schemas.Registry, env agents.Env, params json.RawMessage) (agents.Result, error) {
 	typ := env.Origin.Type
 	if convevent.IsTransient(typ) {
-		return agents.Result{}, bus.Errorf(ReasonTransientEvent, "%s is published for live views only and never logged; publish it, do not send it to the agent", typ)
+		return agents.Result{}, agents.Refuse(bus.Errorf(ReasonTransientEvent, "%s is published for live views only and never logged; publish it, do not send it to the agent", typ))
 	}
 	schema, ok := reg.Lookup(typ)
 	if !ok {
-		return agents.Result{}, bus.Errorf(ReasonUnknownEvent, "no conversation event type %q (no schema)", typ)
+		return agents.Result{}, agents.Refuse(bus.Errorf(ReasonUnknownEvent, "no conversation event type %q (no schema)", typ))
 	}
 	dec := json.NewDecoder(bytes.NewReader(params))
 	dec.UseNumber()
 	var whole map[string]any
 	if err := dec.Decode(&whole); err != nil {
-		return agents.Result{}, bus.Errorf(ReasonInvalidEvent, "%s %s: not a JSON event: %v", typ, env.Origin.ID, err)
+		return agents.Result{}, agents.Refuse(bus.Errorf(ReasonInvalidEvent, "%s %s: not a JSON event: %v", typ, env.Origin.ID, err))
 	}
 	if err := schema.Validate(whole); err != nil {
 		if ve, ok := errors.AsType[*schemas.ValidationError](err); ok {
 			f := ve.Fields[0]
-			return agents.Result{}, bus.Errorf(ReasonInvalidEvent, "%s: %s (%s %s)", f.Pointer, f.Message, typ, env.Origin.ID)
+			return agents.Result{}, agents.Refuse(bus.Errorf(ReasonInvalidEvent, "%s: %s (%s %s)", f.Pointer, f.Message, typ, env.Origin.ID))
 		}
-		return agents.Result{}, err
+		return agents.Result{}, agents.Refuse(err)
 	}
 	var data convevent.Data
 	if raw, err := json.Marshal(whole["data"]); err == nil {

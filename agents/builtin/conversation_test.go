@@ -88,6 +88,10 @@ func TestConversationAgentValidatesAndTracksPendingWork(t *testing.T) {
 			t.Errorf("%s %s: directives %+v, want one error %s starting %q", st.sig.Type(), st.sig.ID(), ds, st.errType, st.errPrefix)
 			continue
 		}
+		// Refused, so the runtime does not keep it as a conversation entry.
+		if !errs[0].Refused {
+			t.Errorf("%s %s: the error %s is not a refusal", st.sig.Type(), st.sig.ID(), errs[0].Err)
+		}
 		if after, _ := agents.EncodeState(next.State); string(after) != string(before) {
 			t.Errorf("%s %s was refused but changed the state", st.sig.Type(), st.sig.ID())
 		}

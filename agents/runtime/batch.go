@@ -20,7 +20,11 @@ import (
 // already in the log must be answered as a duplicate with nothing decided
 // again, but the decisions after it in the batch were taken on a state
 // that counted it. On a duplicate nothing is written and the batch is
-// decided again one signal at a time, the way that handles it.
+// decided again one signal at a time, the way that handles it. Any other
+// failed append falls back the same way: one signal the log refuses (an
+// attribute past its limit) must not take the valid ones with it, and
+// when every append fails (a full disk) each signal is refused on its
+// own, loudly (refuse.go).
 
 // maxBatch is the most signals decided for one append.
 const maxBatch = 32
@@ -38,21 +42,28 @@ func batchable(inbox []envelope) int {
 
 // decideAndCommitBatch decides the signals of batch in order and commits
 // them in one append, then does for each what decideAndCommit does after
-// its commit. answered counts the signals answered so far, so that a crash
+// its commit. A signal its decision refuses is left out of the append, and
+// the next is decided on the state before it. answered counts the signals answered so far, so that a crash
 // answers the rest.
 func (s *server) decideAndCommitBatch(batch []envelope, answered *int) {
 	type decision struct {
 		env        envelope
 		next       agents.Agent
 		directives []agents.Directive
+		refused    error // not committed: the decision refused the signal
 	}
 	ds := make([]decision, 0, len(batch))
 	events := make([]bus.Signal, 0, 2*len(batch))
 	now := s.rt.now()
 	carried := s.takeEffects()
 	agent := s.agent
+	kept := 0 // decisions to commit so far
 	for _, env := range batch {
 		next, directives := s.decideOn(agent, env.sig)
+		if e, refused := agents.Refusal(directives); refused {
+			ds = append(ds, decision{env: env, refused: e.Err})
+			continue
+		}
 		encoded, err := s.rt.codec.EncodeAll(directives)
 		if err != nil {
 			// Rare (a third-party directive that does not encode): the
@@ -63,38 +74,49 @@ func (s *server) decideAndCommitBatch(batch []envelope, answered *int) {
 		}
 		count := len(directives)
 		rec := cmdRecordSignal(cmdRecordID(&env.sig), now, &cmdRecord{
-			Signal: env.sig.ID(), Version: s.version + uint64(len(ds)) + 1, Directives: encoded, Count: &count,
-			Effects: carriedBy(len(ds), carried),
+			Signal: env.sig.ID(), Version: s.version + uint64(kept) + 1, Directives: encoded, Count: &count,
+			Effects: carriedBy(kept, carried),
 		})
 		events = append(events, env.sig, rec)
 		ds = append(ds, decision{env: env, next: next, directives: directives})
+		kept++
 		agent = next
 	}
-	res, err := s.appendPart(s.rt.ctx, events, true)
-	if errors.Is(err, eventlog.ErrDuplicate) {
+	if kept == 0 {
 		s.putBackEffects(carried)
-		s.oneByOne(batch, answered)
-		return
-	}
-	if err != nil {
-		s.putBackEffects(carried)
-		s.rt.log.Error("commit signals", "agent", s.id, "signals", len(batch), "first", batch[0].sig.ID(), "err", err)
-		for _, env := range batch {
-			s.answer(env, Reply{}, err)
+		for _, d := range ds {
+			s.refuse(d.env, d.refused)
 			*answered++
 		}
 		return
 	}
+	res, err := s.appendPart(s.rt.ctx, events, true)
+	if err != nil {
+		// A duplicate, or one signal the log refuses (too large), fails
+		// the whole append; one at a time, only that signal is answered
+		// as a duplicate or refused, and the others commit.
+		if !errors.Is(err, eventlog.ErrDuplicate) {
+			s.rt.log.Warn("commit signals together; committing them one at a time", "agent", s.id, "signals", len(batch), "first", batch[0].sig.ID(), "err", err)
+		}
+		s.putBackEffects(carried)
+		s.oneByOne(batch, answered)
+		return
+	}
 	if obs := s.rt.cfg.Observer; obs != nil {
 		took := s.rt.now().Sub(now)
-		for range ds {
+		for range kept {
 			obs.Committed(s.def.Name(), took)
 		}
 	}
 	s.effectsRecorded(carried)
-	for i, d := range ds {
-		seq := res.Positions[2*i+1].Seq
-		s.committed(d.env, d.next, d.directives, now, seq)
+	i := 0 // index of the decision among those committed
+	for _, d := range ds {
+		if d.refused != nil {
+			s.refuse(d.env, d.refused)
+		} else {
+			s.committed(d.env, d.next, d.directives, now, res.Positions[2*i+1].Seq)
+			i++
+		}
 		*answered++
 	}
 }

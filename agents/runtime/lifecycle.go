@@ -61,7 +61,7 @@ func (s *server) stop(ctx context.Context, reason string) error {
 	}
 	s.mu.Unlock()
 	s.timers.stopAll()
-	refuse(inbox, bus.Errorf(ReasonStopped, "agent %s stopped before deciding this signal: %s", s.id, reason))
+	s.rt.refuseAll(s.id, inbox, bus.Errorf(ReasonStopped, "agent %s stopped before deciding this signal: %s", s.id, reason))
 
 	// What the agent emitted reaches the NATS server before its outcome is
 	// recorded, as everywhere else (a failed flush is logged: the agent
@@ -151,15 +151,7 @@ func (s *server) halt(err error) {
 	}
 	s.mu.Unlock()
 	s.timers.stopAll()
-	refuse(inbox, err)
-}
-
-func refuse(inbox []envelope, err error) {
-	for _, env := range inbox {
-		if env.reply != nil {
-			env.reply(Reply{}, err)
-		}
-	}
+	s.rt.refuseAll(s.id, inbox, err)
 }
 
 // lifecycleEnvelope delivers a lifecycle signal to agent id, which decides

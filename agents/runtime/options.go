@@ -9,10 +9,17 @@ import (
 	"github.com/jido-bus/jido-bus/bus/dispatch"
 )
 
-// Defaults of Options.
+// Defaults and bounds of Options. The bounds keep one agent from holding
+// unbounded memory (its queue) or making its recovery unbounded (its
+// snapshots).
 const (
 	DefaultMaxQueueSize  = 10_000
+	MaxMaxQueueSize      = 1_000_000
+	DefaultMaxQueueBytes = 64 << 20 // 64 MiB
+	MinMaxQueueBytes     = 1 << 10  // 1 KiB
+	MaxMaxQueueBytes     = 1 << 30  // 1 GiB
 	DefaultSnapshotEvery = 100
+	MaxSnapshotEvery     = 1_000_000
 )
 
 // Parent-death behaviours (Options.OnParentDeath).
@@ -33,8 +40,14 @@ type Options struct {
 	// MaxQueueSize bounds the signals waiting to be decided plus the
 	// directives waiting to be executed; past it, new signals are refused
 	// with queue_overflow before anything is committed. Zero means
-	// DefaultMaxQueueSize.
+	// DefaultMaxQueueSize; 1..MaxMaxQueueSize.
 	MaxQueueSize int `json:"max_queue_size,omitempty"`
+	// MaxQueueBytes bounds the bytes of the signals waiting to be decided
+	// plus those of the signals whose directives wait to be executed
+	// (data and attributes); past it, new signals are refused with
+	// queue_overflow before anything is committed. Zero means
+	// DefaultMaxQueueBytes; MinMaxQueueBytes..MaxMaxQueueBytes.
+	MaxQueueBytes int `json:"max_queue_bytes,omitempty"`
 	// OnParentDeath is what a child does when its parent stops: "stop"
 	// (default), "continue" or "emit_orphan".
 	OnParentDeath string `json:"on_parent_death,omitempty"`
@@ -42,8 +55,9 @@ type Options struct {
 	// own deliver; nil means NATS on <prefix>.emit.<agent-id>.<type>.
 	DefaultDispatch *dispatch.Config `json:"default_dispatch,omitempty"`
 	// SnapshotEvery is how many signals pass between snapshots of the
-	// agent's state. Zero means DefaultSnapshotEvery; a negative value
-	// turns snapshots off (recovery then replays the whole stream).
+	// agent's state, 1..MaxSnapshotEvery; zero means DefaultSnapshotEvery.
+	// (Agents started before this bound with a negative value, which
+	// turned snapshots off, recover as they were.)
 	SnapshotEvery int `json:"snapshot_every,omitempty"`
 }
 
@@ -52,6 +66,13 @@ func (o Options) maxQueueSize() int {
 		return DefaultMaxQueueSize
 	}
 	return o.MaxQueueSize
+}
+
+func (o Options) maxQueueBytes() int {
+	if o.MaxQueueBytes == 0 {
+		return DefaultMaxQueueBytes
+	}
+	return o.MaxQueueBytes
 }
 
 func (o Options) snapshotEvery() int {
@@ -72,8 +93,14 @@ func (o Options) onParentDeath() string {
 // runtime knows (policies). The error is a *bus.Error of type
 // invalid_request naming the option.
 func (o Options) Validate(policies map[string]ErrorPolicyFunc) error {
-	if o.MaxQueueSize < 0 {
-		return bus.Errorf(bus.ReasonInvalidRequest, "option max_queue_size: %d is negative; give a positive number, or leave it out for %d", o.MaxQueueSize, DefaultMaxQueueSize)
+	if o.MaxQueueSize < 0 || o.MaxQueueSize > MaxMaxQueueSize {
+		return bus.Errorf(bus.ReasonInvalidRequest, "option max_queue_size: %d is out of range 1..%d; leave it out for %d", o.MaxQueueSize, MaxMaxQueueSize, DefaultMaxQueueSize)
+	}
+	if o.MaxQueueBytes != 0 && (o.MaxQueueBytes < MinMaxQueueBytes || o.MaxQueueBytes > MaxMaxQueueBytes) {
+		return bus.Errorf(bus.ReasonInvalidRequest, "option max_queue_bytes: %d is out of range %d..%d; leave it out for %d", o.MaxQueueBytes, MinMaxQueueBytes, MaxMaxQueueBytes, DefaultMaxQueueBytes)
+	}
+	if o.SnapshotEvery < 0 || o.SnapshotEvery > MaxSnapshotEvery {
+		return bus.Errorf(bus.ReasonInvalidRequest, "option snapshot_every: %d is out of range 1..%d; leave it out for %d", o.SnapshotEvery, MaxSnapshotEvery, DefaultSnapshotEvery)
 	}
 	switch o.OnParentDeath {
 	case "", OnParentDeathStop, OnParentDeathContinue, OnParentDeathEmitOrphan:

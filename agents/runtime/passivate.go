@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/jido-bus/jido-bus/bus"
 )
 
 // Passivation (virtual agents). An agent idle for Config.PassivateAfter
@@ -138,7 +136,7 @@ func (rt *Runtime) activate(id string) error {
 	}
 	if rt.closing {
 		rt.mu.Unlock()
-		return bus.Errorf(ReasonClosed, "the runtime is shutting down")
+		return errShuttingDown
 	}
 	if ch := rt.activating[id]; ch != nil {
 		rt.mu.Unlock()
@@ -165,6 +163,12 @@ func (rt *Runtime) activate(id string) error {
 		return fmt.Errorf("activate agent %s: %w", id, err)
 	}
 	rt.mu.Lock()
+	if rt.closing {
+		// The shutdown began while the agent was restored: registered
+		// now, nothing would halt it. It stays passive.
+		rt.mu.Unlock()
+		return errShuttingDown
+	}
 	if p := rt.passive[id]; p.wake != nil {
 		p.wake.Stop()
 	}

@@ -72,7 +72,7 @@ func fillRecoveryLog(b *testing.B, dir string, types *agents.Registry, agentCoun
 	}
 	ctx := context.Background()
 	for i := range agentCount {
-		if _, err := rt.Start(ctx, StartRequest{Type: "counter", ID: fmt.Sprint("r", i), Options: Options{SnapshotEvery: -1}}); err != nil {
+		if _, err := rt.Start(ctx, StartRequest{Type: "counter", ID: fmt.Sprint("r", i), Options: Options{SnapshotEvery: MaxSnapshotEvery}}); err != nil {
 			b.Fatal(err)
 		}
 	}

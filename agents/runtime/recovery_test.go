@@ -14,7 +14,7 @@ import (
 )
 
 func TestRecoverRestoresAgents(t *testing.T) {
-	for _, every := range []int{-1, 2} { // without and with snapshots
+	for _, every := range []int{MaxSnapshotEvery, 2} { // without (none within 5 signals) and with snapshots
 		h := newHarness(t)
 		h.start("counter", "c1", Options{SnapshotEvery: every})
 		h.start("counter", "c2", Options{SnapshotEvery: every})
@@ -48,7 +48,7 @@ func TestRecoverRestoresAgents(t *testing.T) {
 // member too many) must stay refused after a restart.
 func TestRecoveryValidatesRefusedParams(t *testing.T) {
 	h := newHarness(t)
-	h.start("counter", "c", Options{SnapshotEvery: -1})
+	h.start("counter", "c", Options{SnapshotEvery: MaxSnapshotEvery}) // no snapshot: recovery replays
 	if _, err := h.call("c", "counter.increment", json.RawMessage(`{"by":2,"extra":1}`)); err == nil {
 		t.Fatal("the counter took params its schema refuses")
 	}

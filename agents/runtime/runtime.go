@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jido-bus/jido-bus/agents"
@@ -88,6 +89,15 @@ type Config struct {
 	// lifecycle signal the runtime publishes, after it was dispatched. It
 	// must not block.
 	OnEmit func(from string, s *bus.Signal)
+	// OnRefused, when set, is told of every signal an agent accepted into
+	// its inbox and then refused without committing it: its decision
+	// refused it (agents.Refuse), the log refused its commit (too large, a
+	// full disk), or the agent stopped, failed or shut down before
+	// deciding it. A call is also answered with err; a cast has only
+	// this. The node files each as a dead letter. Lifecycle signals the
+	// runtime makes itself are not reported. It is called on the agent's
+	// loops and must not block for long.
+	OnRefused func(agentID string, sig *bus.Signal, err error)
 	// Observer is told of commits and directive executions, for metrics;
 	// nil tells no one. It is called on the agents' loops and must not
 	// block.
@@ -103,15 +113,19 @@ type Config struct {
 // decision is committed to the Store before it is acted on. A Runtime is
 // safe for concurrent use.
 type Runtime struct {
-	cfg      Config
-	log      *slog.Logger
-	codec    *agents.DirectiveCodec
-	emitter  dispatch.Dispatcher
-	flusher  *emitFlusher
-	execs    map[string]DirectiveExec
-	ctx      context.Context
-	cancel   context.CancelFunc
-	workers  sync.WaitGroup // agent loops, timers' deliveries, tasks
+	cfg     Config
+	log     *slog.Logger
+	codec   *agents.DirectiveCodec
+	emitter dispatch.Dispatcher
+	flusher *emitFlusher
+	execs   map[string]DirectiveExec
+	ctx     context.Context
+	cancel  context.CancelFunc
+	workers sync.WaitGroup // agent loops, timers' deliveries, tasks
+	// deciding counts the inbox loops (also in workers): Shutdown lets
+	// the decision each has in flight commit before it cancels ctx, which
+	// would fail an append that may already be in the log.
+	deciding sync.WaitGroup
 	typeByRt *bus.Router[string]
 
 	mu         sync.RWMutex
@@ -122,6 +136,9 @@ type Runtime struct {
 	byType     map[string]map[string]struct{} // type → ids of its agents, active or passive
 	hier       hierarchy                      // who spawned whom, active or passive
 	closing    bool
+	// shuttingDown is closing, for Deliver's hot path to read without
+	// the lock.
+	shuttingDown atomic.Bool
 
 	effects effectsRecorder // agents whose directive outcomes are not in the log yet
 }
@@ -287,13 +304,9 @@ type StartRequest struct {
 	restart string
 }
 
-// Errors a caller can test for with errors.Is (they are *bus.Error values
-// matched by type).
-var (
-	ErrNotFound      = &bus.Error{Type: bus.ReasonNotFound}
-	ErrAlreadyExists = &bus.Error{Type: ReasonAlreadyExists}
-	ErrQueueOverflow = &bus.Error{Type: bus.ReasonQueueOverflow}
-)
+// ErrNotFound is what a signal to an unknown agent fails with; test for
+// it with errors.Is (a *bus.Error matches by type).
+var ErrNotFound = &bus.Error{Type: bus.ReasonNotFound}
 
 // Reasons the runtime adds to bus's.
 const (
@@ -450,6 +463,9 @@ type Reply struct {
 func (rt *Runtime) Deliver(id string, sig bus.Signal, reply func(Reply, error)) error {
 	for {
 		s, err := rt.lookup(id)
+		if err == nil && rt.shuttingDown.Load() {
+			err = errShuttingDown
+		}
 		if err == nil {
 			err = s.deliver(envelope{sig: sig, reply: reply})
 			if errors.Is(err, errPassivated) {
@@ -707,42 +723,4 @@ func (rt *Runtime) Await(ctx context.Context, id string) (Info, error) {
 				id, info.Status, info.stateStatus(), info.Version, info.QueueLength, info.LastSignal)
 		}
 	}
-}
-
-// Close stops every agent loop and timer of this process without stopping
-// the agents: they stay registered in the log and Recover brings them back
-// in the next run. Signals still queued and not committed are refused with
-// "closed". Outcomes of directives that ran are recorded before it
-// returns, so the next run does not repeat them.
-func (rt *Runtime) Close() error {
-	rt.mu.Lock()
-	rt.closing = true
-	for _, p := range rt.passive {
-		if p.wake != nil {
-			p.wake.Stop()
-		}
-	}
-	all := make([]*server, 0, len(rt.agents))
-	for _, s := range rt.agents {
-		all = append(all, s)
-	}
-	rt.mu.Unlock()
-	// Outcomes noted but not yet in the log are recorded first, in one
-	// append, so that a clean restart does not run those directives again
-	// (a crash would).
-	for _, s := range all {
-		s.mu.Lock()
-		noted := len(s.effects) > 0
-		s.mu.Unlock()
-		if noted {
-			rt.effects.owe(s)
-		}
-	}
-	rt.recordOwedEffects(true)
-	for _, s := range all {
-		s.halt(bus.Errorf(ReasonClosed, "the runtime is shutting down"))
-	}
-	rt.cancel()
-	rt.workers.Wait()
-	return nil
 }

@@ -32,6 +32,8 @@ type envelope struct {
 	// when a route of the agent matches them; otherwise they are dropped
 	// without a trace in the agent's stream.
 	lifecycle bool
+	// bytes is what it counts against max_queue_bytes (signalBytes).
+	bytes int
 }
 
 // queued is a committed directive waiting to be executed.
@@ -44,6 +46,10 @@ type queued struct {
 	seq     uint64     // stream sequence of its cmd record
 	// recovered is true when it is executed again after a restart.
 	recovered bool
+	// bytes is what its input signal counts against max_queue_bytes,
+	// released when it is taken: the last directive of a decision carries
+	// them, the others 0.
+	bytes int
 }
 
 // server is one agent's actor. Two loops serve it, each running on its
@@ -88,6 +94,9 @@ type server struct {
 	inbox        []envelope
 	inboxRunning bool
 	queue        []queued
+	// queuedBytes is what the signals in the inbox, and those whose
+	// directives are queued, count against max_queue_bytes (signalBytes).
+	queuedBytes  int
 	queueRunning bool
 	errorCount   int
 	restarts     int
@@ -178,6 +187,9 @@ func (s *server) deliver(env envelope) error {
 	case StatusFailed:
 		s.mu.Unlock()
 		return bus.Errorf(ReasonAgentFailed, "agent %s is down: %s", s.id, s.reason)
+	case ReasonClosed: // halted: the runtime is shutting down
+		s.mu.Unlock()
+		return errShuttingDown
 	default:
 		s.mu.Unlock()
 		return bus.Errorf(bus.ReasonNotFound, "agent %s is %s", s.id, s.status)
@@ -186,6 +198,14 @@ func (s *server) deliver(env envelope) error {
 		s.mu.Unlock()
 		return bus.Errorf(bus.ReasonQueueOverflow, "agent %s has %d signals and directives queued, its max_queue_size; retry later", s.id, n)
 	}
+	size := signalBytes(&env.sig)
+	if s.queuedBytes+size > s.opts.maxQueueBytes() {
+		held := s.queuedBytes
+		s.mu.Unlock()
+		return bus.Errorf(bus.ReasonQueueOverflow, "agent %s holds %d bytes of queued signals; %d more would pass its max_queue_bytes, %d; retry later", s.id, held, size, s.opts.maxQueueBytes())
+	}
+	env.bytes = size
+	s.queuedBytes += size
 	s.inbox = append(s.inbox, env)
 	s.lastActive = s.rt.cfg.Now()
 	start := !s.inboxRunning && s.status == StatusRunning
@@ -193,6 +213,7 @@ func (s *server) deliver(env envelope) error {
 		s.inboxRunning = true
 		s.loops.Add(1)
 		s.rt.workers.Add(1)
+		s.rt.deciding.Add(1)
 	}
 	s.mu.Unlock()
 	if start {
@@ -204,11 +225,13 @@ func (s *server) deliver(env envelope) error {
 func (s *server) runInbox() {
 	defer s.rt.workers.Done()
 	defer s.loops.Done()
+	defer s.rt.deciding.Done()
 	for {
 		s.mu.Lock()
 		if len(s.inbox) == 0 || s.status != StatusRunning {
 			s.inboxRunning = false
 			s.mu.Unlock()
+			s.notify() // a shutdown waits for the inbox loop to end
 			return
 		}
 		if n := batchable(s.inbox); n > 1 {
@@ -216,11 +239,14 @@ func (s *server) runInbox() {
 			copy(batch, s.inbox)
 			clear(s.inbox[:n])
 			s.inbox = s.inbox[n:]
+			for _, env := range batch {
+				s.queuedBytes -= env.bytes
+			}
 			s.mu.Unlock()
 			answered := 0
 			if !s.guard(func() string { return "deciding signals" }, func() { s.decideAndCommitBatch(batch, &answered) }) {
 				for _, env := range batch[answered:] {
-					s.answer(env, Reply{}, bus.Errorf(bus.ReasonInternal, "agent %s crashed while deciding signal %s; it is being restored from its log", s.id, env.sig.ID()))
+					s.refuse(env, bus.Errorf(bus.ReasonInternal, "agent %s crashed while deciding signal %s; it is being restored from its log", s.id, env.sig.ID()))
 				}
 				return
 			}
@@ -229,9 +255,10 @@ func (s *server) runInbox() {
 		env := s.inbox[0]
 		s.inbox[0] = envelope{}
 		s.inbox = s.inbox[1:]
+		s.queuedBytes -= env.bytes
 		s.mu.Unlock()
 		if !s.guard(func() string { return "deciding a signal" }, func() { s.decideAndCommit(env) }) {
-			s.answer(env, Reply{}, bus.Errorf(bus.ReasonInternal, "agent %s crashed while deciding signal %s; it is being restored from its log", s.id, env.sig.ID()))
+			s.refuse(env, bus.Errorf(bus.ReasonInternal, "agent %s crashed while deciding signal %s; it is being restored from its log", s.id, env.sig.ID()))
 			return
 		}
 	}
@@ -261,9 +288,13 @@ func (s *server) decideAndCommit(env envelope) {
 	if env.lifecycle && onlyNoRoute(directives) {
 		return // the agent does not listen for this lifecycle signal
 	}
+	if e, refused := agents.Refusal(directives); refused {
+		s.refuse(env, e.Err) // not committed: its id stays free
+		return
+	}
 	encoded, err := s.rt.codec.EncodeAll(directives)
 	if err != nil {
-		s.answer(env, Reply{}, fmt.Errorf("agent %s: encode directives of signal %s: %w", s.id, env.sig.ID(), err))
+		s.refuse(env, fmt.Errorf("agent %s: encode directives of signal %s: %w", s.id, env.sig.ID(), err))
 		return
 	}
 	now := s.rt.now()
@@ -277,7 +308,7 @@ func (s *server) decideAndCommit(env envelope) {
 	if err != nil {
 		s.putBackEffects(carried)
 		s.rt.log.Error("commit signal", "agent", s.id, "signal", env.sig.ID(), "type", env.sig.Type(), "err", err)
-		s.answer(env, Reply{}, err)
+		s.refuse(env, err)
 		return
 	}
 	if res.Positions[0].Duplicate {
@@ -305,6 +336,9 @@ func (s *server) committed(env envelope, next agents.Agent, directives []agents.
 	qs := make([]queued, len(directives))
 	for i, d := range directives {
 		qs[i] = queued{d: d, version: s.version, index: i, input: env.sig, at: now, seq: seq}
+	}
+	if len(qs) > 0 {
+		qs[len(qs)-1].bytes = env.bytes // the input is held until they ran
 	}
 	// Queued (and so counted as pending) before a snapshot at this very
 	// decision: otherwise the snapshot would pass over its directives, and
@@ -375,6 +409,9 @@ func (s *server) appendPart(ctx context.Context, events []bus.Signal, allNew boo
 	s.mu.Lock()
 	st := s.status
 	s.mu.Unlock()
+	if st == ReasonClosed {
+		return eventlog.AppendResult{}, errShuttingDown
+	}
 	if st != StatusRunning && st != StatusRestarting {
 		return eventlog.AppendResult{}, bus.Errorf(ReasonStopped, "agent %s is %s", s.id, st)
 	}
@@ -405,6 +442,7 @@ func (s *server) enqueueDirectives(qs []queued) {
 	}
 	s.queue = append(s.queue, qs...)
 	for _, q := range qs {
+		s.queuedBytes += q.bytes
 		s.pending[q.version]++
 		if q.seq > 1 {
 			// The signal's entry, just before its cmd record: recovery
@@ -448,6 +486,7 @@ func (s *server) runQueue() {
 		q := s.queue[0]
 		s.queue[0] = queued{}
 		s.queue = s.queue[1:]
+		s.queuedBytes -= q.bytes
 		s.mu.Unlock()
 
 		var res ExecResult
@@ -598,4 +637,19 @@ func (s *server) info() Info {
 	info.QueueLength = len(s.inbox) + len(s.queue)
 	info.ErrorCount, info.Restarts = s.errorCount, s.restarts
 	return info
+}
+
+// signalBytes is about what sig holds in memory, for max_queue_bytes:
+// its data and its attributes.
+func signalBytes(sig *bus.Signal) int {
+	n := len(sig.Data()) + len(sig.ID()) + len(sig.Source()) + len(sig.Type()) + len(sig.Subject()) + len(sig.DataSchema()) + len(sig.DataContentType())
+	for k, v := range sig.Extensions() {
+		n += len(k)
+		if str, ok := v.(string); ok {
+			n += len(str)
+		} else {
+			n += 16 // a number, a time, a boolean
+		}
+	}
+	return n
 }

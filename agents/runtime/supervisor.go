@@ -74,7 +74,7 @@ func (s *server) crash(where string, p any, stack []byte) {
 		}
 		s.mu.Unlock()
 		s.timers.stopAll()
-		refuse(inbox, bus.Errorf(ReasonAgentFailed, "agent %s is down: %s", s.id, s.reason))
+		s.rt.refuseAll(s.id, inbox, bus.Errorf(ReasonAgentFailed, "agent %s is down: %s", s.id, s.reason))
 		s.notify()
 		s.rt.log.Error("agent down for good", "agent", s.id, "reason", s.reason)
 		return
@@ -115,7 +115,7 @@ func (rt *Runtime) restart(old *server) {
 	old.mu.Unlock()
 	if err != nil {
 		rt.log.Error("restore crashed agent", "agent", old.id, "err", err)
-		refuse(inbox, bus.Errorf(ReasonAgentFailed, "agent %s is down: %s", old.id, old.reason))
+		rt.refuseAll(old.id, inbox, bus.Errorf(ReasonAgentFailed, "agent %s is down: %s", old.id, old.reason))
 		old.notify()
 		return
 	}
@@ -126,7 +126,8 @@ func (rt *Runtime) restart(old *server) {
 	rt.mu.Lock()
 	if rt.closing {
 		rt.mu.Unlock()
-		refuse(inbox, bus.Errorf(ReasonClosed, "the runtime is shutting down"))
+		rt.refuseAll(old.id, inbox, errShuttingDown)
+		old.notify()
 		return
 	}
 	rt.unregister(old)

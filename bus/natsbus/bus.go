@@ -50,6 +50,8 @@ type Bus struct {
 
 	mu   sync.RWMutex
 	subs []*nats.Subscription
+	// draining is set once Shutdown has begun: nothing new subscribes.
+	draining bool
 	// inflight counts the messages being handled (see enter), so Close can
 	// wait for them: unsubscribing does not wait for a callback that is
 	// already running.
@@ -128,22 +130,53 @@ func (b *Bus) Publish(subject string, s *bus.Signal) error {
 	return nil
 }
 
-// Close unsubscribes everything the Bus subscribed and cancels the context
-// its handlers received. It returns once the messages already handed to a
-// handler are handled; a call that arrives while it closes is answered
-// with an error saying so.
+// Close is Shutdown with DefaultDrainTimeout.
 func (b *Bus) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultDrainTimeout)
+	defer cancel()
+	return b.Shutdown(ctx)
+}
+
+// DefaultDrainTimeout bounds how long Close lets the subscriptions drain.
+const DefaultDrainTimeout = 30 * time.Second
+
+// Shutdown stops taking input without losing what was taken: every
+// subscription is drained — the server sends it nothing more, and the
+// messages it has already sent (in the client's buffers) are handled as
+// usual — until ctx ends; what is still buffered then is dropped by the
+// client, which the returned error reports. Then the context the handlers
+// received is cancelled, and Shutdown returns once the messages already
+// handed to a handler are handled. A message that arrives after that is
+// answered unavailable and dead-lettered.
+func (b *Bus) Shutdown(ctx context.Context) error {
 	b.mu.Lock()
-	b.cancel()
 	subs := b.subs
 	b.subs = nil
+	b.draining = true
 	b.mu.Unlock()
 	var errs []error
-	for _, s := range subs {
-		if err := s.Unsubscribe(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) && !errors.Is(err, nats.ErrBadSubscription) {
-			errs = append(errs, fmt.Errorf("unsubscribe %s: %w", s.Subject, err))
+	closed := make([]<-chan nats.SubStatus, len(subs))
+	for i, s := range subs {
+		closed[i] = s.StatusChanged(nats.SubscriptionClosed)
+		if err := s.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) && !errors.Is(err, nats.ErrBadSubscription) {
+			errs = append(errs, fmt.Errorf("drain %s: %w", s.Subject, err))
 		}
 	}
+	for i, s := range subs {
+		select {
+		case <-closed[i]:
+		case <-ctx.Done():
+			if n, _, err := s.Pending(); err == nil && n > 0 {
+				errs = append(errs, fmt.Errorf("drain %s: %d messages not handled: %w", s.Subject, n, ctx.Err()))
+			}
+			if err := s.Unsubscribe(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) && !errors.Is(err, nats.ErrBadSubscription) {
+				errs = append(errs, fmt.Errorf("unsubscribe %s: %w", s.Subject, err))
+			}
+		}
+	}
+	b.mu.Lock()
+	b.cancel()
+	b.mu.Unlock()
 	b.inflight.Wait()
 	return errors.Join(errs...)
 }
@@ -172,7 +205,7 @@ func (b *Bus) track(sub *nats.Subscription) error {
 		return fmt.Errorf("set pending limits on %s: %w", sub.Subject, err)
 	}
 	b.mu.Lock()
-	if b.ctx.Err() != nil {
+	if b.draining || b.ctx.Err() != nil {
 		b.mu.Unlock()
 		_ = sub.Unsubscribe()
 		return errors.New("natsbus: bus is closed")

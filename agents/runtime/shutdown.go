@@ -1,0 +1,93 @@
+package runtime
+
+import (
+	"context"
+
+	"github.com/jido-bus/jido-bus/bus"
+)
+
+// Shutting down. A signal an agent has accepted (Deliver returned nil)
+// was promised a commit or a refusal, and a shutdown keeps the promise:
+// first no new signal is accepted, then each agent decides and commits
+// what its inbox holds, and only what is still waiting when the caller's
+// time runs out is refused — loudly, through refuse (a dead letter, and
+// unavailable to a caller).
+
+// errShuttingDown refuses signals once the runtime is shutting down.
+var errShuttingDown = bus.Errorf(bus.ReasonUnavailable, "the node is shutting down; retry after it restarts or against another node")
+
+// Shutdown stops every agent loop and timer of this process without
+// stopping the agents: they stay registered in the log and Recover brings
+// them back in the next run. New signals are refused with unavailable
+// from the start; the signals already queued are committed until ctx
+// ends, and those still queued then are refused with unavailable (and
+// reported to Config.OnRefused). Outcomes of directives that ran are
+// recorded before it returns, so the next run does not repeat them.
+func (rt *Runtime) Shutdown(ctx context.Context) error {
+	rt.mu.Lock()
+	rt.closing = true
+	rt.shuttingDown.Store(true)
+	for _, p := range rt.passive {
+		if p.wake != nil {
+			p.wake.Stop()
+		}
+	}
+	all := make([]*server, 0, len(rt.agents))
+	for _, s := range rt.agents {
+		all = append(all, s)
+	}
+	rt.mu.Unlock()
+	for _, s := range all {
+		if !s.awaitInbox(ctx) {
+			break // out of time: halt refuses what is left
+		}
+	}
+	// Outcomes noted but not yet in the log are recorded first, in one
+	// append, so that a clean restart does not run those directives again
+	// (a crash would).
+	for _, s := range all {
+		s.mu.Lock()
+		noted := len(s.effects) > 0
+		s.mu.Unlock()
+		if noted {
+			rt.effects.owe(s)
+		}
+	}
+	rt.recordOwedEffects(true)
+	for _, s := range all {
+		s.halt(errShuttingDown)
+	}
+	// A halted inbox loop ends after the decision it has in flight; its
+	// commit goes on under a live context, so it ends in the log or
+	// refused, never both.
+	rt.deciding.Wait()
+	rt.cancel()
+	rt.workers.Wait()
+	return nil
+}
+
+// Close is Shutdown without a deadline: every signal already queued is
+// committed, or refused if its commit fails.
+func (rt *Runtime) Close() error { return rt.Shutdown(context.Background()) }
+
+// awaitInbox waits until s's inbox is empty and its inbox loop has ended,
+// or s no longer decides (stopped, failed), and reports whether that
+// happened before ctx ended. An agent being restarted after a crash is
+// waited for until its restart ends; a restart that ends once the
+// shutdown has begun refuses the signals it carried (Runtime.restart).
+func (s *server) awaitInbox(ctx context.Context) bool {
+	for {
+		changed := s.changedChan()
+		s.mu.Lock()
+		done := (len(s.inbox) == 0 && !s.inboxRunning) || (s.status != StatusRunning && s.status != StatusRestarting)
+		s.mu.Unlock()
+		if done {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
