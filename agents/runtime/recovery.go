@@ -521,8 +521,8 @@ func (s *server) resume(pending []queued, inbox []envelope) {
 	}
 	s.enqueueDirectives(pending)
 	for _, env := range inbox {
-		if err := s.deliver(env); err != nil && env.reply != nil {
-			env.reply(Reply{}, err)
+		if err := s.deliver(env); err != nil {
+			s.refuse(env, err) // a cast too: a dead letter, never a silent drop
 		}
 	}
 }
