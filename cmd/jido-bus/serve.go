@@ -51,7 +51,9 @@ and <prefix>.signal.<type>, and files every message it refuses on
 for a reply.
 
 SIGINT or SIGTERM shuts the node down cleanly: it stops taking input,
-drains what is in flight, flushes, and exits 0.
+handles what NATS had already delivered, commits what the agents took
+(within --drain-timeout; whatever is left then is refused "unavailable"
+with a dead letter, never dropped), and exits 0.
 
 If the event log cannot write (a full or failing disk), the node refuses
 all input as "unavailable", reports it on ping, and exits 3, so that a
