@@ -117,7 +117,7 @@ func TestRecoveryNeverLosesAnAgent(t *testing.T) {
 // pairs the two.
 func TestRecoveryOfAnInvalidUTF8SignalID(t *testing.T) {
 	h := newHarness(t)
-	h.start("counter", "c1", Options{SnapshotEvery: -1})
+	h.start("counter", "c1", Options{SnapshotEvery: MaxSnapshotEvery})
 	sig := signal(t, "counter.increment", map[string]int{"by": 2})
 	sig.SetID("in-\xff-1")
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)

@@ -15,7 +15,7 @@ import (
 // Its runtime records and lifecycle signals do not repeat the earlier
 // incarnation's ids, which the log would drop as duplicates.
 func TestStartAgainUnderTheSameID(t *testing.T) {
-	for _, every := range []int{-1, 1} { // without and with snapshots
+	for _, every := range []int{MaxSnapshotEvery, 1} { // without and with snapshots
 		h := newHarness(t)
 		for round := 1; round <= 3; round++ {
 			h.start("counter", "c1", Options{SnapshotEvery: every})
