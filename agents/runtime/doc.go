@@ -26,7 +26,8 @@
 //     signals share one append and one fsync — and only then publishes
 //     the new state to readers and answers callers.
 //  4. It appends the committed directives to the queue and starts the
-//     queue loop if none runs.
+//     queue loop if none runs. (testdata/commit_order traces steps 3 to
+//     6: append, sync, reply, exec.)
 //  5. The queue loop executes directives one at a time, in commit order,
 //     through their DirectiveExec; it notes each outcome, which rides in
 //     the agent's next cmd record or, once the agent has been quiet for
