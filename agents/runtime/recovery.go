@@ -470,7 +470,7 @@ func (s *server) resume(pending []queued, inbox []envelope) {
 	running := map[string]bool{}
 	for _, q := range pending {
 		if _, ok := q.d.(agents.RunInstruction); ok {
-			running[taskResultID(q.input.ID(), q.index)] = true
+			running[taskResultID(&q.input, s.id, q.index)] = true
 		}
 	}
 	st := s.timers.snapshot()

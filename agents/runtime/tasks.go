@@ -34,7 +34,7 @@ func execRunInstruction(_ context.Context, d agents.Directive, x *ExecContext) (
 // startTask runs the instruction's task on its own goroutine and delivers
 // the result signal when it ends.
 func (s *server) startTask(run agents.RunInstruction, input bus.Signal, index int) {
-	id := taskResultID(input.ID(), index)
+	id := taskResultID(&input, s.id, index)
 	ctx, cancel := context.WithCancel(s.rt.ctx)
 	s.mu.Lock()
 	if old := s.tasks[id]; old != nil {
