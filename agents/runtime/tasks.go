@@ -72,6 +72,10 @@ func (s *server) startTask(run agents.RunInstruction, input bus.Signal, index in
 		sig.SetID(id)
 		sig.SetSource(agents.SourceOf(s.id))
 		sig.SetTime(s.rt.now())
+		if tp, ok := input.Extensions()[bus.ExtTraceParent].(string); ok {
+			// The result belongs to the input's trace, as what it emits does.
+			sig.SetExtension(bus.ExtTraceParent, tp)
+		}
 		s.timers.deliver("task:"+id, sig)
 	}()
 }
