@@ -42,6 +42,7 @@ func batchable(inbox []envelope) int {
 // answers the rest.
 func (s *server) decideAndCommitBatch(batch []envelope, answered *int) {
 	type decision struct {
+		env        envelope
 		next       agents.Agent
 		directives []agents.Directive
 	}
@@ -66,7 +67,7 @@ func (s *server) decideAndCommitBatch(batch []envelope, answered *int) {
 			Effects: carriedBy(len(ds), carried),
 		})
 		events = append(events, env.sig, rec)
-		ds = append(ds, decision{next: next, directives: directives})
+		ds = append(ds, decision{env: env, next: next, directives: directives})
 		agent = next
 	}
 	res, err := s.appendPart(s.rt.ctx, events, true)
@@ -78,8 +79,8 @@ func (s *server) decideAndCommitBatch(batch []envelope, answered *int) {
 	if err != nil {
 		s.putBackEffects(carried)
 		s.rt.log.Error("commit signals", "agent", s.id, "signals", len(batch), "first", batch[0].sig.ID(), "err", err)
-		for i := range batch {
-			s.answer(&batch[i], Reply{}, err)
+		for _, env := range batch {
+			s.answer(env, Reply{}, err)
 			*answered++
 		}
 		return
@@ -93,7 +94,7 @@ func (s *server) decideAndCommitBatch(batch []envelope, answered *int) {
 	s.effectsRecorded(carried)
 	for i, d := range ds {
 		seq := res.Positions[2*i+1].Seq
-		s.committed(&batch[i], d.next, d.directives, now, seq)
+		s.committed(d.env, d.next, d.directives, now, seq)
 		*answered++
 	}
 }
@@ -109,8 +110,8 @@ func carriedBy(i int, carried []effectResult) []effectResult {
 
 // oneByOne decides and commits the signals of batch one at a time.
 func (s *server) oneByOne(batch []envelope, answered *int) {
-	for i := range batch {
-		s.decideAndCommit(&batch[i])
+	for _, env := range batch {
+		s.decideAndCommit(env)
 		*answered++
 	}
 }

@@ -19,9 +19,10 @@ import (
 
 // Commit, then act, as a trace. A recording store notes every append the
 // runtime makes (with what it carries) and its durable return; recording
-// executors note every emit and schedule they run; callers note their
-// replies. testdata/commit_order shows, case by case, that nothing runs
-// before the decision that produced it is durable.
+// executors note every emit and schedule they run; a caller's reply names
+// the end of the append it followed. testdata/commit_order shows, case by
+// case, that nothing runs and nobody is answered before the decision is
+// durable.
 //
 // The log syncs inside Append (group commit: the append returns once its
 // batch is fsynced, eventlog/commit.go), so "sync" is Append's return:
@@ -99,6 +100,19 @@ func (tr *trace) add(format string, args ...any) {
 	tr.mu.Lock()
 	tr.lines = append(tr.lines, fmt.Sprintf(format, args...))
 	tr.mu.Unlock()
+}
+
+// lastWrite returns the last line since the last take that says how an
+// append ended: its sync, its refusal, the crash after it.
+func (tr *trace) lastWrite() string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for i := len(tr.lines) - 1; i >= 0; i-- {
+		if l := tr.lines[i]; strings.HasPrefix(l, "sync ") || strings.HasPrefix(l, "refused:") || l == "crash" {
+			return l
+		}
+	}
+	return "no append"
 }
 
 // take returns the lines since the last take.
@@ -303,29 +317,35 @@ func (tt *traceTest) run(t *testing.T, d *datadriven.TestData) string {
 			tt.tr.add("start error: %v", err)
 		}
 	case "call":
+		// The reply and the directives' executions are concurrent (the
+		// directives are queued before the caller is answered), so the
+		// reply is shown last, with the end of the append it followed.
 		id, sig := arg("id"), tt.signal(arg("signal"), arg("type"))
-		done := make(chan struct{})
+		done := make(chan string, 1)
 		err := h.rt.Deliver(id, sig, func(r Reply, err error) {
-			defer close(done)
-			if tt.store.isDead() {
-				return // a dead process answers no one
+			switch {
+			case tt.store.isDead():
+				done <- "" // a dead process answers no one
+			case err != nil:
+				done <- fmt.Sprintf("reply error: %v (after %s)", err, tt.tr.lastWrite())
+			default:
+				done <- fmt.Sprintf("reply v%d %s (after %s)", r.Version, r.State, tt.tr.lastWrite())
 			}
-			if err != nil {
-				tt.tr.add("reply error: %v", err)
-				return
-			}
-			tt.tr.add("reply v%d %s", r.Version, r.State)
 		})
 		if err != nil {
 			tt.tr.add("refused: %v", err)
 			break
 		}
+		var reply string
 		select {
-		case <-done:
+		case reply = <-done:
 		case <-time.After(10 * time.Second):
 			t.Fatalf("no reply to %s", sig.ID())
 		}
 		tt.settle(id)
+		if reply != "" {
+			return tt.tr.take() + "\n" + reply
+		}
 	case "cast":
 		id, sig := arg("id"), tt.signal(arg("signal"), arg("type"))
 		if err := h.rt.Cast(id, sig); err != nil {

@@ -214,7 +214,7 @@ func (s *server) runInbox() {
 			answered := 0
 			if !s.guard(func() string { return "deciding signals" }, func() { s.decideAndCommitBatch(batch, &answered) }) {
 				for _, env := range batch[answered:] {
-					s.answer(&env, Reply{}, bus.Errorf(bus.ReasonInternal, "agent %s crashed while deciding signal %s; it is being restored from its log", s.id, env.sig.ID()))
+					s.answer(env, Reply{}, bus.Errorf(bus.ReasonInternal, "agent %s crashed while deciding signal %s; it is being restored from its log", s.id, env.sig.ID()))
 				}
 				return
 			}
@@ -224,8 +224,8 @@ func (s *server) runInbox() {
 		s.inbox[0] = envelope{}
 		s.inbox = s.inbox[1:]
 		s.mu.Unlock()
-		if !s.guard(func() string { return "deciding a signal" }, func() { s.decideAndCommit(&env) }) {
-			s.answer(&env, Reply{}, bus.Errorf(bus.ReasonInternal, "agent %s crashed while deciding signal %s; it is being restored from its log", s.id, env.sig.ID()))
+		if !s.guard(func() string { return "deciding a signal" }, func() { s.decideAndCommit(env) }) {
+			s.answer(env, Reply{}, bus.Errorf(bus.ReasonInternal, "agent %s crashed while deciding signal %s; it is being restored from its log", s.id, env.sig.ID()))
 			return
 		}
 	}
@@ -241,7 +241,7 @@ func (s *server) decideOn(agent agents.Agent, sig bus.Signal) (agents.Agent, []a
 	return decideSignal(agent, sig)
 }
 
-func (s *server) decideAndCommit(env *envelope) {
+func (s *server) decideAndCommit(env envelope) {
 	next, directives := s.decide(env.sig)
 	if env.lifecycle && onlyNoRoute(directives) {
 		return // the agent does not listen for this lifecycle signal
@@ -277,25 +277,15 @@ func (s *server) decideAndCommit(env *envelope) {
 }
 
 // committed moves the agent on to next once the decision on env's signal
-// is in the log (its cmd record at seq), answers a call, then queues the
-// directives.
-func (s *server) committed(env *envelope, next agents.Agent, directives []agents.Directive, now time.Time, seq uint64) {
+// is in the log (its cmd record at seq), queues the directives and
+// answers a call.
+func (s *server) committed(env envelope, next agents.Agent, directives []agents.Directive, now time.Time, seq uint64) {
 	s.agent, s.version, s.lastSignal = next, s.version+1, env.sig.ID()
 	s.mu.Lock()
 	s.lastCommit = monotonicNow()
 	s.mu.Unlock()
 	s.timers.committed(&env.sig, directives, now)
 	s.publish()
-	// The caller is answered before any directive of the decision is
-	// queued, so none has run when it hears of the commit.
-	if env.reply != nil {
-		r, err := s.reply()
-		r.Committed = true
-		if err == nil {
-			err = firstError(directives)
-		}
-		s.answer(env, r, err)
-	}
 
 	qs := make([]queued, len(directives))
 	for i, d := range directives {
@@ -306,14 +296,21 @@ func (s *server) committed(env *envelope, next agents.Agent, directives []agents
 	// a crash before they ran would lose them.
 	s.enqueueDirectives(qs)
 	s.maybeSnapshot(seq)
+
+	if env.reply == nil {
+		return // a cast: nobody waits for the state
+	}
+	r, err := s.reply()
+	r.Committed = true
+	if err == nil {
+		err = firstError(directives)
+	}
+	s.answer(env, r, err)
 }
 
-// answer calls env's reply, once: a crash after the answer (a snapshot
-// that panics) does not answer again.
-func (s *server) answer(env *envelope, r Reply, err error) {
-	if reply := env.reply; reply != nil {
-		env.reply = nil
-		reply(r, err)
+func (s *server) answer(env envelope, r Reply, err error) {
+	if env.reply != nil {
+		env.reply(r, err)
 	}
 }
 
