@@ -191,8 +191,8 @@ func normalizeObjectOrNil(m map[string]any) (map[string]any, error) {
 	return normalizeObject(m)
 }
 
-// completeSignal returns a copy of sig with its id, source, time and
-// causation filled in from the origin, checked as a valid signal. The copy
+// completeSignal returns a copy of sig with its id, source, time,
+// causation, correlation and trace context filled in from the origin, checked as a valid signal. The copy
 // matters: an action may return the same signal value twice, and the
 // sdk's event shares its attribute storage between copies.
 func (r *run) completeSignal(sig bus.Signal, o Origin, index int, what string) (bus.Signal, error) {
@@ -208,7 +208,7 @@ func (r *run) completeSignal(sig bus.Signal, o Origin, index int, what string) (
 		if o.ID == "" {
 			base = r.agentID
 		}
-		f := bus.Fill{ID: DeriveID(base, index), Source: r.source(), Time: o.Time, CausationID: o.ID, CorrelationID: o.CorrelationID}
+		f := bus.Fill{ID: DeriveID(base, index), Source: r.source(), Time: o.Time, CausationID: o.ID, CorrelationID: o.CorrelationID, TraceParent: o.TraceParent}
 		if s, ok := bus.FillSignal(sig, f); ok {
 			if err := checkDerived(&s, what); err != nil {
 				return bus.Signal{}, err
@@ -242,6 +242,9 @@ func (r *run) completeSignal(sig bus.Signal, o Origin, index int, what string) (
 	}
 	if _, ok := ext[bus.ExtCorrelationID]; !ok && o.CorrelationID != "" {
 		s.SetExtension(bus.ExtCorrelationID, o.CorrelationID)
+	}
+	if _, ok := ext[bus.ExtTraceParent]; !ok && o.TraceParent != "" {
+		s.SetExtension(bus.ExtTraceParent, o.TraceParent)
 	}
 	if full || len(s.FieldErrors) > 0 {
 		if err := bus.ValidateSignal(&s, bus.Limits{}); err != nil {

@@ -18,13 +18,20 @@ type Origin struct {
 	Type          string    `json:"type,omitempty"`
 	Time          time.Time `json:"time,omitzero"`
 	CorrelationID string    `json:"correlationid,omitempty"`
+	// TraceParent is the signal's W3C trace context; what the instruction
+	// emits carries it, as part of the same trace.
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 // OriginOf returns the origin of instructions caused by sig.
 func OriginOf(sig bus.Signal) Origin {
 	o := Origin{ID: sig.ID(), Source: sig.Source(), Type: sig.Type(), Time: sig.Time()}
-	if v, ok := sig.Extensions()[bus.ExtCorrelationID].(string); ok {
+	ext := sig.Extensions()
+	if v, ok := ext[bus.ExtCorrelationID].(string); ok {
 		o.CorrelationID = v
+	}
+	if v, ok := ext[bus.ExtTraceParent].(string); ok {
+		o.TraceParent = v
 	}
 	return o
 }

@@ -69,6 +69,7 @@ type Fill struct {
 	Time          time.Time // the time, when the signal has none (or a zero one)
 	CausationID   string    // the causationid extension, when absent
 	CorrelationID string    // the correlationid extension, when absent
+	TraceParent   string    // the traceparent extension, when absent
 }
 
 // FillSignal returns a copy of sig with f's attributes set where sig lacks
@@ -191,31 +192,33 @@ func hasSource(ec *event.EventContextV1) bool {
 }
 
 // fillExtensions copies ext (as Clone does, value by value) and adds the
-// causation and correlation ids that f sets and ext lacks.
+// causation and correlation ids and the trace context that f sets and ext
+// lacks.
 func fillExtensions(ext map[string]any, f Fill) map[string]any {
-	_, hasCause := ext[ExtCausationID]
-	_, hasCorr := ext[ExtCorrelationID]
-	addCause := !hasCause && f.CausationID != ""
-	addCorr := !hasCorr && f.CorrelationID != ""
-	if ext == nil && !addCause && !addCorr {
-		return nil
+	adds := [...]struct{ name, value string }{
+		{ExtCausationID, f.CausationID},
+		{ExtCorrelationID, f.CorrelationID},
+		{ExtTraceParent, f.TraceParent},
 	}
 	n := len(ext)
-	if addCause {
+	for i, a := range adds {
+		if _, has := ext[a.name]; has || a.value == "" {
+			adds[i].value = "" // nothing to add
+			continue
+		}
 		n++
 	}
-	if addCorr {
-		n++
+	if ext == nil && n == 0 {
+		return nil
 	}
 	out := make(map[string]any, n)
 	for k, v := range ext {
 		out[k] = types.Clone(v)
 	}
-	if addCause {
-		out[ExtCausationID] = f.CausationID
-	}
-	if addCorr {
-		out[ExtCorrelationID] = f.CorrelationID
+	for _, a := range adds {
+		if a.value != "" {
+			out[a.name] = a.value
+		}
 	}
 	return out
 }

@@ -58,6 +58,9 @@ func sdkFill(sig Signal, f Fill, source string) Signal {
 	if _, ok := ext[ExtCorrelationID]; !ok && f.CorrelationID != "" {
 		s.SetExtension(ExtCorrelationID, f.CorrelationID)
 	}
+	if _, ok := ext[ExtTraceParent]; !ok && f.TraceParent != "" {
+		s.SetExtension(ExtTraceParent, f.TraceParent)
+	}
 	return s
 }
 
@@ -89,7 +92,7 @@ func TestFillSignalMatchesSDK(t *testing.T) {
 		if rapid.Bool().Draw(t, "dataschema") {
 			sig.SetDataSchema("https://example.com/s.json")
 		}
-		for _, name := range rapid.SliceOfDistinct(rapid.SampledFrom([]string{ExtCausationID, ExtCorrelationID, "n", "when", "bad-name"}), func(s string) string { return s }).Draw(t, "ext") {
+		for _, name := range rapid.SliceOfDistinct(rapid.SampledFrom([]string{ExtCausationID, ExtCorrelationID, ExtTraceParent, "n", "when", "bad-name"}), func(s string) string { return s }).Draw(t, "ext") {
 			switch name {
 			case "n":
 				sig.SetExtension(name, 7)
@@ -117,6 +120,7 @@ func TestFillSignalMatchesSDK(t *testing.T) {
 			ID:            rapid.SampledFrom(strs).Draw(t, "fillid"),
 			CausationID:   rapid.SampledFrom(strs).Draw(t, "cause"),
 			CorrelationID: rapid.SampledFrom(strs).Draw(t, "corr"),
+			TraceParent:   rapid.SampledFrom(strs).Draw(t, "trace"),
 		}
 		if source != "" || rapid.Bool().Draw(t, "setemptysource") {
 			f.Source = ParseSource(source)

@@ -18,9 +18,10 @@ const (
 // refuses a directory written with another.
 const layoutVersion = 1
 
+// The log's own keys: kindLog, then a name.
 var (
-	keyLayout   = []byte("Lformat")
-	keyLastGSeq = []byte("Lgseq")
+	keyLayout   = append([]byte{kindLog}, "format"...)
+	keyLastGSeq = append([]byte{kindLog}, "gseq"...)
 )
 
 // streamKey returns 'S' stream 0x00 seq.

@@ -24,9 +24,13 @@
 //  3. It commits each signal with its cmd record (new version, the
 //     directives' log forms, outcomes of earlier directives) — several
 //     signals share one append and one fsync — and only then publishes
-//     the new state to readers and answers callers.
-//  4. It appends the committed directives to the queue and starts the
-//     queue loop if none runs.
+//     the new state to readers.
+//  4. It appends the committed directives to the queue, starts the queue
+//     loop if none runs, and then answers callers: a caller that hears of
+//     a commit finds its directives queued (a Stop after it records them
+//     as dropped), the first perhaps already running.
+//     testdata/commit_order traces steps 3 to 6: append, sync, exec and
+//     reply, never an exec or a reply before its sync.
 //  5. The queue loop executes directives one at a time, in commit order,
 //     through their DirectiveExec; it notes each outcome, which rides in
 //     the agent's next cmd record or, once the agent has been quiet for

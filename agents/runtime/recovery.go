@@ -339,18 +339,6 @@ func glance(raw []byte) decidedKinds {
 	}
 }
 
-// refold returns the agent the decision on sig left, which the log holds
-// with its directives: the state only, without building the directives
-// again and, where the decision shows no Error directive, without
-// validating params again (agents.Replay).
-func (s *server) refold(sig bus.Signal, k decidedKinds) agents.Agent {
-	if sig.Type() == TypeInstructionResult {
-		next, _ := s.decide(sig)
-		return next
-	}
-	return agents.Replay(s.agent, sig, agents.ReplayOptions{NoErrors: !k.errors})
-}
-
 // restore rebuilds an agent from its stream: the latest snapshot, then the
 // later signals replayed through the agent's pure logic. It returns the
 // server (not yet registered or running) and the directives to run again.
@@ -359,7 +347,10 @@ func (rt *Runtime) restore(ctx context.Context, rec startedRecord) (*server, []q
 }
 
 // restoreFrom is restore, from the latest snapshot when useSnapshot is
-// true, else by replaying the whole stream.
+// true, else by replaying the whole stream. The fold (rebuild.go) rebuilds
+// the agent; restoreFrom collects along the way what recovery needs
+// beyond it: the decisions whose directives have no recorded outcome,
+// the timers and the errors counted.
 func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapshot bool) (*server, []queued, error) {
 	def, ok := rt.cfg.Types.Lookup(rec.Type)
 	if !ok {
@@ -369,8 +360,9 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 	s.born = max(rec.seq, 1)
 	s.origin = rec
 	s.origin.InitialState = nil
-
-	readFrom, replayFrom := s.born, s.born
+	// Without a snapshot the fold starts at the started record.
+	f := &fold{types: rt.cfg.Types, stream: rec.Stream, born: s.born, refoldFrom: s.born}
+	readFrom := s.born
 	snap, err := rt.cfg.Store.LoadSnapshot(rec.Stream)
 	if err == nil && (!useSnapshot || snap.Version < s.born) {
 		err = eventlog.ErrNotFound // none wanted, or an earlier incarnation's
@@ -381,94 +373,65 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 		if err := json.Unmarshal(snap.Data, &data); err != nil {
 			return nil, nil, fmt.Errorf("agent %s: snapshot at %d: %w", rec.ID, snap.Version, err)
 		}
-		if s.agent, err = def.Restore(rec.ID, data.State); err != nil {
+		agent, err := def.Restore(rec.ID, data.State)
+		if err != nil {
 			return nil, nil, fmt.Errorf("agent %s: snapshot at %d: %w", rec.ID, snap.Version, err)
 		}
-		s.version, s.errorCount, s.head, s.snapSeq = data.Version, data.ErrorCount, snap.Version, snap.Version
+		rec.seq = s.born
+		f.def, f.started, f.agent, f.version, f.head = def, rec, agent, data.Version, snap.Version
+		s.errorCount, s.snapSeq = data.ErrorCount, snap.Version
 		if data.Timers.Awaiting != nil {
 			s.timers.state.Awaiting = data.Timers.Awaiting
 		}
 		if data.Timers.Crons != nil {
 			s.timers.state.Crons = data.Timers.Crons
 		}
-		replayFrom = snap.Version + 1
-		readFrom = replayFrom
+		f.refoldFrom = snap.Version + 1
+		readFrom = f.refoldFrom
 		if data.PendingFrom != 0 && data.PendingFrom < readFrom {
 			readFrom = data.PendingFrom
 		}
 	case errors.Is(err, eventlog.ErrNotFound):
-		if s.agent, err = initialAgent(def, rec); err != nil {
-			return nil, nil, fmt.Errorf("%s/%d: %w", rec.Stream, s.born, err)
-		}
 	default:
 		return nil, nil, fmt.Errorf("agent %s: load snapshot: %w", rec.ID, err)
 	}
 
 	decisions := inFlight{}
-	var lastSignal *bus.Signal
-	for e, err := range rt.cfg.Store.ReadStream(rec.Stream, eventlog.ReadOptions{From: readFrom}) {
-		if err != nil {
-			return nil, nil, fmt.Errorf("agent %s: read %s: %w", rec.ID, rec.Stream, err)
+	f.decided = func(d foldedCmd) error {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
-		}
-		s.head = e.Seq
-		replay := e.Seq >= replayFrom
-		switch e.Event.Type() {
-		case TypeStarted:
-			if e.Seq != s.born {
-				return nil, nil, fmt.Errorf("agent %s: %s/%d starts another incarnation after the one at %d, which was never stopped", rec.ID, rec.Stream, e.Seq, s.born)
-			}
-		case TypeStopped:
-			return nil, nil, fmt.Errorf("agent %s: %s/%d stops the incarnation the index lists as running", rec.ID, rec.Stream, e.Seq)
-		case TypeCmd:
-			var cr cmdRecord
-			if err := decodeCmdRecord(e.Event.Data(), &cr); err != nil {
-				return nil, nil, fmt.Errorf("agent %s: cmd record at %s/%d: %w", rec.ID, rec.Stream, e.Seq, err)
-			}
-			var input bus.Signal
-			if lastSignal != nil && decides(&cr, lastSignal) {
-				input = *lastSignal
-			}
-			if replay {
-				if lastSignal == nil || !decides(&cr, lastSignal) {
-					return nil, nil, fmt.Errorf("agent %s: cmd record at %s/%d decides signal %q, which is not the entry before it", rec.ID, rec.Stream, e.Seq, cr.Signal)
+		e, cr := d.entry, d.rec
+		if d.refolded {
+			var directives []agents.Directive
+			if d.kinds.timers {
+				var err error
+				if directives, err = rt.codec.DecodeAll(cr.Directives); err != nil {
+					return fmt.Errorf("%s/%d: directives: %w", e.Stream, e.Seq, err)
 				}
-				kinds := glance(cr.Directives)
-				s.agent, s.version, s.lastSignal = s.refold(*lastSignal, kinds), cr.Version, lastSignal.ID()
-				var directives []agents.Directive
-				if kinds.timers {
-					if directives, err = rt.codec.DecodeAll(cr.Directives); err != nil {
-						return nil, nil, fmt.Errorf("agent %s: directives at %s/%d: %w", rec.ID, rec.Stream, e.Seq, err)
-					}
-				}
-				s.timers.mu.Lock()
-				delete(s.timers.state.Awaiting, lastSignal.ID())
-				s.timers.record(lastSignal, directives, e.Time)
-				s.timers.mu.Unlock()
 			}
-			count := -1
-			if cr.Count != nil {
-				count = *cr.Count
-			}
-			pc := &pendingCmd{version: cr.Version, seq: e.Seq, at: e.Time, input: input, raw: cr.Directives, count: count}
-			decisions.add(pc)
-			lastSignal = nil
-			s.foldEffects(cr.Effects, decisions, replay)
-		case TypeEffects:
-			var er effectsRecord
-			if err := json.Unmarshal(e.Event.Data(), &er); err != nil {
-				return nil, nil, fmt.Errorf("agent %s: effects record at %s/%d: %w", rec.ID, rec.Stream, e.Seq, err)
-			}
-			s.foldEffects(er.Results, decisions, replay)
-		default:
-			// A signal: replayed when its cmd record follows (after the
-			// snapshot), or kept as the input of a pending decision.
-			sig := e.Event
-			lastSignal = &sig
+			s.timers.mu.Lock()
+			delete(s.timers.state.Awaiting, d.input.ID())
+			s.timers.record(d.input, directives, e.Time)
+			s.timers.mu.Unlock()
 		}
+		count := -1
+		if cr.Count != nil {
+			count = *cr.Count
+		}
+		pc := &pendingCmd{version: cr.Version, seq: e.Seq, at: e.Time, raw: cr.Directives, count: count}
+		if d.input != nil {
+			pc.input = *d.input
+		}
+		decisions.add(pc)
+		return nil
 	}
+	f.effects = func(results []effectResult, refolded bool) { s.foldEffects(results, decisions, refolded) }
+	if err := f.run(rt.cfg.Store.ReadStream(rec.Stream, eventlog.ReadOptions{From: readFrom})); err != nil {
+		return nil, nil, fmt.Errorf("agent %s: %w", rec.ID, err)
+	}
+	s.agent, s.version, s.lastSignal, s.head = f.agent, f.version, f.lastSignal, f.head
+
 	var pending []queued
 	for _, pc := range decisions.inOrder() {
 		directives, err := rt.codec.DecodeAll(pc.raw)
@@ -503,7 +466,7 @@ func (s *server) resume(pending []queued, inbox []envelope) {
 	running := map[string]bool{}
 	for _, q := range pending {
 		if _, ok := q.d.(agents.RunInstruction); ok {
-			running[taskResultID(q.input.ID(), q.index)] = true
+			running[taskResultID(&q.input, s.id, q.index)] = true
 		}
 	}
 	st := s.timers.snapshot()

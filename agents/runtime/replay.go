@@ -7,7 +7,6 @@ import (
 	"iter"
 
 	"github.com/jido-bus/jido-bus/agents"
-	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
 )
 
@@ -60,83 +59,26 @@ func Replay(entries iter.Seq2[eventlog.Entry, error], types *agents.Registry, co
 	if codec == nil {
 		codec = agents.NewDirectiveCodec()
 	}
-	var (
-		res    ReplayResult
-		def    *agents.Definition
-		agent  agents.Agent
-		signal *bus.Signal
-	)
-	for e, err := range entries {
-		if err != nil {
-			return res, err
+	f := &fold{types: types, verify: opts.Verify, codec: codec}
+	f.decided = func(foldedCmd) error {
+		if opts.OnVersion != nil {
+			st, err := agents.EncodeState(f.agent.State)
+			if err != nil {
+				return err
+			}
+			opts.OnVersion(f.version, st)
 		}
-		switch e.Event.Type() {
-		case TypeStarted:
-			var rec startedRecord
-			if err := json.Unmarshal(e.Event.Data(), &rec); err != nil {
-				return res, fmt.Errorf("%s/%d: started record: %w", e.Stream, e.Seq, err)
-			}
-			var ok bool
-			if def, ok = types.Lookup(rec.Type); !ok {
-				return res, fmt.Errorf("%s/%d: agent type %q is not known here", e.Stream, e.Seq, rec.Type)
-			}
-			// A started record opens an incarnation (incarnation.go): the
-			// agent starts over, as recovery would rebuild it.
-			if agent, err = initialAgent(def, rec); err != nil {
-				return res, fmt.Errorf("%s/%d: %w", e.Stream, e.Seq, err)
-			}
-			res.ID, res.Type, res.Version, signal = rec.ID, rec.Type, 0, nil
-		case TypeCmd:
-			if def == nil {
-				return res, fmt.Errorf("%s/%d: a decision before the agent's started record (was the stream truncated?)", e.Stream, e.Seq)
-			}
-			var cr cmdRecord
-			if err := decodeCmdRecord(e.Event.Data(), &cr); err != nil {
-				return res, fmt.Errorf("%s/%d: cmd record: %w", e.Stream, e.Seq, err)
-			}
-			if signal == nil || !decides(&cr, signal) {
-				return res, fmt.Errorf("%s/%d: cmd record decides signal %q, which is not the entry before it", e.Stream, e.Seq, cr.Signal)
-			}
-			s := &server{agent: agent}
-			var next agents.Agent
-			if opts.Verify {
-				var directives []agents.Directive
-				next, directives = s.decide(*signal)
-				got, err := codec.EncodeAll(directives)
-				if err != nil {
-					return res, err
-				}
-				if d := diverges(cr, res.Version+1, got); d != "" {
-					res.Divergence = &Divergence{Seq: e.Seq, Signal: cr.Signal, Version: cr.Version, Expected: cr.Directives, Got: got, Reason: d}
-					return finish(res, agent)
-				}
-			} else {
-				// Only the state is wanted: fold as recovery does.
-				next = s.refold(*signal, glance(cr.Directives))
-			}
-			agent, res.Version = next, cr.Version
-			res.Signals++
-			signal = nil
-			if opts.OnVersion != nil {
-				st, err := agents.EncodeState(agent.State)
-				if err != nil {
-					return res, err
-				}
-				opts.OnVersion(res.Version, st)
-			}
-			if opts.To != 0 && res.Version >= opts.To {
-				return finish(res, agent)
-			}
-		case TypeEffects, TypeStopped:
-		default:
-			sig := e.Event
-			signal = &sig
+		if opts.To != 0 && f.version >= opts.To {
+			return errStopFold
 		}
+		return nil
 	}
-	if def == nil {
-		return res, fmt.Errorf("no %s record: not an agent's stream", TypeStarted)
+	err := f.run(entries)
+	res := ReplayResult{ID: f.started.ID, Type: f.started.Type, Version: f.version, Signals: f.signals, Divergence: f.divergence}
+	if err != nil {
+		return res, err
 	}
-	return finish(res, agent)
+	return finish(res, f.agent)
 }
 
 func finish(res ReplayResult, agent agents.Agent) (ReplayResult, error) {

@@ -264,23 +264,14 @@ func (s *server) runInbox() {
 	}
 }
 
-// decide runs the agent's pure logic on sig. An instruction result names
-// the action it feeds (RunInstruction's result_action) and bypasses
-// routing; every other signal is routed.
+// decide runs the agent's pure logic on sig (decideSignal).
 func (s *server) decide(sig bus.Signal) (agents.Agent, []agents.Directive) {
 	return s.decideOn(s.agent, sig)
 }
 
 // decideOn is decide on agent rather than the committed one.
 func (s *server) decideOn(agent agents.Agent, sig bus.Signal) (agents.Agent, []agents.Directive) {
-	if sig.Type() == TypeInstructionResult {
-		var res instructionResult
-		if err := json.Unmarshal(sig.Data(), &res); err == nil && res.ResultAction != "" {
-			params, _ := json.Marshal(map[string]any{"result": res.Result, "error": res.Error, "instruction": res.Instruction})
-			return agents.Cmd(agent, agents.Instruction{Action: res.ResultAction, Params: params, Origin: agents.OriginOf(sig)})
-		}
-	}
-	return agents.Step(agent, sig)
+	return decideSignal(agent, sig)
 }
 
 func (s *server) decideAndCommit(env envelope) {

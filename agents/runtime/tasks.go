@@ -34,7 +34,7 @@ func execRunInstruction(_ context.Context, d agents.Directive, x *ExecContext) (
 // startTask runs the instruction's task on its own goroutine and delivers
 // the result signal when it ends.
 func (s *server) startTask(run agents.RunInstruction, input bus.Signal, index int) {
-	id := taskResultID(input.ID(), index)
+	id := taskResultID(&input, s.id, index)
 	ctx, cancel := context.WithCancel(s.rt.ctx)
 	s.mu.Lock()
 	if old := s.tasks[id]; old != nil {
@@ -72,6 +72,10 @@ func (s *server) startTask(run agents.RunInstruction, input bus.Signal, index in
 		sig.SetID(id)
 		sig.SetSource(agents.SourceOf(s.id))
 		sig.SetTime(s.rt.now())
+		if tp, ok := input.Extensions()[bus.ExtTraceParent].(string); ok {
+			// The result belongs to the input's trace, as what it emits does.
+			sig.SetExtension(bus.ExtTraceParent, tp)
+		}
 		s.timers.deliver("task:"+id, sig)
 	}()
 }

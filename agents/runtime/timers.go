@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -56,7 +57,14 @@ func newTimers(s *server) *timers {
 	return &timers{s: s, state: timerState{Awaiting: map[string]awaited{}, Crons: map[string]cronJob{}}, armed: map[string]*time.Timer{}}
 }
 
-func taskResultID(input string, index int) string { return fmt.Sprintf("%s.%d.result", input, index) }
+// taskResultID is the id of the result signal of the task that directive
+// index of the decision on input started. It derives from input's source
+// and id (agents.OriginKey), as emitted ids do: ids are unique per source,
+// so inputs with one id from two sources start tasks whose results differ,
+// and a task run again after a crash answers under the same id.
+func taskResultID(input *bus.Signal, agentID string, index int) string {
+	return agents.OriginKey(agents.Origin{ID: input.ID(), Source: input.Source()}, agentID) + "." + strconv.Itoa(index) + ".result"
+}
 
 // committed updates the intentions after the decision on signal sigID was
 // committed at time at with directives.
@@ -79,7 +87,7 @@ func (t *timers) record(input *bus.Signal, directives []agents.Directive, at tim
 			delete(t.state.Crons, d.JobID)
 		case agents.RunInstruction:
 			run, in := d, input.Clone()
-			t.state.Awaiting[taskResultID(input.ID(), i)] = awaited{Kind: "task", Run: &run, Input: &in, Index: i}
+			t.state.Awaiting[taskResultID(input, t.s.id, i)] = awaited{Kind: "task", Run: &run, Input: &in, Index: i}
 		}
 	}
 }
