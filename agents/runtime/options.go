@@ -224,3 +224,35 @@ func (p *ErrorPolicy) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
+
+// limitOptions are the options whose zero value in Go means "the default".
+// In JSON the default is asked for by leaving the option out, so a 0 there
+// is a mistake (an agent that could queue nothing, or snapshot never) and
+// is refused rather than quietly read as the default.
+var limitOptions = []string{"max_queue_size", "max_queue_bytes", "snapshot_every"}
+
+// ValidateOptionsJSON refuses what Validate cannot see once options are
+// decoded: a limit given as 0. raw is the "options" object of a start
+// request; empty or null is fine.
+func ValidateOptionsJSON(raw json.RawMessage) error {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil
+	}
+	var given map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &given); err != nil {
+		return nil // the typed decode reports it
+	}
+	for _, name := range limitOptions {
+		v, ok := given[name]
+		if !ok {
+			continue
+		}
+		var n json.Number
+		if json.Unmarshal(v, &n) == nil {
+			if f, err := n.Float64(); err == nil && f == 0 {
+				return bus.Errorf(bus.ReasonInvalidRequest, "option %s: 0 is out of range; leave it out for the default", name)
+			}
+		}
+	}
+	return nil
+}

@@ -112,6 +112,14 @@ func start(ctx context.Context, rt *runtime.Runtime, req []byte) (any, error) {
 	if err := natsbus.DecodeRequest(req, &r); err != nil {
 		return nil, err
 	}
+	var raw struct {
+		Options json.RawMessage `json:"options"`
+	}
+	if json.Unmarshal(req, &raw) == nil {
+		if err := runtime.ValidateOptionsJSON(raw.Options); err != nil {
+			return nil, err
+		}
+	}
 	if r.Type == "" {
 		return nil, bus.Errorf(bus.ReasonInvalidRequest, `request names no agent type: send {"type":"counter","id":"c1"}`)
 	}
