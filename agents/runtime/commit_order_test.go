@@ -313,7 +313,7 @@ func (tt *traceTest) run(t *testing.T, d *datadriven.TestData) string {
 	}
 	switch d.Cmd {
 	case "start":
-		if _, err := h.rt.Start(t.Context(), StartRequest{Type: "trace", ID: arg("id"), Options: Options{SnapshotEvery: -1}}); err != nil {
+		if _, err := h.rt.Start(t.Context(), StartRequest{Type: "trace", ID: arg("id"), Options: Options{SnapshotEvery: MaxSnapshotEvery}}); err != nil {
 			tt.tr.add("start error: %v", err)
 		}
 	case "call":
