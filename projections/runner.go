@@ -122,8 +122,16 @@ func NewRunner(log *eventlog.Log, store *Store, opts Options, defs ...Definition
 		if err != nil {
 			return nil, err
 		}
-		if !ok || cp.Version != d.version {
-			if ok {
+		// A checkpoint past the log's last entry means the log lost entries
+		// the projection had folded (a data dir restored from a backup, a
+		// damaged WAL opened with --accept-wal-loss): the global sequences
+		// it would skip are reused by new entries, so it starts over.
+		past := ok && cp.Position > log.Durable()
+		if !ok || cp.Version != d.version || past {
+			switch {
+			case past:
+				r.logger.Warn("projection is past the end of the log, which lost entries; rebuilding", "projection", d.name, "position", cp.Position, "log_head", log.Durable())
+			case ok:
 				r.logger.Info("projection version changed; rebuilding", "projection", d.name, "stored", cp.Version, "version", d.version)
 			}
 			if cp, err = r.reset(d); err != nil {
