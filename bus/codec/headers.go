@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -60,7 +61,9 @@ func readAttrHeaders(h nats.Header) (attrHeaders, error) {
 	var fault string // the lower-case name the error is about
 	var faultErr error
 	fail := func(name string, err error) {
-		if faultErr == nil || name < fault {
+		// Ties (two faults on one name, such as "ce-" and "Ce-") go to
+		// the smaller message, so map order never decides.
+		if faultErr == nil || name < fault || name == fault && err.Error() < faultErr.Error() {
 			fault, faultErr = name, err
 		}
 	}
@@ -83,6 +86,11 @@ func readAttrHeaders(h nats.Header) (attrHeaders, error) {
 		if i := attrIndex(name); i >= 0 {
 			if prev := a.known[i].key; prev != "" {
 				fail(name, duplicate(prev, k))
+				// Keep the smallest spelling: whatever the map order, the
+				// two smallest are then reported, and reported the same.
+				if k < prev {
+					a.known[i] = hd
+				}
 				continue
 			}
 			a.known[i] = hd
@@ -91,7 +99,9 @@ func readAttrHeaders(h nats.Header) (attrHeaders, error) {
 		a.ext = append(a.ext, hd)
 	}
 	if len(a.ext) > 1 {
-		slices.SortFunc(a.ext, func(x, y header) int { return strings.Compare(x.name, y.name) })
+		slices.SortFunc(a.ext, func(x, y header) int {
+			return cmp.Or(strings.Compare(x.name, y.name), strings.Compare(x.key, y.key))
+		})
 		for i := 1; i < len(a.ext); i++ {
 			if a.ext[i].name == a.ext[i-1].name {
 				fail(a.ext[i].name, duplicate(a.ext[i-1].key, a.ext[i].key))
