@@ -99,7 +99,7 @@ func newAgentStartCmd() *cobra.Command {
 	f.register(cmd)
 	cmd.Flags().StringVar(&id, "id", "", "the agent's id (default: a new ULID)")
 	cmd.Flags().StringVar(&initial, "initial", "", "initial state, as a JSON object")
-	cmd.Flags().StringVar(&options, "options", "", "start options, as a JSON object (error_policy, max_queue_size, on_parent_death, default_dispatch, snapshot_every)")
+	cmd.Flags().StringVar(&options, "options", "", "start options, as a JSON object (error_policy, max_queue_size, max_queue_bytes, on_parent_death, default_dispatch, snapshot_every)")
 	return cmd
 }
 
