@@ -135,15 +135,6 @@ func TestRecoveryOfAnInvalidUTF8SignalID(t *testing.T) {
 // returns how many agents came back and leaves the failures to the test.
 func (h *harness) restartTolerant() int {
 	h.t.Helper()
-	h.openGates()
-	if err := h.rt.Close(); err != nil {
-		h.t.Fatal(err)
-	}
-	if err := h.log.Close(); err != nil {
-		h.t.Fatal(err)
-	}
-	h.openLog()
-	h.startRuntime()
-	n, _ := h.rt.Recover(context.Background())
+	n, _ := h.restartRecovering()
 	return n
 }

@@ -223,6 +223,16 @@ func (h *harness) startRuntime() {
 // process restart would.
 func (h *harness) restart() int {
 	h.t.Helper()
+	n, err := h.restartRecovering()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return n
+}
+
+// restartRecovering is restart returning recovery's error to the test.
+func (h *harness) restartRecovering() (int, error) {
+	h.t.Helper()
 	h.openGates()
 	if err := h.rt.Close(); err != nil {
 		h.t.Fatal(err)
@@ -232,11 +242,7 @@ func (h *harness) restart() int {
 	}
 	h.openLog()
 	h.startRuntime()
-	n, err := h.rt.Recover(context.Background())
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return n
+	return h.rt.Recover(context.Background())
 }
 
 func (h *harness) gate(name string) chan struct{} {

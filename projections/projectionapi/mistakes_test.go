@@ -3,7 +3,6 @@ package projectionapi
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,16 +18,7 @@ import (
 func TestConvShowNamesTheOperatorsMistake(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	l, err := eventlog.Open(filepath.Join(dir, "log"), eventlog.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	store, err := projections.OpenStore(filepath.Join(dir, "projections"), projections.StoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	l, store := openLogAndStore(t, dir)
 	if _, err := l.Append(ctx, convevent.Stream("p1/c1"), eventlog.NoStream, event(t, convevent.Started, "e1", `{"project_id":"p1","conversation_id":"c1"}`)); err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,23 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// openLogAndStore opens an event log and a projection store in dir, both
+// closed when the test ends.
+func openLogAndStore(t *testing.T, dir string) (*eventlog.Log, *projections.Store) {
+	t.Helper()
+	l, err := eventlog.Open(filepath.Join(dir, "log"), eventlog.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	store, err := projections.OpenStore(filepath.Join(dir, "projections"), projections.StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	return l, store
+}
+
 func event(t *testing.T, typ, id, data string) bus.Signal {
 	t.Helper()
 	s := bus.Signal{}
@@ -40,17 +57,8 @@ func event(t *testing.T, typ, id, data string) bus.Signal {
 func TestClientAgainstServer(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	l, err := eventlog.Open(filepath.Join(dir, "log"), eventlog.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	store, err := projections.OpenStore(filepath.Join(dir, "projections"), projections.StoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	_, err = l.Append(ctx, convevent.Stream("p1/c1"), eventlog.NoStream,
+	l, store := openLogAndStore(t, dir)
+	_, err := l.Append(ctx, convevent.Stream("p1/c1"), eventlog.NoStream,
 		event(t, convevent.Started, "e1", `{"project_id":"p1","conversation_id":"c1"}`),
 		event(t, convevent.UserMessage, "e2", `{"text":"hi"}`),
 		event(t, convevent.ToolRequested, "e3", `{"call_id":"t1","name":"ls"}`),

@@ -3,7 +3,6 @@ package projectionapi
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -22,16 +21,7 @@ func TestRebuildEndsOnALogWithoutConversations(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	dir := t.TempDir()
-	l, err := eventlog.Open(filepath.Join(dir, "log"), eventlog.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	store, err := projections.OpenStore(filepath.Join(dir, "projections"), projections.StoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	l, store := openLogAndStore(t, dir)
 	for i := range 3 {
 		if _, err := l.Append(ctx, "agent/c1", eventlog.AnyVersion, event(t, "counter.increment", fmt.Sprintf("e%d", i), `{"by":1}`)); err != nil {
 			t.Fatal(err)
