@@ -27,6 +27,7 @@ const (
 	ReasonQueueOverflow      = "queue_overflow"      // the receiver is full; retry later
 	ReasonUnavailable        = "unavailable"         // the receiver is shutting down; retry elsewhere or later
 	ReasonInternal           = "internal"            // a fault on our side; the message says which
+	ReasonForbidden          = "forbidden"           // the caller's role, or the operator's policy, does not allow it
 )
 
 // Error is an error with a machine-readable type (one of the Reason

@@ -82,6 +82,9 @@ type Config struct {
 	// before its end, dropping the entries after the damage (see
 	// eventlog.Options.AcceptWALLoss); without it the node does not start.
 	AcceptWALLoss bool
+	// Webhooks is the operator's rule for the destinations of webhook
+	// targets; the zero value allows none.
+	Webhooks dispatch.WebhookPolicy
 
 	logFS vfs.FS // tests: the event log's filesystem (nil: the OS's)
 }
