@@ -68,19 +68,27 @@ type Config struct {
 	// Mode (nats) is ModeBinary (the default when empty) or ModeStructured.
 	Mode string
 
-	// URL (webhook, required) is the absolute http or https endpoint.
+	// URL (webhook, required) is the absolute http or https endpoint. It
+	// must match the node's webhook policy (see WebhookPolicy), which New
+	// and Admit check.
 	URL string
 	// Secret (webhook) is the HMAC-SHA256 key of the Jido-Signature
-	// header. It is stored wherever the Config is stored — for an agent's
-	// dispatch, in the event log — so prefer SecretEnv.
+	// header, written in the config itself. It is refused by the webhook
+	// policy (New and Admit fail with bus.ReasonForbidden), since a config
+	// is stored in the event log and logged; it is still read, so that an
+	// agent stored with one recovers, and its deliveries fail saying what
+	// to do.
 	Secret string
 	// SecretEnv (webhook) names the environment variable that holds the
 	// secret, read when the Dispatcher is built: only the name is stored.
+	// The policy admits only names with the SecretEnvPrefix (JIDO_SECRET_).
 	// A webhook has Secret or SecretEnv, not both.
 	SecretEnv string
 	// Headers (webhook) are extra request headers. They may not replace
-	// Content-Type, Content-Length, Host, the signature headers or any
-	// ce- header.
+	// Content-Type, Content-Length, the signature headers or any ce-
+	// header (Validate refuses them), and the policy refuses
+	// Authorization, Cookie, Host, Proxy-* and the hop-by-hop headers,
+	// in any spelling.
 	Headers map[string]string
 	// Timeout (webhook) bounds one attempt; zero means DefaultTimeout.
 	Timeout time.Duration
@@ -164,9 +172,9 @@ func (c Config) validateWebhook(path string) error {
 	}
 	switch {
 	case c.Secret == "" && c.SecretEnv == "":
-		return fieldError(path, "secret", "is required for a webhook (or secret_env, the environment variable that holds it): receivers check the Jido-Signature header with it")
+		return fieldError(path, "secret_env", "is required for a webhook: the name of the node's environment variable (prefix %s) that holds the key receivers check the Jido-Signature header with", SecretEnvPrefix)
 	case c.Secret != "" && c.SecretEnv != "":
-		return fieldError(path, "secret_env", "and secret are both set; give one (secret_env keeps the secret out of the log)")
+		return fieldError(path, "secret_env", "and secret are both set; give secret_env only (an inline secret would be stored in the event log)")
 	}
 	seen := make(map[string]string, len(c.Headers))
 	for name, value := range c.Headers {
@@ -295,7 +303,7 @@ func validateSubject(s string) error {
 // webhook writes itself, which a configured header may not replace.
 func isReservedHeader(lower string) bool {
 	switch lower {
-	case "content-type", "content-length", "host", "jido-timestamp", "jido-signature":
+	case "content-type", "content-length", "jido-timestamp", "jido-signature":
 		return true
 	}
 	return strings.HasPrefix(lower, "ce-")

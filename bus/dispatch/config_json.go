@@ -98,7 +98,7 @@ func (c *Config) decode(data []byte, path string) error {
 			*c = Config{Kind: k}
 			return nil
 		case KindWebhook:
-			return configError(path, `"webhook" needs a url and a secret; write {"kind":"webhook","url":"…","secret_env":"NAME_OF_THE_VARIABLE"}`)
+			return configError(path, `"webhook" needs a url and a secret; write {"kind":"webhook","url":"…","secret_env":"JIDO_SECRET_…"}`)
 		}
 		return configError(path, "unknown kind %q; want \"nats\", \"log\", \"noop\" or an object", name)
 	case '[':

@@ -33,18 +33,25 @@ func TestConfigJSON(t *testing.T) {
 			out:  `{"kind":"nats","mode":"binary"}`,
 		},
 		{
-			in: `{"kind":"webhook","url":"https://hooks.example.com/jido","secret":"s3cret","headers":{"Authorization":"Bearer t"},` +
+			in: `{"kind":"webhook","url":"https://hooks.example.com/jido","secret_env":"JIDO_SECRET_HOOK","headers":{"X-Tenant":"t"},` +
 				`"timeout":"2s","max_attempts":3,"backoff":"100ms","max_backoff":"1m30s"}`,
-			want: Config{Kind: KindWebhook, URL: "https://hooks.example.com/jido", Secret: "s3cret",
-				Headers: map[string]string{"Authorization": "Bearer t"}, Timeout: 2 * time.Second,
+			want: Config{Kind: KindWebhook, URL: "https://hooks.example.com/jido", SecretEnv: "JIDO_SECRET_HOOK",
+				Headers: map[string]string{"X-Tenant": "t"}, Timeout: 2 * time.Second,
 				MaxAttempts: 3, Backoff: 100 * time.Millisecond, MaxBackoff: 90 * time.Second},
 		},
 		{in: `{"kind":"log","level":"debug"}`, want: Config{Kind: KindLog, Level: "debug"}},
 		{
-			in: `["nats",{"kind":"webhook","url":"http://127.0.0.1:8080/","secret":"k"},["log","noop"]]`,
+			// What the webhook policy refuses still decodes, so that an
+			// agent stored with it recovers; its deliveries then fail,
+			// saying what to do (TestWebhookGuardSecretsAndHeaders).
+			in:   `{"kind":"webhook","url":"http://127.0.0.1:8080/","secret":"k","headers":{"Authorization":"Bearer t"}}`,
+			want: Config{Kind: KindWebhook, URL: "http://127.0.0.1:8080/", Secret: "k", Headers: map[string]string{"Authorization": "Bearer t"}},
+		},
+		{
+			in: `["nats",{"kind":"webhook","url":"https://hooks.example.com:8443/","secret_env":"JIDO_SECRET_K"},["log","noop"]]`,
 			want: Config{Targets: []Config{
 				{Kind: KindNATS},
-				{Kind: KindWebhook, URL: "http://127.0.0.1:8080/", Secret: "k"},
+				{Kind: KindWebhook, URL: "https://hooks.example.com:8443/", SecretEnv: "JIDO_SECRET_K"},
 				{Targets: []Config{{Kind: KindLog}, {Kind: KindNoop}}},
 			}},
 		},
@@ -111,7 +118,7 @@ func TestConfigInvalid(t *testing.T) {
 		{`{"kind":"webhook","secret":"s"}`, "url: is required"},
 		{`{"kind":"webhook","url":"ftp://h/x","secret":"s"}`, "url: \"ftp://h/x\" is not an absolute http or https URL"},
 		{`{"kind":"webhook","url":"/relative","secret":"s"}`, "url: "},
-		{`{"kind":"webhook","url":"https://u:pw@h/x"}`, "secret: is required"},
+		{`{"kind":"webhook","url":"https://u:pw@h/x"}`, "secret_env: is required"},
 		{`{` + hook + `,"secret_env":"HOOK_KEY"}`, "secret_env: and secret are both set"},
 		{`{"kind":"nats","secret_env":"HOOK_KEY"}`, "secret_env"},
 		{`{` + hook + `,"headers":{"content-type":"text/plain"}}`, `headers: header "content-type" is written by the dispatcher`},
@@ -140,7 +147,7 @@ func TestConfigInvalid(t *testing.T) {
 		{`{"kind":"nats","subject":"audit.>"}`, `subject: "audit.>" has the wildcard ">"`},
 		{`{"kind":"nats","subject":"audit..x"}`, "subject: \"audit..x\" has an empty token at position 1"},
 		{`{"kind":"nats","subject":"audit x"}`, "subject: \"audit x\" contains whitespace"},
-		{`["nats",{"kind":"webhook","url":"https://h/x"}]`, "[1].secret: is required"},
+		{`["nats",{"kind":"webhook","url":"https://h/x"}]`, "[1].secret_env: is required"},
 		{`["noop",[{"kind":"log","level":"x"}]]`, "[1][0].level: "},
 		{`["noop","webhook"]`, `[1] "webhook" needs a url`},
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 
 	"github.com/nats-io/nats.go"
@@ -44,12 +43,12 @@ type Env struct {
 	// Subjects builds the default subject of nats targets; the zero value
 	// uses bus.DefaultPrefix.
 	Subjects bus.Subjects
-	// HTTPClient sends webhook requests. Nil means a client on
-	// http.DefaultTransport that does not follow redirects (a redirected
-	// POST may turn into a GET and lose the signal). The per-attempt
-	// timeout is applied through the request's context, so the client
-	// needs no Timeout of its own.
-	HTTPClient *http.Client
+	// Webhooks is the operator's webhook policy, compiled: it admits or
+	// refuses each webhook target (see Admit) and sends the requests of
+	// those it admits with its own HTTP client, which checks every address
+	// it connects to, uses no proxy and follows no redirect. Nil admits no
+	// webhook.
+	Webhooks *WebhookGuard
 	// Logger receives the records of log targets. Nil means slog.Default().
 	Logger *slog.Logger
 	// Clock stamps and spaces webhook attempts. Nil means the real clock.
@@ -60,8 +59,10 @@ type Env struct {
 }
 
 // New builds the Dispatcher that cfg describes. It validates cfg (the error
-// is then a *bus.Error of type bus.ReasonInvalidRequest) and checks that env
-// holds what cfg's targets need. New does no I/O.
+// is then a *bus.Error of type bus.ReasonInvalidRequest), admits its
+// webhooks as Admit does (a *bus.Error of type bus.ReasonForbidden or
+// bus.ReasonInvalidRequest) and checks that env holds what cfg's targets
+// need. New does no I/O.
 //
 // The returned Dispatcher is immutable and safe for concurrent use; build
 // it once and dispatch many signals with it.
@@ -73,11 +74,6 @@ func New(cfg Config, env Env) (Dispatcher, error) {
 }
 
 func (env Env) withDefaults() Env {
-	if env.HTTPClient == nil {
-		env.HTTPClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		}}
-	}
 	if env.Logger == nil {
 		env.Logger = slog.Default()
 	}
@@ -102,14 +98,11 @@ func build(cfg Config, env Env) (Dispatcher, error) {
 		}
 		return newNATSTarget(cfg, env), nil
 	case KindWebhook:
-		if cfg.SecretEnv != "" {
-			secret, ok := env.LookupEnv(cfg.SecretEnv)
-			if !ok || secret == "" {
-				return nil, bus.Errorf(bus.ReasonInvalidRequest, "webhook %s: secret_env %s: the environment variable is not set (or empty) in the node's environment", redactURL(cfg.URL), cfg.SecretEnv)
-			}
-			cfg.Secret = secret
+		secret, err := env.Webhooks.admit(cfg, env.LookupEnv, "")
+		if err != nil {
+			return nil, err
 		}
-		return newWebhook(cfg, env), nil
+		return newWebhook(cfg, secret, env), nil
 	case KindLog:
 		return newLogTarget(cfg, env), nil
 	case KindNoop:

@@ -5,7 +5,7 @@
 // Where a signal goes is a Config, plain data that is stored inside Emit
 // directives in the event log and given as the agent option
 // "default_dispatch" over JSON. New turns a Config and an Env (the NATS
-// connection, the HTTP client, the logger, the clock) into a Dispatcher.
+// connection, the webhook guard, the logger, the clock) into a Dispatcher.
 // New does no I/O and is cheap, but a Dispatcher is meant to be built once
 // and used many times: every Dispatcher this package returns is immutable
 // and safe for concurrent use by any number of goroutines.
@@ -15,7 +15,7 @@
 // A Config is written in one of three forms:
 //
 //	"nats"                                   a short form: "nats", "log" or "noop"
-//	{"kind":"webhook","url":"https://…","secret_env":"HOOK_KEY"}  the object form
+//	{"kind":"webhook","url":"https://…","secret_env":"JIDO_SECRET_HOOK"}  the object form
 //	["nats", {"kind":"log","level":"debug"}] a list: every target gets the signal
 //
 // The object form's fields, by kind (durations are Go duration strings such
@@ -23,12 +23,16 @@
 //
 //	nats     subject   a literal NATS subject; empty means <prefix>.emit.<agent-id>.<type>
 //	         mode      "binary" (default) or "structured"
-//	webhook  url       http or https URL (required)
+//	webhook  url       http or https URL (required), allowed by the node's
+//	                   webhook policy (below)
 //	         secret_env  the environment variable holding the HMAC-SHA256
-//	                   key, read when the dispatcher is built (or:)
-//	         secret    the key itself — stored wherever the config is,
-//	                   which for an agent is the event log
-//	         headers   extra request headers, {"Name":"value"}
+//	                   key, read when the dispatcher is built (required);
+//	                   its name starts with JIDO_SECRET_
+//	         secret    the key itself: refused by the policy, since a
+//	                   config is stored in the event log and logged; read
+//	                   only so that configs stored before still decode
+//	         headers   extra request headers, {"Name":"value"}; not
+//	                   Authorization, Cookie, Host, Proxy-* or hop-by-hop
 //	         timeout   per attempt, default 10s
 //	         max_attempts  default 5
 //	         backoff   the first retry delay, default 500ms, doubled each retry
@@ -41,6 +45,31 @@
 // bus.ReasonInvalidRequest whose message names the field, as in
 // `dispatch config [1].url: …`.
 //
+// # Where webhooks may go
+//
+// A webhook makes the node send requests where its config says, and the
+// config is written by whoever may start an agent; so the operator decides
+// where webhooks may go, in a WebhookPolicy (the serve flags
+// --webhook-allow PATTERN and --webhook-allow-private CIDR), compiled by
+// NewWebhookGuard into Env.Webhooks. By default no webhook is allowed.
+// New and Admit refuse, with a *bus.Error of type bus.ReasonForbidden:
+// a URL that matches no pattern of the policy (the pattern form is in
+// WebhookPolicy's doc), that has user info or a host spelt as a number
+// other than dotted-decimal IPv4, or whose host is a non-public IP address
+// outside AllowPrivate; an inline secret; a secret_env without the
+// JIDO_SECRET_ prefix (a signature is an oracle on its key, which must not
+// be any variable of the node's environment); a header a caller may not
+// choose. A secret_env variable that is not set is bus.ReasonInvalidRequest.
+// Errors name variables, never their values.
+//
+// The name is not the address: every connection a webhook makes is checked
+// when it is made, on the resolved address, so a name that resolves to a
+// private, loopback or link-local address (the cloud metadata service
+// 169.254.169.254 among them) fails the delivery with ErrPrivateAddress
+// unless AllowPrivate holds it; such a failure is not retried. The HTTP
+// client uses no proxy, whatever HTTP_PROXY says (a proxy would make the
+// connection the check cannot see), and follows no redirect.
+//
 // # What a delivery means
 //
 // nats: the message was handed to the connection (core NATS publish; no
@@ -49,7 +78,7 @@
 // webhook: the receiver answered 2xx. Network errors, per-attempt timeouts,
 // 5xx and 429 are retried with exponential backoff and jitter, never sooner
 // than a Retry-After header asks; other statuses are not retried. Redirects
-// are not followed by the default client. A receiver may see a signal more
+// are not followed. A receiver may see a signal more
 // than once (a retry after a lost answer, a directive re-executed after a
 // crash): the CloudEvent id is the same each time, so deduplicate on it.
 //

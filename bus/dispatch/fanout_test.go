@@ -30,7 +30,7 @@ func TestFanoutDeliversToEveryTarget(t *testing.T) {
 		hookConfig(bad.srv.URL),
 		{Kind: KindNoop},
 	}}
-	d, err := New(cfg, Env{Conn: nc, HTTPClient: ok.srv.Client(), Clock: newFakeClock()})
+	d, err := New(cfg, withConn(hookEnv(t, newFakeClock(), ok.srv.URL, bad.srv.URL), nc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestDispatcherConcurrentUse(t *testing.T) {
 	}
 	rcv := newReceiver(t, response{status: 200})
 	cfg := Config{Targets: []Config{{Kind: KindNATS}, hookConfig(rcv.srv.URL), {Kind: KindLog, Level: "debug"}}}
-	d, err := New(cfg, Env{Conn: nc, HTTPClient: rcv.srv.Client(), Clock: newFakeClock()})
+	d, err := New(cfg, withConn(hookEnv(t, newFakeClock(), rcv.srv.URL), nc))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -33,7 +34,8 @@ type webhook struct {
 	clock    Clock
 }
 
-func newWebhook(cfg Config, env Env) *webhook {
+// newWebhook assumes env.Webhooks admitted cfg, whose key is secret.
+func newWebhook(cfg Config, secret string, env Env) *webhook {
 	h := make(http.Header, len(cfg.Headers)+1)
 	h.Set("User-Agent", "jido-bus")
 	for k, v := range cfg.Headers {
@@ -42,10 +44,10 @@ func newWebhook(cfg Config, env Env) *webhook {
 	return &webhook{
 		url:      cfg.URL,
 		shownURL: redactURL(cfg.URL),
-		secret:   cfg.Secret,
+		secret:   secret,
 		headers:  h,
 		settings: cfg.webhookSettings(),
-		client:   env.HTTPClient,
+		client:   env.Webhooks.client,
 		clock:    env.Clock,
 	}
 }
@@ -164,8 +166,9 @@ func (w *webhook) attempt(ctx context.Context, s *bus.Signal, body []byte) attem
 	resp, err := w.client.Do(req)
 	if err != nil {
 		// Network errors and the per-attempt timeout; a cancelled caller
-		// is told apart by Dispatch.
-		return attemptResult{err: err, retryable: true}
+		// is told apart by Dispatch. An address the policy refuses will
+		// still be refused after a wait.
+		return attemptResult{err: err, retryable: !errors.Is(err, ErrPrivateAddress)}
 	}
 	defer resp.Body.Close()
 	r := attemptResult{status: resp.StatusCode}

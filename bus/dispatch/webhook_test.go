@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go"
 
 	"github.com/jido-bus/jido-bus/bus"
 )
@@ -70,13 +71,25 @@ func (r *receiver) requests() []received {
 }
 
 func hookConfig(url string) Config {
-	return Config{Kind: KindWebhook, URL: url, Secret: "s3cret", Headers: map[string]string{"Authorization": "Bearer t0k"}}
+	return Config{Kind: KindWebhook, URL: url, SecretEnv: "JIDO_SECRET_HOOK", Headers: map[string]string{"X-Tenant": "t0"}}
+}
+
+// hookEnv is the Env of webhooks to the test servers at srvURLs (on
+// 127.0.0.1): a policy that allows them, and JIDO_SECRET_HOOK=s3cret.
+func hookEnv(t *testing.T, clock Clock, srvURLs ...string) Env {
+	t.Helper()
+	g, err := NewWebhookGuard(WebhookPolicy{Allow: srvURLs, AllowPrivate: []string{"127.0.0.0/8"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.CloseIdleConnections)
+	return Env{Webhooks: g, Clock: clock, LookupEnv: envWith(map[string]string{"JIDO_SECRET_HOOK": "s3cret"})}
 }
 
 func TestWebhookSendsSignedCloudEvent(t *testing.T) {
 	rcv := newReceiver(t, response{status: http.StatusNoContent})
 	clock := newFakeClock()
-	d, err := New(hookConfig(rcv.srv.URL+"/hook"), Env{HTTPClient: rcv.srv.Client(), Clock: clock})
+	d, err := New(hookConfig(rcv.srv.URL+"/hook"), hookEnv(t, clock, rcv.srv.URL))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +107,7 @@ func TestWebhookSendsSignedCloudEvent(t *testing.T) {
 		"Content-Type":  ContentType,
 		"Ce-Id":         "id%20with%20spaces%25",
 		"Ce-Type":       "counter.changed",
-		"Authorization": "Bearer t0k",
+		"X-Tenant":      "t0",
 		HeaderTimestamp: "1767225600", // the fake clock's 2026-01-01T00:00:00Z
 		HeaderSignature: Signature("s3cret", "1767225600", req.body),
 	}
@@ -128,7 +141,6 @@ func TestWebhookRetries(t *testing.T) {
 		name        string
 		script      []response
 		maxAttempts int
-		defaultHTTP bool // use Env.HTTPClient nil: the package's own client
 		wantReqs    int
 		wantSleeps  []time.Duration // exact delays, when set
 		wantRange   [][2]time.Duration
@@ -149,12 +161,11 @@ func TestWebhookRetries(t *testing.T) {
 			wantStatus: 400,
 		},
 		{
-			name:        "redirect is not followed",
-			script:      []response{{status: 302, header: map[string]string{"Location": "/elsewhere"}}, {status: 200}},
-			defaultHTTP: true,
-			wantReqs:    1,
-			wantErr:     []string{"not retried", "302 Found"},
-			wantStatus:  302,
+			name:       "redirect is not followed",
+			script:     []response{{status: 302, header: map[string]string{"Location": "/elsewhere"}}, {status: 200}},
+			wantReqs:   1,
+			wantErr:    []string{"not retried", "302 Found"},
+			wantStatus: 302,
 		},
 		{
 			name:       "429 Retry-After seconds",
@@ -204,11 +215,7 @@ func TestWebhookRetries(t *testing.T) {
 			clock := newFakeClock()
 			cfg := hookConfig(rcv.srv.URL + "/hook")
 			cfg.MaxAttempts = tc.maxAttempts
-			env := Env{HTTPClient: rcv.srv.Client(), Clock: clock}
-			if tc.defaultHTTP {
-				env.HTTPClient = nil
-			}
-			d, err := New(cfg, env)
+			d, err := New(cfg, hookEnv(t, clock, rcv.srv.URL))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -271,7 +278,7 @@ func TestWebhookRetriesNetworkErrors(t *testing.T) {
 	clock := newFakeClock()
 	cfg := hookConfig(url)
 	cfg.MaxAttempts = 2
-	d, err := New(cfg, Env{Clock: clock})
+	d, err := New(cfg, hookEnv(t, clock, url))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +324,7 @@ func TestWebhookAttemptTimeoutIsRetried(t *testing.T) {
 	t.Cleanup(func() { close(release) }) // runs first: a failing test does not hang in Close
 	cfg := hookConfig(srv.URL)
 	cfg.Timeout = 20 * time.Millisecond
-	d, err := New(cfg, Env{HTTPClient: srv.Client(), Clock: newFakeClock()})
+	d, err := New(cfg, hookEnv(t, newFakeClock(), srv.URL))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +346,7 @@ func TestWebhookCancelStopsRetries(t *testing.T) {
 		defer cancel()
 		clock := newFakeClock()
 		clock.onSleep = cancel
-		d, err := New(hookConfig(rcv.srv.URL), Env{HTTPClient: rcv.srv.Client(), Clock: clock})
+		d, err := New(hookConfig(rcv.srv.URL), hookEnv(t, clock, rcv.srv.URL))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -371,7 +378,7 @@ func TestWebhookCancelStopsRetries(t *testing.T) {
 			cancel()
 		}()
 		clock := newFakeClock()
-		d, err := New(hookConfig(srv.URL), Env{HTTPClient: srv.Client(), Clock: clock})
+		d, err := New(hookConfig(srv.URL), hookEnv(t, clock, srv.URL))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -388,7 +395,7 @@ func TestWebhookCancelStopsRetries(t *testing.T) {
 
 func TestWebhookRefusesInvalidSignal(t *testing.T) {
 	rcv := newReceiver(t, response{status: 200})
-	d, err := New(hookConfig(rcv.srv.URL), Env{HTTPClient: rcv.srv.Client(), Clock: newFakeClock()})
+	d, err := New(hookConfig(rcv.srv.URL), hookEnv(t, newFakeClock(), rcv.srv.URL))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,17 +428,18 @@ func TestSystemClockSleepStopsOnCancel(t *testing.T) {
 func TestWebhookSecretFromEnvironment(t *testing.T) {
 	rcv := newReceiver(t, response{status: http.StatusNoContent})
 	cfg := hookConfig(rcv.srv.URL + "/hook")
-	cfg.Secret, cfg.SecretEnv = "", "JIDO_TEST_HOOK_KEY"
+	cfg.SecretEnv = "JIDO_SECRET_TEST_HOOK_KEY"
 	stored, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(stored), "env-s3cret") || !strings.Contains(string(stored), `"secret_env":"JIDO_TEST_HOOK_KEY"`) {
+	if strings.Contains(string(stored), "env-s3cret") || !strings.Contains(string(stored), `"secret_env":"JIDO_SECRET_TEST_HOOK_KEY"`) {
 		t.Fatalf("stored form %s", stored)
 	}
-	env := map[string]string{"JIDO_TEST_HOOK_KEY": "env-s3cret"}
-	lookup := func(name string) (string, bool) { v, ok := env[name]; return v, ok }
-	d, err := New(cfg, Env{HTTPClient: rcv.srv.Client(), Clock: newFakeClock(), LookupEnv: lookup})
+	vars := map[string]string{"JIDO_SECRET_TEST_HOOK_KEY": "env-s3cret"}
+	env := hookEnv(t, newFakeClock(), rcv.srv.URL)
+	env.LookupEnv = envWith(vars)
+	d, err := New(cfg, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -443,9 +451,15 @@ func TestWebhookSecretFromEnvironment(t *testing.T) {
 	if err := VerifySignature("env-s3cret", req.header.Get(HeaderTimestamp), req.body, req.header.Get(HeaderSignature), -1); err != nil {
 		t.Fatalf("signature with the variable's value: %v", err)
 	}
-	delete(env, "JIDO_TEST_HOOK_KEY")
-	_, err = New(cfg, Env{LookupEnv: lookup})
-	if bus.ErrorType(err) != bus.ReasonInvalidRequest || !strings.Contains(err.Error(), "JIDO_TEST_HOOK_KEY") {
+	delete(vars, "JIDO_SECRET_TEST_HOOK_KEY")
+	_, err = New(cfg, env)
+	if bus.ErrorType(err) != bus.ReasonInvalidRequest || !strings.Contains(err.Error(), "JIDO_SECRET_TEST_HOOK_KEY") {
 		t.Fatalf("New without the variable: %v", err)
 	}
+}
+
+// withConn is env with a NATS connection, for lists with nats targets.
+func withConn(env Env, nc *nats.Conn) Env {
+	env.Conn = nc
+	return env
 }
