@@ -107,6 +107,7 @@ type Node struct {
 	started  time.Time
 	metrics  *metrics
 	dlq      *deadLetterWriter
+	webhooks *dispatch.WebhookGuard
 
 	recovered int
 }
@@ -126,10 +127,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prefix: %w", err)
 	}
+	webhooks, err := dispatch.NewWebhookGuard(cfg.Webhooks)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create the data dir %s: %w (choose a --data-dir this user can write)", cfg.DataDir, err)
 	}
-	n := &Node{cfg: cfg, log: log, subjects: subjects, started: time.Now(), runDone: make(chan error, 1), metrics: newMetrics()}
+	n := &Node{cfg: cfg, log: log, subjects: subjects, started: time.Now(), runDone: make(chan error, 1), metrics: newMetrics(), webhooks: webhooks}
 	// Every return below this point is nil, err on failure: n stays the
 	// node being built, so releasing what it opened never meets a nil.
 	ready := false
@@ -171,7 +176,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Store:     n.evlog,
 		Types:     types,
 		Streams:   map[string]string{builtin.ConversationType: "conversation"},
-		Dispatch:  dispatch.Env{Conn: n.conn.nc, Subjects: subjects, Logger: log},
+		Dispatch:  dispatch.Env{Conn: n.conn.nc, Subjects: subjects, Logger: log, Webhooks: webhooks},
 		Logger:    log,
 		Observer:  n.metrics,
 		OnEmit:    func(string, *bus.Signal) { n.metrics.emitted.Inc() },
@@ -358,6 +363,7 @@ func (n *Node) abort() {
 	if n.rt != nil {
 		_ = n.rt.Close()
 	}
+	n.webhooks.CloseIdleConnections()
 	if n.cancel != nil {
 		n.cancel()
 		if err := <-n.runDone; err != nil {

@@ -115,6 +115,27 @@ func (o Options) Validate(policies map[string]ErrorPolicyFunc) error {
 	return o.ErrorPolicy.validate(policies)
 }
 
+// admitDispatch checks the options' dispatch targets against the node's
+// webhook policy (env.Webhooks), so that a start whose options name a
+// webhook the operator does not allow is refused before anything is
+// stored. The error keeps dispatch.Admit's type: forbidden for the
+// policy's refusals, invalid_request for a secret_env that is not set.
+func (o Options) admitDispatch(env dispatch.Env) error {
+	for _, c := range []struct {
+		option string
+		cfg    *dispatch.Config
+	}{{"default_dispatch", o.DefaultDispatch}, {"error_policy.emit_signal", o.ErrorPolicy.Dispatch}} {
+		if c.cfg == nil {
+			continue
+		}
+		if err := dispatch.Admit(*c.cfg, env); err != nil {
+			e := bus.AsError(err)
+			return bus.Errorf(e.Type, "option %s: %s", c.option, e.Message)
+		}
+	}
+	return nil
+}
+
 // Error-policy kinds.
 const (
 	PolicyLogOnly     = "log_only"      // log the error and carry on (the default)

@@ -335,6 +335,9 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (Info, error) {
 	if err := req.Options.Validate(rt.cfg.ErrorPolicies); err != nil {
 		return Info{}, err
 	}
+	if err := req.Options.admitDispatch(rt.cfg.Dispatch); err != nil {
+		return Info{}, err
+	}
 	initial, err := json.Marshal(req.InitialState)
 	if err != nil {
 		return Info{}, bus.Errorf(bus.ReasonInvalidRequest, "initial_state: %v", err)

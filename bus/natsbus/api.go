@@ -19,8 +19,9 @@ type APIFunc func(ctx context.Context, req []byte) (result any, err error)
 // HandleAPI serves requests on subject, normally built with
 // Subjects().API(area, verb). Each request is answered with
 // {"ok":true,…} or {"ok":false,"error":…}; a request that cannot be read
-// (an *bus.Error of type invalid_request or malformed) is also filed as a
-// dead letter. Requests on one subject are served one at a time, in order.
+// (an *bus.Error of type invalid_request or malformed) or is refused
+// (forbidden) is also filed as a dead letter. Requests on one subject are
+// served one at a time, in order.
 func (b *Bus) HandleAPI(subject string, fn APIFunc) error {
 	sub, err := b.nc.QueueSubscribe(subject, b.opts.QueueGroup, func(msg *nats.Msg) {
 		if err := b.enter(); err != nil {
@@ -72,7 +73,7 @@ func (b *Bus) serveAPI(msg *nats.Msg, subject string, fn APIFunc) {
 	result, err := fn(b.ctx, msg.Data)
 	if err != nil {
 		switch bus.ErrorType(err) {
-		case bus.ReasonInvalidRequest, bus.ReasonMalformed:
+		case bus.ReasonInvalidRequest, bus.ReasonMalformed, bus.ReasonForbidden:
 			b.reject(msg, err)
 		default:
 			b.reply(msg, bus.ErrorReply(err))

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/dispatch"
 	"github.com/jido-bus/jido-bus/node"
 )
 
@@ -30,6 +31,8 @@ type serveConfig struct {
 	drainTimeout  time.Duration
 	metrics       string
 	acceptWALLoss bool
+	webhookAllow  []string
+	webhookPriv   []string
 }
 
 func newServeCmd() *cobra.Command {
@@ -90,6 +93,8 @@ start once with --accept-wal-loss to keep the entries before the damage
 	f.StringVar(&cfg.logFormat, "log-format", "text", "text or json")
 	f.StringVar(&cfg.metrics, "metrics", "", "serve Prometheus metrics on http://HOST:PORT/metrics (e.g. 127.0.0.1:9464); off when empty")
 	f.DurationVar(&cfg.drainTimeout, "drain-timeout", 10*time.Second, "how long shutdown waits for in-flight messages")
+	f.StringArrayVar(&cfg.webhookAllow, "webhook-allow", nil, "a destination webhooks may POST to: scheme://host[:port][/path], host may be *.domain (repeatable; none: every webhook is refused)")
+	f.StringArrayVar(&cfg.webhookPriv, "webhook-allow-private", nil, "a network (CIDR) of private, loopback or link-local addresses webhooks may reach, e.g. 127.0.0.0/8 (repeatable)")
 	f.BoolVar(&cfg.acceptWALLoss, "accept-wal-loss", false, "start even if the event log's write-ahead log is damaged, dropping the entries after the damage (they are copied aside)")
 	return cmd
 }
@@ -130,6 +135,7 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 		Version:       version,
 		MetricsAddr:   cfg.metrics,
 		AcceptWALLoss: cfg.acceptWALLoss,
+		Webhooks:      dispatch.WebhookPolicy{Allow: cfg.webhookAllow, AllowPrivate: cfg.webhookPriv},
 	})
 	if err != nil {
 		return err
