@@ -121,6 +121,7 @@ func TestWebhookGuardThroughTheBinary(t *testing.T) {
 			{startWithHook("bad3", hookURL, `,"secret_env":"JIDO_SECRET_E2E_HOOK","headers":{"authorization":"Bearer x"}`), "authorization"},
 			{startWithHook("bad4", "http://169.254.169.254/latest", `,"secret_env":"JIDO_SECRET_E2E_HOOK"`), "link-local"},
 			{startWithHook("bad5", "http://2130706433/", `,"secret_env":"JIDO_SECRET_E2E_HOOK"`), "dotted-decimal"},
+			{`{"type":"counter","id":"bad7","options":{"error_policy":{"emit_signal":{"kind":"webhook","url":"https://evil.example.net/","secret_env":"JIDO_SECRET_E2E_HOOK"}}}}`, "error_policy.emit_signal"},
 		} {
 			r := reply(t, node.NATS(t, "req", "--raw", "jido.api.agent.start", c.req))
 			msg := errorMessage(r)

@@ -106,6 +106,10 @@ func TestWebhookGuardDestinations(t *testing.T) {
 		{"http://[64:ff9b::a00:1]/", "private"},
 		{"http://[2002:a00:1::]/", "private"},
 		{"http://localhost/", "does not match"},
+		{"https://hooks.example.com:443@evil.net/", "user info"},
+		{"https://hooks.example.com#@evil.net/", ""},
+		{"https://[::ffff:169.254.169.254]/", "metadata"},
+		{"http://[::ffff:a9fe:a9fe]/", "metadata"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.url, func(t *testing.T) {
@@ -128,6 +132,17 @@ func TestWebhookGuardDestinations(t *testing.T) {
 				t.Fatalf("New = %v, want forbidden", err)
 			}
 		})
+	}
+}
+
+// TestWebhookURLUnparsable: spellings that would read differently to
+// another parser are not URLs to Go's, and refused before any policy.
+func TestWebhookURLUnparsable(t *testing.T) {
+	for _, u := range []string{`https://hooks.example.com\@evil.net/`, "https://hooks.example.com%2eevil.net/", "https://hooks%2eexample.com/", "http://hooks.example.com%00/", "http://hooks.example.com\t/"} {
+		err := Config{Kind: KindWebhook, URL: u, SecretEnv: "JIDO_SECRET_HOOK"}.Validate()
+		if bus.ErrorType(err) != bus.ReasonInvalidRequest {
+			t.Errorf("Validate(%q) = %v, want invalid_request", u, err)
+		}
 	}
 }
 
