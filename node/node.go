@@ -100,8 +100,6 @@ type Node struct {
 	store    *projections.Store
 	runner   *projections.Runner
 	bus      *natsbus.Bus
-	logAPI   *logapi.Server
-	projAPI  *projectionapi.Server
 	cancel   context.CancelFunc
 	runDone  chan error
 	started  time.Time
@@ -271,11 +269,10 @@ func (n *Node) register() error {
 	if err = n.bus.HandleAPI(n.subjects.Ping(), n.ping); err != nil {
 		return err
 	}
-	if n.logAPI, err = logapi.ServeLocal(n.conn.nc, logapi.Local{Log: n.evlog, Guard: n.guardTruncate}, n.subjects); err != nil {
+	if err = logapi.Serve(n.bus, logapi.Local{Log: n.evlog, Guard: n.guardTruncate}); err != nil {
 		return err
 	}
-	local := projectionapi.Local{Runner: n.runner, Log: n.evlog, Append: n.startFork}
-	if n.projAPI, err = projectionapi.Serve(n.conn.nc, local, n.subjects); err != nil {
+	if err = projectionapi.Serve(n.bus, projectionapi.Local{Runner: n.runner, Log: n.evlog, Append: n.startFork}); err != nil {
 		return err
 	}
 	if err = agentapi.Serve(n.bus, n.rt); err != nil {
@@ -324,30 +321,15 @@ func (n *Node) Close(drainTimeout time.Duration) error {
 	return errors.Join(errs...)
 }
 
-// stopInput drains every subscription register made, the signals first
-// (what NATS already sent is handled, within ctx), and closes the APIs;
-// once it returns no new input reaches the node.
+// stopInput drains every subscription register made, signals and APIs
+// alike (what NATS already sent is handled, within ctx), and cancels the
+// requests still running (a verify of the log); once it returns no new
+// input reaches the node.
 func (n *Node) stopInput(ctx context.Context) error {
-	var errs []error
-	if n.bus != nil {
-		errs = append(errs, n.bus.Shutdown(ctx))
+	if n.bus == nil {
+		return nil
 	}
-	for _, c := range []interface{ Close() error }{n.logAPI, n.projAPI} {
-		if c != nil && !isNil(c) {
-			errs = append(errs, c.Close())
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func isNil(c interface{ Close() error }) bool {
-	switch v := c.(type) {
-	case *logapi.Server:
-		return v == nil
-	case *projectionapi.Server:
-		return v == nil
-	}
-	return false
+	return n.bus.Shutdown(ctx)
 }
 
 // abort releases whatever Start got as far as opening, in reverse order.
