@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -104,6 +105,7 @@ type Node struct {
 	runDone  chan error
 	started  time.Time
 	metrics  *metrics
+	health   health
 	dlq      *deadLetterWriter
 
 	recovered int
@@ -127,7 +129,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create the data dir %s: %w (choose a --data-dir this user can write)", cfg.DataDir, err)
 	}
-	n := &Node{cfg: cfg, log: log, subjects: subjects, started: time.Now(), runDone: make(chan error, 1), metrics: newMetrics()}
+	n := &Node{cfg: cfg, log: log, subjects: subjects, started: time.Now(), runDone: make(chan error, 1), metrics: newMetrics(cfg.Version)}
 	// Every return below this point is nil, err on failure: n stays the
 	// node being built, so releasing what it opened never meets a nil.
 	ready := false
@@ -151,11 +153,22 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the event log: %w", err)
 	}
+	// The listener comes up before recovery, which may take long: a
+	// supervisor sees the process alive (/healthz) and not yet ready.
+	if cfg.MetricsAddr != "" {
+		evlog, nc := n.evlog, n.conn.nc
+		url, err := n.metrics.serve(cfg.MetricsAddr, func() readiness { return n.health.check(evlog, nc) })
+		if err != nil {
+			return nil, err
+		}
+		log.Info("metrics", "url", url, "health", strings.TrimSuffix(url, "/metrics")+"/healthz", "ready", strings.TrimSuffix(url, "/metrics")+"/readyz")
+	}
 
 	types, err := AgentTypes(cfg.Types)
 	if err != nil {
 		return nil, err
 	}
+	n.metrics.knowTypes(types.Names())
 	// The bus and the dead-letter writer come before the runtime, which
 	// files through them the signals it refuses (recovery may already).
 	n.dlq = newDeadLetterWriter(n.evlog, cfg.Limits, log)
@@ -164,6 +177,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Limits:       cfg.Limits,
 		Logger:       log,
 		OnDeadLetter: n.fileDeadLetter,
+		OnRefused:    n.metrics.Refused,
 	})
 	rcfg := runtime.Config{
 		Store:     n.evlog,
@@ -184,6 +198,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if n.recovered, err = n.rt.Recover(ctx); err != nil {
 		log.Error("some agents could not be recovered", "err", err)
 	}
+	n.health.recovered.Store(true)
 
 	if n.store, err = projections.OpenStore(ProjectionsDir(cfg.DataDir), projections.StoreOptions{Logger: log}); err != nil {
 		return nil, fmt.Errorf("open the projection store: %w", err)
@@ -202,13 +217,6 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.metrics.watch(n)
-	if cfg.MetricsAddr != "" {
-		url, err := n.metrics.serve(cfg.MetricsAddr)
-		if err != nil {
-			return nil, err
-		}
-		log.Info("metrics", "url", url)
-	}
 	log.Info("jido-bus ready", "nats", n.conn.url, "embedded", n.conn.srv != nil, "agents_recovered", n.recovered,
 		"agent_types", types.Names(), "prefix", subjects.All(""), "data_dir", cfg.DataDir, "version", cfg.Version)
 	ready = true
@@ -386,6 +394,10 @@ type pingReply struct {
 	Emitted          uint64 `json:"emitted"`
 	Directives       uint64 `json:"directives"`
 	DirectivesFailed uint64 `json:"directives_failed"`
+	// Ready and Checks are what /readyz reports: whether the node takes
+	// work, and each check ("log", "recovery", "nats") "ok" or why not.
+	Ready  bool              `json:"ready"`
+	Checks map[string]string `json:"checks"`
 }
 
 func (n *Node) ping(context.Context, []byte) (any, error) {
@@ -417,7 +429,10 @@ func (n *Node) ping(context.Context, []byte) (any, error) {
 	}
 	up := time.Since(n.started)
 	counts := n.rt.Counts()
+	ready := n.health.check(n.evlog, n.conn.nc)
 	return pingReply{
+		Ready:            ready.Ready,
+		Checks:           ready.Checks,
 		Version:          n.cfg.Version,
 		ServerID:         n.conn.nc.ConnectedServerId(),
 		Uptime:           up.Round(time.Millisecond).String(),
