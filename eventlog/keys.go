@@ -18,6 +18,10 @@ const (
 // refuses a directory written with another.
 const layoutVersion = 1
 
+// FormatVersion is the on-disk format of the log this build writes and
+// reads (its key layout): a log written with another is refused at Open.
+const FormatVersion = layoutVersion
+
 // The log's own keys: kindLog, then a name.
 var (
 	keyLayout   = append([]byte{kindLog}, "format"...)

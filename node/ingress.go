@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
@@ -38,6 +39,7 @@ func (n *Node) toAgent(_ context.Context, d *natsbus.Delivery) {
 
 func (n *Node) publishTransient(d *natsbus.Delivery) {
 	if _, err := n.rt.State(d.Address.AgentID); err != nil {
+		n.metrics.Refused(bus.ErrorType(err)) // the runtime was not asked to take it, so did not count it
 		d.Reject(err)
 		return
 	}

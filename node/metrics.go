@@ -5,14 +5,20 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime/debug"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/eventlog"
 )
 
 // metrics are the node's Prometheus metrics, in a registry of its own.
@@ -28,13 +34,13 @@ type metrics struct {
 	served        chan struct{} // closed when the HTTP server's goroutine ends
 }
 
-func newMetrics() *metrics {
+func newMetrics(version string) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	m.deadLetters = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "jido_dead_letters_total", Help: "Inputs refused and filed on <prefix>.dlq.<reason>, by reason.",
 	}, []string{"reason"})
 	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "jido_signals_refused_total", Help: "Signals the agent runtime refused before committing them, by reason (queue_overflow, not_found, …).",
+		Name: "jido_signals_refused_total", Help: "Inputs refused, each once, by reason: signals the door, the node or the agent runtime refused before committing them, control-plane requests refused (unreadable, at shutdown, over a limit).",
 	}, []string{"reason"})
 	m.emitted = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "jido_signals_out_total", Help: "Signals agents emitted and lifecycle signals the runtime published.",
@@ -46,9 +52,87 @@ func newMetrics() *metrics {
 	m.directives = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "jido_directives_total", Help: "Directive executions by kind and outcome (ok, async, stop, failed, dropped, unknown).",
 	}, []string{"kind", "outcome"})
-	m.reg.MustRegister(m.deadLetters, m.refused, m.emitted, m.commitLatency, m.directives,
+	m.reg.MustRegister(m.deadLetters, m.refused, m.emitted, m.commitLatency, m.directives, buildInfo(version),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Every known label starts at zero: a rate or an alert on a reason
+	// that has not happened yet has a series to work on.
+	for _, r := range refusalReasons {
+		m.refused.WithLabelValues(r)
+		m.deadLetters.WithLabelValues(r)
+	}
+	for _, k := range directiveKinds {
+		for _, o := range directiveOutcomes {
+			m.directives.WithLabelValues(k, o)
+		}
+	}
 	return m
+}
+
+// refusalReasons are the reasons an input is known to be refused for:
+// every reason word of the bus, and those of the runtime and of the
+// conversation agent that refuse a signal before its commit.
+var refusalReasons = []string{
+	bus.ReasonMissingAttribute, bus.ReasonInvalidAttribute, bus.ReasonInvalidSpecVersion,
+	bus.ReasonInvalidType, bus.ReasonTypeMismatch, bus.ReasonMalformed, bus.ReasonTooLarge,
+	bus.ReasonInvalidAgentID, bus.ReasonInvalidPattern, bus.ReasonInvalidSubject,
+	bus.ReasonInvalidRequest, bus.ReasonNotFound, bus.ReasonQueueOverflow,
+	bus.ReasonUnavailable, bus.ReasonInternal, bus.ReasonForbidden,
+	runtime.ReasonStopped, runtime.ReasonAgentFailed, runtime.ReasonClosed,
+	builtin.ReasonInvalidEvent, builtin.ReasonUnknownEvent, builtin.ReasonTransientEvent,
+}
+
+// directiveKinds and directiveOutcomes are the labels of
+// jido_directives_total known in advance: the built-in kinds (custom ones
+// appear when they first run) and every outcome.
+var (
+	directiveKinds = []string{
+		agents.KindEmit, agents.KindError, agents.KindSpawnAgent, agents.KindStopChild, agents.KindSchedule,
+		agents.KindCron, agents.KindCronCancel, agents.KindRunInstruction, agents.KindStop,
+	}
+	directiveOutcomes = []string{
+		runtime.OutcomeOK, runtime.OutcomeAsync, runtime.OutcomeStop, runtime.OutcomeFailed,
+		runtime.OutcomeDropped, runtime.OutcomeUnknown,
+	}
+)
+
+// knowTypes starts the per-type series of the agent types registered.
+func (m *metrics) knowTypes(types []string) {
+	for _, t := range types {
+		m.commitLatency.WithLabelValues(t)
+	}
+}
+
+// buildInfo is jido_build_info: 1, labelled with what this build is.
+func buildInfo(version string) prometheus.Collector {
+	commit, goVersion := "unknown", "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		goVersion = bi.GoVersion
+		var modified bool
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				commit = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+		if modified && commit != "unknown" {
+			commit += "-dirty"
+		}
+	}
+	if version == "" {
+		version = "unknown"
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "jido_build_info",
+		Help: "1, labelled with the build: its version, VCS commit, Go version and the event log's format version.",
+		ConstLabels: prometheus.Labels{
+			"version": version, "commit": commit, "go": goVersion,
+			"log_format": strconv.Itoa(eventlog.FormatVersion),
+		},
+	})
+	g.Set(1)
+	return g
 }
 
 // watch adds the gauges and counters read from the running parts.
@@ -90,14 +174,16 @@ func (m *metrics) Committed(agentType string, d time.Duration) {
 func (m *metrics) Executed(kind, outcome string) { m.directives.WithLabelValues(kind, outcome).Inc() }
 func (m *metrics) Refused(reason string)         { m.refused.WithLabelValues(reason).Inc() }
 
-// serve exposes the registry on http://addr/metrics.
-func (m *metrics) serve(addr string) (string, error) {
+// serve exposes the registry on http://addr/metrics, and /healthz and
+// /readyz (see healthHandlers) answered from ready.
+func (m *metrics) serve(addr string, ready func() readiness) (string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", fmt.Errorf("metrics: listen on %s: %w (choose another --metrics address)", addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg}))
+	healthHandlers(mux, ready)
 	m.ln = ln
 	m.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	m.served = make(chan struct{})

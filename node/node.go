@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -100,12 +101,11 @@ type Node struct {
 	store    *projections.Store
 	runner   *projections.Runner
 	bus      *natsbus.Bus
-	logAPI   *logapi.Server
-	projAPI  *projectionapi.Server
 	cancel   context.CancelFunc
 	runDone  chan error
 	started  time.Time
 	metrics  *metrics
+	health   health
 	dlq      *deadLetterWriter
 	webhooks *dispatch.WebhookGuard
 
@@ -134,7 +134,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create the data dir %s: %w (choose a --data-dir this user can write)", cfg.DataDir, err)
 	}
-	n := &Node{cfg: cfg, log: log, subjects: subjects, started: time.Now(), runDone: make(chan error, 1), metrics: newMetrics(), webhooks: webhooks}
+	n := &Node{cfg: cfg, log: log, subjects: subjects, started: time.Now(), runDone: make(chan error, 1), metrics: newMetrics(cfg.Version), webhooks: webhooks}
 	// Every return below this point is nil, err on failure: n stays the
 	// node being built, so releasing what it opened never meets a nil.
 	ready := false
@@ -158,11 +158,22 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the event log: %w", err)
 	}
+	// The listener comes up before recovery, which may take long: a
+	// supervisor sees the process alive (/healthz) and not yet ready.
+	if cfg.MetricsAddr != "" {
+		evlog, nc := n.evlog, n.conn.nc
+		url, err := n.metrics.serve(cfg.MetricsAddr, func() readiness { return n.health.check(evlog, nc) })
+		if err != nil {
+			return nil, err
+		}
+		log.Info("metrics", "url", url, "health", strings.TrimSuffix(url, "/metrics")+"/healthz", "ready", strings.TrimSuffix(url, "/metrics")+"/readyz")
+	}
 
 	types, err := AgentTypes(cfg.Types)
 	if err != nil {
 		return nil, err
 	}
+	n.metrics.knowTypes(types.Names())
 	// The bus and the dead-letter writer come before the runtime, which
 	// files through them the signals it refuses (recovery may already).
 	n.dlq = newDeadLetterWriter(n.evlog, cfg.Limits, log)
@@ -171,6 +182,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Limits:       cfg.Limits,
 		Logger:       log,
 		OnDeadLetter: n.fileDeadLetter,
+		OnRefused:    n.metrics.Refused,
 	})
 	rcfg := runtime.Config{
 		Store:     n.evlog,
@@ -191,6 +203,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if n.recovered, err = n.rt.Recover(ctx); err != nil {
 		log.Error("some agents could not be recovered", "err", err)
 	}
+	n.health.recovered.Store(true)
 
 	if n.store, err = projections.OpenStore(ProjectionsDir(cfg.DataDir), projections.StoreOptions{Logger: log}); err != nil {
 		return nil, fmt.Errorf("open the projection store: %w", err)
@@ -209,13 +222,6 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.metrics.watch(n)
-	if cfg.MetricsAddr != "" {
-		url, err := n.metrics.serve(cfg.MetricsAddr)
-		if err != nil {
-			return nil, err
-		}
-		log.Info("metrics", "url", url)
-	}
 	log.Info("jido-bus ready", "nats", n.conn.url, "embedded", n.conn.srv != nil, "agents_recovered", n.recovered,
 		"agent_types", types.Names(), "prefix", subjects.All(""), "data_dir", cfg.DataDir, "version", cfg.Version)
 	ready = true
@@ -276,11 +282,10 @@ func (n *Node) register() error {
 	if err = n.bus.HandleAPI(n.subjects.Ping(), n.ping); err != nil {
 		return err
 	}
-	if n.logAPI, err = logapi.ServeLocal(n.conn.nc, logapi.Local{Log: n.evlog, Guard: n.guardTruncate}, n.subjects); err != nil {
+	if err = logapi.Serve(n.bus, logapi.Local{Log: n.evlog, Guard: n.guardTruncate}); err != nil {
 		return err
 	}
-	local := projectionapi.Local{Runner: n.runner, Log: n.evlog, Append: n.startFork}
-	if n.projAPI, err = projectionapi.Serve(n.conn.nc, local, n.subjects); err != nil {
+	if err = projectionapi.Serve(n.bus, projectionapi.Local{Runner: n.runner, Log: n.evlog, Append: n.startFork}); err != nil {
 		return err
 	}
 	if err = agentapi.Serve(n.bus, n.rt); err != nil {
@@ -329,30 +334,15 @@ func (n *Node) Close(drainTimeout time.Duration) error {
 	return errors.Join(errs...)
 }
 
-// stopInput drains every subscription register made, the signals first
-// (what NATS already sent is handled, within ctx), and closes the APIs;
-// once it returns no new input reaches the node.
+// stopInput drains every subscription register made, signals and APIs
+// alike (what NATS already sent is handled, within ctx), and cancels the
+// requests still running (a verify of the log); once it returns no new
+// input reaches the node.
 func (n *Node) stopInput(ctx context.Context) error {
-	var errs []error
-	if n.bus != nil {
-		errs = append(errs, n.bus.Shutdown(ctx))
+	if n.bus == nil {
+		return nil
 	}
-	for _, c := range []interface{ Close() error }{n.logAPI, n.projAPI} {
-		if c != nil && !isNil(c) {
-			errs = append(errs, c.Close())
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func isNil(c interface{ Close() error }) bool {
-	switch v := c.(type) {
-	case *logapi.Server:
-		return v == nil
-	case *projectionapi.Server:
-		return v == nil
-	}
-	return false
+	return n.bus.Shutdown(ctx)
 }
 
 // abort releases whatever Start got as far as opening, in reverse order.
@@ -410,6 +400,10 @@ type pingReply struct {
 	Emitted          uint64 `json:"emitted"`
 	Directives       uint64 `json:"directives"`
 	DirectivesFailed uint64 `json:"directives_failed"`
+	// Ready and Checks are what /readyz reports: whether the node takes
+	// work, and each check ("log", "recovery", "nats") "ok" or why not.
+	Ready  bool              `json:"ready"`
+	Checks map[string]string `json:"checks"`
 }
 
 func (n *Node) ping(context.Context, []byte) (any, error) {
@@ -441,7 +435,10 @@ func (n *Node) ping(context.Context, []byte) (any, error) {
 	}
 	up := time.Since(n.started)
 	counts := n.rt.Counts()
+	ready := n.health.check(n.evlog, n.conn.nc)
 	return pingReply{
+		Ready:            ready.Ready,
+		Checks:           ready.Checks,
 		Version:          n.cfg.Version,
 		ServerID:         n.conn.nc.ConnectedServerId(),
 		Uptime:           up.Round(time.Millisecond).String(),

@@ -17,44 +17,56 @@ import (
 type APIFunc func(ctx context.Context, req []byte) (result any, err error)
 
 // HandleAPI serves requests on subject, normally built with
-// Subjects().API(area, verb). Each request is answered with
+// Subjects().API(area, verb), in the Bus's queue group (of the nodes on
+// one prefix, one answers each request). Each request is answered with
 // {"ok":true,…} or {"ok":false,"error":…}; a request that cannot be read
-// (an *bus.Error of type invalid_request or malformed) or is refused
-// (forbidden) is also filed as a dead letter. Requests on one subject are
-// served one at a time, in order.
+// (an *bus.Error of type invalid_request or malformed) or is not allowed
+// (forbidden) is refused: also filed as a dead letter and reported to
+// Options.OnRefused. Requests on
+// one subject are served one at a time, in order.
 func (b *Bus) HandleAPI(subject string, fn APIFunc) error {
-	sub, err := b.nc.QueueSubscribe(subject, b.opts.QueueGroup, func(msg *nats.Msg) {
-		if err := b.enter(); err != nil {
-			b.reply(msg, bus.ErrorReply(err))
-			return
-		}
-		defer b.inflight.Done()
-		b.metrics.apiRequests.Add(1)
-		b.serveAPI(msg, subject, fn)
-	})
+	return b.subscribeAPI(subject, fn, nil)
+}
+
+// HandleAPIConcurrent is HandleAPI for requests that may take long (an
+// await, a verify of the whole log): each request is served on its own
+// goroutine, at most maxInFlight at a time (further ones are refused with
+// queue_overflow, not queued). Shutdown cancels the context the requests
+// in flight received and waits for them.
+func (b *Bus) HandleAPIConcurrent(subject string, maxInFlight int, fn APIFunc) error {
+	if maxInFlight < 1 {
+		return fmt.Errorf("natsbus: HandleAPIConcurrent %s: maxInFlight %d, want at least 1", subject, maxInFlight)
+	}
+	return b.subscribeAPI(subject, fn, make(chan struct{}, maxInFlight))
+}
+
+func (b *Bus) subscribeAPI(subject string, fn APIFunc, sem chan struct{}) error {
+	sub, err := b.nc.QueueSubscribe(subject, b.opts.QueueGroup, b.apiHandler(subject, fn, sem))
 	if err != nil {
 		return fmt.Errorf("subscribe %s: %w", subject, err)
 	}
 	return b.track(sub)
 }
 
-// HandleAPIConcurrent is HandleAPI for requests that may wait long (an
-// await): each request is served on its own goroutine, at most maxInFlight
-// at a time (further ones are answered with queue_overflow). Close waits
-// for the requests in flight.
-func (b *Bus) HandleAPIConcurrent(subject string, maxInFlight int, fn APIFunc) error {
-	sem := make(chan struct{}, maxInFlight)
-	sub, err := b.nc.QueueSubscribe(subject, b.opts.QueueGroup, func(msg *nats.Msg) {
+// apiHandler is the NATS callback of one API subject: serial when sem is
+// nil, else each request on a goroutine of its own while sem has room.
+func (b *Bus) apiHandler(subject string, fn APIFunc, sem chan struct{}) nats.MsgHandler {
+	return func(msg *nats.Msg) {
 		if err := b.enter(); err != nil {
-			b.reply(msg, bus.ErrorReply(err))
+			b.refuse(msg, err)
 			return
 		}
 		b.metrics.apiRequests.Add(1)
+		if sem == nil {
+			defer b.inflight.Done()
+			b.serveAPI(msg, subject, fn)
+			return
+		}
 		select {
 		case sem <- struct{}{}:
 		default:
 			b.inflight.Done()
-			b.reply(msg, bus.ErrorReply(bus.Errorf(bus.ReasonQueueOverflow, "%d %s requests are in flight; retry later", maxInFlight, subject)))
+			b.refuse(msg, bus.Errorf(bus.ReasonQueueOverflow, "%d %s requests are in flight; retry when one has finished", cap(sem), subject))
 			return
 		}
 		go func() {
@@ -62,11 +74,7 @@ func (b *Bus) HandleAPIConcurrent(subject string, maxInFlight int, fn APIFunc) e
 			defer func() { <-sem }()
 			b.serveAPI(msg, subject, fn)
 		}()
-	})
-	if err != nil {
-		return fmt.Errorf("subscribe %s: %w", subject, err)
 	}
-	return b.track(sub)
 }
 
 func (b *Bus) serveAPI(msg *nats.Msg, subject string, fn APIFunc) {
@@ -74,7 +82,7 @@ func (b *Bus) serveAPI(msg *nats.Msg, subject string, fn APIFunc) {
 	if err != nil {
 		switch bus.ErrorType(err) {
 		case bus.ReasonInvalidRequest, bus.ReasonMalformed, bus.ReasonForbidden:
-			b.reject(msg, err)
+			b.refuse(msg, err)
 		default:
 			b.reply(msg, bus.ErrorReply(err))
 		}

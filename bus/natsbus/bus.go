@@ -30,6 +30,10 @@ type Options struct {
 	// published (the node appends it to the log stream "dlq"). It runs on
 	// the goroutine that refused the input and must not block for long.
 	OnDeadLetter func(DeadLetter)
+	// OnRefused, when set, is told the reason of every input the Bus
+	// itself refuses (see refuse), once each, before its dead letter is
+	// filed. It runs on the refusing goroutine and must not block.
+	OnRefused func(reason string)
 	// QueueGroup for control-plane subscriptions; empty means
 	// DefaultQueueGroup.
 	QueueGroup string

@@ -80,13 +80,13 @@ func (b *Bus) HandleSignals(kind string, h Handler, mw ...Middleware) error {
 
 func (b *Bus) dispatch(msg *nats.Msg, h Handler) {
 	if err := b.enter(); err != nil {
-		b.reject(msg, err) // a signal refused, not lost: answered and dead-lettered
+		b.refuse(msg, err) // a signal refused, not lost: answered and dead-lettered
 		return
 	}
 	defer b.inflight.Done()
 	d, err := b.Decode(msg)
 	if err != nil {
-		b.reject(msg, err)
+		b.refuse(msg, err)
 		return
 	}
 	b.metrics.received.Add(1)
@@ -116,6 +116,17 @@ func (b *Bus) Decode(msg *nats.Msg) (*Delivery, error) {
 func (b *Bus) DeadLetter(msg *nats.Msg, err error) {
 	b.metrics.rejected.Add(1)
 	b.deadLetter(msg, err)
+}
+
+// refuse is reject for a refusal the Bus itself decides (the door, the
+// shutdown gate, an unreadable request, a handler's limit): it is also
+// reported to Options.OnRefused. Refusals a handler decides go through
+// Delivery.Reject or DeadLetter, and the handler counts them.
+func (b *Bus) refuse(msg *nats.Msg, err error) {
+	if b.opts.OnRefused != nil {
+		b.opts.OnRefused(bus.ErrorType(err))
+	}
+	b.reject(msg, err)
 }
 
 // reject files msg as a dead letter and answers a call with the error.

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
@@ -171,8 +172,8 @@ func TestConvCommandsThroughARunningNode(t *testing.T) {
 	}()
 	srv := natstest.RunServer(t)
 	nc := natstest.Connect(t, srv)
-	api, err := projectionapi.Serve(nc, projectionapi.Local{Runner: r, Log: l}, bus.Subjects{})
-	if err != nil {
+	api := natsbus.New(nc, natsbus.Options{})
+	if err := projectionapi.Serve(api, projectionapi.Local{Runner: r, Log: l}); err != nil {
 		t.Fatal(err)
 	}
 	defer api.Close()

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
@@ -204,8 +205,8 @@ func TestLogThroughRunningNode(t *testing.T) {
 	defer l.Close()
 	srv := natstest.RunServer(t)
 	nc := natstest.Connect(t, srv)
-	s, err := logapi.Serve(nc, l, bus.Subjects{})
-	if err != nil {
+	s := natsbus.New(nc, natsbus.Options{})
+	if err := logapi.Serve(s, logapi.Local{Log: l}); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()

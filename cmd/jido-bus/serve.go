@@ -91,7 +91,7 @@ start once with --accept-wal-loss to keep the entries before the damage
 	f.IntVar(&cfg.maxDataBytes, "max-data-bytes", bus.DefaultMaxDataBytes, "largest signal data accepted, in bytes")
 	f.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&cfg.logFormat, "log-format", "text", "text or json")
-	f.StringVar(&cfg.metrics, "metrics", "", "serve Prometheus metrics on http://HOST:PORT/metrics (e.g. 127.0.0.1:9464); off when empty")
+	f.StringVar(&cfg.metrics, "metrics", "", "serve Prometheus metrics on http://HOST:PORT/metrics (e.g. 127.0.0.1:9464), liveness on /healthz and readiness on /readyz (503 naming the failing check: log, recovery, nats); off when empty")
 	f.DurationVar(&cfg.drainTimeout, "drain-timeout", 10*time.Second, "how long shutdown waits for in-flight messages")
 	f.StringArrayVar(&cfg.webhookAllow, "webhook-allow", nil, "a destination webhooks may POST to: scheme://host[:port][/path], host may be *.domain (repeatable; none: every webhook is refused)")
 	f.StringArrayVar(&cfg.webhookPriv, "webhook-allow-private", nil, "a network (CIDR) of private, loopback or link-local addresses webhooks may reach, e.g. 127.0.0.0/8 (repeatable)")

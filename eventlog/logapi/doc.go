@@ -21,5 +21,5 @@
 // state.
 //
 // Local runs the same operations on an open *eventlog.Log, so a command can
-// use either; Server answers NATS requests through a Local.
+// use either; Serve answers NATS requests through a Local.
 package logapi

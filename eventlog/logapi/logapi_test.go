@@ -9,8 +9,10 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/nats-io/nats.go"
 	"go.uber.org/goleak"
 )
 
@@ -34,13 +36,25 @@ func setup(t *testing.T, subjects bus.Subjects) (Client, *eventlog.Log) {
 		t.Fatal(err)
 	}
 	srv := natstest.RunServer(t)
-	nc := natstest.Connect(t, srv)
-	s, err := Serve(nc, l, subjects)
-	if err != nil {
+	serve(t, natstest.Connect(t, srv), Local{Log: l}, subjects, nil)
+	return Client{NC: natstest.Connect(t, srv), Subjects: subjects}, l
+}
+
+// serve serves local's log API on a Bus of its own on nc, closed when the
+// test ends; opts may set the Bus's other options.
+func serve(t *testing.T, nc *nats.Conn, local Local, subjects bus.Subjects, opts *natsbus.Options) *natsbus.Bus {
+	t.Helper()
+	o := natsbus.Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Subjects = subjects
+	b := natsbus.New(nc, o)
+	t.Cleanup(func() { _ = b.Close() })
+	if err := Serve(b, local); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
-	return Client{NC: natstest.Connect(t, srv), Subjects: subjects}, l
+	return b
 }
 
 func signal(t *testing.T, typ, id string) bus.Signal {

@@ -35,17 +35,13 @@ func TestVerifyDoesNotBlockOtherRequests(t *testing.T) {
 	release := make(chan struct{})
 	first := true
 	srv := natstest.RunServer(t)
-	s, err := ServeLocal(natstest.Connect(t, srv), Local{Log: l, VerifyProgress: func(uint64) {
+	serve(t, natstest.Connect(t, srv), Local{Log: l, VerifyProgress: func(uint64) {
 		if first {
 			first = false
 			close(inScan)
 			<-release
 		}
-	}}, bus.Subjects{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	}}, bus.Subjects{}, nil)
 	c := Client{NC: natstest.Connect(t, srv), Timeout: 5 * time.Second}
 
 	verified := make(chan error, 1)
@@ -78,7 +74,7 @@ func TestVerifyDoesNotBlockOtherRequests(t *testing.T) {
 	}
 }
 
-// TestCloseStopsARunningVerify: closing the server cancels a verify in
+// TestCloseStopsARunningVerify: shutting the Bus down cancels a verify in
 // progress and waits for it (goleak checks nothing is left).
 func TestCloseStopsARunningVerify(t *testing.T) {
 	ctx := context.Background()
@@ -97,15 +93,12 @@ func TestCloseStopsARunningVerify(t *testing.T) {
 	inScan := make(chan struct{})
 	var once bool
 	srv := natstest.RunServer(t)
-	s, err := ServeLocal(natstest.Connect(t, srv), Local{Log: l, VerifyProgress: func(uint64) {
+	b := serve(t, natstest.Connect(t, srv), Local{Log: l, VerifyProgress: func(uint64) {
 		if !once {
 			once = true
 			close(inScan)
 		}
-	}}, bus.Subjects{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	}}, bus.Subjects{}, nil)
 	c := Client{NC: natstest.Connect(t, srv)}
 	done := make(chan struct{})
 	go func() {
@@ -113,7 +106,7 @@ func TestCloseStopsARunningVerify(t *testing.T) {
 		_, _ = c.Verify(ctx, VerifyRequest{})
 	}()
 	<-inScan
-	if err := s.Close(); err != nil {
+	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
 	<-done

@@ -18,7 +18,7 @@
 // keys are errors of type not_found.
 //
 // Local runs the same operations in process on a *projections.Runner and
-// the *eventlog.Log it folds, so a command can use either; Server answers
+// the *eventlog.Log it folds, so a command can use either; Serve answers
 // NATS requests through a Local. The verbs conv.send and conv.follow belong
 // to the agent runtime (they need a running conversation agent) and are
 // not served here; a client learns of them from the runtime's own area.

@@ -88,11 +88,7 @@ func TestClientAgainstServer(t *testing.T) {
 	}
 	srv := natstest.RunServer(t)
 	nc := natstest.Connect(t, srv)
-	server, err := Serve(nc, local, bus.Subjects{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
+	server := serve(t, nc, local)
 	c := Client{NC: nc}
 
 	ls, err := c.List(ctx, ListRequest{})
@@ -165,7 +161,7 @@ func TestClientAgainstServer(t *testing.T) {
 	if _, err := c.Rebuild(ctx, RebuildRequest{Name: "nope"}); !errors.Is(err, &bus.Error{Type: bus.ReasonNotFound}) {
 		t.Errorf("rebuild of an unknown projection: %v", err)
 	}
-	if err := server.Close(); err != nil {
+	if err := server.Close(); err != nil { // the Bus
 		t.Fatal(err)
 	}
 	if _, err := c.List(ctx, ListRequest{}); !errors.Is(err, ErrNoServer) {

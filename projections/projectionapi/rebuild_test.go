@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
@@ -67,11 +66,7 @@ func TestRebuildEndsOnALogWithoutConversations(t *testing.T) {
 	defer func() { stop(); wg.Wait() }()
 	srv := natstest.RunServer(t)
 	nc := natstest.Connect(t, srv)
-	server, err := Serve(nc, local, bus.Subjects{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer server.Close()
+	serve(t, nc, local)
 	if _, err := (Client{NC: nc}).Rebuild(ctx, RebuildRequest{Name: conversation.ViewStatus}); err != nil {
 		t.Fatal(err)
 	}

@@ -2,109 +2,52 @@ package projectionapi
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"sync"
 
-	"github.com/jido-bus/jido-bus/bus"
-	"github.com/nats-io/nats.go"
+	"github.com/jido-bus/jido-bus/bus/natsbus"
 )
 
-// Server answers <prefix>.api.projection.<verb> and <prefix>.api.conv.<verb>
-// requests through a Local. Requests are handled one at a time per verb,
-// in arrival order, on the NATS client's goroutine for the subscription:
-// every verb is a few reads (a fold with --at reads one conversation's
-// stream). Close stops it.
-type Server struct {
-	subs  []*nats.Subscription
-	local Local
-	ctx   context.Context
-	stop  context.CancelFunc
-	once  sync.Once
-}
-
-// Serve subscribes to each verb of both areas under subjects on nc. It
-// subscribes verb by verb, not to <area>.*, so that other verbs of the conv
-// area (conv.send and conv.follow, served by the agent runtime) can be
-// answered by their own subscriber without a second, failing reply.
-func Serve(nc *nats.Conn, local Local, subjects bus.Subjects) (*Server, error) {
-	ctx, stop := context.WithCancel(context.Background())
-	s := &Server{local: local, ctx: ctx, stop: stop}
-	verbs := map[string][]string{
-		AreaProjection: {VerbList, VerbGet, VerbRebuild},
-		AreaConv:       {VerbList, VerbShow, VerbFork},
-	}
-	for _, area := range []string{AreaProjection, AreaConv} {
-		for _, verb := range verbs[area] {
-			subject := subjects.API(area, verb)
-			sub, err := nc.Subscribe(subject, func(m *nats.Msg) { s.handle(area, verb, m) })
-			if err != nil {
-				_ = s.Close()
-				return nil, fmt.Errorf("subscribe %s: %w", subject, err)
-			}
-			s.subs = append(s.subs, sub)
+// Serve answers <prefix>.api.projection.<verb> and <prefix>.api.conv.<verb>
+// requests through local on b, on the same handler path as every
+// control-plane area (natsbus.HandleAPI): the Bus's queue group, its reply
+// shape, dead letters of requests that cannot be read (unknown fields
+// included), its request counter and its shutdown gate. Requests are
+// handled one at a time per verb, in arrival order: every verb is a few
+// reads (a fold with --at reads one conversation's stream). It subscribes
+// verb by verb, not to <area>.*, so that the other verbs of the conv area
+// (conv.send, served by the node) have a subscriber of their own.
+func Serve(b *natsbus.Bus, local Local) error {
+	s := b.Subjects()
+	for _, h := range []struct {
+		area, verb string
+		fn         natsbus.APIFunc
+	}{
+		{AreaProjection, VerbList, handler(local.List)},
+		{AreaProjection, VerbGet, handler(local.Get)},
+		{AreaProjection, VerbRebuild, handler(local.Rebuild)},
+		{AreaConv, VerbList, handler(local.ConvList)},
+		{AreaConv, VerbShow, handler(local.ConvShow)},
+		{AreaConv, VerbFork, handler(local.ConvFork)},
+	} {
+		if err := b.HandleAPI(s.API(h.area, h.verb), h.fn); err != nil {
+			return fmt.Errorf("%s API: %w", h.area, err)
 		}
 	}
-	if err := nc.Flush(); err != nil {
-		_ = s.Close()
-		return nil, fmt.Errorf("confirm subscriptions: %w", err)
-	}
-	return s, nil
+	return nil
 }
 
-// Close unsubscribes and cancels a request being handled. It closes
-// neither the Runner, the Log nor the connection.
-func (s *Server) Close() error {
-	var err error
-	s.once.Do(func() {
-		s.stop()
-		for _, sub := range s.subs {
-			err = errors.Join(err, sub.Unsubscribe())
+// handler decodes a request of type Req (unknown fields refused) and runs
+// op.
+func handler[Req, Rep any](op func(context.Context, Req) (Rep, error)) natsbus.APIFunc {
+	return func(ctx context.Context, data []byte) (any, error) {
+		var req Req
+		if err := natsbus.DecodeRequest(data, &req); err != nil {
+			return nil, err
 		}
-	})
-	return err
-}
-
-func (s *Server) handle(area, verb string, m *nats.Msg) {
-	if m.Reply == "" {
-		return // a request without a reply subject cannot be answered
-	}
-	var (
-		result any
-		err    error
-	)
-	switch area + "." + verb { // every case is subscribed in Serve
-	case AreaProjection + "." + VerbList:
-		result, err = call(s.ctx, m.Data, s.local.List)
-	case AreaProjection + "." + VerbGet:
-		result, err = call(s.ctx, m.Data, s.local.Get)
-	case AreaProjection + "." + VerbRebuild:
-		result, err = call(s.ctx, m.Data, s.local.Rebuild)
-	case AreaConv + "." + VerbList:
-		result, err = call(s.ctx, m.Data, s.local.ConvList)
-	case AreaConv + "." + VerbShow:
-		result, err = call(s.ctx, m.Data, s.local.ConvShow)
-	case AreaConv + "." + VerbFork:
-		result, err = call(s.ctx, m.Data, s.local.ConvFork)
-	}
-	var body []byte
-	if err == nil {
-		body, err = bus.OKReply(result)
-	}
-	if err != nil {
-		body = bus.ErrorReply(err)
-	}
-	_ = m.Respond(body) // a requester that went away needs no answer
-}
-
-// call decodes a request of type Req and runs op.
-func call[Req, Rep any](ctx context.Context, data []byte, op func(context.Context, Req) (Rep, error)) (any, error) {
-	var req Req
-	if len(data) > 0 {
-		if err := json.Unmarshal(data, &req); err != nil {
-			return nil, bus.Errorf(bus.ReasonMalformed, "request is not valid JSON for this verb: %v", err)
+		rep, err := op(ctx, req)
+		if err != nil {
+			return nil, err
 		}
+		return rep, nil
 	}
-	return op(ctx, req)
 }
