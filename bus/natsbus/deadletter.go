@@ -28,6 +28,9 @@ const (
 	HeaderDLQTruncated = "jido-dlq-truncated"
 	HeaderDLQSize      = "jido-dlq-size"
 	HeaderDLQSHA256    = "jido-dlq-sha256"
+	// Set on a dead letter whose body is withheld (see DeadLetter.Withheld),
+	// with HeaderDLQSize and HeaderDLQSHA256.
+	HeaderDLQWithheld = "jido-dlq-withheld"
 )
 
 // DeadLetterType is the CloudEvents type of a dead letter in the log.
@@ -38,7 +41,9 @@ const DeadLetterType = "jido.deadletter"
 // stored truncated: Truncated is set, Data is a prefix of the original
 // body, and Size and SHA256 describe the whole of it; when even the
 // headers do not fit, Header is dropped and HeaderBytes says how large
-// it was.
+// it was. The body of an input refused as forbidden is not kept at all:
+// Withheld is set, Data is empty, and Size and SHA256 describe it, for
+// such an input may carry what must not be stored (an inline secret).
 type DeadLetter struct {
 	Reason      string      `json:"reason"`
 	Error       string      `json:"error"`
@@ -47,6 +52,7 @@ type DeadLetter struct {
 	Data        []byte      `json:"data,omitempty"` // encoded as base64 in JSON
 	Time        time.Time   `json:"time"`
 	Truncated   bool        `json:"truncated,omitempty"`
+	Withheld    bool        `json:"withheld,omitempty"`
 	Size        int         `json:"size,omitempty"`
 	SHA256      string      `json:"sha256,omitempty"`
 	HeaderBytes int         `json:"header_bytes,omitempty"`
@@ -164,6 +170,14 @@ func (b *Bus) deadLetter(msg *nats.Msg, err error) {
 	out := &nats.Msg{Subject: b.opts.Subjects.DLQ(d.Reason), Data: msg.Data, Header: maps.Clone(msg.Header)}
 	if out.Header == nil {
 		out.Header = nats.Header{}
+	}
+	if d.Reason == bus.ReasonForbidden {
+		sum := sha256.Sum256(msg.Data)
+		d.Withheld, d.Size, d.SHA256, d.Data = true, len(msg.Data), hex.EncodeToString(sum[:]), nil
+		out.Data = nil
+		out.Header.Set(HeaderDLQWithheld, "true")
+		out.Header.Set(HeaderDLQSize, strconv.Itoa(d.Size))
+		out.Header.Set(HeaderDLQSHA256, d.SHA256)
 	}
 	out.Header.Set(HeaderDLQReason, d.Reason)
 	out.Header.Set(HeaderDLQError, d.Error)
