@@ -18,6 +18,11 @@ const (
 // refuses a directory written with another.
 const layoutVersion = 1
 
+// LayoutVersion is the on-disk format version of the log this build
+// writes and reads (what `jido-bus version` reports); a log written in
+// another layout is refused by Open.
+const LayoutVersion = layoutVersion
+
 // The log's own keys: kindLog, then a name.
 var (
 	keyLayout   = append([]byte{kindLog}, "format"...)
