@@ -77,7 +77,7 @@ read models.
 
 Start a node with 'jido-bus serve'; publish signals with any NATS client.
 
-`+connHelp+`
+` + connHelp + `
 
 Exit codes: 0 ok; 1 an error; 2 a verification found damage (log verify,
 log replay --verify); 3 not found (the agent, stream or conversation does
