@@ -101,6 +101,7 @@ once the disk is usable), 1 any other failure.`,
 		newTopCmd(),
 		newVersionCmd(),
 	)
+	addCompletions(root)
 	return root
 }
 
