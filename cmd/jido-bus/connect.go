@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -241,6 +242,9 @@ func (f *connFlags) connect(extra ...nats.Option) (*nats.Conn, bus.Subjects, err
 	if err != nil {
 		return nil, subjects, fmt.Errorf("--prefix: %w", err)
 	}
+	if f.timeout <= 0 {
+		return nil, subjects, fmt.Errorf("--timeout %s: want a positive duration such as 10s", f.timeout)
+	}
 	s, err := f.resolve()
 	if err != nil {
 		return nil, subjects, err
@@ -273,11 +277,18 @@ func connectError(url string, s connSettings, err error) error {
 		errors.Is(err, nats.ErrAuthRevoked), errors.Is(err, nats.ErrAccountAuthExpired):
 		return &bus.Error{Type: bus.ReasonForbidden, Message: fmt.Sprintf(
 			"authorization failed at %s with %s: %v; check --user/--password, --token, --creds, --nkey, their NATS_* variables or the NATS context", url, s.who(), err)}
-	case errors.Is(err, nats.ErrNoServers), errors.Is(err, nats.ErrTimeout):
+	case errors.Is(err, nats.ErrNoServers), errors.Is(err, nats.ErrTimeout), isTimeout(err):
 		return &bus.Error{Type: bus.ReasonUnavailable, Message: fmt.Sprintf(
 			"no NATS server at %s (%v): start a node with 'jido-bus serve', or point -s/--server or NATS_URL at one", url, err)}
 	}
 	return fmt.Errorf("connect to %s: %w", url, err)
+}
+
+// isTimeout reports whether err is a network timeout (a server that does
+// not answer the dial in time).
+func isTimeout(err error) bool {
+	ne, ok := errors.AsType[net.Error](err)
+	return ok && ne.Timeout()
 }
 
 // redactURL hides the passwords of a comma-separated server list.

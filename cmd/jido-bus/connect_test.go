@@ -125,6 +125,16 @@ func TestConnectionDefaultsWithoutContext(t *testing.T) {
 	}
 }
 
+func TestConnectRefusesANonPositiveTimeout(t *testing.T) {
+	isolateNATSEnv(t)
+	for _, d := range []string{"0s", "-1s"} {
+		_, err := runRoot(t, "agent", "list", "-s", nobody, "--timeout", d)
+		if err == nil || !strings.Contains(err.Error(), "--timeout "+d+": want a positive duration") {
+			t.Errorf("--timeout %s: %v", d, err)
+		}
+	}
+}
+
 func TestExitCodes(t *testing.T) {
 	cases := []struct {
 		err  error
