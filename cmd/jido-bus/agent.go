@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
-	"github.com/jido-bus/jido-bus/bus"
 )
 
 // newAgentCmd is `jido-bus agent`: the agent control plane
@@ -37,24 +35,11 @@ func agentRequest(cmd *cobra.Command, f *liveFlags, verb string, body any) (json
 		return nil, err
 	}
 	defer nc.Close()
-	data, err := json.Marshal(body)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
-	defer cancel()
-	msg, err := nc.RequestWithContext(ctx, subjects.API("agent", verb), data)
+	reply, err := f.requester(nc, subjects).Request(cmd.Context(), subjects.API("agent", verb), body)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", verb, err)
 	}
-	var st bus.ReplyStatus
-	if err := json.Unmarshal(msg.Data, &st); err != nil {
-		return nil, fmt.Errorf("agent %s: reply %q: %w", verb, msg.Data, err)
-	}
-	if err := st.Err(); err != nil {
-		return nil, fmt.Errorf("agent %s: %w", verb, err)
-	}
-	return msg.Data, nil
+	return reply, nil
 }
 
 func printReply(cmd *cobra.Command, reply json.RawMessage) error {

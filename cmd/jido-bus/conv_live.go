@@ -15,31 +15,15 @@ import (
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 )
 
-// liveFlags are the flags of the conv commands that need a running node.
+// liveFlags are the flags of the commands that need a running node.
 type liveFlags struct {
-	natsURL string
-	prefix  string
-	timeout time.Duration
-	json    bool
+	connFlags
+	json bool
 }
 
 func (f *liveFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.natsURL, "nats-url", nats.DefaultURL, "NATS server of the running jido-bus node")
-	cmd.Flags().StringVar(&f.prefix, "prefix", bus.DefaultPrefix, "subject prefix the node serves under")
-	cmd.Flags().DurationVar(&f.timeout, "timeout", 10*time.Second, "how long to wait for each answer from the node")
+	f.connFlags.register(cmd)
 	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON instead of text")
-}
-
-func (f *liveFlags) connect() (*nats.Conn, bus.Subjects, error) {
-	subjects, err := bus.NewSubjects(f.prefix)
-	if err != nil {
-		return nil, subjects, err
-	}
-	nc, err := nats.Connect(f.natsURL, nats.Timeout(f.timeout), nats.Name("jido-bus cli"))
-	if err != nil {
-		return nil, subjects, fmt.Errorf("no jido-bus node answers at %s (start one with 'jido-bus serve', or set --nats-url): %w", f.natsURL, err)
-	}
-	return nc, subjects, nil
 }
 
 func newConvSendCmd() *cobra.Command {
@@ -58,24 +42,19 @@ agent is started, with its conversation.started event, when it is new.`,
 				return err
 			}
 			defer nc.Close()
-			body, _ := json.Marshal(map[string]string{"conv": args[0], "text": args[1]})
-			msg, err := nc.Request(subjects.API("conv", "send"), body, f.timeout)
+			data, err := f.requester(nc, subjects).Request(cmd.Context(), subjects.API("conv", "send"), map[string]string{"conv": args[0], "text": args[1]})
 			if err != nil {
 				return fmt.Errorf("conv send %s: %w", args[0], err)
 			}
 			var reply struct {
-				bus.ReplyStatus
 				ID      string `json:"id"`
 				Version uint64 `json:"version"`
 			}
-			if err := json.Unmarshal(msg.Data, &reply); err != nil {
-				return fmt.Errorf("conv send %s: reply %q: %w", args[0], msg.Data, err)
-			}
-			if err := reply.Err(); err != nil {
-				return fmt.Errorf("conv send %s: %w", args[0], err)
+			if err := json.Unmarshal(data, &reply); err != nil {
+				return fmt.Errorf("conv send %s: reply %q: %w", args[0], data, err)
 			}
 			if f.json {
-				_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s\n", msg.Data)
+				_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s\n", data)
 				return err
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "sent %s to %s\n", reply.ID, args[0])
@@ -120,7 +99,7 @@ until interrupted.`,
 				return err
 			}
 			defer func() { _ = deltas.Unsubscribe() }()
-			client := projectionapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout}
+			client := projectionapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout, Denials: f.denials}
 			shown := 0
 			tick := time.NewTicker(every)
 			defer tick.Stop()

@@ -33,18 +33,16 @@ var (
 )
 
 // logFlags are the flags every log subcommand shares.
+// The connection flags (connFlags) name a running node, tried first; when
+// no node is there the command opens --data-dir itself.
 type logFlags struct {
-	natsURL string
-	prefix  string
+	connFlags
 	dataDir string
 	json    bool
-	timeout time.Duration
 }
 
 func (f *logFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.natsURL, "nats-url", nats.DefaultURL, "NATS server of a running jido-bus node; tried first, then --data-dir")
-	cmd.Flags().StringVar(&f.prefix, "prefix", bus.DefaultPrefix, "subject prefix the node serves under")
-	cmd.Flags().DurationVar(&f.timeout, "timeout", 10*time.Second, "how long to wait for each answer from the node")
+	f.connFlags.register(cmd)
 	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON (one object per line) instead of a table")
 	addDataDirFlag(cmd, &f.dataDir)
 }
@@ -58,13 +56,9 @@ const connectTimeout = 500 * time.Millisecond
 // created (import) or is an error (everything that only reads). The
 // returned close function releases what was opened.
 func (f *logFlags) openBackend(ctx context.Context, create bool) (logBackend, func(), error) {
-	subjects, err := bus.NewSubjects(f.prefix)
-	if err != nil {
-		return nil, nil, err
-	}
-	nc, err := nats.Connect(f.natsURL, nats.Timeout(connectTimeout), nats.NoReconnect(), nats.Name("jido-bus log"))
+	nc, subjects, err := f.connect(nats.Timeout(connectTimeout), nats.NoReconnect(), nats.Name("jido-bus log"))
 	if err == nil {
-		client := logapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout}
+		client := logapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout, Denials: f.denials}
 		probe, cancel := context.WithTimeout(ctx, 2*time.Second)
 		_, err = client.Streams(probe, logapi.StreamsRequest{Prefix: "\x00"})
 		cancel()
@@ -73,14 +67,17 @@ func (f *logFlags) openBackend(ctx context.Context, create bool) (logBackend, fu
 		}
 		nc.Close()
 	}
+	if !isNoNode(err) {
+		return nil, nil, err
+	}
 	if !create {
 		if _, statErr := os.Stat(logDir(f.dataDir)); errors.Is(statErr, os.ErrNotExist) {
-			return nil, nil, fmt.Errorf("no jido-bus node answers at %s and there is no event log in %s (set --nats-url or --data-dir)", f.natsURL, f.dataDir)
+			return nil, nil, fmt.Errorf("%w, and there is no event log in %s to open instead (set --data-dir)", err, f.dataDir)
 		}
 	}
 	l, err := eventlog.Open(logDir(f.dataDir), eventlog.Options{})
 	if errors.Is(err, eventlog.ErrLocked) {
-		return nil, nil, fmt.Errorf("the data dir %s is in use by a running server; point --nats-url at that server (no node answered at %s), or stop it first: %w", f.dataDir, f.natsURL, err)
+		return nil, nil, fmt.Errorf("the data dir %s is in use by a running server that does not answer at %s under --prefix %s; point -s/--server and --prefix at it, or stop it first: %w", f.dataDir, f.url, f.prefix, err)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -89,4 +86,12 @@ func (f *logFlags) openBackend(ctx context.Context, create bool) (logBackend, fu
 		return runtime.CheckTruncate(l, req.Stream, req.Before)
 	}
 	return logapi.Local{Log: l, Guard: guard}, func() { _ = l.Close() }, nil
+}
+
+// isNoNode reports whether err, from reaching a node, means there is none to
+// reach (no NATS server, or no node answering), so that opening the data
+// directory is the right fallback. Refused credentials, a refused request,
+// bad settings and everything else are errors to report instead.
+func isNoNode(err error) bool {
+	return bus.ErrorType(err) == bus.ReasonUnavailable
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/node"
 )
 
@@ -27,12 +28,42 @@ func main() {
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "jido-bus:", err)
-		var ee exitError
-		if errors.As(err, &ee) {
-			os.Exit(ee.code)
-		}
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
+}
+
+// Exit codes, for scripts: see the root command's help. serve has its own
+// (exitLogFailed).
+const (
+	exitOK          = 0
+	exitFailed      = 1 // any other error
+	exitDamage      = 2 // a verification found damage
+	exitNotFound    = 3 // the agent, stream or object does not exist
+	exitUnreachable = 4 // no NATS server, no node, or no answer in time
+	exitForbidden   = 5 // refused credentials, or a role that does not allow it
+)
+
+// exitCode maps err to the process's exit code: an exitError's own code,
+// else by the type of the *bus.Error in its chain (the node's reply, or
+// what the connection and request client made of a NATS failure).
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	if ee, ok := errors.AsType[exitError](err); ok {
+		return ee.code
+	}
+	if be, ok := errors.AsType[*bus.Error](err); ok {
+		switch be.Type {
+		case bus.ReasonNotFound:
+			return exitNotFound
+		case bus.ReasonUnavailable:
+			return exitUnreachable
+		case bus.ReasonForbidden:
+			return exitForbidden
+		}
+	}
+	return exitFailed
 }
 
 func newRootCmd() *cobra.Command {
@@ -44,7 +75,17 @@ NATS subjects; each agent is an actor whose decisions are committed to a
 Pebble log before they are acted on; projections fold the log back into
 read models.
 
-Start a node with 'jido-bus serve'; publish signals with any NATS client.`,
+Start a node with 'jido-bus serve'; publish signals with any NATS client.
+
+` + connHelp + `
+
+Exit codes: 0 ok; 1 an error; 2 a verification found damage (log verify,
+log replay --verify); 3 not found (the agent, stream or conversation does
+not exist); 4 unreachable or timed out (no NATS server, no node answering,
+no answer within --timeout); 5 forbidden (credentials refused, or the
+user's role does not allow the request). serve differs: 3 means the event
+log failed to write and the node stopped (a supervisor should restart it
+once the disk is usable), 1 any other failure.`,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -58,7 +99,9 @@ Start a node with 'jido-bus serve'; publish signals with any NATS client.`,
 		newConvCmd(),
 		newBenchCmd(),
 		newTopCmd(),
+		newVersionCmd(),
 	)
+	addCompletions(root)
 	return root
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/node"
 	"github.com/jido-bus/jido-bus/projections"
@@ -51,13 +50,9 @@ type openedProjections struct {
 // log and the projection store in --data-dir. Offline, the projections are
 // not folded yet: callers run catchUp (or a rebuild) first.
 func (f *logFlags) openProjections(ctx context.Context) (*openedProjections, error) {
-	subjects, err := bus.NewSubjects(f.prefix)
-	if err != nil {
-		return nil, err
-	}
-	nc, err := nats.Connect(f.natsURL, nats.Timeout(connectTimeout), nats.NoReconnect(), nats.Name("jido-bus projection"))
+	nc, subjects, err := f.connect(nats.Timeout(connectTimeout), nats.NoReconnect(), nats.Name("jido-bus projection"))
 	if err == nil {
-		client := projectionapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout}
+		client := projectionapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout, Denials: f.denials}
 		probe, cancel := context.WithTimeout(ctx, 2*time.Second)
 		_, err = client.List(probe, projectionapi.ListRequest{})
 		cancel()
@@ -66,12 +61,15 @@ func (f *logFlags) openProjections(ctx context.Context) (*openedProjections, err
 		}
 		nc.Close()
 	}
+	if !isNoNode(err) {
+		return nil, err
+	}
 	if _, statErr := os.Stat(logDir(f.dataDir)); errors.Is(statErr, os.ErrNotExist) {
-		return nil, fmt.Errorf("no jido-bus node answers at %s and there is no event log in %s (set --nats-url or --data-dir)", f.natsURL, f.dataDir)
+		return nil, fmt.Errorf("%w, and there is no event log in %s to open instead (set --data-dir)", err, f.dataDir)
 	}
 	l, err := eventlog.Open(logDir(f.dataDir), eventlog.Options{})
 	if errors.Is(err, eventlog.ErrLocked) {
-		return nil, fmt.Errorf("the data dir %s is in use by a running server; point --nats-url at that server (no node answered at %s), or stop it first: %w", f.dataDir, f.natsURL, err)
+		return nil, fmt.Errorf("the data dir %s is in use by a running server that does not answer at %s under --prefix %s; point -s/--server and --prefix at it, or stop it first: %w", f.dataDir, f.url, f.prefix, err)
 	}
 	if err != nil {
 		return nil, err

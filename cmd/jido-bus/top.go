@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -97,7 +96,7 @@ func runTop(ctx context.Context, out io.Writer, o topOptions) error {
 		return err
 	}
 	defer nc.Close()
-	p := &topPoller{nc: nc, subjects: subjects, url: o.live.natsURL, prefix: o.live.prefix, timeout: o.live.timeout, agents: o.agents}
+	p := &topPoller{nc: nc, subjects: subjects, req: o.live.requester(nc, subjects), url: o.live.url, agents: o.agents}
 	frame, err := p.poll(ctx)
 	if err != nil {
 		return err
@@ -267,9 +266,8 @@ func topRates(prev, cur topSample) (rates map[string]float64, window time.Durati
 type topPoller struct {
 	nc       *nats.Conn
 	subjects bus.Subjects
+	req      natsbus.Requester
 	url      string
-	prefix   string
-	timeout  time.Duration
 	agents   int
 	prev     topSample
 }
@@ -320,41 +318,7 @@ func (p *topPoller) poll(ctx context.Context) (topFrame, error) {
 // request sends body (nil: none) to subject and decodes the ok reply into
 // out, or returns an error that says what to do.
 func (p *topPoller) request(ctx context.Context, subject string, body, out any) error {
-	var data []byte
-	if body != nil {
-		var err error
-		if data, err = json.Marshal(body); err != nil {
-			return err
-		}
-	}
-	switch {
-	case p.nc.IsClosed():
-		return fmt.Errorf("the connection to %s is closed, reconnecting gave up: is `jido-bus serve` running there?", p.url)
-	case !p.nc.IsConnected():
-		return fmt.Errorf("the connection to %s is down, reconnecting: is the node still running?", p.url)
-	}
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-	msg, err := p.nc.RequestWithContext(ctx, subject, data)
-	switch {
-	case errors.Is(err, nats.ErrNoResponders):
-		return fmt.Errorf("no node answers on %s at %s: is `jido-bus serve` running there, with --prefix %s?", subject, p.url, p.prefix)
-	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("no answer on %s at %s within %s: the node is overloaded or stuck; check its log, or raise --timeout", subject, p.url, p.timeout)
-	case err != nil:
-		return fmt.Errorf("%s at %s: %w", subject, p.url, err)
-	}
-	var st bus.ReplyStatus
-	if err := json.Unmarshal(msg.Data, &st); err != nil {
-		return fmt.Errorf("%s at %s: reply %q: %w", subject, p.url, msg.Data, err)
-	}
-	if err := st.Err(); err != nil {
-		return fmt.Errorf("%s at %s: %w", subject, p.url, err)
-	}
-	if err := json.Unmarshal(msg.Data, out); err != nil {
-		return fmt.Errorf("%s at %s: reply %q: %w", subject, p.url, msg.Data, err)
-	}
-	return nil
+	return p.req.Do(ctx, subject, body, out)
 }
 
 // writeTopFrame writes f as JSON (one line) or as text; on a terminal

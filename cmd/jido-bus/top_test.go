@@ -143,8 +143,8 @@ func TestTopErrorsSayWhatToDo(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--nats-url", nobody}, "start one with 'jido-bus serve'"},
-		{[]string{"--nats-url", n.URL(), "--prefix", "other"}, "no node answers on other.api.ping at " + n.URL() + ": is `jido-bus serve` running"},
+		{[]string{"--nats-url", nobody}, "no NATS server at " + nobody + " (nats: no servers available for connection): start a node with 'jido-bus serve'"},
+		{[]string{"--nats-url", n.URL(), "--prefix", "other"}, "no jido-bus node answers on other.api.ping at " + n.URL() + ", but one answers under --prefix jido: is --prefix other a mistake?"},
 		{[]string{"--interval", "0s"}, "--interval 0s: want a positive duration"},
 		{[]string{"--agents", "-1"}, "--agents -1: want 0"},
 	}

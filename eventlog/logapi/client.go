@@ -2,20 +2,21 @@ package logapi
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 
-	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/nats-io/nats.go"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/eventlog"
 )
 
-// ErrNoServer means no server answered on the log subjects.
-var ErrNoServer = errors.New("no jido-bus server answers on NATS")
+// ErrNoServer matches (errors.Is) the error of a request no server
+// answers; the error is an *bus.Error of type unavailable saying why.
+var ErrNoServer = natsbus.ErrNoNode
 
-// Client calls a running server's log API. It is safe for concurrent use.
+// Client calls a running server's log API through natsbus.Requester, so
+// its errors are the Requester's. It is safe for concurrent use.
 type Client struct {
 	NC       *nats.Conn
 	Subjects bus.Subjects
@@ -24,6 +25,9 @@ type Client struct {
 	Timeout time.Duration
 	// VerifyTimeout bounds a Verify. Zero means 10 minutes.
 	VerifyTimeout time.Duration
+	// Denials, when installed as NC's error handler, makes a request the
+	// user may not send fail at once as forbidden (see natsbus.Denials).
+	Denials *natsbus.Denials
 }
 
 // Streams lists the streams.
@@ -60,35 +64,7 @@ func (c Client) Truncate(ctx context.Context, req TruncateRequest) (TruncateRepl
 	return r, c.call(ctx, VerbTruncate, c.Timeout, req, &r)
 }
 
-// call sends req to verb and decodes the reply into result. A failed reply
-// comes back as its *bus.Error.
 func (c Client) call(ctx context.Context, verb string, timeout time.Duration, req, result any) error {
-	if timeout == 0 {
-		timeout = 10 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	data, err := json.Marshal(req)
-	if err != nil {
-		return fmt.Errorf("log %s: encode request: %w", verb, err)
-	}
-	subject := c.Subjects.API("log", verb)
-	msg, err := c.NC.RequestWithContext(ctx, subject, data)
-	if errors.Is(err, nats.ErrNoResponders) {
-		return fmt.Errorf("log %s: %w (nothing subscribes to %s)", verb, ErrNoServer, subject)
-	}
-	if err != nil {
-		return fmt.Errorf("log %s via %s: %w", verb, subject, err)
-	}
-	var status bus.ReplyStatus
-	if err := json.Unmarshal(msg.Data, &status); err != nil {
-		return fmt.Errorf("log %s: reply is not JSON: %w", verb, err)
-	}
-	if err := status.Err(); err != nil {
-		return err
-	}
-	if err := json.Unmarshal(msg.Data, result); err != nil {
-		return fmt.Errorf("log %s: decode reply: %w", verb, err)
-	}
-	return nil
+	r := natsbus.Requester{NC: c.NC, Subjects: c.Subjects, Timeout: timeout, Denials: c.Denials}
+	return r.Call(ctx, "log", verb, req, result)
 }

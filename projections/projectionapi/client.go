@@ -2,26 +2,30 @@ package projectionapi
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 
-	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections"
 	"github.com/nats-io/nats.go"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/projections"
 )
 
-// ErrNoServer means no server answered on the projection subjects.
-var ErrNoServer = errors.New("no jido-bus server answers on NATS")
+// ErrNoServer matches (errors.Is) the error of a request no server
+// answers; the error is an *bus.Error of type unavailable saying why.
+var ErrNoServer = natsbus.ErrNoNode
 
-// Client calls a running server's projection and conv areas. It is safe for
+// Client calls a running server's projection and conv areas through
+// natsbus.Requester, so its errors are the Requester's. It is safe for
 // concurrent use.
 type Client struct {
 	NC       *nats.Conn
 	Subjects bus.Subjects
 	// Timeout bounds each request unless ctx ends sooner. Zero means 10s.
 	Timeout time.Duration
+	// Denials, when installed as NC's error handler, makes a request the
+	// user may not send fail at once as forbidden (see natsbus.Denials).
+	Denials *natsbus.Denials
 }
 
 // List returns every projection's status.
@@ -60,36 +64,7 @@ func (c Client) ConvFork(ctx context.Context, req ConvForkRequest) (ConvForkRepl
 	return r, c.call(ctx, AreaConv, VerbFork, req, &r)
 }
 
-// call sends req to area.verb and decodes the reply into result. A failed
-// reply comes back as its *bus.Error.
 func (c Client) call(ctx context.Context, area, verb string, req, result any) error {
-	timeout := c.Timeout
-	if timeout == 0 {
-		timeout = 10 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	data, err := json.Marshal(req)
-	if err != nil {
-		return fmt.Errorf("%s %s: encode request: %w", area, verb, err)
-	}
-	subject := c.Subjects.API(area, verb)
-	msg, err := c.NC.RequestWithContext(ctx, subject, data)
-	if errors.Is(err, nats.ErrNoResponders) {
-		return fmt.Errorf("%s %s: %w (nothing subscribes to %s)", area, verb, ErrNoServer, subject)
-	}
-	if err != nil {
-		return fmt.Errorf("%s %s via %s: %w", area, verb, subject, err)
-	}
-	var status bus.ReplyStatus
-	if err := json.Unmarshal(msg.Data, &status); err != nil {
-		return fmt.Errorf("%s %s: reply is not JSON: %w", area, verb, err)
-	}
-	if err := status.Err(); err != nil {
-		return err
-	}
-	if err := json.Unmarshal(msg.Data, result); err != nil {
-		return fmt.Errorf("%s %s: decode reply: %w", area, verb, err)
-	}
-	return nil
+	r := natsbus.Requester{NC: c.NC, Subjects: c.Subjects, Timeout: c.Timeout, Denials: c.Denials}
+	return r.Call(ctx, area, verb, req, result)
 }
