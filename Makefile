@@ -6,7 +6,8 @@ BIN      := $(CURDIR)/bin
 DATA_DIR ?= ./data
 LISTEN   ?= 127.0.0.1:4222
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -X main.version=$(VERSION)
+COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS  := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # Each fuzz target runs this long under `make fuzz`.
 FUZZTIME ?= 60s
 
