@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -109,6 +110,9 @@ type Node struct {
 	dlq      *deadLetterWriter
 
 	recovered int
+	// filing is set once forbidden refusals can be filed as dead letters
+	// (the bus and the dead-letter writer exist).
+	filing atomic.Bool
 }
 
 // Start starts a node and returns once it takes input. When it fails it
@@ -143,7 +147,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 	}()
 
-	if n.conn, err = connect(cfg.NATS, NATSDir(cfg.DataDir), log); err != nil {
+	if n.conn, err = connect(cfg.NATS, subjects, NATSDir(cfg.DataDir), log, n.onViolation); err != nil {
 		return nil, err
 	}
 	n.evlog, err = eventlog.Open(LogDir(cfg.DataDir), eventlog.Options{Limits: cfg.Limits, Logger: log, NoSync: cfg.NoSync, AcceptWALLoss: cfg.AcceptWALLoss, FS: cfg.logFS})
@@ -167,6 +171,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Logger:       log,
 		OnDeadLetter: n.fileDeadLetter,
 	})
+	n.filing.Store(true)
 	rcfg := runtime.Config{
 		Store:     n.evlog,
 		Types:     types,
@@ -271,7 +276,7 @@ func (n *Node) register() error {
 	if err = n.bus.HandleAPI(n.subjects.Ping(), n.ping); err != nil {
 		return err
 	}
-	if n.logAPI, err = logapi.ServeLocal(n.conn.nc, logapi.Local{Log: n.evlog, Guard: n.guardTruncate}, n.subjects); err != nil {
+	if n.logAPI, err = logapi.ServeLocal(n.conn.nc, logapi.Local{Log: n.evlog, Guard: n.guardTruncate, ImportGuard: n.guardImport}, n.subjects); err != nil {
 		return err
 	}
 	local := projectionapi.Local{Runner: n.runner, Log: n.evlog, Append: n.startFork}
@@ -298,6 +303,11 @@ const truncatePrepareTimeout = 5 * time.Second
 // the agent recovering from the stream keeps what it needs, snapshotting
 // it first when it runs here.
 func (n *Node) guardTruncate(ctx context.Context, req logapi.TruncateRequest) error {
+	if ownStream(req.Stream) {
+		err := bus.Errorf(bus.ReasonForbidden, "%s is the node's own bookkeeping and cannot be truncated: recovery reads it, and every agent would be lost at the next start, or come back wrong; stop agents you no longer need (jido-bus agent stop) instead", req.Stream)
+		n.forbidden(n.subjects.API("log", logapi.VerbTruncate), "", err)
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, truncatePrepareTimeout)
 	defer cancel()
 	return n.rt.PrepareTruncate(ctx, req.Stream, req.Before, req.DryRun)
@@ -404,6 +414,10 @@ type pingReply struct {
 	Emitted          uint64 `json:"emitted"`
 	Directives       uint64 `json:"directives"`
 	DirectivesFailed uint64 `json:"directives_failed"`
+	// Insecure: the embedded server listens on the network without
+	// authentication (serve --insecure); Warning says so for a person.
+	Insecure bool   `json:"insecure,omitempty"`
+	Warning  string `json:"warning,omitempty"`
 }
 
 func (n *Node) ping(context.Context, []byte) (any, error) {
@@ -435,7 +449,7 @@ func (n *Node) ping(context.Context, []byte) (any, error) {
 	}
 	up := time.Since(n.started)
 	counts := n.rt.Counts()
-	return pingReply{
+	reply := pingReply{
 		Version:          n.cfg.Version,
 		ServerID:         n.conn.nc.ConnectedServerId(),
 		Uptime:           up.Round(time.Millisecond).String(),
@@ -447,8 +461,16 @@ func (n *Node) ping(context.Context, []byte) (any, error) {
 		Emitted:          total(n.metrics.emitted, nil),
 		Directives:       total(n.metrics.directives, nil),
 		DirectivesFailed: total(n.metrics.directives, failed),
-	}, nil
+	}
+	if n.conn.insecure {
+		reply.Insecure = true
+		reply.Warning = insecureWarning
+	}
+	return reply, nil
 }
+
+// insecureWarning is ping's warning for a node started with --insecure.
+const insecureWarning = "INSECURE: this node's NATS server accepts anyone on the network without authentication (--insecure); configure users (serve --config) and restart"
 
 // fileDeadLetter counts a refused input and queues it for the log stream
 // "dlq", so dead letters outlive the NATS message that announced them.
