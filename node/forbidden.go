@@ -13,7 +13,7 @@ import (
 
 // HeaderUser names, on a forbidden dead letter, the user the server
 // refused, when it is known.
-const HeaderUser = "Jido-User"
+const HeaderUser = "jido-dlq-user"
 
 // onViolation files a publish the embedded server refused by permission
 // as a dead letter of reason forbidden: the refused client is told by the

@@ -59,6 +59,15 @@ on --listen, so the NATS CLI and any NATS client can reach it; with
 --nats-url it connects to an existing NATS server instead. Data is kept in
 --data-dir.
 
+Who may do what: users with a role (admin, operator, client) from --config
+FILE, enforced by the embedded server as NATS permissions; refusals are
+dead letters on <prefix>.dlq.forbidden. Without users (or a token from
+$JIDO_TOKEN, or an admin password from $JIDO_PASSWORD) the embedded server
+listens on loopback only: a non-loopback --listen is refused unless
+--insecure. Users other than admins must use their own inbox prefix
+(nats --inbox-prefix _INBOX_<user>). Flags override the file; an unknown
+key in the file is an error. See docs/security.md.
+
 The node answers the control plane on <prefix>.api.… (try
 'nats req jido.api.ping ""'), accepts signals on <prefix>.agent.<id>.<type>
 and <prefix>.signal.<type>, and files every message it refuses on
