@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsserver"
 )
 
@@ -23,19 +25,56 @@ type NATSConfig struct {
 	// User and Password, or Token: required of clients by the embedded
 	// server, or given to the server at URL.
 	User, Password, Token string
+	// Users are the embedded server's clients, each with a role (see
+	// RoleAdmin, RoleOperator, RoleClient). User and Password, when set,
+	// are one more admin. A Token excludes users.
+	Users []User
+	// TLS: for the embedded server its certificate and key, and the CA
+	// client certificates are verified against (VerifyClients requires
+	// one of every client); for URL the node's client certificate and key
+	// and the CA it trusts the server with.
+	TLS TLSFiles
+	// Insecure lets the embedded server listen on a non-loopback address
+	// without authentication (protected mode refuses it otherwise); ping
+	// then says so.
+	Insecure bool
 	// NoJetStream starts the embedded server without JetStream.
 	NoJetStream bool
 	// DontListen serves in-process connections only (benchmarks, tests).
 	DontListen bool
 }
 
+// User is a user of the embedded server: a name, a bcrypt password hash
+// or an nkey (public key), and a role.
+type User struct {
+	Name     string
+	Password string // bcrypt hash
+	NKey     string // public key, U…
+	Role     string
+}
+
+// TLSFiles names PEM files; see NATSConfig.TLS.
+type TLSFiles struct {
+	Cert, Key, CA string
+	VerifyClients bool
+}
+
+// authenticated says whether clients of the embedded server must prove
+// who they are: users, a token, or client certificates.
+func (c NATSConfig) authenticated() bool {
+	return len(c.Users) > 0 || c.User != "" || c.Token != "" || c.TLS.VerifyClients
+}
+
 type natsConn struct {
 	nc  *nats.Conn
 	srv *natsserver.Server // nil with an external server
 	url string
+	// insecure: the embedded server listens without authentication on a
+	// non-loopback address, as the operator asked with Insecure.
+	insecure bool
 }
 
-func connect(cfg NATSConfig, storeDir string, log *slog.Logger) (*natsConn, error) {
+func connect(cfg NATSConfig, subjects bus.Subjects, storeDir string, log *slog.Logger, onViolation func(natsserver.Violation)) (*natsConn, error) {
 	opts := []nats.Option{
 		nats.Name("jido-bus node"),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
@@ -53,9 +92,15 @@ func connect(cfg NATSConfig, storeDir string, log *slog.Logger) (*natsConn, erro
 		case cfg.User != "":
 			opts = append(opts, nats.UserInfo(cfg.User, cfg.Password))
 		}
+		if cfg.TLS.Cert != "" || cfg.TLS.Key != "" {
+			opts = append(opts, nats.ClientCert(cfg.TLS.Cert, cfg.TLS.Key))
+		}
+		if cfg.TLS.CA != "" {
+			opts = append(opts, nats.RootCAs(cfg.TLS.CA))
+		}
 		nc, err := nats.Connect(cfg.URL, append(opts, nats.MaxReconnects(-1))...)
 		if err != nil {
-			return nil, fmt.Errorf("connect to %s: %w (is the server running? leave out --nats-url to start an embedded one)", cfg.URL, err)
+			return nil, fmt.Errorf("connect to %s: %w (is the server running? does it want TLS (--tlsca) or credentials? leave out --nats-url to start an embedded one)", cfg.URL, err)
 		}
 		return &natsConn{nc: nc, url: nc.ConnectedUrlRedacted()}, nil
 	}
@@ -74,9 +119,24 @@ func connect(cfg NATSConfig, storeDir string, log *slog.Logger) (*natsConn, erro
 	if port == 0 {
 		port = natsserver.RandomPort
 	}
+	insecure := false
+	if !cfg.DontListen && !cfg.authenticated() && !isLoopback(host) {
+		if !cfg.Insecure {
+			return nil, fmt.Errorf("%w: refusing to listen on %s without authentication: anyone who reaches it could stop agents and rewrite the log. "+
+				"Configure users (the users: section of serve --config FILE) or a secret in the environment (JIDO_TOKEN, or JIDO_PASSWORD for --user), "+
+				"or listen on loopback (--listen 127.0.0.1:4222); --insecure listens anyway", ErrUnprotected, listen)
+		}
+		insecure = true
+		log.Warn("INSECURE: the embedded NATS server listens without authentication on a non-loopback address (--insecure); anyone who reaches it may do everything", "listen", listen)
+	}
+	users, err := serverUsers(cfg, subjects)
+	if err != nil {
+		return nil, err
+	}
 	srv, err := natsserver.Start(natsserver.Options{
 		Host: host, Port: port, DontListen: cfg.DontListen,
-		User: cfg.User, Password: cfg.Password, Token: cfg.Token,
+		Token: cfg.Token, Users: users, OnViolation: onViolation,
+		TLSCert: cfg.TLS.Cert, TLSKey: cfg.TLS.Key, TLSCA: cfg.TLS.CA, TLSVerify: cfg.TLS.VerifyClients,
 		NoJetStream: cfg.NoJetStream, StoreDir: storeDir, Logger: log,
 	})
 	if err != nil {
@@ -91,7 +151,53 @@ func connect(cfg NATSConfig, storeDir string, log *slog.Logger) (*natsConn, erro
 	if !cfg.DontListen {
 		url = srv.ClientURL()
 	}
-	return &natsConn{nc: nc, srv: srv, url: url}, nil
+	return &natsConn{nc: nc, srv: srv, url: url, insecure: insecure}, nil
+}
+
+// ErrUnprotected is the error of a start that would expose the embedded
+// server on the network without authentication.
+var ErrUnprotected = errors.New("protected mode")
+
+// isLoopback says whether host names only loopback addresses: "" (every
+// interface), "0.0.0.0" and "::" do not; a name counts when every address
+// it resolves to is loopback.
+func isLoopback(host string) bool {
+	if host == "" {
+		return false
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	if host == "localhost" {
+		return true
+	}
+	ips, err := net.LookupIP(host)
+	if err != nil || len(ips) == 0 {
+		return false
+	}
+	for _, ip := range ips {
+		if !ip.IsLoopback() {
+			return false
+		}
+	}
+	return true
+}
+
+// serverUsers turns the configured users into the embedded server's, each
+// with its role's permissions; User and Password are an admin.
+func serverUsers(cfg NATSConfig, subjects bus.Subjects) ([]natsserver.User, error) {
+	var out []natsserver.User
+	if cfg.User != "" {
+		out = append(out, natsserver.User{Name: cfg.User, Password: cfg.Password})
+	}
+	for _, u := range cfg.Users {
+		perms, err := RolePermissions(u.Role, subjects, u.Name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, natsserver.User{Name: u.Name, Password: u.Password, NKey: u.NKey, Permissions: perms})
+	}
+	return out, nil
 }
 
 // drain lets in-flight messages finish and flushes what was published,

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -110,6 +111,9 @@ type Node struct {
 	webhooks *dispatch.WebhookGuard
 
 	recovered int
+	// filing is set once forbidden refusals can be filed as dead letters
+	// (the bus and the dead-letter writer exist).
+	filing atomic.Bool
 }
 
 // Start starts a node and returns once it takes input. When it fails it
@@ -148,7 +152,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 	}()
 
-	if n.conn, err = connect(cfg.NATS, NATSDir(cfg.DataDir), log); err != nil {
+	if n.conn, err = connect(cfg.NATS, subjects, NATSDir(cfg.DataDir), log, n.onViolation); err != nil {
 		return nil, err
 	}
 	n.evlog, err = eventlog.Open(LogDir(cfg.DataDir), eventlog.Options{Limits: cfg.Limits, Logger: log, NoSync: cfg.NoSync, AcceptWALLoss: cfg.AcceptWALLoss, FS: cfg.logFS})
@@ -184,6 +188,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		OnDeadLetter: n.fileDeadLetter,
 		OnRefused:    n.metrics.Refused,
 	})
+	n.filing.Store(true)
 	rcfg := runtime.Config{
 		Store:     n.evlog,
 		Types:     types,
@@ -282,7 +287,7 @@ func (n *Node) register() error {
 	if err = n.bus.HandleAPI(n.subjects.Ping(), n.ping); err != nil {
 		return err
 	}
-	if err = logapi.Serve(n.bus, logapi.Local{Log: n.evlog, Guard: n.guardTruncate}); err != nil {
+	if err = logapi.Serve(n.bus, logapi.Local{Log: n.evlog, Guard: n.guardTruncate, ImportGuard: n.guardImport}); err != nil {
 		return err
 	}
 	if err = projectionapi.Serve(n.bus, projectionapi.Local{Runner: n.runner, Log: n.evlog, Append: n.startFork}); err != nil {
@@ -308,6 +313,11 @@ const truncatePrepareTimeout = 5 * time.Second
 // the agent recovering from the stream keeps what it needs, snapshotting
 // it first when it runs here.
 func (n *Node) guardTruncate(ctx context.Context, req logapi.TruncateRequest) error {
+	if ownStream(req.Stream) {
+		err := bus.Errorf(bus.ReasonForbidden, "%s is the node's own bookkeeping and cannot be truncated: recovery reads it, and every agent would be lost at the next start, or come back wrong; stop agents you no longer need (jido-bus agent stop) instead", req.Stream)
+		n.forbidden(n.subjects.API("log", logapi.VerbTruncate), "", err)
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, truncatePrepareTimeout)
 	defer cancel()
 	return n.rt.PrepareTruncate(ctx, req.Stream, req.Before, req.DryRun)
@@ -404,6 +414,10 @@ type pingReply struct {
 	// work, and each check ("log", "recovery", "nats") "ok" or why not.
 	Ready  bool              `json:"ready"`
 	Checks map[string]string `json:"checks"`
+	// Insecure: the embedded server listens on the network without
+	// authentication (serve --insecure); Warning says so for a person.
+	Insecure bool   `json:"insecure,omitempty"`
+	Warning  string `json:"warning,omitempty"`
 }
 
 func (n *Node) ping(context.Context, []byte) (any, error) {
@@ -436,7 +450,7 @@ func (n *Node) ping(context.Context, []byte) (any, error) {
 	up := time.Since(n.started)
 	counts := n.rt.Counts()
 	ready := n.health.check(n.evlog, n.conn.nc)
-	return pingReply{
+	reply := pingReply{
 		Ready:            ready.Ready,
 		Checks:           ready.Checks,
 		Version:          n.cfg.Version,
@@ -450,8 +464,16 @@ func (n *Node) ping(context.Context, []byte) (any, error) {
 		Emitted:          total(n.metrics.emitted, nil),
 		Directives:       total(n.metrics.directives, nil),
 		DirectivesFailed: total(n.metrics.directives, failed),
-	}, nil
+	}
+	if n.conn.insecure {
+		reply.Insecure = true
+		reply.Warning = insecureWarning
+	}
+	return reply, nil
 }
+
+// insecureWarning is ping's warning for a node started with --insecure.
+const insecureWarning = "INSECURE: this node's NATS server accepts anyone on the network without authentication (--insecure); configure users (serve --config) and restart"
 
 // fileDeadLetter counts a refused input and queues it for the log stream
 // "dlq", so dead letters outlive the NATS message that announced them.

@@ -43,10 +43,26 @@ type Options struct {
 	DontListen bool
 
 	// User and Password, or Token, require clients to authenticate. Set
-	// either a user and password or a token, not both.
+	// either a user and password or a token, not both. User and Password
+	// are one more entry of Users, without restrictions.
 	User     string
 	Password string
 	Token    string
+	// Users are the clients' identities, each with its permissions. A
+	// token excludes them. With users, Connect uses an in-process user of
+	// its own that may do everything.
+	Users []User
+	// OnViolation, when set, hears of every publish the server refuses by
+	// permission. It runs on the refused client's goroutine in the server:
+	// blocking it slows that client only.
+	OnViolation func(Violation)
+
+	// TLSCert and TLSKey (PEM files) turn TLS on: clients must connect
+	// with TLS (in-process connections need not). TLSCA is the CA bundle
+	// client certificates are verified against; TLSVerify requires every
+	// TCP client to present one it signed.
+	TLSCert, TLSKey, TLSCA string
+	TLSVerify              bool
 
 	// NoJetStream turns JetStream off. It is on by default because users of
 	// jido-bus may keep their own streams next to it.
@@ -71,8 +87,9 @@ type Options struct {
 // Server is a running embedded NATS server. Its methods are safe for
 // concurrent use.
 type Server struct {
-	ns   *server.Server
-	opts Options
+	ns               *server.Server
+	opts             Options
+	internalPassword string // of the in-process user, when there are users
 }
 
 // Start starts a server and waits until it accepts clients.
@@ -88,8 +105,6 @@ func Start(opts Options) (*Server, error) {
 		Host:          opts.Host,
 		Port:          opts.Port,
 		DontListen:    opts.DontListen,
-		Username:      opts.User,
-		Password:      opts.Password,
 		Authorization: opts.Token,
 		JetStream:     !opts.NoJetStream,
 		NoSigs:        true,
@@ -108,6 +123,13 @@ func Start(opts Options) (*Server, error) {
 	if opts.StoreDir != "" {
 		sopts.StoreDir = filepath.Clean(opts.StoreDir)
 	}
+	internalPassword, err := opts.users(sopts)
+	if err != nil {
+		return nil, err
+	}
+	if err := opts.tls(sopts); err != nil {
+		return nil, err
+	}
 	if !sopts.DontListen && sopts.Port != RandomPort {
 		// nats-server only logs a port it cannot bind and never becomes
 		// ready; find out at once, with an error that says what to do.
@@ -122,8 +144,12 @@ func Start(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("natsserver: configure: %w", err)
 	}
-	if opts.Logger != nil {
-		ns.SetLoggerV2(slogAdapter{opts.Logger}, opts.Logger.Enabled(context.Background(), slog.LevelDebug), false, false)
+	if opts.Logger != nil || opts.OnViolation != nil {
+		l := opts.Logger
+		if l == nil {
+			l = slog.New(slog.DiscardHandler)
+		}
+		ns.SetLoggerV2(slogAdapter{l: l, opts: &opts}, l.Enabled(context.Background(), slog.LevelDebug), false, false)
 	}
 	ns.Start()
 	if !ns.ReadyForConnections(readyTimeout) {
@@ -135,7 +161,28 @@ func Start(opts Options) (*Server, error) {
 		addr := net.JoinHostPort(sopts.Host, strconv.Itoa(sopts.Port))
 		return nil, fmt.Errorf("natsserver: could not listen on %s within %s (is another server using the port? choose one with --listen)", addr, readyTimeout)
 	}
-	return &Server{ns: ns, opts: opts}, nil
+	return &Server{ns: ns, opts: opts, internalPassword: internalPassword}, nil
+}
+
+// tls configures TLS from the files opts names.
+func (o *Options) tls(sopts *server.Options) error {
+	if o.TLSCert == "" && o.TLSKey == "" && o.TLSCA == "" && !o.TLSVerify {
+		return nil
+	}
+	if o.TLSCert == "" || o.TLSKey == "" {
+		return errors.New("natsserver: TLS needs both a certificate and its key (tls: cert and key)")
+	}
+	if o.TLSVerify && o.TLSCA == "" {
+		return errors.New("natsserver: verifying client certificates (TLS verify_clients) needs the CA that signs them (tls: ca)")
+	}
+	cfg, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: o.TLSCert, KeyFile: o.TLSKey, CaFile: o.TLSCA, Verify: o.TLSVerify})
+	if err != nil {
+		return fmt.Errorf("natsserver: TLS: %w", err)
+	}
+	sopts.TLSConfig = cfg
+	sopts.TLSVerify = o.TLSVerify
+	sopts.TLSTimeout = 2 // seconds, nats-server's default
+	return nil
 }
 
 // ClientURL returns the nats:// URL clients connect to.
@@ -154,8 +201,8 @@ func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
 	switch {
 	case s.opts.Token != "":
 		all = append(all, nats.Token(s.opts.Token))
-	case s.opts.User != "":
-		all = append(all, nats.UserInfo(s.opts.User, s.opts.Password))
+	case s.internalPassword != "":
+		all = append(all, nats.UserInfo(internalUser, s.internalPassword))
 	}
 	nc, err := nats.Connect("", append(all, opts...)...)
 	if err != nil {

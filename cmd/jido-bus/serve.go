@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -31,11 +30,24 @@ type serveConfig struct {
 	drainTimeout  time.Duration
 	metrics       string
 	acceptWALLoss bool
-	webhookAllow  []string
-	webhookPriv   []string
+
+	configPath     string
+	users          []node.User
+	tls            node.TLSFiles
+	insecure       bool
+	webhooks       dispatch.WebhookPolicy
+	listenFromFile bool     // the config file set listen
+	secretFlags    []string // flags given that carry a secret (ps shows them)
 }
 
 func newServeCmd() *cobra.Command {
+	cmd, _ := newServeCmdConfig()
+	return cmd
+}
+
+// newServeCmdConfig returns serve's command and the configuration its
+// flags are parsed into.
+func newServeCmdConfig() (*cobra.Command, *serveConfig) {
 	var cfg serveConfig
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -46,6 +58,15 @@ By default the node starts an embedded NATS server (JetStream on) listening
 on --listen, so the NATS CLI and any NATS client can reach it; with
 --nats-url it connects to an existing NATS server instead. Data is kept in
 --data-dir.
+
+Who may do what: users with a role (admin, operator, client) from --config
+FILE, enforced by the embedded server as NATS permissions; refusals are
+dead letters on <prefix>.dlq.forbidden. Without users (or a token from
+$JIDO_TOKEN, or an admin password from $JIDO_PASSWORD) the embedded server
+listens on loopback only: a non-loopback --listen is refused unless
+--insecure. Users other than admins must use their own inbox prefix
+(nats --inbox-prefix _INBOX_<user>). Flags override the file; an unknown
+key in the file is an error. See docs/security.md.
 
 The node answers the control plane on <prefix>.api.… (try
 'nats req jido.api.ping ""'), accepts signals on <prefix>.agent.<id>.<type>
@@ -68,15 +89,33 @@ write torn by a crash), the node does not start: 'jido-bus log verify
 --data-dir DIR' names the file and offset. Restore from a backup, or
 start once with --accept-wal-loss to keep the entries before the damage
 (the dropped part is copied to <data-dir>/log-damaged-wal/).`,
-		Example: `  jido-bus serve
-  jido-bus serve --listen 0.0.0.0:4222 --data-dir /var/lib/jido-bus --token s3cret
-  jido-bus serve --nats-url nats://nats.internal:4222`,
+		Example: `  # loopback only, no auth: a developer's machine
+  jido-bus serve
+
+  # on the network: users and roles from a file, TLS
+  jido-bus serve --config /etc/jido-bus/jido.yaml
+
+  # jido.yaml:
+  #   listen: 0.0.0.0:4222
+  #   data_dir: /var/lib/jido-bus
+  #   users:
+  #     - {name: ops,  password: '$2a$11$…', role: admin}     # nats server passwd
+  #     - {name: app,  nkey: UDXU4RCS…,       role: client}
+  #   tls: {cert: /etc/jido-bus/cert.pem, key: /etc/jido-bus/key.pem}
+  # clients other than admins use their own inbox:
+  #   nats --user app --password … --inbox-prefix _INBOX_app req jido.api.ping ''
+
+  # one admin secret from the environment, never on the command line
+  JIDO_TOKEN=$(cat /run/secrets/jido) jido-bus serve --listen 0.0.0.0:4222
+
+  jido-bus serve --nats-url tls://nats.internal:4222 --tlsca ca.pem`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cmd.Flags().Changed("listen") && cfg.natsURL != "" {
-				return errors.New("--listen and --nats-url exclude each other: --listen configures the embedded server, --nats-url replaces it")
+			resolved, err := resolveServeConfig(cmd, &cfg, os.Getenv)
+			if err != nil {
+				return err
 			}
-			return runServe(cmd.Context(), cfg)
+			return runServe(cmd.Context(), resolved)
 		},
 	}
 	f := cmd.Flags()
@@ -84,19 +123,24 @@ start once with --accept-wal-loss to keep the entries before the damage
 	f.StringVar(&cfg.natsURL, "nats-url", "", "connect to this NATS server instead of starting an embedded one (nats://host:port)")
 	addDataDirFlag(cmd, &cfg.dataDir)
 	f.StringVar(&cfg.prefix, "prefix", bus.DefaultPrefix, "first token(s) of every jido-bus subject")
-	f.StringVar(&cfg.user, "user", "", "user clients must give (embedded server), or give (--nats-url)")
-	f.StringVar(&cfg.password, "password", "", "password that goes with --user")
-	f.StringVar(&cfg.token, "token", "", "token clients must give (embedded server), or give (--nats-url); excludes --user")
+	f.StringVar(&cfg.configPath, "config", "", "YAML file of settings (listen, data_dir, prefix, users, tls, insecure, metrics, webhooks); flags override it")
+	f.StringVar(&cfg.user, "user", "", "an admin user clients may log in as (embedded server), or the user the node gives (--nats-url); its password from $JIDO_PASSWORD")
+	f.StringVar(&cfg.password, "password", "", "password of --user; prefer $JIDO_PASSWORD (ps shows command lines)")
+	f.StringVar(&cfg.token, "token", "", "token of the one admin (embedded server; excludes users), or the token the node gives (--nats-url); prefer $JIDO_TOKEN")
+	f.BoolVar(&cfg.insecure, "insecure", false, "let the embedded server listen on a non-loopback address without authentication (ping then warns)")
+	f.StringVar(&cfg.tls.Cert, "tlscert", "", "TLS certificate (PEM) of the embedded server, or the node's client certificate for --nats-url")
+	f.StringVar(&cfg.tls.Key, "tlskey", "", "private key (PEM) of --tlscert")
+	f.StringVar(&cfg.tls.CA, "tlsca", "", "CA (PEM) that client certificates are verified against (embedded server), or that the --nats-url server's certificate is verified against")
 	f.BoolVar(&cfg.noJetStream, "no-jetstream", false, "start the embedded server without JetStream")
 	f.IntVar(&cfg.maxDataBytes, "max-data-bytes", bus.DefaultMaxDataBytes, "largest signal data accepted, in bytes")
 	f.StringVar(&cfg.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&cfg.logFormat, "log-format", "text", "text or json")
 	f.StringVar(&cfg.metrics, "metrics", "", "serve Prometheus metrics on http://HOST:PORT/metrics (e.g. 127.0.0.1:9464), liveness on /healthz and readiness on /readyz (503 naming the failing check: log, recovery, nats); off when empty")
 	f.DurationVar(&cfg.drainTimeout, "drain-timeout", 10*time.Second, "how long shutdown waits for in-flight messages")
-	f.StringArrayVar(&cfg.webhookAllow, "webhook-allow", nil, "a destination webhooks may POST to: scheme://host[:port][/path], host may be *.domain (repeatable; none: every webhook is refused)")
-	f.StringArrayVar(&cfg.webhookPriv, "webhook-allow-private", nil, "a network (CIDR) of private, loopback or link-local addresses webhooks may reach, e.g. 127.0.0.0/8 (repeatable)")
+	f.StringArrayVar(&cfg.webhooks.Allow, "webhook-allow", nil, "a destination webhooks may POST to: scheme://host[:port][/path], host may be *.domain (repeatable; none: every webhook is refused)")
+	f.StringArrayVar(&cfg.webhooks.AllowPrivate, "webhook-allow-private", nil, "a network (CIDR) of private, loopback or link-local addresses webhooks may reach, e.g. 127.0.0.0/8 (repeatable)")
 	f.BoolVar(&cfg.acceptWALLoss, "accept-wal-loss", false, "start even if the event log's write-ahead log is damaged, dropping the entries after the damage (they are copied aside)")
-	return cmd
+	return cmd, &cfg
 }
 
 // exitLogFailed is serve's exit code when the event log failed to write.
@@ -122,20 +166,24 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 	if err != nil {
 		return err
 	}
+	for _, f := range cfg.secretFlags {
+		log.Warn(f+" on the command line is visible to every user of this machine (ps); set "+map[string]string{"--password": envPassword, "--token": envToken}[f]+" or use --config instead", "flag", f)
+	}
 	n, err := node.Start(ctx, node.Config{
 		DataDir: cfg.dataDir,
 		NATS: node.NATSConfig{
 			Listen: cfg.listen, URL: cfg.natsURL,
 			User: cfg.user, Password: cfg.password, Token: cfg.token,
+			Users: cfg.users, TLS: cfg.tls, Insecure: cfg.insecure,
 			NoJetStream: cfg.noJetStream,
 		},
+		Webhooks:      cfg.webhooks,
 		Prefix:        cfg.prefix,
 		Limits:        bus.Limits{MaxDataBytes: cfg.maxDataBytes},
 		Logger:        log,
 		Version:       version,
 		MetricsAddr:   cfg.metrics,
 		AcceptWALLoss: cfg.acceptWALLoss,
-		Webhooks:      dispatch.WebhookPolicy{Allow: cfg.webhookAllow, AllowPrivate: cfg.webhookPriv},
 	})
 	if err != nil {
 		return err

@@ -20,6 +20,9 @@ type Local struct {
 	VerifyProgress func(checked uint64)
 	// Guard, if not nil, is asked before every truncation (dry runs too).
 	Guard TruncateGuard
+	// ImportGuard, if not nil, is asked before every import; its error
+	// is the reply.
+	ImportGuard func(ctx context.Context, req ImportRequest) error
 }
 
 // Streams lists the streams.
@@ -86,6 +89,11 @@ func next(req ReadRequest, pos uint64) uint64 {
 
 // Import appends the events in one atomic append.
 func (c Local) Import(ctx context.Context, req ImportRequest) (ImportReply, error) {
+	if c.ImportGuard != nil {
+		if err := c.ImportGuard(ctx, req); err != nil {
+			return ImportReply{}, err
+		}
+	}
 	events := make([]bus.Signal, len(req.Events))
 	for i, raw := range req.Events {
 		ev := event.New()

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/spf13/cobra"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/jido-bus/jido-bus/node"
+)
+
+// serveFile is the shape of `serve --config FILE` (YAML). Every key is
+// optional; a key it does not know is an error naming it and its line, so
+// that a misspelt setting never silently falls back to a default.
+type serveFile struct {
+	Listen   string      `yaml:"listen"`
+	NATSURL  string      `yaml:"nats_url"`
+	DataDir  string      `yaml:"data_dir"`
+	Prefix   string      `yaml:"prefix"`
+	Metrics  string      `yaml:"metrics"`
+	Insecure bool        `yaml:"insecure"`
+	Users    []serveUser `yaml:"users"`
+	TLS      struct {
+		Cert          string `yaml:"cert"`
+		Key           string `yaml:"key"`
+		CA            string `yaml:"ca"`
+		VerifyClients bool   `yaml:"verify_clients"`
+	} `yaml:"tls"`
+	Webhooks struct {
+		Allow        []string `yaml:"allow"`
+		AllowPrivate []string `yaml:"allow_private"`
+	} `yaml:"webhooks"`
+}
+
+// serveUser is one entry of the file's users: a name, a role, and either a
+// bcrypt hash of the password or the public nkey.
+type serveUser struct {
+	Name     string `yaml:"name"`
+	Password string `yaml:"password"`
+	NKey     string `yaml:"nkey"`
+	Role     string `yaml:"role"`
+}
+
+// The environment variables serve reads its secrets from, so that they
+// never appear on a command line (which `ps` shows every user).
+const (
+	envToken    = "JIDO_TOKEN"    // the token clients must give (one admin), or the node gives --nats-url
+	envUser     = "JIDO_USER"     // the name that goes with JIDO_PASSWORD; default "admin"
+	envPassword = "JIDO_PASSWORD" // the password of --user / JIDO_USER (an admin)
+)
+
+// readServeFile parses the YAML file at path.
+func readServeFile(path string) (serveFile, error) {
+	var f serveFile
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return f, fmt.Errorf("--config: %w", err)
+	}
+	if err := yaml.UnmarshalWithOptions(data, &f, yaml.Strict()); err != nil {
+		return f, fmt.Errorf("--config %s: %s", path, yaml.FormatError(err, false, false))
+	}
+	for i, u := range f.Users {
+		if err := u.check(); err != nil {
+			return f, fmt.Errorf("--config %s: users[%d]: %w", path, i, err)
+		}
+	}
+	return f, nil
+}
+
+func (u serveUser) check() error {
+	name := u.Name
+	if name == "" {
+		return errors.New("a user needs a name")
+	}
+	switch u.Role {
+	case node.RoleAdmin, node.RoleOperator, node.RoleClient:
+	case "":
+		return fmt.Errorf("user %q needs a role: one of %v", name, node.Roles)
+	default:
+		return fmt.Errorf("user %q: unknown role %q; want one of %v", name, u.Role, node.Roles)
+	}
+	switch {
+	case u.Password != "" && u.NKey != "":
+		return fmt.Errorf("user %q: give either a password or an nkey, not both", name)
+	case u.Password == "" && u.NKey == "":
+		return fmt.Errorf("user %q needs a password (a bcrypt hash) or an nkey (a public key)", name)
+	case u.Password != "":
+		if _, err := bcrypt.Cost([]byte(u.Password)); err != nil {
+			return fmt.Errorf("user %q: the password must be a bcrypt hash, never the password itself (make one with 'nats server passwd' or 'htpasswd -bnBC 12 \"\" PASSWORD | tr -d :')", name)
+		}
+	case strings.HasPrefix(u.NKey, "S"):
+		return fmt.Errorf("user %q: the nkey is a seed (a secret, starting with S): put its public key (U…, 'nats auth nkey show SEEDFILE') in the file and keep the seed with the client", name)
+	}
+	return nil
+}
+
+// applyServeFile sets every setting of f that no flag gave.
+func applyServeFile(cfg *serveConfig, f serveFile, changed func(flag string) bool) {
+	str := func(flag string, dst *string, v string) {
+		if v != "" && !changed(flag) {
+			*dst = v
+		}
+	}
+	str("listen", &cfg.listen, f.Listen)
+	str("nats-url", &cfg.natsURL, f.NATSURL)
+	str("data-dir", &cfg.dataDir, f.DataDir)
+	str("prefix", &cfg.prefix, f.Prefix)
+	str("metrics", &cfg.metrics, f.Metrics)
+	str("tlscert", &cfg.tls.Cert, f.TLS.Cert)
+	str("tlskey", &cfg.tls.Key, f.TLS.Key)
+	str("tlsca", &cfg.tls.CA, f.TLS.CA)
+	if f.Insecure && !changed("insecure") {
+		cfg.insecure = true
+	}
+	cfg.tls.VerifyClients = f.TLS.VerifyClients
+	cfg.listenFromFile = f.Listen != ""
+	for _, u := range f.Users {
+		cfg.users = append(cfg.users, node.User{Name: u.Name, Password: u.Password, NKey: u.NKey, Role: u.Role})
+	}
+	if !changed("webhook-allow") {
+		cfg.webhooks.Allow = f.Webhooks.Allow
+	}
+	if !changed("webhook-allow-private") {
+		cfg.webhooks.AllowPrivate = f.Webhooks.AllowPrivate
+	}
+}
+
+// applyServeEnv takes the secrets no flag gave from the environment.
+func applyServeEnv(cfg *serveConfig, changed func(flag string) bool, getenv func(string) string) {
+	if v := getenv(envToken); v != "" && !changed("token") {
+		cfg.token = v
+	}
+	if v := getenv(envPassword); v != "" && !changed("password") {
+		cfg.password = v
+		if cfg.user == "" {
+			cfg.user = getenv(envUser)
+		}
+		if cfg.user == "" {
+			cfg.user = node.RoleAdmin
+		}
+	}
+}
+
+// resolveServeConfig returns flags' configuration completed from the
+// --config file and the environment: a flag wins over the environment,
+// which wins over the file.
+func resolveServeConfig(cmd *cobra.Command, flags *serveConfig, getenv func(string) string) (serveConfig, error) {
+	cfg := *flags
+	changed := cmd.Flags().Changed
+	if cfg.configPath != "" {
+		f, err := readServeFile(cfg.configPath)
+		if err != nil {
+			return cfg, err
+		}
+		applyServeFile(&cfg, f, changed)
+	}
+	applyServeEnv(&cfg, changed, getenv)
+	cfg.secretFlags = secretsOnCommandLine(changed)
+	if (changed("listen") || cfg.listenFromFile) && cfg.natsURL != "" {
+		return cfg, errors.New("--listen and --nats-url (listen and nats_url in --config) exclude each other: listen configures the embedded server, --nats-url replaces it")
+	}
+	return cfg, nil
+}
+
+// secretsOnCommandLine names the flags given that carry a secret: anyone
+// on the machine reads them with ps.
+func secretsOnCommandLine(changed func(flag string) bool) []string {
+	var out []string
+	for _, f := range []string{"password", "token"} {
+		if changed(f) {
+			out = append(out, "--"+f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,64 @@
+package node
+
+import (
+	"context"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/natsserver"
+	"github.com/jido-bus/jido-bus/eventlog/logapi"
+)
+
+// HeaderUser names, on a forbidden dead letter, the user the server
+// refused, when it is known.
+const HeaderUser = "jido-dlq-user"
+
+// onViolation files a publish the embedded server refused by permission
+// as a dead letter of reason forbidden: the refused client is told by the
+// server, and the operator finds the attempt on <prefix>.dlq.forbidden,
+// in the stream dlq and in jido_signals_refused_total. The payload is not
+// kept: the server drops it before anyone sees it. It runs on the refused
+// client's goroutine inside the server.
+func (n *Node) onViolation(v natsserver.Violation) {
+	if !n.filing.Load() {
+		n.log.Warn("refused by permission before the node took input", "subject", v.Subject, "user", v.User, "client", v.Client)
+		return
+	}
+	what := "publish to"
+	if v.Reply {
+		what = "publish with the reply subject"
+	}
+	who := "a client"
+	if v.User != "" {
+		who = "user " + v.User
+	}
+	n.forbidden(v.Subject, v.User, bus.Errorf(bus.ReasonForbidden, "%s may not %s %s (NATS permissions of its role)", who, what, v.Subject))
+}
+
+// forbidden counts a refusal of reason forbidden and files it as a dead
+// letter for subject, without a payload.
+func (n *Node) forbidden(subject, user string, err error) {
+	n.metrics.refused.WithLabelValues(bus.ReasonForbidden).Inc()
+	h := nats.Header{}
+	if user != "" {
+		h.Set(HeaderUser, user)
+	}
+	n.bus.DeadLetter(&nats.Msg{Subject: subject, Header: h}, err)
+}
+
+// ownStream says whether stream is the node's own bookkeeping, which no
+// API request may truncate or import into: the agent index among them,
+// whose loss loses every agent at the next start.
+func ownStream(stream string) bool { return strings.HasPrefix(stream, "runtime/") }
+
+// guardImport refuses imports into the node's own streams.
+func (n *Node) guardImport(_ context.Context, req logapi.ImportRequest) error {
+	if !ownStream(req.Stream) {
+		return nil
+	}
+	err := bus.Errorf(bus.ReasonForbidden, "%s is the node's own bookkeeping: nothing may be imported into it (forged entries there would change which agents come back at the next start)", req.Stream)
+	n.forbidden(n.subjects.API("log", logapi.VerbImport), "", err)
+	return err
+}

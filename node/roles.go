@@ -1,0 +1,99 @@
+package node
+
+import (
+	"fmt"
+
+	"github.com/jido-bus/jido-bus/agents/runtime/agentapi"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/natsserver"
+	"github.com/jido-bus/jido-bus/eventlog/logapi"
+	"github.com/jido-bus/jido-bus/projections/projectionapi"
+)
+
+// The roles a user of the embedded server has. Each is a set of NATS
+// permissions built from the node's prefix, enforced by the server itself:
+// a message a role does not allow never reaches the node.
+const (
+	// RoleAdmin may do everything, JetStream and the log's mutating
+	// verbs (truncate, import) included.
+	RoleAdmin = "admin"
+	// RoleOperator is a client that also controls agents (start, stop),
+	// reads the log (streams, show, tail, export, verify), rebuilds
+	// projections, forks conversations, reads dead letters and reads
+	// JetStream's state; it creates and deletes nothing in JetStream and
+	// cannot truncate or import.
+	RoleOperator = "operator"
+	// RoleClient sends signals (<prefix>.agent.>, <prefix>.signal.>),
+	// calls and casts through the API, reads agent and conversation state,
+	// sends to conversations and subscribes to what agents emit.
+	RoleClient = "client"
+)
+
+// Roles lists the roles, least privileged first.
+var Roles = []string{RoleClient, RoleOperator, RoleAdmin}
+
+// InboxPrefix is the inbox prefix a user must use (nats.CustomInboxPrefix,
+// the NATS CLI's --inbox-prefix): every role but admin may subscribe to
+// its own inbox only, so that no client reads another's replies.
+func InboxPrefix(user string) string { return "_INBOX_" + user }
+
+// RolePermissions returns the NATS permissions of role for user under
+// subjects' prefix; nil for an admin (no restriction).
+func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserver.Permissions, error) {
+	api := subjects.API
+	client := &natsserver.Permissions{
+		PublishAllow: []string{
+			subjects.All(bus.KindAgent),
+			subjects.All(bus.KindSignal),
+			subjects.Ping(),
+			api("agent", agentapi.VerbCall),
+			api("agent", agentapi.VerbCast),
+			api("agent", agentapi.VerbState),
+			api("agent", agentapi.VerbWhereis),
+			api("agent", agentapi.VerbList),
+			api("agent", agentapi.VerbAwait),
+			api(projectionapi.AreaConv, "send"),
+			api(projectionapi.AreaConv, projectionapi.VerbList),
+			api(projectionapi.AreaConv, projectionapi.VerbShow),
+			api(projectionapi.AreaProjection, projectionapi.VerbList),
+			api(projectionapi.AreaProjection, projectionapi.VerbGet),
+		},
+		SubscribeAllow: []string{subjects.All(bus.KindEmit), InboxPrefix(user) + ".>"},
+	}
+	switch role {
+	case RoleAdmin:
+		return nil, nil
+	case RoleClient:
+		return client, nil
+	case RoleOperator:
+		op := client
+		op.PublishAllow = append(op.PublishAllow,
+			api("agent", "*"),
+			api("log", logapi.VerbStreams),
+			api("log", logapi.VerbShow),
+			api("log", logapi.VerbTail),
+			api("log", logapi.VerbExport),
+			api("log", logapi.VerbVerify),
+			api(projectionapi.AreaProjection, "*"),
+			api(projectionapi.AreaConv, "*"),
+		)
+		op.PublishAllow = append(op.PublishAllow, jetStreamReadOnly...)
+		op.SubscribeAllow = append(op.SubscribeAllow, subjects.All("dlq"))
+		return op, nil
+	}
+	return nil, fmt.Errorf("role %q of user %q: want one of %v", role, user, Roles)
+}
+
+// jetStreamReadOnly are the JetStream API subjects that only read: account
+// info, stream and consumer names, lists and info (`nats stream ls`,
+// `nats stream info`). Creating, updating, deleting and purging stay with
+// admins.
+var jetStreamReadOnly = []string{
+	"$JS.API.INFO",
+	"$JS.API.STREAM.NAMES",
+	"$JS.API.STREAM.LIST",
+	"$JS.API.STREAM.INFO.*",
+	"$JS.API.CONSUMER.NAMES.*",
+	"$JS.API.CONSUMER.LIST.*",
+	"$JS.API.CONSUMER.INFO.*.*",
+}
