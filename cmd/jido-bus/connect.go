@@ -15,6 +15,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/node"
 )
 
 // connHelp is the part of a client command's help that says where its
@@ -44,6 +45,7 @@ type connFlags struct {
 	tlsKey   string
 	tlsCA    string
 	context  string
+	inbox    string
 	prefix   string
 	timeout  time.Duration
 
@@ -66,6 +68,7 @@ func (f *connFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.tlsKey, "tlskey", "", "TLS client key file (env NATS_KEY)")
 	fs.StringVar(&f.tlsCA, "tlsca", "", "TLS certificate authority file to verify the server (env NATS_CA)")
 	fs.StringVar(&f.context, "context", "", "NATS CLI context to take settings from (env NATS_CONTEXT; default the selected one)")
+	fs.StringVar(&f.inbox, "inbox-prefix", "", "prefix of this connection's reply subjects (default _INBOX_<user> for a named user, whose role may read that inbox only; _INBOX otherwise)")
 	fs.StringVar(&f.prefix, "prefix", bus.DefaultPrefix, "subject prefix the node serves under")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Second, "how long to wait for each answer from the node")
 }
@@ -156,6 +159,14 @@ func (f *connFlags) resolve() (connSettings, error) {
 			return s, fmt.Errorf("a password (from %s) needs a user: give --user or NATS_USER", s.from["password"])
 		}
 		s.password = ""
+	}
+	// A node's client and operator users may read their own inbox only
+	// (node.InboxPrefix); an admin reads any, so the same default fits.
+	switch {
+	case f.changed("inbox-prefix"):
+		s.inboxPrefix = f.inbox
+	case s.inboxPrefix == "" && s.user != "":
+		s.inboxPrefix = node.InboxPrefix(s.user)
 	}
 	if (s.cert == "") != (s.key == "") {
 		return s, errors.New("a TLS client certificate needs its key and the key its certificate: give --tlscert and --tlskey (or NATS_CERT and NATS_KEY) together")
