@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // User is one client identity of the embedded server: a name with either a
@@ -74,7 +75,13 @@ const connectionTypeInProcess = "IN_PROCESS"
 func (o *Options) users(sopts *server.Options) (internalPassword string, err error) {
 	all := o.Users
 	if o.User != "" {
-		all = append([]User{{Name: o.User, Password: o.Password}}, all...)
+		// A password from the environment is kept as a hash, like the
+		// configured ones: nothing in the server's options is in clear.
+		h, err := bcrypt.GenerateFromPassword([]byte(o.Password), bcrypt.DefaultCost)
+		if err != nil {
+			return "", fmt.Errorf("natsserver: user %q: %w", o.User, err)
+		}
+		all = append([]User{{Name: o.User, Password: string(h)}}, all...)
 	}
 	if len(all) == 0 {
 		return "", nil
@@ -110,9 +117,15 @@ func (o *Options) users(sopts *server.Options) (internalPassword string, err err
 		return "", fmt.Errorf("natsserver: secret of the in-process user: %w", err)
 	}
 	internalPassword = hex.EncodeToString(secret)
+	// 256 random bits need no slow hash; the lowest cost keeps the
+	// server's own connects quick.
+	internalHash, err := bcrypt.GenerateFromPassword([]byte(internalPassword), bcrypt.MinCost)
+	if err != nil {
+		return "", fmt.Errorf("natsserver: secret of the in-process user: %w", err)
+	}
 	sopts.Users = append(sopts.Users, &server.User{
 		Username:               internalUser,
-		Password:               internalPassword,
+		Password:               string(internalHash),
 		AllowedConnectionTypes: map[string]struct{}{connectionTypeInProcess: {}},
 	})
 	return internalPassword, nil
