@@ -96,6 +96,23 @@ func (b *Bus) serveAPI(msg *nats.Msg, subject string, fn APIFunc) {
 	b.reply(msg, body)
 }
 
+// Typed adapts op, which takes its request decoded, to an APIFunc: the
+// body is decoded into a Req with DecodeRequest (unknown fields refused,
+// an empty body leaves the zero Req) and op's result is the reply.
+func Typed[Req, Rep any](op func(context.Context, Req) (Rep, error)) APIFunc {
+	return func(ctx context.Context, data []byte) (any, error) {
+		var req Req
+		if err := DecodeRequest(data, &req); err != nil {
+			return nil, err
+		}
+		rep, err := op(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return rep, nil
+	}
+}
+
 // DecodeRequest decodes a JSON request body into v, refusing unknown
 // fields; an empty body leaves v as it is. The error is an *bus.Error of
 // type invalid_request that says what is wrong.

@@ -38,18 +38,13 @@ func Serve(b *natsbus.Bus, local Local) error {
 	return nil
 }
 
-// handler decodes a request of type Req (unknown fields refused) and runs
-// op, its errors typed for the reply.
+// handler is natsbus.Typed with op's errors typed for the reply.
 func handler[Req, Rep any](op func(context.Context, Req) (Rep, error)) natsbus.APIFunc {
-	return func(ctx context.Context, data []byte) (any, error) {
-		var req Req
-		if err := natsbus.DecodeRequest(data, &req); err != nil {
-			return nil, err
-		}
+	return natsbus.Typed(func(ctx context.Context, req Req) (Rep, error) {
 		rep, err := op(ctx, req)
 		if err != nil {
-			return nil, asBusError(err)
+			return rep, asBusError(err)
 		}
 		return rep, nil
-	}
+	})
 }

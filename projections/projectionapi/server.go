@@ -1,7 +1,6 @@
 package projectionapi
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/jido-bus/jido-bus/bus/natsbus"
@@ -22,32 +21,16 @@ func Serve(b *natsbus.Bus, local Local) error {
 		area, verb string
 		fn         natsbus.APIFunc
 	}{
-		{AreaProjection, VerbList, handler(local.List)},
-		{AreaProjection, VerbGet, handler(local.Get)},
-		{AreaProjection, VerbRebuild, handler(local.Rebuild)},
-		{AreaConv, VerbList, handler(local.ConvList)},
-		{AreaConv, VerbShow, handler(local.ConvShow)},
-		{AreaConv, VerbFork, handler(local.ConvFork)},
+		{AreaProjection, VerbList, natsbus.Typed(local.List)},
+		{AreaProjection, VerbGet, natsbus.Typed(local.Get)},
+		{AreaProjection, VerbRebuild, natsbus.Typed(local.Rebuild)},
+		{AreaConv, VerbList, natsbus.Typed(local.ConvList)},
+		{AreaConv, VerbShow, natsbus.Typed(local.ConvShow)},
+		{AreaConv, VerbFork, natsbus.Typed(local.ConvFork)},
 	} {
 		if err := b.HandleAPI(s.API(h.area, h.verb), h.fn); err != nil {
 			return fmt.Errorf("%s API: %w", h.area, err)
 		}
 	}
 	return nil
-}
-
-// handler decodes a request of type Req (unknown fields refused) and runs
-// op.
-func handler[Req, Rep any](op func(context.Context, Req) (Rep, error)) natsbus.APIFunc {
-	return func(ctx context.Context, data []byte) (any, error) {
-		var req Req
-		if err := natsbus.DecodeRequest(data, &req); err != nil {
-			return nil, err
-		}
-		rep, err := op(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		return rep, nil
-	}
 }
