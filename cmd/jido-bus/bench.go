@@ -73,7 +73,7 @@ kept, one subdirectory per scenario, for 'jido-bus log --data-dir
 <dir>/<scenario>/node'.`,
 		Example: `  jido-bus bench
   jido-bus bench --scenarios cast,call --msgs 200000 --agents 2000
-  jido-bus bench --json > bench.json
+  jido-bus bench -o json > bench.json
   jido-bus bench --data-dir /mnt/ssd/bench --duration 30s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, f) },
@@ -90,7 +90,9 @@ kept, one subdirectory per scenario, for 'jido-bus log --data-dir
 	fl.IntVar(&f.cfg.Window, "window", bench.DefaultWindow, "most signals published and not yet committed (no queue overflows, nothing dropped)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "directory on a real disk to run in (default: a fresh directory here, removed afterwards)")
 	fl.BoolVar(&f.allowTmpfs, "allow-tmpfs", false, "run even when the data directory is on a tmpfs (durable figures become meaningless)")
-	fl.BoolVar(&f.json, "json", false, "print the report as JSON instead of a table")
+	addOutputFlags(cmd, &f.json)
+	documentJSON(cmd, `the whole report as one indented object: the machine, the
+settings, and each scenario's figures beside its limits and targets.`)
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	fl.StringVar(&f.memProfile, "memprofile", "", "write the allocations of the whole run to this file (go tool pprof -sample_index=alloc_space)")
 	return cmd

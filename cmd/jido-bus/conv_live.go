@@ -27,7 +27,7 @@ func (f *liveFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.natsURL, "nats-url", nats.DefaultURL, "NATS server of the running jido-bus node")
 	cmd.Flags().StringVar(&f.prefix, "prefix", bus.DefaultPrefix, "subject prefix the node serves under")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 10*time.Second, "how long to wait for each answer from the node")
-	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON instead of text")
+	addOutputFlags(cmd, &f.json)
 }
 
 func (f *liveFlags) connect() (*nats.Conn, bus.Subjects, error) {
@@ -75,14 +75,14 @@ agent is started, with its conversation.started event, when it is new.`,
 				return fmt.Errorf("conv send %s: %w", args[0], err)
 			}
 			if f.json {
-				_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s\n", msg.Data)
-				return err
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"id": reply.ID, "version": reply.Version})
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "sent %s to %s\n", reply.ID, args[0])
 			return err
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, `{"id":"<the message's signal id>","version":N}.`)
 	return cmd
 }
 
@@ -146,6 +146,10 @@ until interrupted.`,
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, `one JSON object per line as items come: each timeline item
+{"seq","kind","text"?,"tool"?,"error"?,…}, an item printed again when it
+changes (a tool call completing), and each assistant delta as
+{"kind":"delta","text":"…"}.`)
 	cmd.Flags().DurationVar(&every, "every", 250*time.Millisecond, "how often to look for new timeline items")
 	return cmd
 }

@@ -45,7 +45,7 @@ func (f *logFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.natsURL, "nats-url", nats.DefaultURL, "NATS server of a running jido-bus node; tried first, then --data-dir")
 	cmd.Flags().StringVar(&f.prefix, "prefix", bus.DefaultPrefix, "subject prefix the node serves under")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 10*time.Second, "how long to wait for each answer from the node")
-	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON (one object per line) instead of a table")
+	addOutputFlags(cmd, &f.json)
 	addDataDirFlag(cmd, &f.dataDir)
 }
 

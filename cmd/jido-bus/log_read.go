@@ -24,7 +24,7 @@ func newLogStreamsCmd() *cobra.Command {
 sequence), FIRST the first sequence still retained, ENTRIES and BYTES what
 is retained.`,
 		Example: `  jido-bus log streams
-  jido-bus log streams --stream-prefix agent/ --json`,
+  jido-bus log streams --stream-prefix agent/ -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			b, done, err := f.openBackend(cmd.Context(), false)
@@ -40,6 +40,7 @@ is retained.`,
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, streamsShape)
 	cmd.Flags().StringVar(&prefix, "stream-prefix", "", "only streams whose name starts with this")
 	return cmd
 }
@@ -57,7 +58,7 @@ retained), at most --limit of them, optionally only those whose type
 matches --type (a pattern: '*' is one segment, '**' any number).`,
 		Example: `  jido-bus log show agent/c1
   jido-bus log show agent/c1 --from 100 --limit 20 --type 'user.**'
-  jido-bus log show conversation/proj/conv --json`,
+  jido-bus log show conversation/proj/conv -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, done, err := f.openBackend(cmd.Context(), false)
@@ -66,7 +67,7 @@ matches --type (a pattern: '*' is one segment, '**' any number).`,
 			}
 			defer done()
 			p := newEntryPrinter(cmd.OutOrStdout(), f.json)
-			_, err = readPages(cmd.Context(), b, logapi.ReadRequest{Stream: args[0], From: from, Types: types}, limit,
+			next, more, err := readPages(cmd.Context(), b, logapi.ReadRequest{Stream: args[0], From: from, Types: types}, limit,
 				func(r logapi.ReadReply) error {
 					warnDamaged(cmd.ErrOrStderr(), r.Damaged)
 					for _, e := range r.Entries {
@@ -79,13 +80,20 @@ matches --type (a pattern: '*' is one segment, '**' any number).`,
 			if err != nil && p.rows == 0 {
 				return err // no table with nothing in it above the error
 			}
-			if ferr := p.flush(); err == nil {
-				err = ferr
+			if err != nil {
+				_ = p.flush()
+				return err
 			}
-			return err
+			if !more {
+				next = 0
+			}
+			return p.finish(next, "--from")
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, `{"entries":[`+entryShape+`…],"next":N|null}:
+next is the --from that continues when --limit stopped the listing before
+the end, null otherwise. The table then ends with a line naming it.`)
 	cmd.Flags().Uint64Var(&from, "from", 0, "first sequence to print (0: the first retained)")
 	cmd.Flags().IntVar(&limit, "limit", 100, "most entries to print (0: all)")
 	cmd.Flags().StringVar(&types, "type", "", "only entries whose type matches this pattern")
@@ -94,8 +102,9 @@ matches --type (a pattern: '*' is one segment, '**' any number).`,
 
 // readPages reads forward page by page from req.From, calling page for
 // each, until the end of the log or limit entries (0: no limit). It
-// returns the position after the last entry read.
-func readPages(ctx context.Context, b logBackend, req logapi.ReadRequest, limit int, page func(logapi.ReadReply) error) (uint64, error) {
+// returns the position after the last entry read, and whether more
+// entries follow it (limit stopped the read, not the end of the log).
+func readPages(ctx context.Context, b logBackend, req logapi.ReadRequest, limit int, page func(logapi.ReadReply) error) (next uint64, more bool, err error) {
 	read := 0
 	for {
 		req.Limit = logapi.DefaultPageSize
@@ -104,17 +113,29 @@ func readPages(ctx context.Context, b logBackend, req logapi.ReadRequest, limit 
 		}
 		r, err := b.Read(ctx, req)
 		if err != nil {
-			return req.From, readError(req.Stream, req.From, err)
+			return req.From, false, readError(req.Stream, req.From, err)
 		}
 		if err := page(r); err != nil {
-			return req.From, err
+			return req.From, false, err
 		}
 		read += len(r.Entries)
 		req.From = r.Next
-		if !r.More || (limit > 0 && read >= limit) {
-			return req.From, nil
+		if !r.More {
+			return req.From, false, nil
+		}
+		if limit > 0 && read >= limit {
+			return req.From, moreAfter(ctx, b, req), nil
 		}
 	}
+}
+
+// moreAfter reports whether an entry (matching req's types) is at or
+// after req.From: a page that stopped at its limit may have stopped at
+// the very end.
+func moreAfter(ctx context.Context, b logBackend, req logapi.ReadRequest) bool {
+	req.Limit = 1
+	r, err := b.Read(ctx, req)
+	return err != nil || len(r.Entries) > 0 || len(r.Damaged) > 0
 }
 
 func describeStream(stream string) string {
@@ -168,6 +189,7 @@ committed until interrupted. Following polls for the next page every
 			}
 			defer done()
 			p := newEntryPrinter(cmd.OutOrStdout(), f.json)
+			p.lines = follow
 			last, err := b.Read(ctx, logapi.ReadRequest{Stream: stream, Backward: true, Limit: lines, Types: types})
 			if err != nil {
 				return readError(stream, 0, err)
@@ -189,7 +211,10 @@ committed until interrupted. Following polls for the next page every
 					next = info.Streams[0].Head + 1
 				}
 			}
-			if err := p.flush(); err != nil || !follow {
+			if !follow {
+				return p.finish(next, "")
+			}
+			if err := p.flush(); err != nil {
 				return err
 			}
 			return followLog(ctx, b, logapi.ReadRequest{Stream: stream, From: next, Types: types}, poll, func(r logapi.ReadReply) error {
@@ -204,6 +229,10 @@ committed until interrupted. Following polls for the next page every
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, `{"entries":[`+entryShape+`…],"next":N}: next is
+the position following would start at. With -f it prints one entry per
+line instead, as each is committed (JSON lines), so that a program can read
+it as it comes.`)
 	cmd.Flags().BoolVar(&all, "all", false, "tail the global log instead of one stream")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new entries until interrupted")
 	cmd.Flags().IntVarP(&lines, "lines", "n", 10, "how many of the last entries to print first")
@@ -227,7 +256,7 @@ func followLog(ctx context.Context, b logBackend, req logapi.ReadRequest, poll t
 	ticker := time.NewTicker(poll)
 	defer ticker.Stop()
 	for {
-		next, err := readPages(ctx, b, req, 0, page)
+		next, _, err := readPages(ctx, b, req, 0, page)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -271,7 +300,7 @@ skipped; the command then fails after writing the rest.`,
 			defer bar.finish()
 			out := cmd.OutOrStdout()
 			var damaged []string
-			_, err = readPages(ctx, b, logapi.ReadRequest{Stream: args[0], From: from}, 0, func(r logapi.ReadReply) error {
+			_, _, err = readPages(ctx, b, logapi.ReadRequest{Stream: args[0], From: from}, 0, func(r logapi.ReadReply) error {
 				warnDamaged(cmd.ErrOrStderr(), r.Damaged)
 				for _, d := range r.Damaged {
 					damaged = append(damaged, d.Position())

@@ -112,6 +112,9 @@ versions A and B.`,
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, `{"id","type","version","state":{…},"signals":N,
+"divergence"?:{"seq","signal","version","expected","got","reason"}}; with
+--diff, {"stream","from":A,"to":B,"changes":[{"path","before"?,"after"?}…]}.`)
 	cmd.Flags().Uint64Var(&to, "to", 0, "stop at this version (0: replay everything)")
 	cmd.Flags().BoolVar(&verify, "verify", false, "compare each recomputed decision with the logged one; exit 2 at the first divergence")
 	cmd.Flags().UintSliceVar(&diffFlag, "diff", nil, "print the state change between versions A and B: --diff A B, --diff A,B or --diff A --diff B")
@@ -192,7 +195,10 @@ func printDiff(w io.Writer, stream string, a, b uint64, states map[uint64]json.R
 		changes = append(changes, c)
 	}
 	if asJSON {
-		return json.NewEncoder(w).Encode(map[string]any{"stream": stream, "from": a, "to": b, "changes": changes})
+		if changes == nil {
+			changes = []change{}
+		}
+		return writeJSON(w, map[string]any{"stream": stream, "from": a, "to": b, "changes": changes})
 	}
 	fmt.Fprintf(w, "%s: state change from version %d to %d\n", stream, a, b)
 	if len(changes) == 0 {

@@ -109,6 +109,8 @@ importing the same file twice adds nothing. Events go in chunks of up to
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, `{"appended":N,"duplicates":N,"version":N}: the events
+added, those already present, and the stream's version afterwards.`)
 	cmd.Flags().StringVar(&stream, "stream", "", "stream to append to (required)")
 	_ = cmd.MarkFlagRequired("stream")
 	return cmd
@@ -181,6 +183,8 @@ are never truncated.`,
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, `{"removed":N,"from":SEQ,"to":SEQ,"bytes":N,"dry_run"?:true}:
+what was (or, with --dry-run, would be) removed.`)
 	cmd.Flags().Uint64Var(&before, "before", 0, "remove entries with a sequence below this (required)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be removed; change nothing")
 	_ = cmd.MarkFlagRequired("before")

@@ -65,6 +65,13 @@ terminal it prints one frame after another, separated by a blank line.
 		},
 	}
 	o.live.register(cmd)
+	documentJSON(cmd, `one frame per line (JSON lines; one line with --once):
+{"nats_url","version","server_id","uptime","agents":{"active","passive",
+"total","queued"},"totals":{…},"rates":{…},"rate_window_seconds",
+"rates_since_start","busiest"?:[{"id","type","status","queue_length",
+"version","error_count"}…],"error"?}. totals and rates have the keys
+received, rejected, dead_letters, api_requests, commits, emitted,
+directives and directives_failed.`)
 	cmd.Flags().DurationVar(&o.interval, "interval", time.Second, "time between two refreshes")
 	cmd.Flags().IntVar(&o.agents, "agents", 10, "how many of the busiest agents to list (0: none)")
 	cmd.Flags().BoolVar(&o.once, "once", false, "print one frame and exit")
