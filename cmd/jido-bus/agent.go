@@ -100,24 +100,28 @@ func newAgentStartCmd() *cobra.Command {
 
 func newAgentStopCmd() *cobra.Command {
 	var (
-		f      liveFlags
-		reason string
+		f           liveFlags
+		reason      string
+		dryRun, yes bool
 	)
 	cmd := &cobra.Command{
 		Use:   "stop ID",
 		Short: "Stop an agent for good (it stays stopped across restarts)",
-		Args:  cobra.ExactArgs(1),
+		Long: `Stop an agent for good: it stays stopped across restarts. Its children
+stop with it, unless started with on_parent_death "continue" or
+"emit_orphan". Stopping an agent that has children asks first on a
+terminal; --yes skips the question and is required when stdin is not a
+terminal. --dry-run shows what would stop and stops nothing.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reply, err := agentRequest(cmd, &f, "stop", map[string]string{"id": args[0], "reason": reason})
-			if err != nil {
-				return err
-			}
-			return printAgentReply(cmd, f.json, "stop", reply)
+			return runAgentStop(cmd, &f, args[0], reason, dryRun, yes)
 		},
 	}
 	f.register(cmd)
 	documentJSON(cmd, agentStopShape)
 	cmd.Flags().StringVar(&reason, "reason", "", "why, recorded in the agent's last log entry")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show the agent and the children that would stop; stop nothing")
+	addYesFlag(cmd, &yes)
 	return cmd
 }
 
