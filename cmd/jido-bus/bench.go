@@ -76,7 +76,12 @@ kept, one subdirectory per scenario, for 'jido-bus log --data-dir
   jido-bus bench -o json > bench.json
   jido-bus bench --data-dir /mnt/ssd/bench --duration 30s`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkBenchCounts(cmd); err != nil {
+				return err
+			}
+			return runBench(cmd, f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.scenarios, "scenarios", strings.Join(bench.Names(), ","), "scenarios to run, comma-separated")
@@ -96,6 +101,27 @@ settings, and each scenario's figures beside its limits and targets.`)
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	fl.StringVar(&f.memProfile, "memprofile", "", "write the allocations of the whole run to this file (go tool pprof -sample_index=alloc_space)")
 	return cmd
+}
+
+// benchCounts are the flags that count something: a run with none of
+// them measures nothing, and a negative one is a typo.
+var benchCounts = []string{"msg-size", "msgs", "calls", "publishers", "agents", "fanout-agents", "window"}
+
+// checkBenchCounts refuses a count below 1 before anything runs.
+func checkBenchCounts(cmd *cobra.Command) error {
+	for _, name := range benchCounts {
+		v, err := cmd.Flags().GetInt(name)
+		if err != nil {
+			return err
+		}
+		if v < 1 {
+			return fmt.Errorf("--%s %d: want 1 or more", name, v)
+		}
+	}
+	if d, _ := cmd.Flags().GetDuration("duration"); d <= 0 {
+		return fmt.Errorf("--duration %s: want a positive duration such as 10s", d)
+	}
+	return nil
 }
 
 func runBench(cmd *cobra.Command, f benchFlags) error {

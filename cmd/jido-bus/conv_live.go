@@ -49,10 +49,17 @@ func newConvSendCmd() *cobra.Command {
 		Short: "Append a user message to a conversation (starting it if new)",
 		Long: `Send appends conversation.user.message with TEXT to CONV
 (<project-id>/<conversation-id>) through a running node; the conversation's
-agent is started, with its conversation.started event, when it is new.`,
+agent is started, with its conversation.started event, when it is new.
+
+CONV is the id of the conversation's agent, so it takes exactly the ids
+'agent start --id' takes, of two segments: each of letters, digits, '_'
+and '-', starting with a letter or digit, 256 bytes in all at most.`,
 		Example: `  jido-bus conv send demo/c1 "What does this function do?"`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := conversation.CheckKey(args[0]); err != nil {
+				return err
+			}
 			nc, subjects, err := f.connect()
 			if err != nil {
 				return err

@@ -88,6 +88,15 @@ versions A and B.`,
 			if err != nil {
 				return fmt.Errorf("replay %s: %w", stream, err)
 			}
+			// --to and --diff past the last version are one mistake with
+			// one answer (a divergence stops the replay early: that is
+			// reported below instead).
+			if past := opts.To; res.Divergence == nil && past > res.Version {
+				if len(diff) == 2 && diff[0] > res.Version {
+					past = diff[0]
+				}
+				return fmt.Errorf("replay %s: version %d is past the head of %s, version %d (the last the log holds); ask for %d or less", stream, past, stream, res.Version, res.Version)
+			}
 			out := cmd.OutOrStdout()
 			if len(diff) == 2 {
 				return printDiff(out, stream, diff[0], diff[1], states, f.json)
