@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -39,6 +40,9 @@ type logFlags struct {
 	dataDir string
 	json    bool
 	timeout time.Duration
+	// follower, when set, makes the connection to a node reconnect for
+	// ever, telling it (stderr) when it is lost and back (followerOptions).
+	follower io.Writer
 }
 
 func (f *logFlags) register(cmd *cobra.Command) {
@@ -62,7 +66,11 @@ func (f *logFlags) openBackend(ctx context.Context, create bool) (logBackend, fu
 	if err != nil {
 		return nil, nil, err
 	}
-	nc, err := nats.Connect(f.natsURL, nats.Timeout(connectTimeout), nats.NoReconnect(), nats.Name("jido-bus log"))
+	opts := []nats.Option{nats.Timeout(connectTimeout), nats.NoReconnect(), nats.Name("jido-bus log")}
+	if f.follower != nil {
+		opts = append(opts[:1], append(followerOptions(f.follower, "log"), nats.Name("jido-bus log follower"))...)
+	}
+	nc, err := nats.Connect(f.natsURL, opts...)
 	if err == nil {
 		client := logapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout}
 		probe, cancel := context.WithTimeout(ctx, 2*time.Second)

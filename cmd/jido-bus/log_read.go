@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -170,7 +171,10 @@ func newLogTailCmd() *cobra.Command {
 		Long: `Print the last -n entries of STREAM (or, with --all, of the global log,
 across streams) and, with -f, keep printing new entries as they are
 committed until interrupted. Following polls for the next page every
---poll, through the node or the data directory alike.`,
+--poll, through the node or the data directory alike. Through a node it
+outlives the node's restarts as 'nats sub' does: it says on stderr when
+it lost the node and when it is back, and goes on after the last entry it
+printed, so that nothing is printed twice or skipped.`,
 		Example: `  jido-bus log tail agent/c1
   jido-bus log tail --all -f --type 'user.**'`,
 		Args: cobra.MaximumNArgs(1),
@@ -183,6 +187,11 @@ committed until interrupted. Following polls for the next page every
 				stream = args[0]
 			}
 			ctx := cmd.Context()
+			var stderr io.Writer = cmd.ErrOrStderr()
+			if follow {
+				stderr = &syncWriter{w: stderr}
+				f.follower = stderr
+			}
 			b, done, err := f.openBackend(ctx, false)
 			if err != nil {
 				return err
@@ -218,7 +227,7 @@ committed until interrupted. Following polls for the next page every
 				return err
 			}
 			return followLog(ctx, b, logapi.ReadRequest{Stream: stream, From: next, Types: types}, poll, func(r logapi.ReadReply) error {
-				warnDamaged(cmd.ErrOrStderr(), r.Damaged)
+				warnDamaged(stderr, r.Damaged)
 				for _, e := range r.Entries {
 					if err := p.print(e); err != nil {
 						return err
@@ -252,18 +261,22 @@ func position(stream string, e logapi.Entry) uint64 {
 
 // followLog reads new pages from req.From until ctx ends, waiting poll
 // between reads that found nothing new. An interrupt is a normal end.
+// Through a node, a read that fails because the node is away (restarting,
+// the connection reconnecting) is asked again from the position after the
+// last entry printed: nothing is printed twice or skipped.
 func followLog(ctx context.Context, b logBackend, req logapi.ReadRequest, poll time.Duration, page func(logapi.ReadReply) error) error {
 	ticker := time.NewTicker(poll)
 	defer ticker.Stop()
+	_, remote := b.(logapi.Client)
 	for {
 		next, _, err := readPages(ctx, b, req, 0, page)
 		if ctx.Err() != nil {
 			return nil
 		}
-		if err != nil {
+		req.From = next // the pages before a failed one were printed
+		if err != nil && !(remote && transient(err)) {
 			return err
 		}
-		req.From = next
 		select {
 		case <-ctx.Done():
 			return nil
