@@ -11,8 +11,6 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/projections/conversation"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
-	"github.com/jido-bus/jido-bus/projections/projectionapi"
 )
 
 // liveFlags are the flags of the conv commands that need a running node.
@@ -21,6 +19,9 @@ type liveFlags struct {
 	prefix  string
 	timeout time.Duration
 	json    bool
+	// follower, when set, makes the connection reconnect for ever,
+	// telling it (stderr) when the node is lost and back.
+	follower io.Writer
 }
 
 func (f *liveFlags) register(cmd *cobra.Command) {
@@ -35,7 +36,11 @@ func (f *liveFlags) connect() (*nats.Conn, bus.Subjects, error) {
 	if err != nil {
 		return nil, subjects, err
 	}
-	nc, err := nats.Connect(f.natsURL, nats.Timeout(f.timeout), nats.Name("jido-bus cli"))
+	opts := []nats.Option{nats.Timeout(f.timeout), nats.Name("jido-bus cli")}
+	if f.follower != nil {
+		opts = append(opts, followerOptions(f.follower, "cli")...)
+	}
+	nc, err := nats.Connect(f.natsURL, opts...)
 	if err != nil {
 		return nil, subjects, fmt.Errorf("no jido-bus node answers at %s (start one with 'jido-bus serve', or set --nats-url): %w", f.natsURL, err)
 	}
@@ -103,53 +108,14 @@ func newConvFollowCmd() *cobra.Command {
 		Short: "Print a conversation's timeline as it grows, assistant deltas included",
 		Long: `Follow prints CONV's timeline (<project-id>/<conversation-id>) and then
 each new item as it is committed, and the assistant's deltas (transient
-conversation.assistant.delta events, never logged) as they stream. It runs
-until interrupted.`,
+conversation.assistant.delta events, never logged) as they stream, ending
+the streamed text with a newline when the message it belongs to is
+committed. A tool call's line is printed again when the call completes
+(or fails), with its outcome. It runs until interrupted, and outlives the
+node's restarts as 'nats sub' does, saying so on stderr.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			key := args[0]
-			if err := conversation.CheckKey(key); err != nil {
-				return err
-			}
-			nc, subjects, err := f.connect()
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			out := cmd.OutOrStdout()
-			deltas, err := nc.Subscribe(subjects.Emit(key, convevent.AssistantDelta), func(m *nats.Msg) {
-				var d convevent.Data
-				if json.Unmarshal(m.Data, &d) == nil {
-					fmt.Fprint(out, d.Text)
-				}
-			})
-			if err != nil {
-				return err
-			}
-			defer func() { _ = deltas.Unsubscribe() }()
-			client := projectionapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout}
-			shown := 0
-			tick := time.NewTicker(every)
-			defer tick.Stop()
-			for {
-				reply, err := client.ConvShow(cmd.Context(), projectionapi.ConvShowRequest{Conv: key, View: conversation.ViewTimeline})
-				if err == nil {
-					var tl conversation.Timeline
-					if err := json.Unmarshal(reply.State, &tl); err != nil {
-						return fmt.Errorf("timeline of %s: %w", key, err)
-					}
-					for ; shown < len(tl.Items); shown++ {
-						printItem(out, tl.Items[shown], f.json)
-					}
-				} else if bus.ErrorType(err) != bus.ReasonNotFound {
-					return err
-				}
-				select {
-				case <-cmd.Context().Done():
-					return nil
-				case <-tick.C:
-				}
-			}
+			return runConvFollow(cmd, &f, args[0], every)
 		},
 	}
 	f.register(cmd)
@@ -159,22 +125,4 @@ changes (a tool call completing), and each assistant delta as
 {"kind":"delta","text":"…"}.`)
 	cmd.Flags().DurationVar(&every, "every", 250*time.Millisecond, "how often to look for new timeline items")
 	return cmd
-}
-
-// printItem prints one timeline item: a JSON line, or "seq kind text".
-func printItem(w io.Writer, it conversation.TimelineItem, asJSON bool) {
-	if asJSON {
-		b, _ := json.Marshal(it)
-		fmt.Fprintf(w, "%s\n", b)
-		return
-	}
-	text := it.Text
-	switch {
-	case it.Tool != nil:
-		b, _ := json.Marshal(it.Tool)
-		text = string(b)
-	case it.Error != nil:
-		text = it.Error.Type + ": " + it.Error.Message
-	}
-	fmt.Fprintf(w, "%4d  %-20s %s\n", it.Seq, it.Kind, text)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/node"
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // lockedBuffer is a bytes.Buffer a command may write while the test reads.
@@ -140,5 +141,66 @@ func TestLogTailFollowsAcrossARestart(t *testing.T) {
 		if s != uint64(i+1) {
 			t.Fatalf("seqs printed %v: want 1 to 9, each once", seqs)
 		}
+	}
+}
+
+// TestConvFollowUpdatesToolCallsAndEndsDeltas: conv follow prints a tool
+// call's line again when it completes, with its outcome, and ends the
+// streamed assistant text with a newline before the next item.
+func TestConvFollowUpdatesToolCallsAndEndsDeltas(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	n, err := node.Start(context.Background(), node.Config{DataDir: t.TempDir(), NATS: node.NATSConfig{Listen: "127.0.0.1:0"}, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close(5 * time.Second)
+	stream := convevent.Stream("p1/c1")
+	appendConv := func(events ...bus.Signal) {
+		t.Helper()
+		if _, err := n.Log().Append(context.Background(), stream, eventlog.AnyVersion, events...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendConv(
+		convEvent(t, convevent.Started, "e1", `{"project_id":"p1","conversation_id":"c1"}`),
+		convEvent(t, convevent.UserMessage, "e2", `{"text":"list the files"}`),
+		convEvent(t, convevent.ToolRequested, "e3", `{"call_id":"t1","name":"ls","args":{"dir":"."}}`),
+	)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		root := newRootCmd()
+		root.SetOut(&out)
+		root.SetErr(&errOut)
+		root.SetArgs([]string{"conv", "follow", "p1/c1", "--every", "20ms", "--nats-url", n.URL()})
+		done <- root.ExecuteContext(ctx)
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("conv follow: %v\n%s", err, errOut.String())
+		}
+	}()
+	waitFor(t, "the requested tool call", func() bool { return strings.Contains(out.String(), "ls {\"dir\":\".\"} [requested]") })
+	appendConv(convEvent(t, convevent.ToolCompleted, "e4", `{"call_id":"t1","output":"a.go b.go"}`))
+	waitFor(t, "the completed tool call", func() bool { return strings.Contains(out.String(), `[completed] -> "a.go b.go"`) })
+
+	subjects, err := bus.NewSubjects(bus.DefaultPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject := subjects.Emit("p1/c1", convevent.AssistantDelta)
+	for _, text := range []string{"two ", "files"} {
+		if err := n.Conn().Publish(subject, []byte(`{"text":"`+text+`"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the deltas", func() bool { return strings.HasSuffix(out.String(), "two files") })
+	appendConv(convEvent(t, convevent.AssistantMessage, "e5", `{"text":"two files"}`))
+	waitFor(t, "the assistant's message", func() bool { return strings.Count(out.String(), "two files") == 2 })
+	if !strings.Contains(out.String(), "two files\n") || strings.Contains(out.String(), "two files   ") {
+		t.Errorf("the streamed text does not end with a newline:\n%s", out.String())
 	}
 }
