@@ -38,7 +38,7 @@ func (f *liveFlags) connect() (*nats.Conn, bus.Subjects, error) {
 	}
 	opts := []nats.Option{nats.Timeout(f.timeout), nats.Name("jido-bus cli")}
 	if f.follower != nil {
-		opts = append(opts, followerOptions(f.follower, "cli")...)
+		opts = append(opts, followerOptions(f.follower, "cli", f.natsURL)...)
 	}
 	nc, err := nats.Connect(f.natsURL, opts...)
 	if err != nil {

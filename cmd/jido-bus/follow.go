@@ -28,19 +28,27 @@ const followReconnectWait = 250 * time.Millisecond
 // for ever, tell w (stderr) about it, and buffer nothing while
 // disconnected, so a request then fails at once and is asked again after
 // the reconnect instead of reaching the node late.
-func followerOptions(w io.Writer, what string) []nats.Option {
+// Closing the connection also calls the disconnect handler: a closed
+// connection was not lost, and says nothing.
+func followerOptions(w io.Writer, what, url string) []nats.Option {
 	return []nats.Option{
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(followReconnectWait),
 		nats.ReconnectBufSize(-1),
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			if nc.IsClosed() {
+				return
+			}
 			reason := ""
 			if err != nil {
 				reason = " (" + err.Error() + ")"
 			}
-			fmt.Fprintf(w, "jido-bus %s: lost the node at %s%s; reconnecting…\n", what, nc.Opts.Url, reason)
+			fmt.Fprintf(w, "jido-bus %s: lost the node at %s%s; reconnecting…\n", what, url, reason)
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
+			if nc.IsClosed() {
+				return
+			}
 			fmt.Fprintf(w, "jido-bus %s: reconnected to %s\n", what, nc.ConnectedUrlRedacted())
 		}),
 	}

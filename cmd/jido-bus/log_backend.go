@@ -68,7 +68,7 @@ func (f *logFlags) openBackend(ctx context.Context, create bool) (logBackend, fu
 	}
 	opts := []nats.Option{nats.Timeout(connectTimeout), nats.NoReconnect(), nats.Name("jido-bus log")}
 	if f.follower != nil {
-		opts = append(opts[:1], append(followerOptions(f.follower, "log"), nats.Name("jido-bus log follower"))...)
+		opts = append(opts[:1], append(followerOptions(f.follower, "log", f.natsURL), nats.Name("jido-bus log follower"))...)
 	}
 	nc, err := nats.Connect(f.natsURL, opts...)
 	if err == nil {
