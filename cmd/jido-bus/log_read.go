@@ -62,6 +62,9 @@ matches --type (a pattern: '*' is one segment, '**' any number).`,
   jido-bus log show conversation/proj/conv -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if limit < 0 {
+				return fmt.Errorf("--limit %d: want 0 (all) or more", limit)
+			}
 			b, done, err := f.openBackend(cmd.Context(), false)
 			if err != nil {
 				return err
@@ -182,6 +185,9 @@ printed, so that nothing is printed twice or skipped.`,
 			if all == (len(args) == 1) {
 				return errors.New("name one STREAM or give --all, not both")
 			}
+			if lines < 0 {
+				return fmt.Errorf("-n %d: want 0 (none: only what follows, with -f) or more", lines)
+			}
 			stream := ""
 			if len(args) == 1 {
 				stream = args[0]
@@ -199,7 +205,13 @@ printed, so that nothing is printed twice or skipped.`,
 			defer done()
 			p := newEntryPrinter(cmd.OutOrStdout(), f.json)
 			p.lines = follow
-			last, err := b.Read(ctx, logapi.ReadRequest{Stream: stream, Backward: true, Limit: lines, Types: types})
+			// A read's Limit 0 means a default page: -n 0 reads the last
+			// entry of all to know where following starts, and prints none.
+			first := logapi.ReadRequest{Stream: stream, Backward: true, Limit: lines, Types: types}
+			if lines == 0 {
+				first.Limit, first.Types = 1, ""
+			}
+			last, err := b.Read(ctx, first)
 			if err != nil {
 				return readError(stream, 0, err)
 			}
@@ -207,6 +219,9 @@ printed, so that nothing is printed twice or skipped.`,
 			slices.Reverse(last.Entries)
 			next := uint64(1)
 			for _, e := range last.Entries {
+				if lines == 0 {
+					break
+				}
 				if err := p.print(e); err != nil {
 					return err
 				}

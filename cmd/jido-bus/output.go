@@ -88,7 +88,18 @@ func writeList(w io.Writer, name string, items any, next any) error {
 	if s, ok := next.(string); ok && s == "" {
 		next = nil
 	}
-	return writeJSON(w, map[string]any{name: items, "next": next})
+	// The list first, then its cursor, as the help shows it.
+	list, err := json.Marshal(items)
+	if err != nil {
+		return err
+	}
+	cursor, err := json.Marshal(next)
+	if err != nil {
+		return err
+	}
+	key, _ := json.Marshal(name)
+	_, err = fmt.Fprintf(w, "{%s:%s,\"next\":%s}\n", key, list, cursor)
+	return err
 }
 
 // table is a tab-aligned table with a header line.

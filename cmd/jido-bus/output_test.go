@@ -148,3 +148,35 @@ func TestListShapesOnDataDir(t *testing.T) {
 		t.Errorf("schema ls -o json: %s", out)
 	}
 }
+
+// TestLogRefusesNegativeCounts: a negative --limit or -n is a typo, not
+// "everything".
+func TestLogRefusesNegativeCounts(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	dir := makeLog(t)
+	local := []string{"--nats-url", noNode, "--data-dir", dir}
+	for _, args := range [][]string{{"show", "agent/a", "--limit", "-1"}, {"tail", "agent/a", "-n", "-3"}} {
+		out, _, err := runLog(t, "", append(args, local...)...)
+		if err == nil || !strings.Contains(err.Error(), "want 0") || out != "" {
+			t.Errorf("log %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// TestLogTailNothing: -n 0 prints no entry (a read's limit 0 would be a
+// default page) and says where following would start.
+func TestLogTailNothing(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	dir := makeLog(t)
+	out, _, err := runLog(t, "", "tail", "agent/a", "-n", "0", "-o", "json", "--nats-url", noNode, "--data-dir", dir)
+	if err != nil || out != "{\"entries\":[],\"next\":4}\n" {
+		t.Errorf("log tail -n 0: %v\n%s", err, out)
+	}
+}
+
+func TestListShapeNamesTheListFirst(t *testing.T) {
+	var b strings.Builder
+	if err := writeList(&b, "streams", []int(nil), nil); err != nil || b.String() != "{\"streams\":[],\"next\":null}\n" {
+		t.Errorf("writeList: %v %q", err, b.String())
+	}
+}
