@@ -33,7 +33,7 @@ func printStreams(w io.Writer, streams []eventlog.StreamInfo, asJSON bool) error
 }
 
 // entryShape is one entry as the log commands print it in JSON.
-const entryShape = `{"stream","seq","global_seq","time","event":{a CloudEvent}}`
+const entryShape = `{"stream","seq","global_seq","time","event":<CloudEvent>}`
 
 // entryPrinter prints entries as a table (header once), as the list
 // shape {"entries":[…],"next":…} (JSON, collected until finish), or, for

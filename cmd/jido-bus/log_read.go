@@ -351,6 +351,9 @@ skipped; the command then fails after writing the rest.`,
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, `what it always prints: one structured CloudEvent per line, the
+format 'log import' reads (JSON lines, not one object: an export may be
+larger than memory).`)
 	cmd.Flags().Uint64Var(&from, "from", 0, "first sequence to export (0: the first retained)")
 	return cmd
 }

@@ -60,12 +60,33 @@ func addOutputFlags(cmd *cobra.Command, asJSON *bool) {
 
 // documentJSON appends the shape of cmd's JSON output to its help.
 func documentJSON(cmd *cobra.Command, shape string) *cobra.Command {
-	text := "With -o json (or --json) it prints " + shape
+	text := wrap("With -o json (or --json) it prints "+shape, 76)
 	if cmd.Long == "" {
 		cmd.Long = cmd.Short + "."
 	}
 	cmd.Long = strings.TrimRight(cmd.Long, "\n") + "\n\n" + text
 	return cmd
+}
+
+// wrap joins text's words into lines of at most width bytes (a longer
+// word gets a line of its own).
+func wrap(text string, width int) string {
+	var b strings.Builder
+	line := 0
+	for _, w := range strings.Fields(text) {
+		switch {
+		case line == 0:
+		case line+1+len(w) > width:
+			b.WriteByte('\n')
+			line = 0
+		default:
+			b.WriteByte(' ')
+			line++
+		}
+		b.WriteString(w)
+		line += len(w)
+	}
+	return b.String()
 }
 
 // writeJSON writes v as one line of JSON.

@@ -13,7 +13,7 @@ import (
 // --json, and documents its JSON shape in its help.
 var dataCommands = []string{
 	"agent start", "agent stop", "agent state", "agent list", "agent call", "agent cast", "agent await",
-	"log streams", "log show", "log tail", "log verify", "log truncate", "log import", "log replay",
+	"log streams", "log show", "log tail", "log export", "log verify", "log truncate", "log import", "log replay",
 	"conv ls", "conv show", "conv fork", "conv send", "conv follow",
 	"projection ls", "projection rebuild", "projection get",
 	"schema ls", "schema show",
@@ -178,5 +178,22 @@ func TestListShapeNamesTheListFirst(t *testing.T) {
 	var b strings.Builder
 	if err := writeList(&b, "streams", []int(nil), nil); err != nil || b.String() != "{\"streams\":[],\"next\":null}\n" {
 		t.Errorf("writeList: %v %q", err, b.String())
+	}
+}
+
+func TestWrap(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"a b c", 3, "a b\nc"},
+		{"  a\n  b  ", 10, "a b"},
+		{"abcdef g", 3, "abcdef\ng"},
+		{"", 5, ""},
+	} {
+		if got := wrap(tc.in, tc.width); got != tc.want {
+			t.Errorf("wrap(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		}
 	}
 }
