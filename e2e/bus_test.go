@@ -118,10 +118,11 @@ func TestServeWithNATSCLI(t *testing.T) {
 	dlqReasons := func(out string) []string {
 		t.Helper()
 		var reasons []string
-		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-			if line == "" {
-				continue
-			}
+		var list struct{ Entries []json.RawMessage }
+		if err := json.Unmarshal([]byte(out), &list); err != nil {
+			t.Fatalf("log show -o json: %v\n%s", err, out)
+		}
+		for _, line := range list.Entries {
 			var e struct {
 				Event struct {
 					Type string `json:"type"`
@@ -130,8 +131,8 @@ func TestServeWithNATSCLI(t *testing.T) {
 					} `json:"data"`
 				} `json:"event"`
 			}
-			if err := json.Unmarshal([]byte(line), &e); err != nil {
-				t.Fatalf("log show line %q: %v", line, err)
+			if err := json.Unmarshal(line, &e); err != nil {
+				t.Fatalf("log show entry %s: %v", line, err)
 			}
 			if e.Event.Type != natsbus.DeadLetterType {
 				t.Fatalf("entry of type %q in dlq", e.Event.Type)

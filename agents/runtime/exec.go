@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
@@ -94,7 +95,28 @@ func (x *ExecContext) Deliver(sig bus.Signal) error {
 // Emit dispatches sig as the agent would with an Emit directive without a
 // dispatch of its own.
 func (x *ExecContext) Emit(ctx context.Context, sig *bus.Signal) error {
+	if sig.Time().IsZero() {
+		stamped := withTime(*sig, x.q.at, x.s.rt.now)
+		sig = &stamped
+	}
 	return x.s.emit(ctx, nil, sig)
+}
+
+// withTime returns sig, or a copy of it with time at (now() when at is
+// zero) when it has none: the pure layer has no clock, so a signal it
+// builds carries the time of the signal it answers, and none when that one
+// had none; every emitted signal carries time all the same. The commit
+// time of the decision makes a repeat after recovery carry the same time.
+func withTime(sig bus.Signal, at time.Time, now func() time.Time) bus.Signal {
+	if !sig.Time().IsZero() {
+		return sig
+	}
+	if at.IsZero() {
+		at = now()
+	}
+	c := sig.Clone() // the directive's own signal stays as it was logged
+	c.SetTime(at.UTC())
+	return c
 }
 
 var errNoExecutor = errors.New("no executor for this directive kind")
@@ -136,7 +158,7 @@ func builtinExecutors() map[string]DirectiveExec {
 
 func execEmit(ctx context.Context, d agents.Directive, x *ExecContext) (ExecResult, error) {
 	e := d.(agents.Emit)
-	sig := e.Signal
+	sig := withTime(e.Signal, x.q.at, x.s.rt.now)
 	return ExecResult{}, x.s.emit(ctx, e.Dispatch, &sig)
 }
 

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,11 +41,6 @@ func agentRequest(cmd *cobra.Command, f *liveFlags, verb string, body any) (json
 	return reply, nil
 }
 
-func printReply(cmd *cobra.Command, reply json.RawMessage) error {
-	_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s\n", reply)
-	return err
-}
-
 func newAgentStartCmd() *cobra.Command {
 	var (
 		f       liveFlags
@@ -78,10 +72,11 @@ func newAgentStartCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printReply(cmd, reply)
+			return printAgentReply(cmd, f.json, "start", reply)
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, agentInfoShape)
 	cmd.Flags().StringVar(&id, "id", "", "the agent's id (default: a new ULID)")
 	cmd.Flags().StringVar(&initial, "initial", "", "initial state, as a JSON object")
 	cmd.Flags().StringVar(&options, "options", "", "start options, as a JSON object (error_policy, max_queue_size, max_queue_bytes, on_parent_death, default_dispatch, snapshot_every)")
@@ -90,23 +85,28 @@ func newAgentStartCmd() *cobra.Command {
 
 func newAgentStopCmd() *cobra.Command {
 	var (
-		f      liveFlags
-		reason string
+		f           liveFlags
+		reason      string
+		dryRun, yes bool
 	)
 	cmd := &cobra.Command{
 		Use:   "stop ID",
 		Short: "Stop an agent for good (it stays stopped across restarts)",
-		Args:  cobra.ExactArgs(1),
+		Long: `Stop an agent for good: it stays stopped across restarts. Its children
+stop with it, unless started with on_parent_death "continue" or
+"emit_orphan". Stopping an agent that has children asks first on a
+terminal; --yes skips the question and is required when stdin is not a
+terminal. --dry-run shows what would stop and stops nothing.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reply, err := agentRequest(cmd, &f, "stop", map[string]string{"id": args[0], "reason": reason})
-			if err != nil {
-				return err
-			}
-			return printReply(cmd, reply)
+			return runAgentStop(cmd, &f, args[0], reason, dryRun, yes)
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, agentStopShape)
 	cmd.Flags().StringVar(&reason, "reason", "", "why, recorded in the agent's last log entry")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show the agent and the children that would stop; stop nothing")
+	addYesFlag(cmd, &yes)
 	return cmd
 }
 
@@ -121,10 +121,11 @@ func newAgentStateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printReply(cmd, reply)
+			return printAgentReply(cmd, f.json, "state", reply)
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, agentInfoShape)
 	return cmd
 }
 
@@ -142,7 +143,7 @@ func newAgentListCmd() *cobra.Command {
 		Long: `List the agents of the node in id order, all of them: the node answers a
 page at a time (jido.api.agent.list with "limit" and "after") and this
 command asks for pages until the last. --limit stops after that many
-agents; with --json the output then carries "next", a cursor that
+agents; with -o json the output then carries "next", a cursor that
 --after continues from.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -154,17 +155,9 @@ agents; with --json the output then carries "next", a cursor that
 				return err
 			}
 			if f.json {
-				out, err := json.Marshal(struct {
-					Agents []json.RawMessage `json:"agents"`
-					Next   string            `json:"next,omitempty"`
-				}{all, next})
-				if err != nil {
-					return err
-				}
-				return printReply(cmd, out)
+				return writeList(cmd.OutOrStdout(), "agents", all, next)
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tTYPE\tSTATUS\tVERSION\tQUEUE\tERRORS\tPARENT")
+			tw := newTable(cmd.OutOrStdout(), "ID", "TYPE", "STATUS", "VERSION", "QUEUE", "ERRORS", "PARENT")
 			for _, raw := range all {
 				var a runtime.Info
 				if err := json.Unmarshal(raw, &a); err != nil {
@@ -174,9 +167,9 @@ agents; with --json the output then carries "next", a cursor that
 				if a.Parent != nil {
 					parent = a.Parent.ID
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\n", a.ID, a.Type, a.Status, a.Version, a.QueueLength, a.ErrorCount, parent)
+				tw.row(a.ID, a.Type, a.Status, a.Version, a.QueueLength, a.ErrorCount, parent)
 			}
-			if err := tw.Flush(); err != nil {
+			if err := tw.flush(); err != nil {
 				return err
 			}
 			if next != "" {
@@ -186,6 +179,7 @@ agents; with --json the output then carries "next", a cursor that
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, agentListShape)
 	cmd.Flags().StringVar(&typ, "type", "", "only agents of this type")
 	cmd.Flags().IntVar(&limit, "limit", 0, "stop after this many agents (0: list every agent)")
 	cmd.Flags().IntVar(&pageSize, "page-size", 0, "agents per request (0: the node's default page)")
@@ -258,10 +252,15 @@ func newAgentSignalCmd(verb string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printReply(cmd, reply)
+			return printAgentReply(cmd, f.json, verb, reply)
 		},
 	}
 	f.register(cmd)
+	if verb == "cast" {
+		documentJSON(cmd, agentCastShape)
+	} else {
+		documentJSON(cmd, agentCallShape)
+	}
 	return cmd
 }
 
@@ -280,10 +279,11 @@ func newAgentAwaitCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printReply(cmd, reply)
+			return printAgentReply(cmd, f.json, "await", reply)
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, agentInfoShape)
 	cmd.Flags().DurationVar(&timeout, "for", 30*time.Second, "how long to wait before giving up with a diagnostic")
 	return cmd
 }

@@ -25,10 +25,13 @@ func TestAgentCommands(t *testing.T) {
 	}{
 		{[]string{"agent", "start", "counter", "--id", "c1", "--initial", `{"count":10}`}, `"count":10`},
 		{[]string{"agent", "call", "c1", "counter.increment", `{"by":5}`}, `"count":15`},
-		{[]string{"agent", "cast", "c1", "counter.increment"}, `"id":`},
-		{[]string{"agent", "state", "c1"}, `"status":"running"`},
+		{[]string{"agent", "cast", "c1", "counter.increment"}, "sent signal "},
+		{[]string{"agent", "cast", "c1", "counter.increment", "-o", "json"}, `{"id":"`},
+		{[]string{"agent", "state", "c1"}, "STATUS:"},
+		{[]string{"agent", "state", "c1", "-o", "json"}, `"status":"running"`},
+		{[]string{"agent", "call", "c1", "counter.increment", "--json"}, `"version":`},
 		{[]string{"agent", "list"}, "c1"},
-		{[]string{"agent", "stop", "c1", "--reason", "done"}, `"id":"c1"`},
+		{[]string{"agent", "stop", "c1", "--reason", "done"}, "stopped c1"},
 	}
 	for _, s := range steps {
 		out, err := runRoot(t, append(s.args, url...)...)

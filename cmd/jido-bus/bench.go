@@ -73,10 +73,15 @@ kept, one subdirectory per scenario, for 'jido-bus log --data-dir
 <dir>/<scenario>/node'.`,
 		Example: `  jido-bus bench
   jido-bus bench --scenarios cast,call --msgs 200000 --agents 2000
-  jido-bus bench --json > bench.json
+  jido-bus bench -o json > bench.json
   jido-bus bench --data-dir /mnt/ssd/bench --duration 30s`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkBenchCounts(cmd); err != nil {
+				return err
+			}
+			return runBench(cmd, f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.scenarios, "scenarios", strings.Join(bench.Names(), ","), "scenarios to run, comma-separated")
@@ -90,10 +95,33 @@ kept, one subdirectory per scenario, for 'jido-bus log --data-dir
 	fl.IntVar(&f.cfg.Window, "window", bench.DefaultWindow, "most signals published and not yet committed (no queue overflows, nothing dropped)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "directory on a real disk to run in (default: a fresh directory here, removed afterwards)")
 	fl.BoolVar(&f.allowTmpfs, "allow-tmpfs", false, "run even when the data directory is on a tmpfs (durable figures become meaningless)")
-	fl.BoolVar(&f.json, "json", false, "print the report as JSON instead of a table")
+	addOutputFlags(cmd, &f.json)
+	documentJSON(cmd, `the whole report as one indented object: the machine, the
+settings, and each scenario's figures beside its limits and targets.`)
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	fl.StringVar(&f.memProfile, "memprofile", "", "write the allocations of the whole run to this file (go tool pprof -sample_index=alloc_space)")
 	return cmd
+}
+
+// benchCounts are the flags that count something: a run with none of
+// them measures nothing, and a negative one is a typo.
+var benchCounts = []string{"msg-size", "msgs", "calls", "publishers", "agents", "fanout-agents", "window"}
+
+// checkBenchCounts refuses a count below 1 before anything runs.
+func checkBenchCounts(cmd *cobra.Command) error {
+	for _, name := range benchCounts {
+		v, err := cmd.Flags().GetInt(name)
+		if err != nil {
+			return err
+		}
+		if v < 1 {
+			return fmt.Errorf("--%s %d: want 1 or more", name, v)
+		}
+	}
+	if d, _ := cmd.Flags().GetDuration("duration"); d <= 0 {
+		return fmt.Errorf("--duration %s: want a positive duration such as 10s", d)
+	}
+	return nil
 }
 
 func runBench(cmd *cobra.Command, f benchFlags) error {

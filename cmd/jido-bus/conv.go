@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -63,23 +62,20 @@ func newConvLsCmd() *cobra.Command {
 				req.After = page.Next
 			}
 			if f.json {
-				for _, c := range all {
-					if err := writeJSONLine(cmd, c); err != nil {
-						return err
-					}
-				}
-				return nil
+				return writeList(cmd.OutOrStdout(), "conversations", all, nil)
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "CONV\tSTATE\tPENDING\tLAST SEQ\tUPDATED\tFORKED FROM")
+			tw := newTable(cmd.OutOrStdout(), "CONV", "STATE", "PENDING", "LAST SEQ", "UPDATED", "FORKED FROM")
 			for _, c := range all {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", c.Conv, c.State, c.PendingTools, c.LastSeq, c.UpdatedAt.Format(time.RFC3339), c.Parent)
+				tw.row(c.Conv, c.State, c.PendingTools, c.LastSeq, c.UpdatedAt.Format(time.RFC3339), c.Parent)
 			}
-			return tw.Flush()
+			return tw.flush()
 		},
 	}
 	cmd.Flags().StringVar(&project, "project", "", "only the conversations of this project")
 	f.register(cmd)
+	documentJSON(cmd, `{"conversations":[{"conv","state","pending_tools","last_seq",
+"updated_at","parent"?}…],"next":null} (every conversation: the pages are
+joined).`)
 	return cmd
 }
 
@@ -122,6 +118,7 @@ sequence, as 'jido-bus log show' lists it).`,
 	cmd.Flags().StringVar(&view, "view", conversation.ViewTimeline, "timeline, llm_context, status or diagnostics")
 	cmd.Flags().Uint64Var(&at, "at", 0, "show the model as of this stream sequence of the conversation")
 	f.register(cmd)
+	documentJSON(cmd, `{"conv","view","position":SEQ,"state":{the read model}}.`)
 	return cmd
 }
 
@@ -164,5 +161,6 @@ the history, so 'conv send' continues it. Forking needs a running node.`,
 	cmd.Flags().Uint64Var(&at, "at", 0, "the stream sequence of CONV the fork's history ends at")
 	cmd.Flags().StringVar(&as, "as", "", "the new conversation, <project-id>/<conversation-id>")
 	f.register(cmd)
+	documentJSON(cmd, `{"conv":"<the fork>","stream","events":N,"version":N}.`)
 	return cmd
 }

@@ -82,7 +82,7 @@ func TestForkedConversationLives(t *testing.T) {
 	}
 	fork := "demo/c1-fork-5"
 	// The agent's state counts the history it was handed.
-	out = run("agent", "state", fork)
+	out = run("agent", "state", fork, "-o", "json")
 	if !strings.Contains(out, `"status":"running"`) || !strings.Contains(out, `"type":"conversation"`) || !strings.Contains(out, `"events":2`) {
 		t.Errorf("agent state of the fork:\n%s", out)
 	}

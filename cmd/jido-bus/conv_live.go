@@ -11,19 +11,28 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/projections/conversation"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
-	"github.com/jido-bus/jido-bus/projections/projectionapi"
 )
 
 // liveFlags are the flags of the commands that need a running node.
 type liveFlags struct {
 	connFlags
 	json bool
+	// follower, when set, makes the connection reconnect for ever,
+	// telling it (stderr) when the node is lost and back.
+	follower io.Writer
 }
 
 func (f *liveFlags) register(cmd *cobra.Command) {
 	f.connFlags.register(cmd)
-	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON instead of text")
+	addOutputFlags(cmd, &f.json)
+}
+
+// connect is connFlags.connect, reconnecting for ever for a follower.
+func (f *liveFlags) connect() (*nats.Conn, bus.Subjects, error) {
+	if f.follower != nil {
+		return f.connFlags.connect(followerOptions(f.follower, "cli", func() string { return f.url })...)
+	}
+	return f.connFlags.connect()
 }
 
 func newConvSendCmd() *cobra.Command {
@@ -33,10 +42,17 @@ func newConvSendCmd() *cobra.Command {
 		Short: "Append a user message to a conversation (starting it if new)",
 		Long: `Send appends conversation.user.message with TEXT to CONV
 (<project-id>/<conversation-id>) through a running node; the conversation's
-agent is started, with its conversation.started event, when it is new.`,
+agent is started, with its conversation.started event, when it is new.
+
+CONV is the id of the conversation's agent, so it takes exactly the ids
+'agent start --id' takes, of two segments: each of letters, digits, '_'
+and '-', starting with a letter or digit, 256 bytes in all at most.`,
 		Example: `  jido-bus conv send demo/c1 "What does this function do?"`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := conversation.CheckKey(args[0]); err != nil {
+				return err
+			}
 			nc, subjects, err := f.connect()
 			if err != nil {
 				return err
@@ -54,14 +70,14 @@ agent is started, with its conversation.started event, when it is new.`,
 				return fmt.Errorf("conv send %s: reply %q: %w", args[0], data, err)
 			}
 			if f.json {
-				_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s\n", data)
-				return err
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"id": reply.ID, "version": reply.Version})
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "sent %s to %s\n", reply.ID, args[0])
 			return err
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, `{"id":"<the message's signal id>","version":N}.`)
 	return cmd
 }
 
@@ -75,74 +91,21 @@ func newConvFollowCmd() *cobra.Command {
 		Short: "Print a conversation's timeline as it grows, assistant deltas included",
 		Long: `Follow prints CONV's timeline (<project-id>/<conversation-id>) and then
 each new item as it is committed, and the assistant's deltas (transient
-conversation.assistant.delta events, never logged) as they stream. It runs
-until interrupted.`,
+conversation.assistant.delta events, never logged) as they stream, ending
+the streamed text with a newline when the message it belongs to is
+committed. A tool call's line is printed again when the call completes
+(or fails), with its outcome. It runs until interrupted, and outlives the
+node's restarts as 'nats sub' does, saying so on stderr.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			key := args[0]
-			if err := conversation.CheckKey(key); err != nil {
-				return err
-			}
-			nc, subjects, err := f.connect()
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			out := cmd.OutOrStdout()
-			deltas, err := nc.Subscribe(subjects.Emit(key, convevent.AssistantDelta), func(m *nats.Msg) {
-				var d convevent.Data
-				if json.Unmarshal(m.Data, &d) == nil {
-					fmt.Fprint(out, d.Text)
-				}
-			})
-			if err != nil {
-				return err
-			}
-			defer func() { _ = deltas.Unsubscribe() }()
-			client := projectionapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout, Denials: f.denials}
-			shown := 0
-			tick := time.NewTicker(every)
-			defer tick.Stop()
-			for {
-				reply, err := client.ConvShow(cmd.Context(), projectionapi.ConvShowRequest{Conv: key, View: conversation.ViewTimeline})
-				if err == nil {
-					var tl conversation.Timeline
-					if err := json.Unmarshal(reply.State, &tl); err != nil {
-						return fmt.Errorf("timeline of %s: %w", key, err)
-					}
-					for ; shown < len(tl.Items); shown++ {
-						printItem(out, tl.Items[shown], f.json)
-					}
-				} else if bus.ErrorType(err) != bus.ReasonNotFound {
-					return err
-				}
-				select {
-				case <-cmd.Context().Done():
-					return nil
-				case <-tick.C:
-				}
-			}
+			return runConvFollow(cmd, &f, args[0], every)
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, `one JSON object per line as items come: each timeline item
+{"seq","kind","text"?,"tool"?,"error"?,…}, an item printed again when it
+changes (a tool call completing), and each assistant delta as
+{"kind":"delta","text":"…"}.`)
 	cmd.Flags().DurationVar(&every, "every", 250*time.Millisecond, "how often to look for new timeline items")
 	return cmd
-}
-
-// printItem prints one timeline item: a JSON line, or "seq kind text".
-func printItem(w io.Writer, it conversation.TimelineItem, asJSON bool) {
-	if asJSON {
-		b, _ := json.Marshal(it)
-		fmt.Fprintf(w, "%s\n", b)
-		return
-	}
-	text := it.Text
-	switch {
-	case it.Tool != nil:
-		b, _ := json.Marshal(it.Tool)
-		text = string(b)
-	case it.Error != nil:
-		text = it.Error.Type + ": " + it.Error.Message
-	}
-	fmt.Fprintf(w, "%4d  %-20s %s\n", it.Seq, it.Kind, text)
 }

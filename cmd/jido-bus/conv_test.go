@@ -116,8 +116,10 @@ func TestConvAndProjectionCommandsOnTheDataDir(t *testing.T) {
 		}
 	}
 	out = run("projection", "ls", "--json")
-	var list []projections.Status
-	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 4 || list[0].Keys != 1 || list[0].Lag != 0 {
+	var shape struct{ Projections []projections.Status }
+	err := json.Unmarshal([]byte(out), &shape)
+	list := shape.Projections
+	if err != nil || len(list) != 4 || list[0].Keys != 1 || list[0].Lag != 0 {
 		t.Errorf("projection ls --json: %v\n%s", err, out)
 	}
 	out = run("projection", "get", "status", "p1/c1")

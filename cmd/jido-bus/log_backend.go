@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -39,11 +40,14 @@ type logFlags struct {
 	connFlags
 	dataDir string
 	json    bool
+	// follower, when set, makes the connection to a node reconnect for
+	// ever, telling it (stderr) when it is lost and back (followerOptions).
+	follower io.Writer
 }
 
 func (f *logFlags) register(cmd *cobra.Command) {
 	f.connFlags.register(cmd)
-	cmd.Flags().BoolVar(&f.json, "json", false, "print JSON (one object per line) instead of a table")
+	addOutputFlags(cmd, &f.json)
 	addDataDirFlag(cmd, &f.dataDir)
 }
 
@@ -56,7 +60,11 @@ const connectTimeout = 500 * time.Millisecond
 // created (import) or is an error (everything that only reads). The
 // returned close function releases what was opened.
 func (f *logFlags) openBackend(ctx context.Context, create bool) (logBackend, func(), error) {
-	nc, subjects, err := f.connect(nats.Timeout(connectTimeout), nats.NoReconnect(), nats.Name("jido-bus log"))
+	opts := []nats.Option{nats.Timeout(connectTimeout), nats.NoReconnect(), nats.Name("jido-bus log")}
+	if f.follower != nil {
+		opts = append(append([]nats.Option{nats.Timeout(connectTimeout)}, followerOptions(f.follower, "log", func() string { return f.url })...), nats.Name("jido-bus log follower"))
+	}
+	nc, subjects, err := f.connect(opts...)
 	if err == nil {
 		client := logapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout, Denials: f.denials}
 		probe, cancel := context.WithTimeout(ctx, 2*time.Second)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"text/tabwriter"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -17,45 +16,41 @@ import (
 )
 
 // printJSONLine writes v as one line of JSON.
-func printJSONLine(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
-	return err
-}
+func printJSONLine(w io.Writer, v any) error { return writeJSON(w, v) }
+
+// streamsShape is what 'log streams -o json' prints.
+const streamsShape = `{"streams":[{"stream","head","first","count","bytes"}…],"next":null}.`
 
 func printStreams(w io.Writer, streams []eventlog.StreamInfo, asJSON bool) error {
 	if asJSON {
-		for _, s := range streams {
-			if err := printJSONLine(w, s); err != nil {
-				return err
-			}
-		}
-		return nil
+		return writeList(w, "streams", streams, nil)
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STREAM\tHEAD\tFIRST\tENTRIES\tBYTES")
+	t := newTable(w, "STREAM", "HEAD", "FIRST", "ENTRIES", "BYTES")
 	for _, s := range streams {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", s.Stream, s.Head, s.First, s.Count, s.Bytes)
+		t.row(s.Stream, s.Head, s.First, s.Count, s.Bytes)
 	}
-	return tw.Flush()
+	return t.flush()
 }
 
-// entryPrinter prints entries as a table (header once) or JSON lines.
+// entryShape is one entry as the log commands print it in JSON.
+const entryShape = `{"stream","seq","global_seq","time","event":<CloudEvent>}`
+
+// entryPrinter prints entries as a table (header once), as the list
+// shape {"entries":[…],"next":…} (JSON, collected until finish), or, for
+// a follower, as one JSON entry per line.
 type entryPrinter struct {
-	w      io.Writer
-	asJSON bool
-	tw     *tabwriter.Writer
-	rows   int // entries printed
+	w       io.Writer
+	asJSON  bool
+	lines   bool // JSON: one entry per line as it comes, not one list
+	tw      *table
+	entries []logapi.Entry
+	rows    int // entries printed
 }
 
 func newEntryPrinter(w io.Writer, asJSON bool) *entryPrinter {
-	p := &entryPrinter{w: w, asJSON: asJSON}
+	p := &entryPrinter{w: w, asJSON: asJSON, entries: []logapi.Entry{}}
 	if !asJSON {
-		p.tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(p.tw, "STREAM\tSEQ\tGLOBAL\tCOMMITTED\tTYPE\tID\tSOURCE")
+		p.tw = newTable(w, "STREAM", "SEQ", "GLOBAL", "COMMITTED", "TYPE", "ID", "SOURCE")
 	}
 	return p
 }
@@ -63,21 +58,49 @@ func newEntryPrinter(w io.Writer, asJSON bool) *entryPrinter {
 func (p *entryPrinter) print(e logapi.Entry) error {
 	p.rows++
 	if p.asJSON {
-		return printJSONLine(p.w, e)
+		if p.lines {
+			return writeJSON(p.w, e)
+		}
+		p.entries = append(p.entries, e)
+		return nil
 	}
 	var ev bus.Signal
 	if err := json.Unmarshal(e.Event, &ev); err != nil {
 		return fmt.Errorf("%s seq %d: %w", e.Stream, e.Seq, err)
 	}
-	fmt.Fprintf(p.tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\n", e.Stream, e.Seq, e.GlobalSeq,
-		e.Time.Local().Format(time.DateTime), ev.Type(), ev.ID(), ev.Source())
+	p.tw.row(e.Stream, e.Seq, e.GlobalSeq, e.Time.Local().Format(time.DateTime), ev.Type(), ev.ID(), ev.Source())
 	return nil
 }
 
-// flush writes out what the table holds so far.
+// flush writes out what the table holds so far (a JSON list waits for
+// finish).
 func (p *entryPrinter) flush() error {
 	if p.tw != nil {
-		return p.tw.Flush()
+		return p.tw.flush()
+	}
+	return nil
+}
+
+// finish ends a listing: the JSON list with next (0: nothing follows,
+// null), or the table and, when more follows, a last line naming the
+// flag and value that continue it.
+func (p *entryPrinter) finish(next uint64, flag string) error {
+	if p.asJSON {
+		if p.lines {
+			return nil
+		}
+		var n any
+		if next > 0 {
+			n = next
+		}
+		return writeList(p.w, "entries", p.entries, n)
+	}
+	if err := p.flush(); err != nil {
+		return err
+	}
+	if next > 0 && flag != "" {
+		_, err := fmt.Fprintf(p.w, "(more entries follow; continue with %s %d)\n", flag, next)
+		return err
 	}
 	return nil
 }

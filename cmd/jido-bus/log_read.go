@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -24,7 +25,7 @@ func newLogStreamsCmd() *cobra.Command {
 sequence), FIRST the first sequence still retained, ENTRIES and BYTES what
 is retained.`,
 		Example: `  jido-bus log streams
-  jido-bus log streams --stream-prefix agent/ --json`,
+  jido-bus log streams --stream-prefix agent/ -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			b, done, err := f.openBackend(cmd.Context(), false)
@@ -40,6 +41,7 @@ is retained.`,
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, streamsShape)
 	cmd.Flags().StringVar(&prefix, "stream-prefix", "", "only streams whose name starts with this")
 	return cmd
 }
@@ -57,16 +59,19 @@ retained), at most --limit of them, optionally only those whose type
 matches --type (a pattern: '*' is one segment, '**' any number).`,
 		Example: `  jido-bus log show agent/c1
   jido-bus log show agent/c1 --from 100 --limit 20 --type 'user.**'
-  jido-bus log show conversation/proj/conv --json`,
+  jido-bus log show conversation/proj/conv -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if limit < 0 {
+				return fmt.Errorf("--limit %d: want 0 (all) or more", limit)
+			}
 			b, done, err := f.openBackend(cmd.Context(), false)
 			if err != nil {
 				return err
 			}
 			defer done()
 			p := newEntryPrinter(cmd.OutOrStdout(), f.json)
-			_, err = readPages(cmd.Context(), b, logapi.ReadRequest{Stream: args[0], From: from, Types: types}, limit,
+			next, more, err := readPages(cmd.Context(), b, logapi.ReadRequest{Stream: args[0], From: from, Types: types}, limit,
 				func(r logapi.ReadReply) error {
 					warnDamaged(cmd.ErrOrStderr(), r.Damaged)
 					for _, e := range r.Entries {
@@ -79,13 +84,20 @@ matches --type (a pattern: '*' is one segment, '**' any number).`,
 			if err != nil && p.rows == 0 {
 				return err // no table with nothing in it above the error
 			}
-			if ferr := p.flush(); err == nil {
-				err = ferr
+			if err != nil {
+				_ = p.flush()
+				return err
 			}
-			return err
+			if !more {
+				next = 0
+			}
+			return p.finish(next, "--from")
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, `{"entries":[`+entryShape+`…],"next":N|null}:
+next is the --from that continues when --limit stopped the listing before
+the end, null otherwise. The table then ends with a line naming it.`)
 	cmd.Flags().Uint64Var(&from, "from", 0, "first sequence to print (0: the first retained)")
 	cmd.Flags().IntVar(&limit, "limit", 100, "most entries to print (0: all)")
 	cmd.Flags().StringVar(&types, "type", "", "only entries whose type matches this pattern")
@@ -94,8 +106,9 @@ matches --type (a pattern: '*' is one segment, '**' any number).`,
 
 // readPages reads forward page by page from req.From, calling page for
 // each, until the end of the log or limit entries (0: no limit). It
-// returns the position after the last entry read.
-func readPages(ctx context.Context, b logBackend, req logapi.ReadRequest, limit int, page func(logapi.ReadReply) error) (uint64, error) {
+// returns the position after the last entry read, and whether more
+// entries follow it (limit stopped the read, not the end of the log).
+func readPages(ctx context.Context, b logBackend, req logapi.ReadRequest, limit int, page func(logapi.ReadReply) error) (next uint64, more bool, err error) {
 	read := 0
 	for {
 		req.Limit = logapi.DefaultPageSize
@@ -104,17 +117,29 @@ func readPages(ctx context.Context, b logBackend, req logapi.ReadRequest, limit 
 		}
 		r, err := b.Read(ctx, req)
 		if err != nil {
-			return req.From, readError(req.Stream, req.From, err)
+			return req.From, false, readError(req.Stream, req.From, err)
 		}
 		if err := page(r); err != nil {
-			return req.From, err
+			return req.From, false, err
 		}
 		read += len(r.Entries)
 		req.From = r.Next
-		if !r.More || (limit > 0 && read >= limit) {
-			return req.From, nil
+		if !r.More {
+			return req.From, false, nil
+		}
+		if limit > 0 && read >= limit {
+			return req.From, moreAfter(ctx, b, req), nil
 		}
 	}
+}
+
+// moreAfter reports whether an entry (matching req's types) is at or
+// after req.From: a page that stopped at its limit may have stopped at
+// the very end.
+func moreAfter(ctx context.Context, b logBackend, req logapi.ReadRequest) bool {
+	req.Limit = 1
+	r, err := b.Read(ctx, req)
+	return err != nil || len(r.Entries) > 0 || len(r.Damaged) > 0
 }
 
 func describeStream(stream string) string {
@@ -149,7 +174,10 @@ func newLogTailCmd() *cobra.Command {
 		Long: `Print the last -n entries of STREAM (or, with --all, of the global log,
 across streams) and, with -f, keep printing new entries as they are
 committed until interrupted. Following polls for the next page every
---poll, through the node or the data directory alike.`,
+--poll, through the node or the data directory alike. Through a node it
+outlives the node's restarts as 'nats sub' does: it says on stderr when
+it lost the node and when it is back, and goes on after the last entry it
+printed, so that nothing is printed twice or skipped.`,
 		Example: `  jido-bus log tail agent/c1
   jido-bus log tail --all -f --type 'user.**'`,
 		Args: cobra.MaximumNArgs(1),
@@ -157,18 +185,33 @@ committed until interrupted. Following polls for the next page every
 			if all == (len(args) == 1) {
 				return errors.New("name one STREAM or give --all, not both")
 			}
+			if lines < 0 {
+				return fmt.Errorf("-n %d: want 0 (none: only what follows, with -f) or more", lines)
+			}
 			stream := ""
 			if len(args) == 1 {
 				stream = args[0]
 			}
 			ctx := cmd.Context()
+			var stderr io.Writer = cmd.ErrOrStderr()
+			if follow {
+				stderr = &syncWriter{w: stderr}
+				f.follower = stderr
+			}
 			b, done, err := f.openBackend(ctx, false)
 			if err != nil {
 				return err
 			}
 			defer done()
 			p := newEntryPrinter(cmd.OutOrStdout(), f.json)
-			last, err := b.Read(ctx, logapi.ReadRequest{Stream: stream, Backward: true, Limit: lines, Types: types})
+			p.lines = follow
+			// A read's Limit 0 means a default page: -n 0 reads the last
+			// entry of all to know where following starts, and prints none.
+			first := logapi.ReadRequest{Stream: stream, Backward: true, Limit: lines, Types: types}
+			if lines == 0 {
+				first.Limit, first.Types = 1, ""
+			}
+			last, err := b.Read(ctx, first)
 			if err != nil {
 				return readError(stream, 0, err)
 			}
@@ -176,6 +219,9 @@ committed until interrupted. Following polls for the next page every
 			slices.Reverse(last.Entries)
 			next := uint64(1)
 			for _, e := range last.Entries {
+				if lines == 0 {
+					break
+				}
 				if err := p.print(e); err != nil {
 					return err
 				}
@@ -189,11 +235,14 @@ committed until interrupted. Following polls for the next page every
 					next = info.Streams[0].Head + 1
 				}
 			}
-			if err := p.flush(); err != nil || !follow {
+			if !follow {
+				return p.finish(next, "")
+			}
+			if err := p.flush(); err != nil {
 				return err
 			}
 			return followLog(ctx, b, logapi.ReadRequest{Stream: stream, From: next, Types: types}, poll, func(r logapi.ReadReply) error {
-				warnDamaged(cmd.ErrOrStderr(), r.Damaged)
+				warnDamaged(stderr, r.Damaged)
 				for _, e := range r.Entries {
 					if err := p.print(e); err != nil {
 						return err
@@ -204,6 +253,10 @@ committed until interrupted. Following polls for the next page every
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, `{"entries":[`+entryShape+`…],"next":N}: next is
+the position following would start at. With -f it prints one entry per
+line instead, as each is committed (JSON lines), so that a program can read
+it as it comes.`)
 	cmd.Flags().BoolVar(&all, "all", false, "tail the global log instead of one stream")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new entries until interrupted")
 	cmd.Flags().IntVarP(&lines, "lines", "n", 10, "how many of the last entries to print first")
@@ -223,18 +276,22 @@ func position(stream string, e logapi.Entry) uint64 {
 
 // followLog reads new pages from req.From until ctx ends, waiting poll
 // between reads that found nothing new. An interrupt is a normal end.
+// Through a node, a read that fails because the node is away (restarting,
+// the connection reconnecting) is asked again from the position after the
+// last entry printed: nothing is printed twice or skipped.
 func followLog(ctx context.Context, b logBackend, req logapi.ReadRequest, poll time.Duration, page func(logapi.ReadReply) error) error {
 	ticker := time.NewTicker(poll)
 	defer ticker.Stop()
+	_, remote := b.(logapi.Client)
 	for {
-		next, err := readPages(ctx, b, req, 0, page)
+		next, _, err := readPages(ctx, b, req, 0, page)
 		if ctx.Err() != nil {
 			return nil
 		}
-		if err != nil {
+		req.From = next // the pages before a failed one were printed
+		if err != nil && !(remote && transient(err)) {
 			return err
 		}
-		req.From = next
 		select {
 		case <-ctx.Done():
 			return nil
@@ -271,7 +328,7 @@ skipped; the command then fails after writing the rest.`,
 			defer bar.finish()
 			out := cmd.OutOrStdout()
 			var damaged []string
-			_, err = readPages(ctx, b, logapi.ReadRequest{Stream: args[0], From: from}, 0, func(r logapi.ReadReply) error {
+			_, _, err = readPages(ctx, b, logapi.ReadRequest{Stream: args[0], From: from}, 0, func(r logapi.ReadReply) error {
 				warnDamaged(cmd.ErrOrStderr(), r.Damaged)
 				for _, d := range r.Damaged {
 					damaged = append(damaged, d.Position())
@@ -294,6 +351,9 @@ skipped; the command then fails after writing the rest.`,
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, `what it always prints: one structured CloudEvent per line, the
+format 'log import' reads (JSON lines, not one object: an export may be
+larger than memory).`)
 	cmd.Flags().Uint64Var(&from, "from", 0, "first sequence to export (0: the first retained)")
 	return cmd
 }

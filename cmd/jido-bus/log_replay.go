@@ -88,6 +88,15 @@ versions A and B.`,
 			if err != nil {
 				return fmt.Errorf("replay %s: %w", stream, err)
 			}
+			// --to and --diff past the last version are one mistake with
+			// one answer (a divergence stops the replay early: that is
+			// reported below instead).
+			if past := opts.To; res.Divergence == nil && past > res.Version {
+				if len(diff) == 2 && diff[0] > res.Version {
+					past = diff[0]
+				}
+				return fmt.Errorf("replay %s: version %d is past the head of %s, version %d (the last the log holds); ask for %d or less", stream, past, stream, res.Version, res.Version)
+			}
 			out := cmd.OutOrStdout()
 			if len(diff) == 2 {
 				return printDiff(out, stream, diff[0], diff[1], states, f.json)
@@ -112,6 +121,9 @@ versions A and B.`,
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, `{"id","type","version","state":{…},"signals":N,
+"divergence"?:{"seq","signal","version","expected","got","reason"}}; with
+--diff, {"stream","from":A,"to":B,"changes":[{"path","before"?,"after"?}…]}.`)
 	cmd.Flags().Uint64Var(&to, "to", 0, "stop at this version (0: replay everything)")
 	cmd.Flags().BoolVar(&verify, "verify", false, "compare each recomputed decision with the logged one; exit 2 at the first divergence")
 	cmd.Flags().UintSliceVar(&diffFlag, "diff", nil, "print the state change between versions A and B: --diff A B, --diff A,B or --diff A --diff B")
@@ -192,7 +204,10 @@ func printDiff(w io.Writer, stream string, a, b uint64, states map[uint64]json.R
 		changes = append(changes, c)
 	}
 	if asJSON {
-		return json.NewEncoder(w).Encode(map[string]any{"stream": stream, "from": a, "to": b, "changes": changes})
+		if changes == nil {
+			changes = []change{}
+		}
+		return writeJSON(w, map[string]any{"stream": stream, "from": a, "to": b, "changes": changes})
 	}
 	fmt.Fprintf(w, "%s: state change from version %d to %d\n", stream, a, b)
 	if len(changes) == 0 {

@@ -143,7 +143,7 @@ func TestLogExportImportTruncate(t *testing.T) {
 		t.Fatalf("bad line: %v", err)
 	}
 
-	out, _, err = runLog(t, "", append([]string{"truncate", "agent/a", "--before", "3"}, local...)...)
+	out, _, err = runLog(t, "", append([]string{"truncate", "agent/a", "--before", "3", "--yes"}, local...)...)
 	if err != nil || !strings.Contains(out, "removed 2") {
 		t.Fatalf("truncate: %q, %v", out, err)
 	}

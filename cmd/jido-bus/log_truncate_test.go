@@ -102,7 +102,7 @@ func TestLogTruncateKeepsAgents(t *testing.T) {
 	// The head may still move meanwhile: the outcomes of the last call's
 	// emit are recorded up to 100 ms after it.
 	before := mustStream(t, n, "agent/c1").Head
-	out, _, err = runLog(t, "", append([]string{"truncate", "agent/c1", "--before", "100"}, online...)...)
+	out, _, err = runLog(t, "", append([]string{"truncate", "agent/c1", "--before", "100", "--yes"}, online...)...)
 	var head, to uint64
 	if _, serr := fmt.Sscanf(strings.TrimPrefix(out, "agent/c1: "), "removed %d entries, seq 1-%d", &head, &to); err != nil || serr != nil || head != to || head < before {
 		t.Fatalf("online truncate: %v\n%s, want every entry of the %d or more gone", err, out, before)
@@ -119,7 +119,7 @@ func TestLogTruncateKeepsAgents(t *testing.T) {
 	// Offline again: the snapshot covers up to head, one more signal
 	// came after it.
 	cut := strconv.FormatUint(head+1, 10)
-	out, _, err = runLog(t, "", append([]string{"truncate", "agent/c1", "--before", cut}, offline...)...)
+	out, _, err = runLog(t, "", append([]string{"truncate", "agent/c1", "--before", cut, "--yes"}, offline...)...)
 	if err != nil || !strings.Contains(out, "nothing below seq "+cut) {
 		t.Fatalf("offline truncate within the snapshot: %v\n%s", err, out)
 	}

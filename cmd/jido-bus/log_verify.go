@@ -26,7 +26,7 @@ torn by a crash) is reported with the file and offset, as is a damaged
 table file (.sst). Exits 0 when all is well, 2 when damage was found, 1
 when the check could not run.`,
 		Example: `  jido-bus log verify
-  jido-bus log verify --data-dir /var/lib/jido-bus --json`,
+  jido-bus log verify --data-dir /var/lib/jido-bus -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -61,6 +61,9 @@ when the check could not run.`,
 				return fmt.Errorf("verify: %w", err)
 			}
 			if f.json {
+				if report.Damaged == nil {
+					report.Damaged = []*eventlog.CorruptError{} // [] for "none", never null
+				}
 				if err := printJSONLine(out, report); err != nil {
 					return err
 				}
@@ -80,6 +83,9 @@ when the check could not run.`,
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, `{"stream_entries":N,"global_entries":N,"damaged":[{"stream",
+"seq","global_seq","reason",…}…]} ("damaged" is [] when all is well), or
+{"damaged_file":"<what and where>"} when a damaged file stopped the check.`)
 	return cmd
 }
 

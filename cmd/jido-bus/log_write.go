@@ -109,6 +109,8 @@ importing the same file twice adds nothing. Events go in chunks of up to
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, `{"appended":N,"duplicates":N,"version":N}: the events
+added, those already present, and the stream's version afterwards.`)
 	cmd.Flags().StringVar(&stream, "stream", "", "stream to append to (required)")
 	_ = cmd.MarkFlagRequired("stream")
 	return cmd
@@ -134,14 +136,16 @@ func openInput(cmd *cobra.Command, name string) (io.ReadCloser, int64, error) {
 func newLogTruncateCmd() *cobra.Command {
 	var f logFlags
 	var before uint64
-	var dryRun bool
+	var dryRun, yes bool
 	cmd := &cobra.Command{
 		Use:   "truncate STREAM --before N",
 		Short: "Remove the entries of a stream below a sequence",
 		Long: `Remove the entries of STREAM whose sequence is below --before. The
 stream keeps its version; reading a removed position then says it is gone.
 This cannot be undone; --dry-run shows what would go (count, sequences,
-bytes) and changes nothing.
+bytes) and changes nothing. On a terminal it says what would go and asks
+before removing anything; --yes skips the question, and is required when
+stdin is not a terminal (a script): without it the command refuses.
 
 An agent's stream (agent/…, conversation/…, any stream an agent recovers
 from) keeps what recovery needs: through a running node the agent is
@@ -150,7 +154,8 @@ the agent's latest snapshot is refused and the message says how far you
 may cut. The runtime's own streams (runtime/agents, the list of agents)
 are never truncated.`,
 		Example: `  jido-bus log truncate agent/c1 --before 1000 --dry-run
-  jido-bus log truncate agent/c1 --before 1000`,
+  jido-bus log truncate agent/c1 --before 1000
+  jido-bus log truncate agent/c1 --before 1000 --yes   # in a script`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if before == 0 {
@@ -161,9 +166,23 @@ are never truncated.`,
 				return err
 			}
 			defer done()
-			r, err := b.Truncate(cmd.Context(), logapi.TruncateRequest{Stream: args[0], Before: before, DryRun: dryRun})
+			// A dry run first: it says what the question is about, and a
+			// refusal (a stream that does not exist, a cut recovery
+			// needs) comes before anyone is asked anything.
+			req := logapi.TruncateRequest{Stream: args[0], Before: before, DryRun: true}
+			r, err := b.Truncate(cmd.Context(), req)
 			if err != nil {
 				return fmt.Errorf("truncate %s before seq %d: %w", args[0], before, err)
+			}
+			if !dryRun && r.Removed > 0 {
+				question := fmt.Sprintf("remove %d entries of %s (seq %d-%d, %d bytes) for good", r.Removed, args[0], r.From, r.To, r.Bytes)
+				if err := confirm(cmd, yes, question); err != nil {
+					return err
+				}
+				req.DryRun = false
+				if r, err = b.Truncate(cmd.Context(), req); err != nil {
+					return fmt.Errorf("truncate %s before seq %d: %w", args[0], before, err)
+				}
 			}
 			if f.json {
 				return printJSONLine(cmd.OutOrStdout(), r)
@@ -180,7 +199,10 @@ are never truncated.`,
 			return err
 		},
 	}
+	addYesFlag(cmd, &yes)
 	f.register(cmd)
+	documentJSON(cmd, `{"removed":N,"from":SEQ,"to":SEQ,"bytes":N,"dry_run"?:true}:
+what was (or, with --dry-run, would be) removed.`)
 	cmd.Flags().Uint64Var(&before, "before", 0, "remove entries with a sequence below this (required)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show what would be removed; change nothing")
 	_ = cmd.MarkFlagRequired("before")

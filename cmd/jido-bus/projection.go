@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,17 +50,17 @@ func newProjectionLsCmd() *cobra.Command {
 				return err
 			}
 			if f.json {
-				return writeJSONLine(cmd, reply.Projections)
+				return writeList(cmd.OutOrStdout(), "projections", reply.Projections, nil)
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tVERSION\tPOSITION\tHEAD\tLAG\tKEYS\tAPPLIED\tSTATE")
+			tw := newTable(cmd.OutOrStdout(), "NAME", "VERSION", "POSITION", "HEAD", "LAG", "KEYS", "APPLIED", "STATE")
 			for _, p := range reply.Projections {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", p.Name, p.Version, p.Position, p.Head, p.Lag, p.Keys, p.Applied, projectionState(p))
+				tw.row(p.Name, p.Version, p.Position, p.Head, p.Lag, p.Keys, p.Applied, projectionState(p))
 			}
-			return tw.Flush()
+			return tw.flush()
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, projectionListShape)
 	return cmd
 }
 
@@ -122,6 +121,7 @@ keeps following the log; this command waits until the rebuild has caught up.`,
 		},
 	}
 	f.register(cmd)
+	documentJSON(cmd, `the rebuilt projection as one object, as in 'projection ls -o json'.`)
 	return cmd
 }
 
@@ -194,10 +194,13 @@ func newProjectionGetCmd() *cobra.Command {
 	}
 	cmd.Flags().Uint64Var(&at, "at", 0, "fold up to this global sequence instead of reading the checkpoint")
 	f.register(cmd)
+	documentJSON(cmd, `{"name","key","position","state":{…}} on one line.`)
 	return cmd
 }
 
+// projectionListShape is what 'projection ls -o json' prints.
+const projectionListShape = `{"projections":[{"name","version","position","checkpoint",
+"head","lag","keys","applied","rebuilding"?,"running","damaged"?}…],"next":null}.`
+
 // writeJSONLine prints v as one line of JSON.
-func writeJSONLine(cmd *cobra.Command, v any) error {
-	return json.NewEncoder(cmd.OutOrStdout()).Encode(v)
-}
+func writeJSONLine(cmd *cobra.Command, v any) error { return writeJSON(cmd.OutOrStdout(), v) }

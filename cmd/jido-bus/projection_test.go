@@ -62,11 +62,11 @@ func TestProjectionRebuildOnALogWithoutConversations(t *testing.T) {
 		t.Fatalf("projection rebuild on the data dir: %v\n%s", err, out)
 	}
 	out, err = runRootWithin(t, 20*time.Second, append([]string{"projection", "ls", "--json"}, off...)...)
-	var list []projections.Status
-	if err != nil || json.Unmarshal([]byte(out), &list) != nil || len(list) == 0 {
+	var shape struct{ Projections []projections.Status }
+	if err != nil || json.Unmarshal([]byte(out), &shape) != nil || len(shape.Projections) == 0 {
 		t.Fatalf("projection ls on the data dir: %v\n%s", err, out)
 	}
-	for _, p := range list {
+	for _, p := range shape.Projections {
 		if p.Lag != 0 || p.Rebuilding {
 			t.Errorf("projection ls on the data dir: %+v", p)
 		}

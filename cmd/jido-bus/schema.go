@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -32,7 +31,7 @@ func newSchemaLsCmd() *cobra.Command {
 		Use:   "ls",
 		Short: "List the schemas by kind and name",
 		Example: `  jido-bus schema ls
-  jido-bus schema ls --json | jq -r '.[].name'`,
+  jido-bus schema ls -o json | jq -r '.schemas[].name'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			reg, err := schemas.Builtin()
@@ -41,24 +40,23 @@ func newSchemaLsCmd() *cobra.Command {
 			}
 			entries := reg.Entries()
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(entries)
+				return writeList(cmd.OutOrStdout(), "schemas", entries, nil)
 			}
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "KIND\tNAME\tTITLE")
+			w := newTable(cmd.OutOrStdout(), "KIND", "NAME", "TITLE")
 			for _, e := range entries {
-				fmt.Fprintf(w, "%s\t%s\t%s\n", e.Kind, e.Name, e.Title)
+				w.row(e.Kind, e.Name, e.Title)
 			}
-			return w.Flush()
+			return w.flush()
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of {name, kind, title, description}")
+	addOutputFlags(cmd, &asJSON)
+	documentJSON(cmd, `{"schemas":[{"name","kind","title","description"}…],"next":null}.`)
 	return cmd
 }
 
 func newSchemaShowCmd() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "show NAME",
 		Short: "Print one schema",
 		Long: `Print the schema named NAME, a signal type (jido.agent.child.exit) or a
@@ -77,6 +75,14 @@ lists the names.`,
 				return fmt.Errorf("no schema named %q; 'jido-bus schema ls' lists them", args[0])
 			}
 			var out bytes.Buffer
+			if asJSON {
+				if err := json.Compact(&out, s.Source()); err != nil {
+					return fmt.Errorf("schema %s: %w", args[0], err)
+				}
+				out.WriteByte('\n')
+				_, err = cmd.OutOrStdout().Write(out.Bytes())
+				return err
+			}
 			if err := json.Indent(&out, s.Source(), "", "  "); err != nil {
 				return fmt.Errorf("schema %s: %w", args[0], err)
 			}
@@ -85,4 +91,7 @@ lists the names.`,
 			return err
 		},
 	}
+	addOutputFlags(cmd, &asJSON)
+	documentJSON(cmd, `the schema itself on one line (without it, indented).`)
+	return cmd
 }

@@ -37,8 +37,10 @@ func TestSchemaCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var entries []struct{ Name, Kind string }
-	if err := json.Unmarshal([]byte(out), &entries); err != nil || len(entries) < 16 {
+	var shape struct{ Schemas []struct{ Name, Kind string } }
+	err = json.Unmarshal([]byte(out), &shape)
+	entries := shape.Schemas
+	if err != nil || len(entries) < 16 {
 		t.Fatalf("schema ls --json: %v, %d entries:\n%s", err, len(entries), out)
 	}
 

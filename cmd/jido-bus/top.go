@@ -43,7 +43,7 @@ The first frame's rates are averages since the node started, later ones
 cover the last interval. 'jido-bus serve --metrics' exports the same numbers
 to Prometheus.
 
-On a terminal top redraws in place until Ctrl-C. When its output is not a
+On a terminal top redraws in place until q (or Ctrl-C) is pressed. When its output is not a
 terminal it prints one frame after another, separated by a blank line.
 --once prints one frame and exits; --json prints a frame as one JSON object
 (one per line without --once).`,
@@ -60,10 +60,33 @@ terminal it prints one frame after another, separated by a blank line.
 			if o.agents < 0 {
 				return fmt.Errorf("--agents %d: want 0 (no agent list) or more", o.agents)
 			}
-			return runTop(cmd.Context(), cmd.OutOrStdout(), o)
+			out := cmd.OutOrStdout()
+			if !o.live.json && isTerminal(out) {
+				// The frame says when the node is away; stderr would
+				// only scribble over it.
+				o.live.follower = io.Discard
+			} else {
+				o.live.follower = &syncWriter{w: cmd.ErrOrStderr()}
+			}
+			if !o.once && !o.live.json && isTerminal(out) && isTerminalReader(cmd.InOrStdin()) {
+				restore, err := rawTerminal(cmd.InOrStdin())
+				if err != nil {
+					return err
+				}
+				defer restore()
+				o.keys = cmd.InOrStdin()
+			}
+			return runTop(cmd.Context(), out, o)
 		},
 	}
 	o.live.register(cmd)
+	documentJSON(cmd, `one frame per line (JSON lines; one line with --once):
+{"nats_url","version","server_id","uptime","agents":{"active","passive",
+"total","queued"},"totals":{…},"rates":{…},"rate_window_seconds",
+"rates_since_start","busiest"?:[{"id","type","status","queue_length",
+"version","error_count"}…],"error"?}. totals and rates have the keys
+received, rejected, dead_letters, api_requests, commits, emitted,
+directives and directives_failed.`)
 	cmd.Flags().DurationVar(&o.interval, "interval", time.Second, "time between two refreshes")
 	cmd.Flags().IntVar(&o.agents, "agents", 10, "how many of the busiest agents to list (0: none)")
 	cmd.Flags().BoolVar(&o.once, "once", false, "print one frame and exit")
@@ -76,6 +99,9 @@ type topOptions struct {
 	interval time.Duration
 	agents   int
 	once     bool
+	// keys, when set, is the terminal top reads its keys from: q (or
+	// Ctrl-C, which a raw terminal delivers as a byte) quits.
+	keys io.Reader
 }
 
 // Terminal control: the screen is redrawn from the top left, each line
@@ -109,7 +135,11 @@ func runTop(ctx context.Context, out io.Writer, o topOptions) error {
 		if _, err := io.WriteString(out, ansiHideCursor+ansiClearScreen); err != nil {
 			return err
 		}
-		defer func() { _, _ = io.WriteString(out, ansiShowCursor+"\n") }()
+		defer func() { _, _ = io.WriteString(out, ansiShowCursor+"\r\n") }()
+	}
+	var quit <-chan struct{}
+	if o.keys != nil {
+		quit = watchQuitKeys(o.keys)
 	}
 	tick := time.NewTicker(o.interval)
 	defer tick.Stop()
@@ -124,6 +154,8 @@ func runTop(ctx context.Context, out io.Writer, o topOptions) error {
 		}
 		select {
 		case <-ctx.Done():
+			return nil
+		case <-quit:
 			return nil
 		case <-tick.C:
 		}
@@ -335,7 +367,9 @@ func writeTopFrame(out io.Writer, f topFrame, asJSON, tty bool) error {
 	text := renderTopFrame(f)
 	if tty {
 		lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-		text = ansiHome + strings.Join(lines, ansiClearLine+"\n") + ansiClearLine + ansiClearBelow
+		// "\r\n": a terminal in raw mode (to read q) moves to the next
+		// line without returning to its start.
+		text = ansiHome + strings.Join(lines, ansiClearLine+"\r\n") + ansiClearLine + ansiClearBelow
 	}
 	_, err := io.WriteString(out, text)
 	return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/projections"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
@@ -40,8 +41,9 @@ func Projections(opts Options) []projections.Definition {
 }
 
 // Key returns the conversation key "<project-id>/<conversation-id>" and
-// checks its form: two ids of [A-Za-z0-9][A-Za-z0-9_.-]* (the agent id of
-// the conversation's agent is the same string).
+// checks its form: two ids of [A-Za-z0-9][A-Za-z0-9_-]*, at most
+// bus.MaxAgentIDLen bytes in all: the key is the agent id of the
+// conversation's agent, so it is exactly an agent id of two segments.
 func Key(project, conv string) (string, error) {
 	key := project + "/" + conv
 	return key, CheckKey(key)
@@ -61,7 +63,10 @@ func CheckKey(key string) error {
 			// The stream's name, as `jido-bus log` shows it.
 			return fmt.Errorf("conversation %q is a stream name; the conversation is %s", key, inner)
 		}
-		return fmt.Errorf("conversation %q: want <project-id>/<conversation-id>, each of letters, digits, '_', '-' and '.'", key)
+		return fmt.Errorf("conversation %q: want <project-id>/<conversation-id>, each of letters, digits, '_' and '-', starting with a letter or digit (the conversation's agent id)", key)
+	}
+	if err := bus.ValidateAgentID(key); err != nil {
+		return fmt.Errorf("conversation %q: %w", key, err)
 	}
 	return nil
 }
@@ -73,7 +78,7 @@ func validID(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-		if !alnum && (i == 0 || c != '_' && c != '-' && c != '.') {
+		if !alnum && (i == 0 || c != '_' && c != '-') {
 			return false
 		}
 	}

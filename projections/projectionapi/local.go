@@ -115,6 +115,9 @@ func (c Local) ConvShow(ctx context.Context, req ConvShowRequest) (ConvShowReply
 		err error
 	)
 	if req.Seq > 0 {
+		if err := c.checkSeq(req.Conv, req.Seq); err != nil {
+			return ConvShowReply{}, err
+		}
 		st, err = c.Runner.At(ctx, view, req.Conv, projections.Until{Seq: req.Seq})
 	} else {
 		st, err = c.Runner.Get(view, req.Conv)
@@ -126,6 +129,20 @@ func (c Local) ConvShow(ctx context.Context, req ConvShowRequest) (ConvShowReply
 		return ConvShowReply{}, asNotFound(err)
 	}
 	return ConvShowReply{Conv: req.Conv, View: view, Position: st.Position, State: st.State}, nil
+}
+
+// checkSeq refuses a sequence past the end of conversation conv: the
+// model "as of" a sequence not yet written is not the model at the end,
+// and pretending so would hide a typo (replay --to answers the same way).
+func (c Local) checkSeq(conv string, seq uint64) error {
+	if c.Log == nil {
+		return nil
+	}
+	info, err := c.Log.Stream(convevent.Stream(conv))
+	if err != nil || seq <= info.Head {
+		return nil // a missing stream is reported as before, by the fold
+	}
+	return bus.Errorf(bus.ReasonInvalidRequest, "seq %d is past the end of %s, seq %d (the last event of %s); ask for %d or less", seq, conv, info.Head, convevent.Stream(conv), info.Head)
 }
 
 // ConvFork forks a conversation (conversation.Fork) and appends the new

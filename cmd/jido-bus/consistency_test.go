@@ -1,0 +1,82 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestReplayPastTheHead: --to and --diff past the agent's last version
+// are the same mistake and get the same answer, an error naming it.
+func TestReplayPastTheHead(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	dir := counterLog(t) // c1 at version 3
+	local := []string{"--data-dir", dir, "--nats-url", noNode}
+	for _, args := range [][]string{{"--to", "9"}, {"--diff", "1", "9"}, {"--diff", "9,12"}} {
+		out, _, err := runLog(t, "", append(append([]string{"replay", "agent/c1"}, args...), local...)...)
+		if err == nil || !strings.Contains(err.Error(), "version 9 is past the head of agent/c1, version 3") {
+			t.Errorf("replay %v: %v\n%s", args, err, out)
+		}
+	}
+	// At the head itself both work.
+	if out, _, err := runLog(t, "", append([]string{"replay", "agent/c1", "--to", "3"}, local...)...); err != nil || !strings.Contains(out, `"count":6`) {
+		t.Errorf("replay --to 3: %v\n%s", err, out)
+	}
+	if out, _, err := runLog(t, "", append([]string{"replay", "agent/c1", "--diff", "1,3"}, local...)...); err != nil || !strings.Contains(out, "1 -> 6") {
+		t.Errorf("replay --diff 1,3: %v\n%s", err, out)
+	}
+}
+
+// TestConvShowAtPastTheEnd: --at past the conversation's last event is an
+// error naming where it ends, not the model at the end.
+func TestConvShowAtPastTheEnd(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	dir := t.TempDir()
+	seedConversation(t, dir) // 5 events
+	off := []string{"--nats-url", nobody, "--data-dir", dir}
+	out, err := runRoot(t, append([]string{"conv", "show", "p1/c1", "--at", "9"}, off...)...)
+	if err == nil || !strings.Contains(err.Error(), "seq 9 is past the end of p1/c1, seq 5") {
+		t.Errorf("conv show --at 9: %v\n%s", err, out)
+	}
+	if out, err := runRoot(t, append([]string{"conv", "show", "p1/c1", "--at", "5"}, off...)...); err != nil || !strings.Contains(out, "cat") {
+		t.Errorf("conv show --at 5: %v\n%s", err, out)
+	}
+}
+
+func TestBenchRefusesCountsBelowOne(t *testing.T) {
+	for _, flag := range []string{"--msgs", "--calls", "--publishers", "--agents", "--fanout-agents", "--window", "--msg-size"} {
+		for _, v := range []string{"0", "-3"} {
+			out, err := runRoot(t, "bench", flag, v, "--data-dir", t.TempDir())
+			if err == nil || !strings.Contains(err.Error(), flag+" "+v) || !strings.Contains(err.Error(), "1 or more") {
+				t.Errorf("bench %s %s: %v\n%s", flag, v, err, out)
+			}
+		}
+	}
+}
+
+// TestSchemaLsListsEveryLifecycleSignal: every lifecycle signal the node
+// emits on <prefix>.emit.<id>.<type> has a schema.
+func TestSchemaLsListsEveryLifecycleSignal(t *testing.T) {
+	out, err := runRoot(t, "schema", "ls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []string{"jido.agent.started", "jido.agent.stopped", "jido.agent.child.started",
+		"jido.agent.child.exit", "jido.agent.orphaned", "jido.agent.error"} {
+		if !strings.Contains(out, typ+" ") {
+			t.Errorf("schema ls lacks %s:\n%s", typ, out)
+		}
+	}
+}
+
+func TestConvSendSaysWhichIDs(t *testing.T) {
+	c := findCmd(t, newRootCmd(), "conv send")
+	if !strings.Contains(c.Long, "agent start --id") {
+		t.Errorf("conv send's help does not say which ids it takes:\n%s", c.Long)
+	}
+	out, err := runRoot(t, "conv", "send", "p.x/c1", "hi", "--nats-url", nobody)
+	if err == nil || !strings.Contains(err.Error(), "p.x/c1") || strings.Contains(err.Error(), "no jido-bus node") {
+		t.Errorf("conv send to an id that is no agent id: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/projections/projectionapi"
+)
+
+// convFollower prints a conversation's timeline as it grows. Two sources
+// write: the timeline polls (committed items) and the delta subscription
+// (the assistant's streamed text, on the connection's goroutine); mu
+// keeps their lines apart.
+type convFollower struct {
+	mu     sync.Mutex
+	out    io.Writer
+	asJSON bool
+	// shown is how each item printed so far was rendered, by position: an
+	// item whose rendering changes (a tool call completing) is printed
+	// again.
+	shown []string
+	// inDelta is true while streamed text has been printed with no
+	// newline after it yet.
+	inDelta bool
+}
+
+// delta prints streamed assistant text as it comes.
+func (c *convFollower) delta(text string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.asJSON {
+		_ = writeJSON(c.out, map[string]string{"kind": "delta", "text": text})
+		return
+	}
+	if text == "" {
+		return
+	}
+	fmt.Fprint(c.out, text)
+	c.inDelta = true
+}
+
+// timeline prints the items not printed yet and those that changed.
+func (c *convFollower) timeline(items []conversation.TimelineItem) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, it := range items {
+		line := renderItem(it, c.asJSON)
+		if i < len(c.shown) && c.shown[i] == line {
+			continue
+		}
+		if c.inDelta {
+			// The committed message follows the text streamed before it:
+			// the streamed line ends here.
+			fmt.Fprintln(c.out)
+			c.inDelta = false
+		}
+		fmt.Fprint(c.out, line)
+		if i < len(c.shown) {
+			c.shown[i] = line
+		} else {
+			c.shown = append(c.shown, line)
+		}
+	}
+}
+
+// runConvFollow follows conversation key until ctx ends, across restarts
+// of the node: the connection reconnects for ever (saying so on stderr)
+// and the timeline is asked again until the node answers.
+func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Duration) error {
+	if err := conversation.CheckKey(key); err != nil {
+		return err
+	}
+	if every <= 0 {
+		return fmt.Errorf("--every %s: want a positive duration such as 250ms", every)
+	}
+	f.follower = &syncWriter{w: cmd.ErrOrStderr()}
+	nc, subjects, err := f.connect()
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	c := &convFollower{out: cmd.OutOrStdout(), asJSON: f.json}
+	deltas, err := nc.Subscribe(subjects.Emit(key, convevent.AssistantDelta), func(m *nats.Msg) {
+		var d convevent.Data
+		if json.Unmarshal(m.Data, &d) == nil {
+			c.delta(d.Text)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = deltas.Unsubscribe() }()
+	client := projectionapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	ctx := cmd.Context()
+	for {
+		reply, err := client.ConvShow(ctx, projectionapi.ConvShowRequest{Conv: key, View: conversation.ViewTimeline})
+		switch {
+		case err == nil:
+			var tl conversation.Timeline
+			if err := json.Unmarshal(reply.State, &tl); err != nil {
+				return fmt.Errorf("timeline of %s: %w", key, err)
+			}
+			c.timeline(tl.Items)
+		case ctx.Err() != nil:
+			return nil
+		case bus.ErrorType(err) == bus.ReasonNotFound, transient(err):
+			// Not started yet, or the node is away: ask again.
+		default:
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// renderItem is one timeline item as printed: a JSON line, or
+// "seq kind text" (a tool call as name, state and outcome).
+func renderItem(it conversation.TimelineItem, asJSON bool) string {
+	if asJSON {
+		b, _ := json.Marshal(it)
+		return string(b) + "\n"
+	}
+	text := it.Text
+	switch {
+	case it.Tool != nil:
+		text = renderTool(it.Tool)
+	case it.Error != nil:
+		text = it.Error.Type + ": " + it.Error.Message
+	}
+	return fmt.Sprintf("%4d  %-20s %s\n", it.Seq, it.Kind, text)
+}
+
+// renderTool is a tool call on one line: its name and arguments, its
+// state and, once it has one, its outcome.
+func renderTool(t *conversation.ToolCall) string {
+	s := t.Name
+	if len(t.Args) > 0 {
+		s += " " + compactJSON(t.Args)
+	}
+	s += " [" + t.State + "]"
+	switch {
+	case t.Error != nil:
+		s += " " + t.Error.Type + ": " + t.Error.Message
+	case t.Reason != "":
+		s += " " + t.Reason
+	case len(t.Output) > 0:
+		out := compactJSON(t.Output)
+		if len(out) > 200 {
+			out = out[:200] + "…"
+		}
+		s += " -> " + out
+	}
+	return s
+}
