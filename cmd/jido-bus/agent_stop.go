@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/bus"
 )
 
 // maxStopTree bounds how many descendants 'agent stop' looks up before it
@@ -21,7 +22,10 @@ func runAgentStop(cmd *cobra.Command, f *liveFlags, id, reason string, dryRun, y
 	var tree []string // id's descendants, depth first
 	if dryRun || !yes {
 		var err error
-		if tree, err = descendants(cmd, f, id); err != nil {
+		tree, err = descendants(cmd, f, id)
+		// A missing agent has nothing to ask about: the stop itself
+		// answers, forbidden when the role may not stop agents at all.
+		if err != nil && (dryRun || bus.ErrorType(err) != bus.ReasonNotFound) {
 			return err
 		}
 	}
