@@ -134,6 +134,23 @@ func TestClientRoleThroughNATSCLI(t *testing.T) {
 			strings.Contains(out, `$JS.API.STREAM.CREATE.EVIL`)
 	})
 
+	// The jido-bus CLI as the client: told forbidden at once, exit 5; its
+	// own inbox needs no flag. As the admin: allowed.
+	env := []string{"NATS_URL=" + node.URL, "NATS_USER=app", "NATS_PASSWORD=" + clientPW}
+	if r := runCLI(t, env, "agent", "state", "c1"); r.code != 0 {
+		t.Fatalf("jido-bus agent state as the client: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, args := range [][]string{{"agent", "stop", "c1", "--yes"}, {"log", "truncate", "agent/c1", "--before", "2", "--yes"}} {
+		r := runCLI(t, env, args...)
+		if r.code != 5 || !strings.Contains(r.stderr, "forbidden") || !strings.Contains(r.stderr, "user app") {
+			t.Fatalf("jido-bus %v as the client: exit %d, want 5 (forbidden)\n%s", args, r.code, r.stderr)
+		}
+	}
+	adminEnv := []string{"NATS_URL=" + node.URL, "NATS_USER=boss", "NATS_PASSWORD=" + adminPW}
+	if r := runCLI(t, adminEnv, "log", "truncate", "agent/c1", "--before", "2", "--dry-run"); r.code != 0 {
+		t.Fatalf("jido-bus log truncate --dry-run as the admin: exit %d\n%s", r.code, r.stderr)
+	}
+
 	// An admin is not refused.
 	if out := admin("req", "--raw", "jido.api.log.truncate", `{"stream":"agent/c1","before":2,"dry_run":true}`); !strings.Contains(out, `"ok":true`) {
 		t.Fatalf("admin truncate: %s", out)
