@@ -285,6 +285,8 @@ func TestWebhookPolicyInvalid(t *testing.T) {
 		{WebhookPolicy{Allow: []string{"https://hooks.example.com:0"}}, "port"},
 		{WebhookPolicy{Allow: []string{"http://0x7f.1"}}, "dotted-decimal"},
 		{WebhookPolicy{Allow: []string{"https://hooks.example.com/a/../b"}}, "dot segment"},
+		{WebhookPolicy{Allow: []string{"https://hooks.example.com/**"}}, "no wildcard in its path"},
+		{WebhookPolicy{Allow: []string{"https://hooks.example.com/in*"}}, "no wildcard in its path"},
 		{WebhookPolicy{Allow: []string{""}}, "empty"},
 		{WebhookPolicy{AllowPrivate: []string{"10.0.0.0/33"}}, `"10.0.0.0/33"`},
 		{WebhookPolicy{AllowPrivate: []string{"localhost"}}, "CIDR"},

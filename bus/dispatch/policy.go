@@ -110,6 +110,11 @@ func parseDestination(raw string, pattern bool) (destination, error) {
 	if err != nil {
 		return d, err
 	}
+	// A pattern's path is a prefix, not a glob: a '*' there would read as
+	// one to an operator and match nothing they meant.
+	if pattern && strings.Contains(u.Path, "*") {
+		return d, fmt.Errorf("has a '*' in its path, but a pattern's path is a prefix with no wildcard in its path: https://hooks.example.com/in matches /in and everything below it")
+	}
 	d.path = segs
 	return d, nil
 }
