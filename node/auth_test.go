@@ -155,7 +155,11 @@ func TestRoles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			letters = append(letters, string(e.Event.Data()))
+			// Only the refusals by permission: an admin's request the API
+			// cannot serve is a dead letter of its own reason.
+			if strings.Contains(string(e.Event.Data()), `"reason":"forbidden"`) {
+				letters = append(letters, string(e.Event.Data()))
+			}
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -58,7 +58,6 @@ func (n *Node) guardImport(_ context.Context, req logapi.ImportRequest) error {
 	if !ownStream(req.Stream) {
 		return nil
 	}
-	err := bus.Errorf(bus.ReasonForbidden, "%s is the node's own bookkeeping: nothing may be imported into it (forged entries there would change which agents come back at the next start)", req.Stream)
-	n.forbidden(n.subjects.API("log", logapi.VerbImport), "", err)
-	return err
+	// The control plane answers, counts and dead-letters the refusal.
+	return bus.Errorf(bus.ReasonForbidden, "%s is the node's own bookkeeping: nothing may be imported into it (forged entries there would change which agents come back at the next start)", req.Stream)
 }

@@ -314,9 +314,8 @@ const truncatePrepareTimeout = 5 * time.Second
 // it first when it runs here.
 func (n *Node) guardTruncate(ctx context.Context, req logapi.TruncateRequest) error {
 	if ownStream(req.Stream) {
-		err := bus.Errorf(bus.ReasonForbidden, "%s is the node's own bookkeeping and cannot be truncated: recovery reads it, and every agent would be lost at the next start, or come back wrong; stop agents you no longer need (jido-bus agent stop) instead", req.Stream)
-		n.forbidden(n.subjects.API("log", logapi.VerbTruncate), "", err)
-		return err
+		// The control plane answers, counts and dead-letters the refusal.
+		return bus.Errorf(bus.ReasonForbidden, "%s is the node's own bookkeeping and cannot be truncated: recovery reads it, and every agent would be lost at the next start, or come back wrong; stop agents you no longer need (jido-bus agent stop) instead", req.Stream)
 	}
 	ctx, cancel := context.WithTimeout(ctx, truncatePrepareTimeout)
 	defer cancel()
