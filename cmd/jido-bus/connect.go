@@ -288,7 +288,7 @@ func connectError(url string, s connSettings, err error) error {
 		errors.Is(err, nats.ErrAuthRevoked), errors.Is(err, nats.ErrAccountAuthExpired):
 		return &bus.Error{Type: bus.ReasonForbidden, Message: fmt.Sprintf(
 			"authorization failed at %s with %s: %v; check --user/--password, --token, --creds, --nkey, their NATS_* variables or the NATS context", url, s.who(), err)}
-	case errors.Is(err, nats.ErrNoServers), errors.Is(err, nats.ErrTimeout), isTimeout(err):
+	case errors.Is(err, nats.ErrNoServers), errors.Is(err, nats.ErrTimeout), isTimeout(err), isUnresolved(err):
 		return &bus.Error{Type: bus.ReasonUnavailable, Message: fmt.Sprintf(
 			"no NATS server at %s (%v): start a node with 'jido-bus serve', or point -s/--server or NATS_URL at one", url, err)}
 	}
@@ -300,6 +300,13 @@ func connectError(url string, s connSettings, err error) error {
 func isTimeout(err error) bool {
 	ne, ok := errors.AsType[net.Error](err)
 	return ok && ne.Timeout()
+}
+
+// isUnresolved reports whether err is a server name that did not
+// resolve: as absent a server as a refused connection.
+func isUnresolved(err error) bool {
+	_, ok := errors.AsType[*net.DNSError](err)
+	return ok
 }
 
 // redactURL hides the passwords of a comma-separated server list.

@@ -237,3 +237,15 @@ func TestPermissionViolationIsForbidden(t *testing.T) {
 		t.Errorf("agent state nope: %v, exit code %d, want %d", err, code, exitNotFound)
 	}
 }
+
+// TestUnresolvableServerIsUnreachable: a server name that does not
+// resolve is a server that is not there (exit 4, the URL named), like a
+// refused connection, not a generic error.
+func TestUnresolvableServerIsUnreachable(t *testing.T) {
+	isolateNATSEnv(t)
+	t.Setenv("NATS_URL", "nats://no-such-host.invalid:4222")
+	_, err := runRoot(t, "agent", "list", "--timeout", "2s")
+	if code := exitCode(err); code != exitUnreachable || !strings.Contains(fmt.Sprint(err), "no NATS server at nats://no-such-host.invalid:4222") {
+		t.Fatalf("err = %v (exit %d), want exit %d naming the server", err, code, exitUnreachable)
+	}
+}
