@@ -1,0 +1,145 @@
+package assets
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+)
+
+// Command is a slash command: commands/**/*.md, sub-folders as
+// namespaces (commands/git/commit.md is "git:commit"), optional front
+// matter, and a body that Expand fills from call arguments. Unlike a
+// skill's, a command's body is held: it is expanded on every call and
+// is capped by Options.MaxFileSize.
+//
+// A Command is immutable.
+type Command struct {
+	Name         string   `json:"name"`
+	Description  string   `json:"description,omitempty"`
+	ArgumentHint string   `json:"argument_hint,omitempty"`
+	AllowedTools []string `json:"allowed_tools,omitempty"`
+	Model        string   `json:"model,omitempty"`
+	Body         string   `json:"-"`
+	Source       Source   `json:"source"`
+	BodyLine     int      `json:"body_line"`
+}
+
+type commandFrontMatter struct {
+	Description  string   `yaml:"description"`
+	ArgumentHint string   `yaml:"argument-hint"`
+	AllowedTools toolList `yaml:"allowed-tools"`
+	Model        string   `yaml:"model"`
+}
+
+// loadCommands walks commands/ to maxWalkDepth folders. Every *.md file
+// is a command; other files are not commands and are skipped, hidden
+// files and folders too. Names are compared case-insensitively for
+// duplicates ("Deploy.md" and "deploy.md" would be one file on macOS and
+// are two near-identical tools to a model): both are refused.
+func (l *loader) loadCommands() []named {
+	var claims []named
+	budget := l.opts.MaxFilesPerKind
+	var walk func(dir string, depth int) error
+	walk = func(dir string, depth int) error {
+		var inner error
+		_, err := l.readDir(dir, &budget, func(e fs.DirEntry) {
+			if inner != nil || hidden(e.Name()) {
+				return
+			}
+			rel := dir + "/" + e.Name()
+			switch {
+			case e.Type()&fs.ModeSymlink != 0:
+				// Links are not followed: a link to a folder could loop or
+				// leave the data dir. Only ones that look like commands
+				// are worth telling the author about.
+				if strings.HasSuffix(e.Name(), ".md") {
+					l.diag(rel, 0, "is a symlink; commands must be regular files inside the data dir: replace the link with the file")
+				}
+			case e.IsDir():
+				if depth >= maxWalkDepth {
+					l.diag(rel, 0, "is nested deeper than %d folders under commands/; it is not loaded", maxWalkDepth)
+					return
+				}
+				inner = walk(rel, depth+1)
+			case strings.HasSuffix(e.Name(), ".md"):
+				fi, err := l.root.Lstat(rel)
+				if err != nil {
+					l.diag(rel, 0, "cannot be read: %v", err)
+					return
+				}
+				r := l.file(rel, fi, parseCommand)
+				if r.asset != nil {
+					claims = append(claims, named{key: strings.ToLower(r.name), name: r.name, rel: rel, asset: r.asset})
+				}
+			}
+		})
+		if inner != nil {
+			return inner
+		}
+		return err
+	}
+	err := walk("commands", 1)
+	if errors.Is(err, errTooMany) {
+		l.tooMany("commands")
+	} else if err != nil {
+		l.diag("commands", 0, "cannot be listed: %v", err)
+	}
+	return claims
+}
+
+// commandName maps commands/a/b/c.md to "a:b:c", or says why it cannot:
+// each part must be 1+ letters, digits, '_' or '-' so the name can become
+// a tool name.
+func commandName(rel string) (string, string) {
+	parts := strings.Split(strings.TrimSuffix(strings.TrimPrefix(rel, "commands/"), ".md"), "/")
+	for _, p := range parts {
+		if p == "" {
+			return "", "has an empty name: name the file <name>.md"
+		}
+		for _, r := range p {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+				return "", fmt.Sprintf("name part %q holds %q: use only letters, digits, '_' and '-' in command file and folder names", p, r)
+			}
+		}
+	}
+	return strings.Join(parts, ":"), ""
+}
+
+func parseCommand(rel string, data []byte, src Source) (string, any, []Diagnostic) {
+	bad := func(line int, format string, args ...any) (string, any, []Diagnostic) {
+		return "", nil, []Diagnostic{{File: rel, Line: line, Reason: fmt.Sprintf(format, args...)}}
+	}
+	name, why := commandName(rel)
+	if why != "" {
+		return bad(0, "%s", why)
+	}
+	fm, err := splitFrontMatter(data)
+	if err != nil {
+		var fe *frontMatterError
+		errors.As(err, &fe)
+		return bad(fe.Line, "%s", fe.Reason)
+	}
+	var m commandFrontMatter
+	if err := decodeFrontMatter(fm, &m); err != nil {
+		var fe *frontMatterError
+		if errors.As(err, &fe) {
+			reason := fe.Reason
+			if strings.Contains(reason, "unknown field") {
+				reason += " (a command's front matter holds description, argument-hint, allowed-tools and model)"
+			}
+			return bad(fe.Line, "%s", reason)
+		}
+		return bad(fm.yamlLine, "%v", err)
+	}
+	return name, &Command{
+		Name:         name,
+		Description:  m.Description,
+		ArgumentHint: m.ArgumentHint,
+		AllowedTools: []string(m.AllowedTools),
+		Model:        m.Model,
+		Body:         string(fm.body),
+		Source:       src,
+		BodyLine:     fm.bodyLine,
+	}, nil
+}
