@@ -45,7 +45,7 @@ func TestRootHoldsWhileAPathIsSwappedForALink(t *testing.T) {
 	r := openRoot(t, f.proj)
 	stop := swapper(t, f)
 	var inside, refused int
-	for i := 0; i < 3000; i++ {
+	for i := 0; i < 1500; i++ {
 		b, err := r.ReadFile("swap/f", 100)
 		switch {
 		case string(b) == "SECRET":
