@@ -1,0 +1,46 @@
+package policy
+
+import (
+	"github.com/jido-bus/jido-bus/bus"
+)
+
+// CommandRules are the rules of run_command.
+type CommandRules struct {
+	// Programs run_command may start, by base name ("go", "git"), looked
+	// up on the scrubbed PATH; an entry holding a '/' allows that exact
+	// absolute program, compared after resolving symlinks. Listing a
+	// shell, an interpreter or a launcher (sh, bash, python, env, xargs)
+	// allows anything it can start.
+	Programs []string `yaml:"programs"`
+	// Env names the variables passed from the node's environment; every
+	// other one is dropped. HOME is always set to the project root.
+	Env []string `yaml:"env"`
+	// Network lets a command open sockets (enforced by the Landlock helper).
+	Network bool `yaml:"network"`
+	// WithoutLandlock is what to do where the kernel has no Landlock:
+	// "refuse" (the default) or "warn" (run unconfined, with a warning).
+	WithoutLandlock string `yaml:"without_landlock"`
+}
+
+func defaultCommands() CommandRules {
+	return CommandRules{Env: []string{"PATH", "LANG", "LC_ALL", "TERM", "TZ"}, WithoutLandlock: "refuse"}
+}
+
+func (c CommandRules) validate() error {
+	switch c.WithoutLandlock {
+	case "refuse", "warn":
+	default:
+		return bus.Errorf(bus.ReasonInvalidRequest, "commands.without_landlock is %q; use refuse or warn", c.WithoutLandlock)
+	}
+	for _, p := range c.Programs {
+		if p == "" {
+			return bus.Errorf(bus.ReasonInvalidRequest, "commands.programs holds an empty name")
+		}
+	}
+	for _, e := range c.Env {
+		if e == "" || e == "HOME" {
+			return bus.Errorf(bus.ReasonInvalidRequest, "commands.env holds %q; HOME is always the project root", e)
+		}
+	}
+	return nil
+}

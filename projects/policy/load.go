@@ -1,0 +1,79 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/jido-bus/jido-bus/bus"
+)
+
+// file is the YAML form of a Policy. Pointers tell a key left out (the
+// default holds) from a key given empty (the list is emptied).
+type file struct {
+	Tools map[string]Mode `yaml:"tools"`
+	Paths struct {
+		Allow    *[]string `yaml:"allow"`
+		Deny     *[]string `yaml:"deny"`
+		ReadOnly *[]string `yaml:"read_only"`
+	} `yaml:"paths"`
+	Commands struct {
+		Programs        *[]string `yaml:"programs"`
+		Env             *[]string `yaml:"env"`
+		Network         *bool     `yaml:"network"`
+		WithoutLandlock *string   `yaml:"without_landlock"`
+	} `yaml:"commands"`
+}
+
+// Load reads a policy from YAML; name (a file name, or "policy") prefixes
+// its errors. Keys left out keep Default's value; a tools map given
+// replaces the default one whole, so it can be an allow-list. Unknown keys
+// are refused with their line; bad modes and globs name the glob.
+//
+//	tools:            # tool-name glob -> allow | deny | ask
+//	  "*": allow
+//	  run_command: ask
+//	paths:            # doublestar globs on the resolved path
+//	  allow: ["**"]
+//	  deny: ["**/.env", "**/.env.*"]
+//	  read_only: ["vendor/**"]   # .jido and .git are always read-only
+//	commands:
+//	  programs: [go, git, make]  # base names, looked up on PATH
+//	  env: [PATH, LANG, LC_ALL, TERM, TZ]
+//	  network: false
+//	  without_landlock: refuse   # or warn
+func Load(name string, data []byte) (*Policy, error) {
+	var f file
+	if err := yaml.UnmarshalWithOptions(data, &f, yaml.DisallowUnknownField()); err != nil {
+		return nil, bus.Errorf(bus.ReasonInvalidRequest, "%s: %s", name, yamlMessage(err))
+	}
+	p := Default()
+	if f.Tools != nil {
+		p.Tools = f.Tools
+	}
+	set(&p.Paths.Allow, f.Paths.Allow)
+	set(&p.Paths.Deny, f.Paths.Deny)
+	set(&p.Paths.ReadOnly, f.Paths.ReadOnly)
+	set(&p.Commands.Programs, f.Commands.Programs)
+	set(&p.Commands.Env, f.Commands.Env)
+	set(&p.Commands.Network, f.Commands.Network)
+	set(&p.Commands.WithoutLandlock, f.Commands.WithoutLandlock)
+	if err := p.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return p, nil
+}
+
+func set[T any](dst *T, src *T) {
+	if src != nil {
+		*dst = *src
+	}
+}
+
+// yamlMessage is goccy's one-line "[line:col] reason", without the source
+// excerpt it prints below.
+func yamlMessage(err error) string {
+	msg := yaml.FormatError(err, false, false)
+	first, _, _ := strings.Cut(msg, "\n")
+	return strings.TrimSpace(first)
+}
