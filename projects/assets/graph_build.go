@@ -165,11 +165,11 @@ func linkText(l Link) string {
 // blank lines so line numbers still match the file. A note's front matter
 // is not interpreted; an unclosed block is left as text.
 func stripFrontMatter(text string) string {
-	_, _, body, bodyLine, err := splitFrontMatter([]byte(text))
-	if err != nil {
+	fm, err := splitFrontMatter([]byte(text))
+	if err != nil || !fm.present {
 		return text
 	}
-	return strings.Repeat("\n", bodyLine-1) + string(body)
+	return strings.Repeat("\n", fm.bodyLine-1) + string(fm.body)
 }
 
 // headings are the note's ATX headings ("# Title" … "###### Title"),

@@ -137,7 +137,7 @@ func parseWorkflow(data []byte, known ToolNames) (*Workflow, error) {
 	if !utf8.Valid(data) {
 		return nil, errors.New("not UTF-8: save the file as UTF-8")
 	}
-	front, frontLine, body, bodyLine, err := splitFrontMatter(data)
+	front, frontLine, body, bodyLine, err := requireFrontMatter(data)
 	if err != nil {
 		return nil, errAt(1, "%v", err)
 	}
