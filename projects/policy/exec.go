@@ -1,0 +1,248 @@
+//go:build unix
+
+package policy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/jido-bus/jido-bus/bus"
+)
+
+// DefaultMaxOutput is Exec's output cap when ExecOptions sets none.
+const DefaultMaxOutput = 8 << 20
+
+// drainGrace bounds the wait for a command's pipes to close once its
+// process group is killed: a process that left the group (setsid) may
+// still hold them.
+const drainGrace = 2 * time.Second
+
+// ExecOptions tune Exec. The zero value is the default.
+type ExecOptions struct {
+	// MaxOutput is how many bytes of stdout and stderr together are kept.
+	// A command that writes more is killed (with its process group) and
+	// Exec reports too_large with the first MaxOutput bytes: the cap is a
+	// safety limit, so a command printing 1 GB costs neither memory nor
+	// the time to drain it. 0 means DefaultMaxOutput.
+	MaxOutput int64
+	// Helper is the argv that starts the sandbox-exec helper; nil means the
+	// running executable with HelperArg.
+	Helper []string
+}
+
+// CommandResult is what a command did.
+type CommandResult struct {
+	ExitCode int           // the program's exit code; -1 when a signal ended it
+	Signal   string        // the signal that ended it, "" when it exited
+	Stdout   []byte        // at most MaxOutput bytes of stdout and stderr together
+	Stderr   []byte        //
+	Killed   string        // why Exec killed it: "", "deadline", "canceled" or "output_limit"
+	Duration time.Duration // from start to the end of the process
+	Warning  string        // set when it ran with less confinement than the policy asks (without_landlock: warn)
+}
+
+// Exec runs spec in the sandbox-exec helper and waits for it. The command
+// runs in its own process group, which is killed whole when the command
+// ends (children it left behind included), when ctx is done, or when it
+// passes the output cap; it gets a private TMPDIR, removed afterwards.
+//
+// The error is nil only when the command ran and was not killed: a refusal
+// (no Landlock and without_landlock: refuse), a command that could not
+// start, a kill at ctx's end (wrapping ctx.Err()) or at the output cap
+// (too_large). With a kill the result is returned too, with the output
+// captured so far.
+func Exec(ctx context.Context, spec *CommandSpec, opts ExecOptions) (*CommandResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("run_command %s not started: %w", spec.Program, err)
+	}
+	warning, err := Protection().admit(spec)
+	if err != nil {
+		return nil, err
+	}
+	helper := opts.Helper
+	if helper == nil {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("run_command: find the jido-bus executable for the sandbox helper: %w", err)
+		}
+		helper = []string{exe, HelperArg}
+	}
+	max := opts.MaxOutput
+	if max <= 0 {
+		max = DefaultMaxOutput
+	}
+	tmp, err := os.MkdirTemp("", "jido-cmd-")
+	if err != nil {
+		return nil, fmt.Errorf("run_command: create its temp dir: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	s := *spec
+	s.TempDir = tmp
+	s.Env = append(append([]string(nil), spec.Env...), "TMPDIR="+tmp)
+	data, err := json.Marshal(&s)
+	if err != nil {
+		return nil, fmt.Errorf("run_command: encode the spec: %w", err)
+	}
+	res, err := run(ctx, helper, data, max)
+	if res != nil {
+		res.Warning = warning
+	}
+	if err != nil {
+		return res, fmt.Errorf("run_command %s: %w", spec.Argv[0], err)
+	}
+	return res, nil
+}
+
+// pipes are the three pipes between Exec and the helper; the write ends
+// go to the child and are closed here once it started.
+type pipes struct{ outR, outW, errR, errW, stR, stW *os.File }
+
+func newPipes() (*pipes, error) {
+	var p pipes
+	var err error
+	if p.outR, p.outW, err = os.Pipe(); err == nil {
+		if p.errR, p.errW, err = os.Pipe(); err == nil {
+			p.stR, p.stW, err = os.Pipe()
+		}
+	}
+	if err != nil {
+		p.closeWrite()
+		p.closeRead()
+		return nil, fmt.Errorf("create pipes: %w", err)
+	}
+	return &p, nil
+}
+
+func (p *pipes) closeWrite() { closeAll(p.outW, p.errW, p.stW) }
+func (p *pipes) closeRead()  { closeAll(p.outR, p.errR, p.stR) }
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+func run(ctx context.Context, helper []string, spec []byte, max int64) (*CommandResult, error) {
+	p, err := newPipes()
+	if err != nil {
+		return nil, err
+	}
+	defer p.closeRead()
+	cmd := exec.Command(helper[0], helper[1:]...)
+	cmd.Stdin = bytes.NewReader(spec)
+	cmd.Stdout, cmd.Stderr = p.outW, p.errW
+	cmd.ExtraFiles = []*os.File{p.stW} // fd 3, helperStatusFD
+	cmd.Env = []string{}               // the helper needs nothing; the program gets spec.Env
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	start := time.Now()
+	err = cmd.Start()
+	p.closeWrite()
+	if err != nil {
+		return nil, fmt.Errorf("start the sandbox helper %s: %w", helper[0], err)
+	}
+	pgid := cmd.Process.Pid
+	killGroup := func() { syscall.Kill(-pgid, syscall.SIGKILL) }
+
+	out := &capture{left: max, over: make(chan struct{})}
+	var readers sync.WaitGroup
+	readers.Go(func() { out.read(p.outR, &out.stdout) })
+	readers.Go(func() { out.read(p.errR, &out.stderr) })
+	status := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(p.stR, 64<<10))
+		status <- b
+	}()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+
+	res := &CommandResult{}
+	var waitErr error
+	select {
+	case waitErr = <-waited:
+	case <-ctx.Done():
+		res.Killed = "canceled"
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			res.Killed = "deadline"
+		}
+		killGroup()
+		waitErr = <-waited
+	case <-out.over:
+		res.Killed = "output_limit"
+		killGroup()
+		waitErr = <-waited
+	}
+	res.Duration = time.Since(start)
+	// The program is gone; what it left behind in its group goes too.
+	killGroup()
+	deadline := time.Now().Add(drainGrace)
+	p.outR.SetReadDeadline(deadline)
+	p.errR.SetReadDeadline(deadline)
+	readers.Wait()
+	st := <-status
+	res.Stdout, res.Stderr = out.stdout.Bytes(), out.stderr.Bytes()
+
+	if len(st) > 0 {
+		var hs helperStatus
+		if err := json.Unmarshal(st, &hs); err != nil {
+			return nil, fmt.Errorf("the sandbox helper failed (%s): %s", bytes.TrimSpace(st), res.Stderr)
+		}
+		return nil, &bus.Error{Type: hs.Type, Message: hs.Message}
+	}
+	ps := cmd.ProcessState
+	if ps == nil {
+		return nil, fmt.Errorf("wait for the command: %w", waitErr)
+	}
+	res.ExitCode = ps.ExitCode()
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.Signal = ws.Signal().String()
+	}
+	switch res.Killed {
+	case "output_limit":
+		return res, bus.Errorf(bus.ReasonTooLarge, "the command wrote more than %d bytes of output and was killed; make it print less (or filter its output)", max)
+	case "deadline", "canceled":
+		return res, fmt.Errorf("killed with its process group after %s: %w", res.Duration.Round(time.Millisecond), ctx.Err())
+	}
+	return res, nil
+}
+
+// capture keeps up to left bytes of a command's stdout and stderr together
+// and closes over when more came.
+type capture struct {
+	mu             sync.Mutex
+	left           int64
+	stdout, stderr bytes.Buffer
+	over           chan struct{}
+	overOnce       sync.Once
+}
+
+func (c *capture) read(r io.Reader, into *bytes.Buffer) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			c.mu.Lock()
+			keep := min(int64(n), c.left)
+			into.Write(buf[:keep])
+			c.left -= keep
+			c.mu.Unlock()
+			if keep < int64(n) {
+				c.overOnce.Do(func() { close(c.over) })
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
