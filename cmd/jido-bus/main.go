@@ -100,6 +100,7 @@ once the disk is usable), 1 any other failure.`,
 		newBenchCmd(),
 		newTopCmd(),
 		newVersionCmd(),
+		newSandboxExecCmd(),
 	)
 	addCompletions(root)
 	return root
