@@ -12,7 +12,9 @@ type Limits struct {
 	MaxEntries int
 	// MaxMatches bounds grep's matching lines; 0 means 500.
 	MaxMatches int
-	// MaxGrepBytes bounds the bytes of lines grep returns; 0 means 256 KiB.
+	// MaxGrepBytes bounds the bytes of lines grep returns; 0 means 48 KiB,
+	// so a full grep result still fits under the runner's default output cap
+	// and reaches the model inline rather than as an artifact.
 	MaxGrepBytes int
 	// MaxGrepFileBytes: grep skips larger files (and says how many); 0
 	// means 4 MiB.
@@ -32,7 +34,7 @@ func (l Limits) withDefaults() Limits {
 		l.MaxMatches = 500
 	}
 	if l.MaxGrepBytes <= 0 {
-		l.MaxGrepBytes = 256 << 10
+		l.MaxGrepBytes = 48 << 10
 	}
 	if l.MaxGrepFileBytes <= 0 {
 		l.MaxGrepFileBytes = 4 << 20
