@@ -47,7 +47,7 @@ type fixture struct {
 
 // newFixture opens a project root holding files (path → content) and a
 // runner over Builtins and extra tools, with policy p (Default when nil).
-func newFixture(t *testing.T, files map[string]string, p *policy.Policy, opts Options, extra ...Tool) *fixture {
+func newFixture(t testing.TB, files map[string]string, p *policy.Policy, opts Options, extra ...Tool) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {
