@@ -1,0 +1,21 @@
+// Package tools is a project's tool catalog and the one Runner every tool
+// call goes through.
+//
+// A Catalog is an immutable set of Tools: the built-ins over the project's
+// policy.Sandbox (read_file, list_dir, glob, grep, write_file, edit_file),
+// the tools derived from its assets (command.<name>, skill.<name>,
+// workflow.<name>, skill_graph.*) and custom tools registered in Go. Each
+// tool carries a draft 2020-12 input and output JSON Schema, compiled once
+// when the catalog is built.
+//
+// Runner.Run is the only way a tool runs. In order it: finds the tool
+// (unknown_tool), validates the args against the input schema
+// (invalid_args), authorizes the tool through the policy (denied,
+// approval_required — an "ask" tool is reported, never run), waits for a
+// slot of the project's concurrency limit (busy when the caller's context
+// ends first), runs the tool under its timeout (timeout), and hands an
+// output over the cap to an ArtifactStore. Path refusals (outside_root,
+// denied) come from the Sandbox the tool uses for every file it touches.
+// Every call, refused or not, is reported to the Observer as ToolStarted
+// followed by exactly one of ToolCompleted or ToolFailed.
+package tools

@@ -1,0 +1,39 @@
+package tools
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Observer hears about every call: ToolStarted first, then exactly one of
+// ToolCompleted or ToolFailed, from the goroutine that called Run, in that
+// order. Refusals (unknown tool, bad args, denied) are calls too. The
+// engine commits them as project.tool.started|completed|failed entries.
+// Methods are called synchronously and must not block for long; an
+// Observer shared by concurrent calls must be safe for concurrent use.
+type Observer interface {
+	ToolStarted(Event)
+	ToolCompleted(Event)
+	ToolFailed(Event)
+}
+
+// Event is one observation of a call.
+type Event struct {
+	CallID string `json:"call_id"`
+	// Parent is the call that made this one (a workflow's), or "".
+	Parent string          `json:"parent,omitempty"`
+	Tool   string          `json:"tool"`
+	Args   json.RawMessage `json:"args,omitempty"` // ToolStarted only
+	// Duration is from the start of Run to its end (ToolCompleted,
+	// ToolFailed), waiting for a slot included.
+	Duration  time.Duration `json:"duration_ns,omitempty"`
+	Size      int           `json:"size,omitempty"` // bytes of output (ToolCompleted)
+	Artifacts []ArtifactRef `json:"artifacts,omitempty"`
+	Error     *Error        `json:"error,omitempty"` // ToolFailed
+}
+
+type nopObserver struct{}
+
+func (nopObserver) ToolStarted(Event)   {}
+func (nopObserver) ToolCompleted(Event) {}
+func (nopObserver) ToolFailed(Event)    {}

@@ -1,0 +1,49 @@
+package tools
+
+import (
+	"encoding/json"
+
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+)
+
+// ToolCall is one request to run a tool. ID is the caller's id for the
+// call (an LLM's tool_use id); the runner makes a ULID when it is empty.
+type ToolCall struct {
+	ID   string          `json:"id,omitempty"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args,omitempty"`
+}
+
+// Result is the outcome of one call, in the shape replies carry:
+// {"ok":true,"data":…,"artifacts":[…],"logs":[…]} or
+// {"ok":false,"error":{"type":…,"message":…,"details":…}}.
+//
+// When the output is larger than the runner's cap it is stored in the
+// ArtifactStore and Data is a small stand-in, {"artifact":id,"size":n,
+// "preview":"…"}; the artifact's reference is in Artifacts.
+type Result struct {
+	OK        bool            `json:"ok"`
+	CallID    string          `json:"call_id"`
+	Data      json.RawMessage `json:"data,omitempty"`
+	Artifacts []ArtifactRef   `json:"artifacts,omitempty"`
+	Logs      []string        `json:"logs,omitempty"`
+	Error     *Error          `json:"error,omitempty"`
+}
+
+// ArtifactStore keeps outputs too large for a result, once, by content.
+// projections/conversation.Artifacts satisfies it: one store per node for
+// conversations and projects alike. Put must be safe for concurrent use.
+type ArtifactStore interface {
+	Put(data []byte, mediaType string) (convevent.ArtifactRef, error)
+}
+
+// artifactStandIn is Data for an output stored as an artifact.
+type artifactStandIn struct {
+	Artifact string `json:"artifact"`
+	Size     int64  `json:"size"`
+	Preview  string `json:"preview,omitempty"`
+}
+
+// ArtifactRef names a stored output (the conversation store's reference:
+// "sha256:<hex>", size, media type, preview).
+type ArtifactRef = convevent.ArtifactRef

@@ -1,0 +1,249 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jido-bus/jido-bus/projects/policy"
+	"github.com/oklog/ulid/v2"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Defaults for Options' zero values.
+const (
+	DefaultTimeout       = 30 * time.Second
+	DefaultMaxConcurrent = 4
+	// DefaultOutputCap is the largest output a Result carries inline, in
+	// bytes of JSON: the conversation store's artifact threshold, so an
+	// output is offloaded at the same size wherever it goes.
+	DefaultOutputCap = 64 << 10
+	previewBytes     = 512
+)
+
+// Options configure a Runner. Sandbox and Catalog are required.
+type Options struct {
+	Sandbox *policy.Sandbox
+	Catalog *Catalog
+	// Observer hears every call; nil hears nothing.
+	Observer Observer
+	// Artifacts stores outputs over OutputCap; nil refuses them with
+	// too_large.
+	Artifacts ArtifactStore
+	// MaxConcurrent bounds the calls of this runner (one project) running
+	// at once; 0 means DefaultMaxConcurrent. A call waits for a slot until
+	// its context ends, then fails with busy: waiting is what a caller
+	// wants (an assistant issuing five reads at once), and the caller's
+	// context says how long it is willing to wait.
+	MaxConcurrent int
+	// OutputCap is in bytes of JSON output; 0 means DefaultOutputCap.
+	OutputCap int
+	// DefaultTimeout is the timeout of a tool that names none; 0 means
+	// DefaultTimeout.
+	DefaultTimeout time.Duration
+}
+
+// Runner runs a project's tool calls: the one path every call takes (see
+// the package doc). It is safe for concurrent use.
+//
+// A tool that times out is told so through its context and the call
+// returns timeout at once; the tool keeps its concurrency slot until its
+// Func actually returns, so the limit bounds what really runs, even for a
+// tool that ignores its context.
+type Runner struct {
+	sandbox   *policy.Sandbox
+	catalog   atomic.Pointer[Catalog]
+	obs       Observer
+	artifacts ArtifactStore
+	slots     chan struct{}
+	cap       int
+	timeout   time.Duration
+}
+
+// NewRunner returns a runner over o.
+func NewRunner(o Options) (*Runner, error) {
+	if o.Sandbox == nil || o.Sandbox.Root == nil || o.Sandbox.Policy == nil {
+		return nil, errors.New("tools: a runner needs a Sandbox with a Root and a Policy")
+	}
+	if o.Catalog == nil {
+		return nil, errors.New("tools: a runner needs a Catalog")
+	}
+	r := &Runner{sandbox: o.Sandbox, obs: o.Observer, artifacts: o.Artifacts, cap: o.OutputCap, timeout: o.DefaultTimeout}
+	if r.obs == nil {
+		r.obs = nopObserver{}
+	}
+	n := o.MaxConcurrent
+	if n <= 0 {
+		n = DefaultMaxConcurrent
+	}
+	r.slots = make(chan struct{}, n)
+	if r.cap <= 0 {
+		r.cap = DefaultOutputCap
+	}
+	if r.timeout <= 0 {
+		r.timeout = DefaultTimeout
+	}
+	r.catalog.Store(o.Catalog)
+	return r, nil
+}
+
+// Catalog is the catalog calls are run against now.
+func (r *Runner) Catalog() *Catalog { return r.catalog.Load() }
+
+// SetCatalog swaps in a new catalog (after an asset reload); calls already
+// running finish with the tool they started with.
+func (r *Runner) SetCatalog(c *Catalog) { r.catalog.Store(c) }
+
+// Run runs one call. The Result is always filled in; the error is its
+// Error (an *Error) when the call failed, nil when it succeeded.
+func (r *Runner) Run(ctx context.Context, tc ToolCall) (Result, error) {
+	return r.run(ctx, tc, "", true)
+}
+
+func (r *Runner) run(ctx context.Context, tc ToolCall, parent string, takeSlot bool) (Result, error) {
+	start := time.Now()
+	if tc.ID == "" {
+		tc.ID = ulid.Make().String()
+	}
+	r.obs.ToolStarted(Event{CallID: tc.ID, Parent: parent, Tool: tc.Name, Args: tc.Args})
+	res := Result{CallID: tc.ID}
+	data, arts, logs, e := r.do(ctx, tc, parent, takeSlot)
+	res.Logs = logs
+	ev := Event{CallID: tc.ID, Parent: parent, Tool: tc.Name, Duration: time.Since(start)}
+	if e != nil {
+		res.Error = e
+		ev.Error = e
+		r.obs.ToolFailed(ev)
+		return res, e
+	}
+	res.OK, res.Data, res.Artifacts = true, data, arts
+	ev.Size, ev.Artifacts = len(data), arts
+	r.obs.ToolCompleted(ev)
+	return res, nil
+}
+
+type outcome struct {
+	out any
+	err error
+}
+
+func (r *Runner) do(ctx context.Context, tc ToolCall, parent string, takeSlot bool) (json.RawMessage, []ArtifactRef, []string, *Error) {
+	e, ok := r.catalog.Load().byName[tc.Name]
+	if !ok {
+		return nil, nil, nil, Errorf(ReasonUnknownTool, "no tool %q in the project's catalog; list the tools the project offers", tc.Name)
+	}
+	args := tc.Args
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if err := validate(e, args); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := r.sandbox.Policy.Authorize(tc.Name, policy.OpRead, ""); err != nil {
+		return nil, nil, nil, toError(tc.Name, err)
+	}
+	if takeSlot {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, nil, Errorf(ReasonCancelled, "tool %s not started: %v", tc.Name, err)
+		}
+		select {
+		case r.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, nil, nil, Errorf(ReasonBusy, "tool %s not started: all %d slots of the project were busy until the call's context ended (%v); retry later or with a longer deadline", tc.Name, cap(r.slots), ctx.Err())
+		}
+	}
+	timeout := e.tool.Timeout
+	if timeout <= 0 {
+		timeout = r.timeout
+	}
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	call := &Call{ID: tc.ID, Parent: parent, Name: tc.Name, Args: args, Sandbox: r.sandbox, runner: r}
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if takeSlot {
+				<-r.slots
+			}
+		}()
+		defer func() {
+			if p := recover(); p != nil {
+				done <- outcome{err: Errorf("internal", "tool %s panicked: %v", tc.Name, p)}
+			}
+		}()
+		out, err := e.tool.Func(tctx, call)
+		done <- outcome{out, err}
+	}()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-tctx.Done():
+		select { // a result that raced the deadline wins
+		case o = <-done:
+		default:
+			return nil, nil, call.takeLogs(), ctxError(ctx, tc.Name, timeout)
+		}
+	}
+	logs := call.takeLogs()
+	if o.err != nil {
+		if tctx.Err() != nil && errors.Is(o.err, tctx.Err()) {
+			return nil, nil, logs, ctxError(ctx, tc.Name, timeout)
+		}
+		return nil, nil, logs, toError(tc.Name, o.err)
+	}
+	data, err := json.Marshal(o.out)
+	if err != nil {
+		return nil, nil, logs, Errorf(ReasonToolFailed, "tool %s: its output is not JSON: %v", tc.Name, err)
+	}
+	if len(data) <= r.cap {
+		return data, nil, logs, nil
+	}
+	if r.artifacts == nil {
+		return nil, nil, logs, Errorf("too_large", "tool %s: output of %d bytes is over the cap of %d and no artifact store is configured; narrow the call", tc.Name, len(data), r.cap)
+	}
+	ref, err := r.artifacts.Put(data, "application/json")
+	if err != nil {
+		return nil, nil, logs, Errorf("internal", "tool %s: storing its %d-byte output as an artifact: %v", tc.Name, len(data), err)
+	}
+	stand, _ := json.Marshal(artifactStandIn{Artifact: ref.ID, Size: ref.Size, Preview: preview(data)})
+	return stand, []ArtifactRef{ref}, logs, nil
+}
+
+// ctxError is the error of a call whose context ended: the caller's
+// (cancelled) or the tool's own deadline (timeout).
+func ctxError(parent context.Context, tool string, timeout time.Duration) *Error {
+	if err := parent.Err(); err != nil {
+		return Errorf(ReasonCancelled, "tool %s was cancelled by its caller: %v", tool, err)
+	}
+	return Errorf(ReasonTimeout, "tool %s ran past its timeout of %s and was cancelled; narrow the call (a smaller path, range or pattern)", tool, timeout)
+}
+
+func validate(e *entry, args json.RawMessage) *Error {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return &Error{Type: ReasonInvalidArgs, Message: fmt.Sprintf("tool %s: args are not JSON: %v", e.tool.Name, err)}
+	}
+	if err := e.input.Validate(v); err != nil {
+		leaves := validationLeaves(err)
+		return &Error{Type: ReasonInvalidArgs,
+			Message: fmt.Sprintf("tool %s: args do not match its input schema: %s", e.tool.Name, leaves[0]),
+			Details: map[string]any{"schema_errors": leaves, "input_schema": e.tool.InputSchema}}
+	}
+	return nil
+}
+
+func preview(data []byte) string {
+	if len(data) <= previewBytes {
+		return string(data)
+	}
+	p := data[:previewBytes]
+	for len(p) > 0 && !utf8.Valid(p) {
+		p = p[:len(p)-1]
+	}
+	return string(p)
+}

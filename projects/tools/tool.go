@@ -1,0 +1,101 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jido-bus/jido-bus/projects/policy"
+)
+
+// Safety says what a tool may do, for people and for policies: read files,
+// write files, run programs. It is a declaration shown in the catalog; the
+// Sandbox enforces what a tool actually touches.
+type Safety struct {
+	Reads  bool `json:"reads"`
+	Writes bool `json:"writes"`
+	Runs   bool `json:"runs"`
+}
+
+// Func is a tool's body. It gets the call (args already validated against
+// the input schema, the project's Sandbox, a way to log and to call other
+// tools) and returns a JSON-marshallable output or an error. It must
+// return soon after ctx is done. A *Error (or *bus.Error) in the chain
+// gives the failure its type; any other error is of type tool_failed.
+type Func func(ctx context.Context, c *Call) (any, error)
+
+// Tool is one entry of a catalog.
+type Tool struct {
+	// Name is unique in a catalog: 1–128 of a-z A-Z 0-9 and "_.:-".
+	Name        string
+	Description string
+	// InputSchema and OutputSchema are draft 2020-12 JSON Schemas. The
+	// runner validates args against InputSchema; OutputSchema documents
+	// the output (the tests check the built-ins against theirs).
+	InputSchema  json.RawMessage
+	OutputSchema json.RawMessage
+	Safety       Safety
+	// Timeout bounds one run; 0 means the runner's default.
+	Timeout time.Duration
+	Func    Func
+}
+
+// Call is what a running tool sees. It is owned by one run; Logf is safe
+// from the goroutines the tool starts.
+type Call struct {
+	// ID identifies this call (the caller's, or a ULID the runner made).
+	ID string
+	// Parent is the ID of the call that made this one (a workflow's), or "".
+	Parent string
+	// Name is the tool's name; file operations pass it to the Sandbox so
+	// path rules and refusals name the tool.
+	Name string
+	// Args are the call's arguments, valid against the input schema.
+	Args    json.RawMessage
+	Sandbox *policy.Sandbox
+
+	runner *Runner
+	mu     sync.Mutex
+	logs   []string
+}
+
+// maxLogs bounds the log lines one call keeps.
+const maxLogs = 100
+
+// Logf records a line in the result's logs (at most maxLogs are kept).
+func (c *Call) Logf(format string, args ...any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.logs) < maxLogs {
+		c.logs = append(c.logs, fmt.Sprintf(format, args...))
+	} else if len(c.logs) == maxLogs {
+		c.logs = append(c.logs, "(more log lines dropped)")
+	}
+}
+
+func (c *Call) takeLogs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.logs
+}
+
+// Run calls another tool through the same runner, as a child of this call:
+// it is validated, authorized, timed and observed like any call, but runs
+// in this call's concurrency slot (a workflow holding the only slot must
+// still be able to run its steps).
+func (c *Call) Run(ctx context.Context, tc ToolCall) (Result, error) {
+	return c.runner.run(ctx, tc, c.ID, false)
+}
+
+// decodeArgs decodes the (already validated) args into v.
+func decodeArgs(c *Call, v any) error {
+	if len(c.Args) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(c.Args, v); err != nil {
+		return Errorf(ReasonInvalidArgs, "%s: args: %v", c.Name, err)
+	}
+	return nil
+}
