@@ -1,6 +1,10 @@
 package tools
 
-import "time"
+import (
+	"time"
+
+	"github.com/jido-bus/jido-bus/projects/policy"
+)
 
 // Limits bound what the built-in tools read and return. The zero value is
 // the defaults.
@@ -19,8 +23,22 @@ type Limits struct {
 	// MaxGrepFileBytes: grep skips larger files (and says how many); 0
 	// means 4 MiB.
 	MaxGrepFileBytes int64
-	// Timeout of each built-in; 0 means the runner's default.
+	// Timeout of each file built-in; 0 means the runner's default.
+	// run_command has its own (below).
 	Timeout time.Duration
+	// CommandTimeout is run_command's timeout when a call names none; 0
+	// means 30s.
+	CommandTimeout time.Duration
+	// MaxCommandTimeout is the longest timeout a run_command call may ask
+	// for; 0 means 10m (or CommandTimeout when that is longer).
+	MaxCommandTimeout time.Duration
+	// MaxCommandOutput bounds the stdout and stderr a command may write
+	// together: past it the command is killed (too_large); 0 means 8 MiB.
+	MaxCommandOutput int64
+	// MaxCommandInline bounds the bytes of stdout and stderr run_command
+	// returns (their tails; truncated says so); 0 means 48 KiB, so the
+	// result fits under the runner's default output cap.
+	MaxCommandInline int
 }
 
 func (l Limits) withDefaults() Limits {
@@ -39,17 +57,32 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxGrepFileBytes <= 0 {
 		l.MaxGrepFileBytes = 4 << 20
 	}
+	if l.CommandTimeout <= 0 {
+		l.CommandTimeout = 30 * time.Second
+	}
+	if l.MaxCommandTimeout <= 0 {
+		l.MaxCommandTimeout = max(10*time.Minute, l.CommandTimeout)
+	}
+	l.CommandTimeout = min(l.CommandTimeout, l.MaxCommandTimeout)
+	if l.MaxCommandOutput <= 0 {
+		l.MaxCommandOutput = policy.DefaultMaxOutput
+	}
+	if l.MaxCommandInline <= 0 {
+		l.MaxCommandInline = 48 << 10
+	}
 	return l
 }
 
-// Builtins are the file tools over the project's Sandbox: read_file,
-// list_dir, glob, grep, write_file and edit_file. Every path they take is
-// resolved and authorized by the Sandbox, for the tool's own name.
+// Builtins are the tools over the project's Sandbox: the file tools
+// read_file, list_dir, glob, grep, write_file and edit_file, and
+// run_command. Every path they take is resolved and authorized by the
+// Sandbox, for the tool's own name; run_command runs only the programs the
+// policy lists (none by default), confined by the sandbox-exec helper.
 func Builtins(l Limits) []Tool {
 	l = l.withDefaults()
 	ts := []Tool{readFileTool(l), listDirTool(l), globTool(l), grepTool(l), writeFileTool(), editFileTool(l)}
 	for i := range ts {
 		ts[i].Timeout = l.Timeout
 	}
-	return ts
+	return append(ts, runCommandTool(l))
 }

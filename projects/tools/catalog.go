@@ -99,13 +99,15 @@ func (c *Catalog) Names() []string { return append([]string(nil), c.names...) }
 
 // List returns, sorted by name, the tools p does not deny (allow and ask
 // both: an ask tool is offered, and its call reports approval_required).
+// A tool that runs programs is left out while p lists none
+// (commands.programs): every call of it would be denied.
 func (c *Catalog) List(p *policy.Policy) []Spec {
 	specs := make([]Spec, 0, len(c.names))
 	for _, n := range c.names {
-		if !p.Visible(n) {
+		t := c.byName[n].tool
+		if !p.Visible(n) || t.Safety.Runs && len(p.Commands.Programs) == 0 {
 			continue
 		}
-		t := c.byName[n].tool
 		specs = append(specs, Spec{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
 	}
 	return specs

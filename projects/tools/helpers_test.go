@@ -13,7 +13,15 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain lets the test binary stand in for jido-bus: policy.Exec
+// re-executes the running binary with policy.HelperArg, and that process
+// must become the sandbox-exec helper (as cmd/jido-bus does).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == policy.HelperArg {
+		os.Exit(policy.HelperMain())
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // recorder is an Observer that keeps every event in order.
 type recorder struct {

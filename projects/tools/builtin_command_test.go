@@ -1,0 +1,177 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jido-bus/jido-bus/projects/policy"
+)
+
+// commandPolicy lists echo, cat and sh; without_landlock: warn lets the
+// tests run on a kernel without Landlock (policy's own tests cover the
+// confinement).
+func commandPolicy(t *testing.T, extra string) *policy.Policy {
+	t.Helper()
+	p, err := policy.Load("test", []byte("commands:\n  programs: [echo, cat, sh]\n  without_landlock: warn\n"+extra))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRunCommandRuns(t *testing.T) {
+	f := newFixture(t, map[string]string{"sub/in.txt": "from a file\n"}, commandPolicy(t, ""), Options{})
+	var out runCommandOutput
+	f.ok(t, "run_command", map[string]any{"argv": []string{"echo", "hello", "world"}}, &out)
+	t.Logf("confinement: %s; warning: %q", policy.Protection(), out.Warning)
+	if out.ExitCode != 0 || out.Stdout != "hello world\n" || out.Stderr != "" || out.Truncated {
+		t.Fatalf("echo: %+v", out)
+	}
+	f.ok(t, "run_command", map[string]any{"argv": []string{"cat", "in.txt"}, "cwd": "sub"}, &out)
+	if out.Stdout != "from a file\n" {
+		t.Fatalf("cat in sub: %+v", out)
+	}
+	// A failing program is an output, with its exit code and stderr.
+	f.ok(t, "run_command", map[string]any{"argv": []string{"sh", "-c", "echo bad >&2; exit 3"}}, &out)
+	if out.ExitCode != 3 || out.Stderr != "bad\n" {
+		t.Fatalf("exit 3: %+v", out)
+	}
+	// It writes inside the root.
+	f.ok(t, "run_command", map[string]any{"argv": []string{"sh", "-c", "echo made > made.txt"}}, &out)
+	if b, err := os.ReadFile(filepath.Join(f.dir, "made.txt")); err != nil || string(b) != "made\n" {
+		t.Fatalf("made.txt: %q %v", b, err)
+	}
+	if got := f.obs.got(); got[len(got)-1] != "completed run_command" {
+		t.Fatalf("observer: %v", got)
+	}
+}
+
+func TestRunCommandListedOnlyWithPrograms(t *testing.T) {
+	cat, err := NewCatalog(Builtins(Limits{})...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := func(p *policy.Policy) bool {
+		for _, s := range cat.List(p) {
+			if s.Name == "run_command" {
+				return true
+			}
+		}
+		return false
+	}
+	if listed(policy.Default()) {
+		t.Error("run_command is offered under a policy that lists no program")
+	}
+	if !listed(commandPolicy(t, "")) {
+		t.Error("run_command is not offered under a policy listing programs")
+	}
+}
+
+func TestRunCommandRefusals(t *testing.T) {
+	outside := t.TempDir()
+	f := newFixture(t, map[string]string{"a.txt": "x"}, commandPolicy(t, ""), Options{})
+	os.Symlink(outside, filepath.Join(f.dir, "out"))
+	f.fail(t, "run_command", map[string]any{"argv": []string{"ls"}}, ReasonDenied)
+	f.fail(t, "run_command", map[string]any{"argv": []string{"bash", "-c", "id"}}, ReasonDenied)
+	f.fail(t, "run_command", map[string]any{"argv": []string{"./echo"}}, ReasonDenied)
+	f.fail(t, "run_command", map[string]any{"argv": []string{"echo"}, "cwd": ".."}, ReasonOutsideRoot)
+	f.fail(t, "run_command", map[string]any{"argv": []string{"echo"}, "cwd": outside}, ReasonOutsideRoot)
+	f.fail(t, "run_command", map[string]any{"argv": []string{"echo"}, "cwd": "out"}, ReasonOutsideRoot)
+	f.fail(t, "run_command", map[string]any{"argv": []string{"echo"}, "cwd": "nowhere"}, "not_found")
+	f.fail(t, "run_command", map[string]any{"argv": []string{"echo"}, "cwd": "a.txt"}, "invalid_request")
+	f.fail(t, "run_command", map[string]any{"argv": []string{"echo hi"}}, "invalid_request")
+	f.fail(t, "run_command", map[string]any{"argv": []string{}}, ReasonInvalidArgs)
+	f.fail(t, "run_command", map[string]any{"argv": "echo hi"}, ReasonInvalidArgs)
+	f.fail(t, "run_command", map[string]any{"argv": []string{"echo"}, "timeout": "soon"}, ReasonInvalidArgs)
+	f.fail(t, "run_command", map[string]any{"argv": []string{"echo"}, "timeout": "0s"}, ReasonInvalidArgs)
+	f.fail(t, "run_command", map[string]any{"argv": []string{"echo"}, "timeout": "11m"}, ReasonInvalidArgs)
+
+	// The default policy lists no program; a policy denying the tool
+	// refuses it before anything is looked up.
+	d := newFixture(t, nil, nil, Options{})
+	d.fail(t, "run_command", map[string]any{"argv": []string{"echo"}}, ReasonDenied)
+	n := newFixture(t, nil, commandPolicy(t, "tools:\n  run_command: deny\n  \"*\": allow\n"), Options{})
+	n.fail(t, "run_command", map[string]any{"argv": []string{"echo"}}, ReasonDenied)
+	// PATH not passed: the program cannot be found.
+	np := newFixture(t, nil, commandPolicy(t, "  env: [LANG]\n"), Options{})
+	np.fail(t, "run_command", map[string]any{"argv": []string{"echo"}}, "not_found")
+}
+
+func TestRunCommandTimeoutKills(t *testing.T) {
+	f := newFixture(t, nil, commandPolicy(t, ""), Options{})
+	// The child writes its pid, then sleeps; the group is killed at the
+	// timeout, the child with it.
+	e := f.fail(t, "run_command", map[string]any{"argv": []string{"sh", "-c", "echo started; sleep 60 & echo $! > pid; wait"}, "timeout": "300ms"}, ReasonTimeout)
+	if !strings.Contains(e.Message, "300ms") {
+		t.Errorf("message %q does not name the timeout", e.Message)
+	}
+	out, ok := e.Details.(runCommandOutput)
+	if !ok || out.Stdout != "started\n" {
+		t.Errorf("details %#v: want the output so far", e.Details)
+	}
+	b, err := os.ReadFile(filepath.Join(f.dir, "pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := strings.TrimSpace(string(b))
+	if st, err := os.ReadFile("/proc/" + pid + "/stat"); err == nil && !strings.Contains(string(st), ") Z ") {
+		t.Errorf("the command's child %s outlived the timeout: %s", pid, st)
+	}
+}
+
+func TestRunCommandCallerCancel(t *testing.T) {
+	f := newFixture(t, nil, commandPolicy(t, ""), Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.runner.Run(ctx, ToolCall{Name: "run_command", Args: json.RawMessage(`{"argv":["sh","-c","echo > started; sleep 60"]}`)})
+		done <- err
+	}()
+	// Cancel once the command runs, so the kill path is the one tested.
+	for {
+		if _, err := os.Stat(filepath.Join(f.dir, "started")); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("run_command ended before it was cancelled: %v", err)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	cancel()
+	err := <-done
+	if !errors.Is(err, &Error{Type: ReasonCancelled}) {
+		t.Fatalf("cancelled run_command: %v", err)
+	}
+}
+
+func TestRunCommandOutputCaps(t *testing.T) {
+	f := newFixture(t, nil, commandPolicy(t, ""), Options{})
+	var out runCommandOutput
+	// 100 KB on stdout: its tail is kept inline, marked truncated.
+	f.ok(t, "run_command", map[string]any{"argv": []string{"sh", "-c", "i=0; while [ $i -lt 2000 ]; do echo line-$i-padding-padding-padding-padding; i=$((i+1)); done; echo END >&2"}}, &out)
+	if !out.Truncated || !strings.HasSuffix(out.Stdout, "line-1999-padding-padding-padding-padding\n") || out.Stderr != "END\n" || len(out.Stdout)+len(out.Stderr) > 48<<10 {
+		t.Fatalf("truncated output: truncated=%v stdout %d bytes ending %q, stderr %q", out.Truncated, len(out.Stdout), out.Stdout[max(0, len(out.Stdout)-50):], out.Stderr)
+	}
+	// Past MaxCommandOutput the command is killed: too_large.
+	small := newFixtureLimits(t, commandPolicy(t, ""), Limits{MaxCommandOutput: 1000})
+	small.fail(t, "run_command", map[string]any{"argv": []string{"sh", "-c", "while :; do echo yyyyyyyyyyyyyyyyyyyyyyyy; done"}}, "too_large")
+}
+
+// newFixtureLimits is newFixture with the built-ins built under l.
+func newFixtureLimits(t *testing.T, p *policy.Policy, l Limits) *fixture {
+	t.Helper()
+	f := newFixture(t, nil, p, Options{})
+	cat, err := NewCatalog(Builtins(l)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.runner.SetCatalog(cat)
+	return f
+}
