@@ -15,6 +15,9 @@ import (
 type Catalog struct {
 	byName map[string]*entry
 	names  []string // sorted
+	// toAPI and fromAPI are the bijection between tool names and the
+	// names LLM APIs accept (api_name.go).
+	toAPI, fromAPI map[string]string
 }
 
 type entry struct {
@@ -23,16 +26,20 @@ type entry struct {
 }
 
 // Spec is a tool as an LLM tool-use API or an MCP server lists it: its
-// name, its description and its input schema, as JSON.
+// name, its description and its input schema, as JSON. Name is the
+// catalog's (what the runner, MCP and the log use); APIName is the name to
+// give an LLM tool-use API, whose alphabet is narrower (Catalog.Lookup
+// maps it back).
 type Spec struct {
 	Name        string          `json:"name"`
+	APIName     string          `json:"api_name"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
 }
 
 // NewCatalog builds a catalog of tools. It refuses a bad or duplicate name,
-// a missing Func, and a schema that is not a draft 2020-12 JSON Schema,
-// naming the tool.
+// a missing Func, a schema that is not a draft 2020-12 JSON Schema, and two
+// names that would share an API name, naming the tool.
 func NewCatalog(tools ...Tool) (*Catalog, error) {
 	c := &Catalog{byName: make(map[string]*entry, len(tools))}
 	sc := schemaCache{}
@@ -62,6 +69,10 @@ func NewCatalog(tools ...Tool) (*Catalog, error) {
 		c.names = append(c.names, t.Name)
 	}
 	sort.Strings(c.names)
+	var err error
+	if c.toAPI, c.fromAPI, err = apiNames(c.names); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -108,7 +119,7 @@ func (c *Catalog) List(p *policy.Policy) []Spec {
 		if !p.Visible(n) || t.Safety.Runs && len(p.Commands.Programs) == 0 {
 			continue
 		}
-		specs = append(specs, Spec{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+		specs = append(specs, Spec{Name: t.Name, APIName: c.toAPI[t.Name], Description: t.Description, InputSchema: t.InputSchema})
 	}
 	return specs
 }

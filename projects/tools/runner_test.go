@@ -68,7 +68,7 @@ func TestCatalogListFiltersByPolicy(t *testing.T) {
 		t.Fatalf("List = %v, want %v", names, want)
 	}
 	b, _ := json.Marshal(f.runner.Catalog().List(p)[0])
-	if !strings.HasPrefix(string(b), `{"name":"edit_file","description":`) || !strings.Contains(string(b), `"input_schema":{`) {
+	if !strings.HasPrefix(string(b), `{"name":"edit_file","api_name":"edit_file","description":`) || !strings.Contains(string(b), `"input_schema":{`) {
 		t.Fatalf("spec JSON: %s", b)
 	}
 }
