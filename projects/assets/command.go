@@ -63,7 +63,7 @@ func (l *loader) loadCommands() []named {
 				}
 				inner = walk(rel, depth+1)
 			case strings.HasSuffix(e.Name(), ".md"):
-				fi, err := l.root.Lstat(rel)
+				fi, err := l.fs.lstat(rel)
 				if err != nil {
 					l.diag(rel, 0, "cannot be read: %v", err)
 					return
