@@ -1,13 +1,11 @@
 package assets
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
 	"slices"
 	"strings"
-	"unicode/utf8"
 )
 
 // graphDir is the skill graph's folder in the data directory.
@@ -40,61 +38,22 @@ func BuildGraph(fsys fs.FS) (*Graph, []Diagnostic) {
 	return g, l.finishDiagnostics()
 }
 
-// loadNotes walks skill_graph/ to maxWalkDepth folders and loads every
-// *.md file; hidden files and folders are skipped, symlinks are refused
-// (never followed). It returns the notes that loaded, the ids of those
+// loadNotes loads every skill_graph/**/*.md (see walkMarkdown). It returns the notes that loaded, the ids of those
 // refused (id → file), and whether any note file was read rather than
 // reused from the previous load.
 func (l *loader) loadNotes() (notes []*noteFile, refused map[string]string, changed bool) {
 	refused = map[string]string{}
-	budget := l.opts.MaxFilesPerKind
-	var walk func(dir string, depth int) error
-	walk = func(dir string, depth int) error {
-		var inner error
-		_, err := l.readDir(dir, &budget, func(e fs.DirEntry) {
-			if inner != nil || hidden(e.Name()) {
-				return
-			}
-			rel := dir + "/" + e.Name()
-			switch {
-			case e.IsDir():
-				if depth >= maxWalkDepth {
-					l.diag(rel, 0, "is nested deeper than %d folders under %s/; it is not loaded", maxWalkDepth, graphDir)
-					return
-				}
-				inner = walk(rel, depth+1)
-			case strings.HasSuffix(e.Name(), ".md"):
-				if !utf8.ValidString(rel) {
-					l.diag(strings.ToValidUTF8(rel, "\uFFFD"), 0, "file name is not UTF-8: rename the file")
-					return
-				}
-				fi, err := l.fs.lstat(rel)
-				if err != nil {
-					l.diag(rel, 0, "cannot be read: %v", err)
-					return
-				}
-				r := l.file(rel, fi, parseNote)
-				if r != l.prev[rel] {
-					changed = true
-				}
-				if n, ok := r.asset.(*noteFile); ok {
-					notes = append(notes, n)
-				} else {
-					refused[noteID(rel)] = rel
-				}
-			}
-		})
-		if inner != nil {
-			return inner
+	l.walkMarkdown(graphDir, func(rel string, fi fs.FileInfo) {
+		r := l.file(rel, fi, parseNote)
+		if r != l.prev[rel] {
+			changed = true
 		}
-		return err
-	}
-	err := walk(graphDir, 1)
-	if errors.Is(err, errTooMany) {
-		l.tooMany(graphDir)
-	} else if err != nil {
-		l.diag(graphDir, 0, "cannot be listed: %v", err)
-	}
+		if n, ok := r.asset.(*noteFile); ok {
+			notes = append(notes, n)
+		} else {
+			refused[noteID(rel)] = rel
+		}
+	})
 	return notes, refused, changed
 }
 

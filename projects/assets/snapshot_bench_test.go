@@ -55,6 +55,20 @@ func BenchmarkLoad(b *testing.B) {
 // changed: every file is stat'ed, only the changed one is read, and the
 // graph is reused whole.
 func BenchmarkReloadOneChanged(b *testing.B) {
+	benchReload(b, "skills/skill-0001/SKILL.md", func(i int) string { return skillMD("skill-0001", fmt.Sprintf("changed %d", i)) },
+		func(c Changes) int { return len(c.Skills.Changed) })
+}
+
+// BenchmarkReloadOneNoteChanged is a reload after one note changed: one
+// file read, the graph's links resolved again.
+func BenchmarkReloadOneNoteChanged(b *testing.B) {
+	benchReload(b, "skill_graph/d5/n5.md", func(i int) string { return fmt.Sprintf("# Note changed %d\n[[n6]]\n", i) },
+		func(c Changes) int { return len(c.Notes.Changed) })
+}
+
+// benchReload times Load with the previous snapshot after rel was
+// rewritten with content(i); changed counts what the diff saw change.
+func benchReload(b *testing.B, rel string, content func(int) string, changed func(Changes) int) {
 	dir := benchTree(b)
 	prev, err := Load(dir, benchOpts)
 	if err != nil {
@@ -66,8 +80,8 @@ func BenchmarkReloadOneChanged(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		i++
-		write(b, dir, "skills/skill-0001/SKILL.md", skillMD("skill-0001", fmt.Sprintf("changed %d", i)))
-		bump(b, dir, "skills/skill-0001/SKILL.md")
+		write(b, dir, rel, content(i))
+		bump(b, dir, rel)
 		b.StartTimer()
 		opts := benchOpts
 		opts.Previous = prev
@@ -75,36 +89,7 @@ func BenchmarkReloadOneChanged(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(Diff(prev, next).Skills.Changed) != 1 {
-			b.Fatal("change not seen")
-		}
-		prev = next
-	}
-}
-
-// BenchmarkReloadOneNoteChanged is a reload after one note changed: one
-// file read, the graph's links resolved again.
-func BenchmarkReloadOneNoteChanged(b *testing.B) {
-	dir := benchTree(b)
-	prev, err := Load(dir, benchOpts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	i := 0
-	b.ResetTimer()
-	for b.Loop() {
-		b.StopTimer()
-		i++
-		write(b, dir, "skill_graph/d5/n5.md", fmt.Sprintf("# Note changed %d\n[[n6]]\n", i))
-		bump(b, dir, "skill_graph/d5/n5.md")
-		b.StartTimer()
-		opts := benchOpts
-		opts.Previous = prev
-		next, err := Load(dir, opts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(Diff(prev, next).Notes.Changed) != 1 {
+		if changed(Diff(prev, next)) != 1 {
 			b.Fatal("change not seen")
 		}
 		prev = next
