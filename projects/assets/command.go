@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"unicode/utf8"
 )
 
 // Command is a slash command: commands/**/*.md, sub-folders as
@@ -39,6 +40,22 @@ type commandFrontMatter struct {
 // are two near-identical tools to a model): both are refused.
 func (l *loader) loadCommands() []named {
 	var claims []named
+	l.walkMarkdown("commands", func(rel string, fi fs.FileInfo) {
+		r := l.file(rel, fi, parseCommand)
+		if r.asset != nil {
+			claims = append(claims, named{key: strings.ToLower(r.name), name: r.name, rel: rel, asset: r.asset})
+		}
+	})
+	return claims
+}
+
+// walkMarkdown walks top (a kind's folder) to maxWalkDepth folders and
+// calls visit with every *.md entry that is not a folder and its Lstat;
+// visit hands it to l.file, which refuses symlinks and other non-regular
+// files. Hidden files and folders are skipped; symlinked folders are not
+// followed (one could loop or leave the data dir). The walk shares one
+// MaxFilesPerKind budget and says so when it runs out.
+func (l *loader) walkMarkdown(top string, visit func(rel string, fi fs.FileInfo)) {
 	budget := l.opts.MaxFilesPerKind
 	var walk func(dir string, depth int) error
 	walk = func(dir string, depth int) error {
@@ -49,29 +66,23 @@ func (l *loader) loadCommands() []named {
 			}
 			rel := dir + "/" + e.Name()
 			switch {
-			case e.Type()&fs.ModeSymlink != 0:
-				// Links are not followed: a link to a folder could loop or
-				// leave the data dir. Only ones that look like commands
-				// are worth telling the author about.
-				if strings.HasSuffix(e.Name(), ".md") {
-					l.diag(rel, 0, "is a symlink; commands must be regular files inside the data dir: replace the link with the file")
-				}
 			case e.IsDir():
 				if depth >= maxWalkDepth {
-					l.diag(rel, 0, "is nested deeper than %d folders under commands/; it is not loaded", maxWalkDepth)
+					l.diag(rel, 0, "is nested deeper than %d folders under %s/; it is not loaded", maxWalkDepth, top)
 					return
 				}
 				inner = walk(rel, depth+1)
 			case strings.HasSuffix(e.Name(), ".md"):
-				fi, err := l.root.Lstat(rel)
+				if !utf8.ValidString(rel) {
+					l.diag(strings.ToValidUTF8(rel, "\uFFFD"), 0, "file name is not UTF-8: rename the file")
+					return
+				}
+				fi, err := l.fs.lstat(rel)
 				if err != nil {
 					l.diag(rel, 0, "cannot be read: %v", err)
 					return
 				}
-				r := l.file(rel, fi, parseCommand)
-				if r.asset != nil {
-					claims = append(claims, named{key: strings.ToLower(r.name), name: r.name, rel: rel, asset: r.asset})
-				}
+				visit(rel, fi)
 			}
 		})
 		if inner != nil {
@@ -79,13 +90,12 @@ func (l *loader) loadCommands() []named {
 		}
 		return err
 	}
-	err := walk("commands", 1)
+	err := walk(top, 1)
 	if errors.Is(err, errTooMany) {
-		l.tooMany("commands")
+		l.tooMany(top)
 	} else if err != nil {
-		l.diag("commands", 0, "cannot be listed: %v", err)
+		l.diag(top, 0, "cannot be listed: %v", err)
 	}
-	return claims
 }
 
 // commandName maps commands/a/b/c.md to "a:b:c", or says why it cannot:

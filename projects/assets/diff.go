@@ -14,11 +14,13 @@ type KindDiff struct {
 func (k KindDiff) Empty() bool { return len(k.Added)+len(k.Changed)+len(k.Removed) == 0 }
 
 // Changes is the difference between two snapshots, the payload of
-// project.assets.reloaded: per kind, and the new snapshot's diagnostics
-// when they differ from the old one's.
+// project.assets.reloaded: per kind (graph notes by id), and the new
+// snapshot's diagnostics when they differ from the old one's.
 type Changes struct {
 	Skills      KindDiff     `json:"skills"`
 	Commands    KindDiff     `json:"commands"`
+	Workflows   KindDiff     `json:"workflows"`
+	Notes       KindDiff     `json:"notes"`
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
 	// DiagnosticsChanged is true when the diagnostics differ, so a fix
 	// that only clears a diagnostic is still a change.
@@ -28,7 +30,7 @@ type Changes struct {
 // Empty reports whether the two snapshots hold the same set: a reload
 // that changes nothing appends nothing.
 func (c Changes) Empty() bool {
-	return c.Skills.Empty() && c.Commands.Empty() && !c.DiagnosticsChanged
+	return c.Skills.Empty() && c.Commands.Empty() && c.Workflows.Empty() && c.Notes.Empty() && !c.DiagnosticsChanged
 }
 
 // Diff compares old (nil for none) with next.
@@ -40,8 +42,10 @@ func Diff(old, next *Snapshot) Changes {
 		next = &Snapshot{}
 	}
 	c := Changes{
-		Skills:   diffKind(old.Skills, next.Skills, func(s *Skill) Source { return s.Source }),
-		Commands: diffKind(old.Commands, next.Commands, func(c *Command) Source { return c.Source }),
+		Skills:    diffKind(old.Skills, next.Skills, func(s *Skill) Source { return s.Source }),
+		Commands:  diffKind(old.Commands, next.Commands, func(c *Command) Source { return c.Source }),
+		Workflows: diffKind(old.Workflows, next.Workflows, func(w *Workflow) Source { return w.Source }),
+		Notes:     diffNotes(old.Graph, next.Graph),
 	}
 	c.DiagnosticsChanged = !sameDiagnostics(old.Diagnostics, next.Diagnostics)
 	if c.DiagnosticsChanged {
@@ -71,6 +75,37 @@ func diffKind[T any](old, next map[string]T, src func(T) Source) KindDiff {
 	sort.Strings(d.Added)
 	sort.Strings(d.Changed)
 	sort.Strings(d.Removed)
+	return d
+}
+
+// diffNotes compares two graphs' notes by id, as diffKind does; both
+// graphs hold their nodes sorted by id, so one merge pass does it.
+// A note whose own file is unchanged is not "changed" when only what its
+// links resolve to did: the note that came or went is listed itself.
+func diffNotes(old, next *Graph) KindDiff {
+	var d KindDiff
+	var a, b []node
+	if old != nil {
+		a = old.nodes
+	}
+	if next != nil {
+		b = next.nodes
+	}
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(b) == 0 || len(a) > 0 && a[0].id < b[0].id:
+			d.Removed = append(d.Removed, a[0].id)
+			a = a[1:]
+		case len(a) == 0 || b[0].id < a[0].id:
+			d.Added = append(d.Added, b[0].id)
+			b = b[1:]
+		default:
+			if a[0].source.File != b[0].source.File || a[0].source.Hash != b[0].source.Hash {
+				d.Changed = append(d.Changed, b[0].id)
+			}
+			a, b = a[1:], b[1:]
+		}
+	}
 	return d
 }
 

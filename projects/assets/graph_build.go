@@ -1,22 +1,27 @@
 package assets
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
 	"slices"
-	"sort"
 	"strings"
-	"unicode/utf8"
 )
 
 // graphDir is the skill graph's folder in the data directory.
 const graphDir = "skill_graph"
 
+// noteFile is one note as read, before its links are resolved: what the
+// reload cache keeps per note file.
+type noteFile struct {
+	node
+	links []Link
+}
+
 // BuildGraph builds the skill graph from skill_graph/**/*.md in fsys, a
-// view of the project's data directory (an os.Root's FS in the node).
-// A note's id is its path below skill_graph without ".md", with '/'.
+// view of the project's data directory, with the default Options; Load
+// does the same for a Snapshot. A note's id is its path below
+// skill_graph without ".md", with '/'.
 //
 // A link resolves to the note whose id is its target, else — for a target
 // without '/' — to the one note whose file name is the target. A link to
@@ -26,64 +31,73 @@ const graphDir = "skill_graph"
 // links but no skill_graph/index.md get a Diagnostic: index is the entry.
 // The result is never nil.
 func BuildGraph(fsys fs.FS) (*Graph, []Diagnostic) {
-	var diags []Diagnostic
-	g := &Graph{byID: map[string]int{}, entry: -1}
-	refused := map[string]string{} // id → file, for notes that did not load
-	var links [][]Link
-	err := fs.WalkDir(fsys, graphDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == graphDir && errors.Is(err, fs.ErrNotExist) {
-				return fs.SkipDir
-			}
-			diags = append(diags, Diagnostic{File: p, Reason: fmt.Sprintf("cannot read: %v", err)})
-			return nil
+	l := newLoader(plainFS{fsys}, "", Options{}.withDefaults())
+	notes, refused, _ := l.loadNotes()
+	g, diags := buildGraph(notes, refused)
+	l.diags = append(l.diags, diags...)
+	return g, l.finishDiagnostics()
+}
+
+// loadNotes loads every skill_graph/**/*.md (see walkMarkdown). It returns the notes that loaded, the ids of those
+// refused (id → file), and whether any note file was read rather than
+// reused from the previous load.
+func (l *loader) loadNotes() (notes []*noteFile, refused map[string]string, changed bool) {
+	refused = map[string]string{}
+	l.walkMarkdown(graphDir, func(rel string, fi fs.FileInfo) {
+		r := l.file(rel, fi, parseNote)
+		if r != l.prev[rel] {
+			changed = true
 		}
-		if d.IsDir() || !strings.HasSuffix(p, ".md") {
-			return nil
+		if n, ok := r.asset.(*noteFile); ok {
+			notes = append(notes, n)
+		} else {
+			refused[noteID(rel)] = rel
 		}
-		id := strings.TrimSuffix(strings.TrimPrefix(p, graphDir+"/"), ".md")
-		if !utf8.ValidString(p) {
-			diags = append(diags, Diagnostic{File: strings.ToValidUTF8(p, "\uFFFD"), Reason: "file name is not UTF-8: rename the file"})
-			return nil
-		}
-		data, src, err := readAsset(fsys, p, maxNoteBytes)
-		if err == nil && !utf8.Valid(data) {
-			err = errors.New("not UTF-8: save the note as UTF-8")
-		}
-		if err != nil {
-			diags = append(diags, Diagnostic{File: p, Reason: err.Error()})
-			refused[id] = p
-			return nil
-		}
-		text := stripFrontMatter(string(data))
-		n := node{id: id, source: src, text: text}
-		n.headings = headings(text)
-		n.title = path.Base(id)
-		if len(n.headings) > 0 {
-			n.title = n.headings[0]
-		}
-		n.lower, n.lowerID, n.lowerT = strings.ToLower(text), strings.ToLower(id), strings.ToLower(n.title)
-		g.byID[id] = len(g.nodes)
-		g.nodes = append(g.nodes, n)
-		links = append(links, ParseLinks(text))
-		return nil
 	})
-	if err != nil {
-		diags = append(diags, Diagnostic{File: graphDir, Reason: fmt.Sprintf("cannot list: %v", err)})
+	return notes, refused, changed
+}
+
+// noteID is skill_graph/a/b.md's id, "a/b".
+func noteID(rel string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(rel, graphDir+"/"), ".md")
+}
+
+// parseNote reads one note: its text without front matter, headings,
+// title and links. A note has no required form, so it never fails.
+func parseNote(rel string, data []byte, src Source) (string, any, []Diagnostic) {
+	id := noteID(rel)
+	text := stripFrontMatter(string(data))
+	n := &noteFile{node: node{id: id, source: src, text: text}, links: ParseLinks(text)}
+	n.headings = headings(text)
+	n.title = path.Base(id)
+	if len(n.headings) > 0 {
+		n.title = n.headings[0]
 	}
-	// WalkDir visits in lexical order, so g.nodes is sorted by id.
-	diags = append(diags, g.link(links, refused)...)
+	n.lower, n.lowerID, n.lowerT = strings.ToLower(text), strings.ToLower(id), strings.ToLower(n.title)
+	return id, n, nil
+}
+
+// buildGraph resolves the notes' links into a Graph; refused are the ids
+// of notes that did not load (id → file), named in a link's diagnostic.
+// The notes are not modified.
+func buildGraph(notes []*noteFile, refused map[string]string) (*Graph, []Diagnostic) {
+	sorted := slices.Clone(notes)
+	// Node indexes follow id order (link relies on it), whatever order
+	// the folders were listed in.
+	slices.SortFunc(sorted, func(a, b *noteFile) int { return strings.Compare(a.id, b.id) })
+	g := &Graph{byID: make(map[string]int, len(sorted)), entry: -1, nodes: make([]node, len(sorted))}
+	links := make([][]Link, len(sorted))
+	for i, n := range sorted {
+		g.nodes[i] = n.node
+		g.byID[n.id] = i
+		links[i] = n.links
+	}
+	diags := g.link(links, refused)
 	if i, ok := g.byID["index"]; ok {
 		g.entry = i
 	} else if len(g.nodes) > 0 {
 		diags = append(diags, Diagnostic{File: graphDir + "/index.md", Reason: "missing: the skill graph has notes but no index.md, its entry note; add one linking to the main notes"})
 	}
-	sort.SliceStable(diags, func(i, j int) bool {
-		if diags[i].File != diags[j].File {
-			return diags[i].File < diags[j].File
-		}
-		return diags[i].Line < diags[j].Line
-	})
 	return g, diags
 }
 

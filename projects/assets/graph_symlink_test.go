@@ -36,11 +36,11 @@ func TestSymlinkedAssetsAreRefused(t *testing.T) {
 	if _, ok := g.Node("link"); ok || g.Len() != 1 {
 		t.Fatalf("a symlinked note loaded (%d notes)", g.Len())
 	}
-	if len(diags) != 1 || !strings.Contains(diags[0].String(), "skill_graph/link.md: not a regular file") {
+	if len(diags) != 1 || !strings.Contains(diags[0].String(), "skill_graph/link.md: is a symlink") {
 		t.Fatalf("graph diagnostics %v", diags)
 	}
 	ws, diags := LoadWorkflows(root.FS(), knownTools)
-	if len(ws) != 0 || len(diags) != 1 || !strings.Contains(diags[0].String(), "workflows/link.md: not a regular file") {
+	if len(ws) != 0 || len(diags) != 1 || !strings.Contains(diags[0].String(), "workflows/link.md: is a symlink") {
 		t.Fatalf("workflows %v, diagnostics %v", ws, diags)
 	}
 }

@@ -104,7 +104,7 @@ func TestGraphBadLinksAreDiagnosticsAndTheRestLoads(t *testing.T) {
 		`skill_graph/index.md:5: link [[dup|x]]: ambiguous, "dup" could be a/dup or b/dup; write the full id`,
 		`skill_graph/index.md:6: link [[a/dup#No such heading]]: note a/dup has no heading "No such heading"`,
 		`skill_graph/index.md:7: link [[]]: empty target`,
-		`skill_graph/bad.md: not UTF-8`,
+		`skill_graph/bad.md:1: is not UTF-8 text`,
 		`skill_graph/links-bad.md:2: link [[bad]]: no note "bad" (skill_graph/bad.md was refused, see its diagnostic)`,
 		`file name is not UTF-8`,
 	} {

@@ -74,7 +74,7 @@ func (s *Skill) Body() (string, error) {
 	}
 	var data []byte
 	if err == nil {
-		data, err = readCapped(root, s.Source.File, s.maxSize)
+		data, err = readCapped(rootFS{root}, s.Source.File, s.maxSize)
 	}
 	if err != nil {
 		return "", fmt.Errorf("skill %s: %s: %w (%w): reload the project's assets", s.Name, s.Source.File, ErrChanged, err)
@@ -114,7 +114,7 @@ func (l *loader) loadSkills() []named {
 			return
 		}
 		rel := dir + "/" + skillFile
-		fi, err := l.root.Lstat(rel)
+		fi, err := l.fs.lstat(rel)
 		if errors.Is(err, fs.ErrNotExist) {
 			l.diag(dir, 0, "has no %s: add one, or remove the folder", skillFile)
 			return

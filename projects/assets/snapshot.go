@@ -18,7 +18,7 @@ import (
 // Defaults for Options' zero values.
 const (
 	DefaultMaxFileSize     = 1 << 20 // bytes per asset file
-	DefaultMaxFilesPerKind = 20_000  // entries looked at per kind's folder
+	DefaultMaxFilesPerKind = 50_000  // entries looked at per kind's folder (a graph of 20,000 notes fits)
 	DefaultMaxDiagnostics  = 1_000   // diagnostics kept per load
 	maxWalkDepth           = 16      // folder levels under commands/
 )
@@ -42,6 +42,16 @@ type Options struct {
 	Previous *Snapshot
 	// Now stamps Source.LoadedAt; nil means time.Now.
 	Now func() time.Time
+	// KnownTools says which tool names a workflow step may call. The
+	// project's tool catalog (projects/tools) supplies it: built-in and
+	// custom tools. "command.<name>" is also known when <name> is a
+	// command of the set being loaded, so a workflow may call the
+	// project's own commands without the catalog. nil knows no other
+	// tool: a step naming one is a diagnostic and its workflow is left
+	// out — a workflow is never loaded against tools nobody checked.
+	// A reload re-checks every workflow whose answers changed (a tool or
+	// a command appeared or went away), even if its file did not.
+	KnownTools ToolNames
 }
 
 func (o Options) withDefaults() Options {
@@ -75,17 +85,26 @@ type Snapshot struct {
 	// hash and of every diagnostic, in a fixed order: two snapshots with
 	// the same Digest hold the same set.
 	Digest string
-	// Skills and Commands are keyed by name. An asset is here only when
-	// its file loaded without a problem and no other asset claimed its
-	// name.
-	Skills   map[string]*Skill
-	Commands map[string]*Command
+	// Skills, Commands and Workflows are keyed by name. An asset is here
+	// only when its file loaded without a problem and no other asset
+	// claimed its name.
+	Skills    map[string]*Skill
+	Commands  map[string]*Command
+	Workflows map[string]*Workflow
+	// Graph is the skill graph built from skill_graph/**/*.md; never nil
+	// (empty when there are no notes).
+	Graph *Graph
 	// Diagnostics are the problems found, sorted by file then line.
 	Diagnostics []Diagnostic
 
 	// files remembers what each file read (or refused) looked like, for
 	// the next reload. Keyed by the file's path relative to DataDir.
 	files map[string]*fileResult
+	// graphDiags and noteFiles let a reload that touched no note reuse
+	// Graph whole: the link diagnostics it produced and how many note
+	// files it was built from.
+	graphDiags []Diagnostic
+	noteFiles  int
 }
 
 // fileStamp is what a reload compares to decide whether to read a file
@@ -102,8 +121,12 @@ type fileStamp struct {
 type fileResult struct {
 	stamp fileStamp
 	name  string // the asset's name, "" when the file was refused
-	asset any    // *Skill, *Command, ...: the kind's own type
+	asset any    // *Skill, *Command, *Workflow, *noteFile: the kind's own type
 	diags []Diagnostic
+	// tools are the tool names the parse asked about and the answers it
+	// got (workflows only): the result is reused only while every
+	// answer is still the same.
+	tools map[string]bool
 }
 
 // ErrDataDir is wrapped when the data dir itself cannot be read: the one
@@ -125,13 +148,27 @@ func Load(dataDir string, opts Options) (*Snapshot, error) {
 		return nil, fmt.Errorf("%w: %s: %w", ErrDataDir, dataDir, err)
 	}
 	defer root.Close()
-	l := &loader{root: root, dataDir: dataDir, opts: opts, now: opts.Now(), next: map[string]*fileResult{}}
+	l := newLoader(rootFS{root}, dataDir, opts)
+	var prev *Snapshot
 	if opts.Previous != nil && opts.Previous.DataDir == dataDir {
-		l.prev = opts.Previous.files
+		prev = opts.Previous
+		l.prev = prev.files
 	}
 	s := &Snapshot{DataDir: dataDir, files: l.next}
 	s.Skills = collect[*Skill](l, l.loadSkills())
 	s.Commands = collect[*Command](l, l.loadCommands())
+	l.commands = s.Commands
+	s.Workflows = collect[*Workflow](l, l.loadWorkflows())
+	notes, refused, changed := l.loadNotes()
+	s.noteFiles = len(notes) + len(refused)
+	if prev != nil && prev.Graph != nil && !changed && s.noteFiles == prev.noteFiles {
+		// Not one note file changed, came or went: the links resolve
+		// as before, so the graph (immutable) is shared.
+		s.Graph, s.graphDiags = prev.Graph, prev.graphDiags
+	} else {
+		s.Graph, s.graphDiags = buildGraph(notes, refused)
+	}
+	l.diags = append(l.diags, s.graphDiags...)
 	s.Diagnostics = l.finishDiagnostics()
 	s.Digest = s.digest()
 	s.Version = 1
@@ -146,7 +183,7 @@ func Load(dataDir string, opts Options) (*Snapshot, error) {
 
 // loader is the state of one Load.
 type loader struct {
-	root    *os.Root
+	fs      assetFS
 	dataDir string
 	opts    Options
 	now     time.Time
@@ -154,6 +191,43 @@ type loader struct {
 	next    map[string]*fileResult
 	diags   []Diagnostic
 	dropped int
+	// commands are the set's commands once loaded, for knownTool.
+	commands map[string]*Command
+	// asked records knownTool's answers while one file is parsed.
+	asked map[string]bool
+}
+
+// newLoader starts a load through fsys; opts must have its defaults.
+func newLoader(fsys assetFS, dataDir string, opts Options) *loader {
+	return &loader{fs: fsys, dataDir: dataDir, opts: opts, now: opts.Now(), next: map[string]*fileResult{}}
+}
+
+// knownTool answers a workflow step's tool name (see Options.KnownTools)
+// and records the answer for the file being parsed.
+func (l *loader) knownTool(name string) bool {
+	ok := l.toolKnown(name)
+	if l.asked == nil {
+		l.asked = map[string]bool{}
+	}
+	l.asked[name] = ok
+	return ok
+}
+
+func (l *loader) toolKnown(name string) bool {
+	if c, isCmd := strings.CutPrefix(name, "command."); isCmd && l.commands[c] != nil {
+		return true
+	}
+	return l.opts.KnownTools != nil && l.opts.KnownTools(name)
+}
+
+// sameAnswers reports whether every recorded tool answer still holds.
+func (l *loader) sameAnswers(asked map[string]bool) bool {
+	for name, ok := range asked {
+		if l.toolKnown(name) != ok {
+			return false
+		}
+	}
+	return true
 }
 
 func (l *loader) diag(file string, line int, format string, args ...any) {
@@ -199,7 +273,7 @@ type parseFunc func(rel string, data []byte, src Source) (name string, asset any
 // file's stamp is unchanged. fi is the file's Lstat.
 func (l *loader) file(rel string, fi fs.FileInfo, parse parseFunc) *fileResult {
 	st := fileStamp{size: fi.Size(), mode: fi.Mode(), modTime: fi.ModTime().UnixNano()}
-	if p, ok := l.prev[rel]; ok && p.stamp == st {
+	if p, ok := l.prev[rel]; ok && p.stamp == st && l.sameAnswers(p.tools) {
 		l.next[rel] = p
 		return p
 	}
@@ -217,7 +291,7 @@ func (l *loader) file(rel string, fi fs.FileInfo, parse parseFunc) *fileResult {
 	case fi.Size() > l.opts.MaxFileSize:
 		return refuse(0, "is %d bytes, over the %d-byte limit for an asset file: shorten it or raise the limit", fi.Size(), l.opts.MaxFileSize)
 	}
-	data, err := readCapped(l.root, rel, l.opts.MaxFileSize)
+	data, err := readCapped(l.fs, rel, l.opts.MaxFileSize)
 	if err != nil {
 		return refuse(0, "%v", err)
 	}
@@ -225,18 +299,20 @@ func (l *loader) file(rel string, fi fs.FileInfo, parse parseFunc) *fileResult {
 		return refuse(invalidUTF8Line(data), "is not UTF-8 text: save it as UTF-8")
 	}
 	src := Source{File: rel, Hash: hashHex(data), LoadedAt: l.now}
+	l.asked = nil
 	r.name, r.asset, r.diags = parse(rel, data, src)
+	r.tools, l.asked = l.asked, nil
 	if len(r.diags) > 0 {
 		r.name, r.asset = "", nil
 	}
 	return r
 }
 
-// readCapped reads rel through root, refusing anything that is not a
+// readCapped reads rel through fsys, refusing anything that is not a
 // regular file once opened and anything longer than max bytes (the file
 // may have grown since it was stat'ed).
-func readCapped(root *os.Root, rel string, max int64) ([]byte, error) {
-	f, err := root.OpenFile(rel, openFlags, 0)
+func readCapped(fsys assetFS, rel string, max int64) ([]byte, error) {
+	f, err := fsys.open(rel)
 	if err != nil {
 		return nil, fmt.Errorf("cannot be read: %w", err)
 	}
@@ -280,7 +356,7 @@ func invalidUTF8Line(data []byte) int {
 // entries: a huge folder costs a bounded load. It reports whether dir
 // exists, and errTooMany when the budget ran out before the folder did.
 func (l *loader) readDir(dir string, budget *int, visit func(fs.DirEntry)) (exists bool, err error) {
-	f, err := l.root.Open(dir)
+	f, err := l.fs.open(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -288,8 +364,12 @@ func (l *loader) readDir(dir string, budget *int, visit func(fs.DirEntry)) (exis
 		return false, err
 	}
 	defer f.Close()
+	rd, ok := f.(fs.ReadDirFile)
+	if !ok {
+		return true, errors.New("is not a folder")
+	}
 	for {
-		entries, err := f.ReadDir(256)
+		entries, err := rd.ReadDir(256)
 		sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 		for _, e := range entries {
 			if *budget <= 0 {
@@ -363,6 +443,12 @@ func (s *Snapshot) digest() string {
 	}
 	write("skill", keys(s.Skills), func(n string) string { return s.Skills[n].Source.File + "\x00" + s.Skills[n].Source.Hash })
 	write("command", keys(s.Commands), func(n string) string { return s.Commands[n].Source.File + "\x00" + s.Commands[n].Source.Hash })
+	write("workflow", keys(s.Workflows), func(n string) string { return s.Workflows[n].Source.File + "\x00" + s.Workflows[n].Source.Hash })
+	if s.Graph != nil {
+		for _, n := range s.Graph.nodes {
+			fmt.Fprintf(h, "note\x00%s\x00%s\x00%s\n", n.id, n.source.File, n.source.Hash)
+		}
+	}
 	for _, d := range s.Diagnostics {
 		fmt.Fprintf(h, "diag\x00%s\n", d)
 	}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -53,65 +51,6 @@ func (e *loadError) Error() string { return e.reason }
 
 func errAt(line int, format string, a ...any) error {
 	return &loadError{line: line, reason: fmt.Sprintf(format, a...)}
-}
-
-// LoadWorkflows loads workflows/*.md from fsys, a view of the project's
-// data directory (an os.Root's FS in the node, so nothing outside it can
-// be read). Files in sub-folders and files not ending in .md are not
-// workflows. A file that fails to load is a Diagnostic and the rest load;
-// two files declaring the same name are both refused, each diagnostic
-// naming the other file. The result is sorted by name.
-func LoadWorkflows(fsys fs.FS, known ToolNames) ([]*Workflow, []Diagnostic) {
-	entries, err := fs.ReadDir(fsys, "workflows")
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, []Diagnostic{{File: "workflows", Reason: fmt.Sprintf("cannot list: %v", err)}}
-	}
-	var diags []Diagnostic
-	byName := map[string][]*Workflow{}
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
-			continue
-		}
-		file := path.Join("workflows", e.Name())
-		data, src, err := readAsset(fsys, file, maxWorkflowBytes)
-		if err != nil {
-			diags = append(diags, Diagnostic{File: file, Reason: err.Error()})
-			continue
-		}
-		w, ds := ParseWorkflow(file, data, known)
-		diags = append(diags, ds...)
-		if w != nil {
-			w.Source = src
-			byName[w.Name] = append(byName[w.Name], w)
-		}
-	}
-	var out []*Workflow
-	for name, ws := range byName {
-		if len(ws) == 1 {
-			out = append(out, ws[0])
-			continue
-		}
-		for _, w := range ws {
-			var others []string
-			for _, o := range ws {
-				if o != w {
-					others = append(others, o.Source.File)
-				}
-			}
-			diags = append(diags, Diagnostic{File: w.Source.File, Reason: fmt.Sprintf("workflow name %q is also used by %s; both are refused until one is renamed", name, strings.Join(others, ", "))})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	sort.SliceStable(diags, func(i, j int) bool {
-		if diags[i].File != diags[j].File {
-			return diags[i].File < diags[j].File
-		}
-		return diags[i].Line < diags[j].Line
-	})
-	return out, diags
 }
 
 // ParseWorkflow parses one workflow file; file names it in diagnostics and

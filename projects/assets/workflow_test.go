@@ -183,7 +183,7 @@ func TestLoadWorkflowsKeepsTheGoodOnesAndRefusesDuplicatesNamingBoth(t *testing.
 		"workflows/two.md":     {Data: []byte(workflowWith("name: dup\ndescription: d\n", "steps:\n  - {id: a, tool: grep}\n"))},
 		"workflows/notes.txt":  {Data: []byte("ignored")},
 		"workflows/sub/x.md":   {Data: []byte("ignored: workflows are not nested")},
-		"workflows/huge.md":    {Data: make([]byte, maxWorkflowBytes+1)},
+		"workflows/huge.md":    {Data: make([]byte, DefaultMaxFileSize+1)},
 		"workflows/cyclic.md":  {Data: []byte(workflowWith("name: cyclic\ndescription: d\n", "steps:\n  - {id: a, tool: grep}\n"))},
 		"skill_graph/index.md": {Data: []byte("# not a workflow")},
 	}
@@ -199,7 +199,7 @@ func TestLoadWorkflowsKeepsTheGoodOnesAndRefusesDuplicatesNamingBoth(t *testing.
 		t.Fatalf("loaded %v; want [cyclic review]", names)
 	}
 	all := fmt.Sprint(diags)
-	for _, want := range []string{"workflows/broken.md:2:", "workflows/one.md: workflow name \"dup\" is also used by workflows/two.md", "workflows/two.md: workflow name \"dup\" is also used by workflows/one.md", "workflows/huge.md: file is larger than"} {
+	for _, want := range []string{"workflows/broken.md:2:", "workflows/one.md: name \"dup\" is also claimed by workflows/two.md", "workflows/two.md: name \"dup\" is also claimed by workflows/one.md", "workflows/huge.md: is 1048577 bytes, over the"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("diagnostics %s\nlack %q", all, want)
 		}

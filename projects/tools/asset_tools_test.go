@@ -28,7 +28,8 @@ func TestAssetTools(t *testing.T) {
 		".jido/skill_graph/b.md":       "# Beta\n",
 	}, nil, Options{})
 	data := filepath.Join(f.dir, ".jido")
-	snap, err := assets.Load(data, assets.Options{})
+	builtins, _ := NewCatalog(Builtins(Limits{})...)
+	snap, err := assets.Load(data, assets.Options{KnownTools: builtins.Has})
 	if err != nil || len(snap.Diagnostics) > 0 {
 		t.Fatalf("load: %v %v", err, snap.Diagnostics)
 	}
