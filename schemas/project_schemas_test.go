@@ -1,0 +1,87 @@
+package schemas
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestProjectEventSchemas checks the "project" kind: the telemetry a
+// project agent commits to its stream and emits. Each type is listed, a
+// valid event of it passes, and an event missing a core field (or carrying
+// a wrong one) is refused at that field's pointer.
+func TestProjectEventSchemas(t *testing.T) {
+	r, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := make(map[string]Entry)
+	for _, e := range r.Entries() {
+		kinds[e.Name] = e
+	}
+	// The fields each type's description promises, so the emitter and the
+	// schema cannot drift apart silently.
+	fields := map[string][]string{
+		"project.opened":          {"project_id", "root", "data_dir", "confinement"},
+		"project.closed":          {"project_id", "reason"},
+		"project.assets.loaded":   {"digest", "version", "project_id", "counts", "diagnostics"},
+		"project.assets.reloaded": {"digest", "version", "project_id", "previous_digest", "previous_version", "skills", "commands", "workflows", "notes", "diagnostics", "diagnostics_changed"},
+		"project.tool.started":    {"tool", "call_id", "parent", "args"},
+		"project.tool.completed":  {"tool", "call_id", "duration_ms", "parent", "size", "artifacts"},
+		"project.tool.failed":     {"tool", "call_id", "duration_ms", "error", "parent"},
+	}
+	for typ, fs := range fields {
+		e, ok := kinds[typ]
+		if !ok || e.Kind != "project" || e.Title == "" {
+			t.Errorf("%s: entry %+v, want kind project with a title", typ, e)
+			continue
+		}
+		for _, f := range fs {
+			if !strings.Contains(e.Description, f) {
+				t.Errorf("%s: description does not name %s: %s", typ, f, e.Description)
+			}
+		}
+	}
+	digest := strings.Repeat("0a", 32)
+	const head = `{"specversion":"1.0","id":"e1","source":"/project/p1",`
+	tests := []struct {
+		name, data string
+		pointer    string // "" means valid
+	}{
+		{"project.opened", `{"project_id":"p1","root":"/src/p1","data_dir":".jido","confinement":"landlock ABI 7","extra":1}`, ""},
+		{"project.opened", `{"project_id":"p1"}`, "/data/root"},
+		{"project.closed", `{"project_id":"p1","reason":"closed"}`, ""},
+		{"project.closed", `{"reason":"closed"}`, "/data/project_id"},
+		{"project.assets.loaded", `{"project_id":"p1","digest":"` + digest + `","version":1,"counts":{"skills":2,"commands":1,"workflows":0,"notes":5},"diagnostics":[{"file":"skills/x/SKILL.md","line":3,"reason":"no name"}]}`, ""},
+		{"project.assets.loaded", `{"digest":"` + digest + `","version":0}`, "/data/version"},
+		{"project.assets.loaded", `{"digest":"abc","version":1}`, "/data/digest"},
+		{"project.assets.reloaded", `{"project_id":"p1","digest":"` + digest + `","version":2,"previous_digest":"` + digest + `","previous_version":1,"commands":{"added":["git:commit"],"changed":["review"]},"notes":{"removed":["n1"]},"diagnostics_changed":true}`, ""},
+		{"project.assets.reloaded", `{"digest":"` + digest + `","version":2,"skills":{"renamed":["a"]}}`, "/data/skills/renamed"},
+		{"project.assets.reloaded", `{"version":2}`, "/data/digest"},
+		{"project.tool.started", `{"tool":"read_file","call_id":"c1","args":{"path":"a.txt"}}`, ""},
+		{"project.tool.started", `{"tool":"read_file"}`, "/data/call_id"},
+		{"project.tool.completed", `{"tool":"grep","call_id":"c1","duration_ms":3,"size":120,"artifacts":[{"id":"sha256:` + strings.Repeat("ab", 32) + `","size":70000}]}`, ""},
+		{"project.tool.completed", `{"tool":"grep","call_id":"c1","duration_ms":1.5}`, "/data/duration_ms"},
+		{"project.tool.completed", `{"tool":"grep","call_id":"c1"}`, "/data/duration_ms"},
+		{"project.tool.failed", `{"tool":"read_file","call_id":"c1","parent":"w1","duration_ms":0,"error":{"type":"outside_root","message":"path is outside","details":{"x":1}}}`, ""},
+		{"project.tool.failed", `{"tool":"read_file","call_id":"c1","duration_ms":0}`, "/data/error"},
+		{"project.tool.failed", `{"tool":"read_file","call_id":"c1","duration_ms":0,"error":{"type":"Outside Root","message":"x"}}`, "/data/error/type"},
+	}
+	for _, tt := range tests {
+		err := r.Validate(tt.name, decode(t, head+`"type":"`+tt.name+`","data":`+tt.data+`}`))
+		if tt.pointer == "" {
+			if err != nil {
+				t.Errorf("%s %s: valid event rejected: %v", tt.name, tt.data, err)
+			}
+			continue
+		}
+		ve, ok := errors.AsType[*ValidationError](err)
+		if !ok || ve.Pointer() != tt.pointer {
+			t.Errorf("%s %s: error %v, want one at %s", tt.name, tt.data, err, tt.pointer)
+		}
+	}
+	// The type must be the schema's own.
+	if err := r.Validate("project.opened", decode(t, head+`"type":"project.closed","data":{"project_id":"p1","root":"/r"}}`)); err == nil {
+		t.Error("project.opened accepted an event of type project.closed")
+	}
+}
