@@ -84,5 +84,12 @@ func Builtins(l Limits) []Tool {
 	for i := range ts {
 		ts[i].Timeout = l.Timeout
 	}
-	return append(ts, runCommandTool(l))
+	ts = append(ts, runCommandTool(l))
+	// Each reads at most a bounded amount (read_file, list_dir,
+	// write_file, edit_file) or checks its context as it goes (glob,
+	// grep, run_command).
+	for i := range ts {
+		ts[i].HonoursContext = true
+	}
+	return ts
 }

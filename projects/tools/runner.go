@@ -164,29 +164,25 @@ func (r *Runner) do(ctx context.Context, tc ToolCall, parent string, takeSlot bo
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	call := &Call{ID: tc.ID, Parent: parent, Name: tc.Name, Args: args, Sandbox: r.sandbox, runner: r}
-	done := make(chan outcome, 1)
-	go func() {
-		defer func() {
-			if takeSlot {
-				<-r.slots
-			}
-		}()
-		defer func() {
-			if p := recover(); p != nil {
-				done <- outcome{err: Errorf("internal", "tool %s panicked: %v", tc.Name, p)}
-			}
-		}()
-		out, err := e.tool.Func(tctx, call)
-		done <- outcome{out, err}
-	}()
 	var o outcome
-	select {
-	case o = <-done:
-	case <-tctx.Done():
-		select { // a result that raced the deadline wins
+	if e.tool.HonoursContext {
+		o = r.runInline(tctx, e, call, takeSlot)
+	} else {
+		done := make(chan outcome, 1)
+		go func() {
+			if takeSlot {
+				defer r.release()
+			}
+			done <- callFunc(tctx, e, call)
+		}()
+		select {
 		case o = <-done:
-		default:
-			return nil, nil, call.takeLogs(), ctxError(ctx, tc.Name, timeout)
+		case <-tctx.Done():
+			select { // a result that raced the deadline wins
+			case o = <-done:
+			default:
+				return nil, nil, call.takeLogs(), ctxError(ctx, tc.Name, timeout)
+			}
 		}
 	}
 	logs := call.takeLogs()
@@ -212,6 +208,29 @@ func (r *Runner) do(ctx context.Context, tc ToolCall, parent string, takeSlot bo
 	}
 	stand, _ := json.Marshal(artifactStandIn{Artifact: ref.ID, Size: ref.Size, Preview: preview(data)})
 	return stand, []ArtifactRef{ref}, logs, nil
+}
+
+// runInline runs a tool that honours its context on the calling
+// goroutine: its result is what the watchdog path would return, since that
+// path lets a result that raced the deadline win too.
+func (r *Runner) runInline(ctx context.Context, e *entry, call *Call, takeSlot bool) outcome {
+	if takeSlot {
+		defer r.release()
+	}
+	return callFunc(ctx, e, call)
+}
+
+func (r *Runner) release() { <-r.slots }
+
+// callFunc calls the tool's Func, turning a panic into an internal error.
+func callFunc(ctx context.Context, e *entry, call *Call) (o outcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			o = outcome{err: Errorf("internal", "tool %s panicked: %v", call.Name, p)}
+		}
+	}()
+	out, err := e.tool.Func(ctx, call)
+	return outcome{out, err}
 }
 
 // ctxError is the error of a call whose context ended: the caller's

@@ -225,3 +225,19 @@ func TestRunnerToolPanicsAndPlainErrors(t *testing.T) {
 		t.Fatalf("completed event: %+v", last)
 	}
 }
+
+// TestInlineToolKeepsTheContract: a tool that honours its context runs on
+// the caller's goroutine, with the same outcomes as through the watchdog:
+// its deadline ends it as timeout, a panic is internal, the slot is freed.
+func TestInlineToolKeepsTheContract(t *testing.T) {
+	waits := Tool{Name: "waits", Description: "d", InputSchema: []byte(`{"type":"object"}`), HonoursContext: true, Timeout: 50 * time.Millisecond,
+		Func: func(ctx context.Context, c *Call) (any, error) { <-ctx.Done(); return nil, ctx.Err() }}
+	panics := Tool{Name: "panics", Description: "d", InputSchema: []byte(`{"type":"object"}`), HonoursContext: true,
+		Func: func(ctx context.Context, c *Call) (any, error) { panic("boom") }}
+	f := newFixture(t, nil, nil, Options{MaxConcurrent: 1}, waits, panics)
+	f.fail(t, "waits", map[string]any{}, ReasonTimeout)
+	if e := f.fail(t, "panics", map[string]any{}, "internal"); !strings.Contains(e.Message, "boom") {
+		t.Errorf("panic message %q", e.Message)
+	}
+	f.fail(t, "panics", map[string]any{}, "internal") // the only slot was given back
+}

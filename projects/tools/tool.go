@@ -39,7 +39,13 @@ type Tool struct {
 	Safety       Safety
 	// Timeout bounds one run; 0 means the runner's default.
 	Timeout time.Duration
-	Func    Func
+	// HonoursContext declares that Func returns soon after its ctx is done
+	// and never blocks without watching it (or does only bounded work).
+	// The runner then calls it on the caller's goroutine, saving the
+	// watchdog goroutine that lets a call return at its timeout while a
+	// tool that ignores its context still runs. The built-ins set it.
+	HonoursContext bool
+	Func           Func
 }
 
 // Call is what a running tool sees. It is owned by one run; Logf is safe
