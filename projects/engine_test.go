@@ -61,7 +61,7 @@ func projectDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
-		"main.go": "package main\n",
+		"main.go":                      "package main\n",
 		".jido/skills/review/SKILL.md": "---\nname: review\ndescription: Review a change.\n---\nRead the diff.\n",
 		".jido/commands/hello.md":      "---\ndescription: Say hello.\n---\nHello $ARGUMENTS\n",
 	})
