@@ -397,6 +397,14 @@ func (e *Engine) Close(ctx context.Context, id, reason string) error {
 	if err := e.send(ctx, id, TypeClosed, ClosedData{Reason: reason}); err != nil && bus.ErrorType(err) != bus.ReasonNotFound {
 		return fmt.Errorf("close project %s: %w", id, err)
 	}
+	// The agent stops as it decided (a Stop directive, run after the
+	// commit); wait for it, so the id is free when Close returns.
+	wctx, cancel := context.WithTimeout(ctx, e.cfg.CommitTimeout)
+	_, err = e.rt.Await(wctx, id)
+	cancel()
+	if err != nil && bus.ErrorType(err) != bus.ReasonNotFound {
+		return fmt.Errorf("close project %s: its agent has not stopped: %w", id, err)
+	}
 	e.mu.Lock()
 	if e.projects[id] == p {
 		delete(e.projects, id)

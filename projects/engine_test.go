@@ -376,3 +376,30 @@ func TestRestartBringsProjectsBack(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentRefusesAnotherRoot: the root is fixed when the agent starts; a
+// project.opened naming another (sent past the engine, as the agent API
+// could) is refused and changes nothing, so a restart reopens the root
+// the project was opened on.
+func TestAgentRefusesAnotherRoot(t *testing.T) {
+	n := startNode(t, t.TempDir(), false)
+	defer closeNode(t, n)
+	dir := projectDir(t)
+	if _, err := n.Projects().Open(context.Background(), projects.OpenRequest{Root: dir, ID: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	sig, err := bus.NewJSONSignal(projects.TypeOpened, projects.OpenedData{Root: "/etc", DataDir: ".jido"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig.SetID("forged")
+	sig.SetSource("/somebody")
+	if _, err := n.Runtime().Call(context.Background(), "p1", sig); bus.ErrorType(err) != projects.ReasonWrongRoot {
+		t.Fatalf("project.opened with another root: %v, want %s", err, projects.ReasonWrongRoot)
+	}
+	st, _ := n.Runtime().State("p1")
+	real, _ := filepath.EvalSymlinks(dir)
+	if !strings.Contains(string(st.State), `"root":"`+real+`"`) {
+		t.Fatalf("state after the refusal: %s", st.State)
+	}
+}
