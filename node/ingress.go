@@ -22,6 +22,11 @@ func (n *Node) toAgent(_ context.Context, d *natsbus.Delivery) {
 		n.publishTransient(d)
 		return
 	}
+	if err := n.projectSignal(d.Address.AgentID); err != nil {
+		n.metrics.Refused(bus.ReasonForbidden)
+		d.Reject(err)
+		return
+	}
 	var reply func(runtime.Reply, error)
 	if d.IsCall() {
 		reply = func(r runtime.Reply, err error) {

@@ -4,9 +4,9 @@
 // shell around it; benchmarks and tests start nodes in process with it.
 //
 // Start order: data directory, NATS, log, agent types and runtime,
-// recovery of the agents, interrupted conversations resumed, projections
-// started (they catch up in the background), then the bus starts taking
-// input. Close reverses it: input stops first (what NATS already sent is
+// recovery of the agents, interrupted conversations resumed, the open
+// projects reopened, projections started (they catch up in the
+// background), then the bus starts taking input. Close reverses it: input stops first (what NATS already sent is
 // still handled), then the agents commit what they took and the
 // projections finish, NATS drains, the stores close.
 package node
@@ -40,6 +40,8 @@ import (
 	"github.com/jido-bus/jido-bus/projections"
 	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
+	"github.com/jido-bus/jido-bus/projects"
+	"github.com/jido-bus/jido-bus/projects/projectapi"
 )
 
 // Directories inside the data directory.
@@ -87,6 +89,9 @@ type Config struct {
 	// Webhooks is the operator's rule for the destinations of webhook
 	// targets; the zero value allows none.
 	Webhooks dispatch.WebhookPolicy
+	// Projects adjusts the project engine's configuration before it
+	// starts (watcher, limits, runner); nil keeps the defaults.
+	Projects func(*projects.Config)
 
 	logFS vfs.FS // tests: the event log's filesystem (nil: the OS's)
 }
@@ -109,6 +114,7 @@ type Node struct {
 	health   health
 	dlq      *deadLetterWriter
 	webhooks *dispatch.WebhookGuard
+	projects *projects.Engine
 
 	recovered int
 	// filing is set once forbidden refusals can be filed as dead letters
@@ -192,7 +198,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	rcfg := runtime.Config{
 		Store:     n.evlog,
 		Types:     types,
-		Streams:   map[string]string{builtin.ConversationType: "conversation"},
+		Streams:   map[string]string{builtin.ConversationType: "conversation", projects.AgentType: projects.StreamPrefix},
 		Dispatch:  dispatch.Env{Conn: n.conn.nc, Subjects: subjects, Logger: log, Webhooks: webhooks},
 		Logger:    log,
 		Observer:  n.metrics,
@@ -219,6 +225,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	// Resuming folds each conversation's own stream, so it does not wait
 	// for the projections to catch up; they do that in the background.
 	n.resumeConversations(ctx, "the node restarted")
+	if err := n.startProjects(ctx); err != nil {
+		return nil, err
+	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	n.cancel = cancel
 	go func() { n.runDone <- n.runner.Run(runCtx) }()
@@ -234,7 +243,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 }
 
 // AgentTypes returns the registry a node runs with: the built-in types
-// (counter, calculator, conversation) and those extra registers.
+// (counter, calculator, conversation, project) and those extra registers.
 func AgentTypes(extra func(*agents.Registry) error) (*agents.Registry, error) {
 	types := agents.NewRegistry()
 	if err := builtin.Register(types); err != nil {
@@ -245,6 +254,13 @@ func AgentTypes(extra func(*agents.Registry) error) (*agents.Registry, error) {
 		return nil, err
 	}
 	if err := types.Register(conv); err != nil {
+		return nil, err
+	}
+	project, err := projects.NewAgent()
+	if err != nil {
+		return nil, err
+	}
+	if err := types.Register(project); err != nil {
 		return nil, err
 	}
 	if extra != nil {
@@ -299,6 +315,9 @@ func (n *Node) register() error {
 	if err = n.bus.HandleAPI(n.subjects.API("conv", "send"), n.convSend); err != nil {
 		return err
 	}
+	if err = projectapi.Serve(n.bus, n.projects); err != nil {
+		return err
+	}
 	if err = n.bus.HandleSignals(bus.KindAgent, n.toAgent); err != nil {
 		return err
 	}
@@ -332,6 +351,10 @@ func (n *Node) Close(drainTimeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
 	defer cancel()
 	errs := []error{n.stopInput(ctx), n.metrics.close()}
+	if n.projects != nil {
+		// Watchers stop before the agents they report to.
+		n.projects.Shutdown()
+	}
 	if n.rt != nil {
 		// Refusals go out on NATS and into the dlq stream, both still open.
 		errs = append(errs, n.rt.Shutdown(ctx))
@@ -356,6 +379,9 @@ func (n *Node) stopInput(ctx context.Context) error {
 
 // abort releases whatever Start got as far as opening, in reverse order.
 func (n *Node) abort() {
+	if n.projects != nil {
+		n.projects.Shutdown()
+	}
 	if n.dlq != nil {
 		n.dlq.close() // after NATS drained: no refusal is still being handled
 	}

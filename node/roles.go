@@ -8,6 +8,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus/natsserver"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
+	"github.com/jido-bus/jido-bus/projects/projectapi"
 )
 
 // The roles a user of the embedded server has. Each is a set of NATS
@@ -17,7 +18,8 @@ const (
 	// RoleAdmin may do everything, JetStream and the log's mutating
 	// verbs (truncate, import) included.
 	RoleAdmin = "admin"
-	// RoleOperator is a client that also controls agents (start, stop),
+	// RoleOperator is a client that also controls agents (start, stop)
+	// and projects (open, close, reload, tool calls),
 	// reads the log (streams, show, tail, export, verify), rebuilds
 	// projections, forks conversations, reads dead letters and reads
 	// JetStream's state; it creates and deletes nothing in JetStream and
@@ -25,7 +27,8 @@ const (
 	RoleOperator = "operator"
 	// RoleClient sends signals (<prefix>.agent.>, <prefix>.signal.>),
 	// calls and casts through the API, reads agent and conversation state,
-	// sends to conversations and subscribes to what agents emit.
+	// sends to conversations, lists and reads projects (ls, get, tools,
+	// assets, diagnostics) and subscribes to what agents emit.
 	RoleClient = "client"
 )
 
@@ -60,6 +63,11 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 		},
 		SubscribeAllow: []string{subjects.All(bus.KindEmit), InboxPrefix(user) + ".>"},
 	}
+	// A client looks at projects; opening, closing, reloading and tool
+	// calls (which write files and run programs) are an operator's.
+	for _, verb := range projectapi.ReadVerbs {
+		client.PublishAllow = append(client.PublishAllow, api(projectapi.Area, verb))
+	}
 	switch role {
 	case RoleAdmin:
 		return nil, nil
@@ -76,6 +84,8 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 			api("log", logapi.VerbVerify),
 			api(projectionapi.AreaProjection, "*"),
 			api(projectionapi.AreaConv, "*"),
+			// ">": tool.call is two tokens.
+			api(projectapi.Area, ">"),
 		)
 		op.PublishAllow = append(op.PublishAllow, jetStreamReadOnly...)
 		op.SubscribeAllow = append(op.SubscribeAllow, subjects.All("dlq"))

@@ -1,0 +1,53 @@
+package node
+
+import (
+	"context"
+	"strings"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/projects"
+)
+
+// startProjects makes the node's project engine and brings back the
+// projects the last run left open (after the runtime's recovery, which
+// restored their agents). Tool outputs over the runner's cap go to the
+// node's artifact store, the one conversations use.
+func (n *Node) startProjects(ctx context.Context) error {
+	cfg := projects.Config{
+		Runtime:     n.rt,
+		NodeDataDir: n.cfg.DataDir,
+		Artifacts:   conversation.Artifacts{Dir: ArtifactsDir(n.cfg.DataDir)},
+		Logger:      n.log,
+	}
+	if n.cfg.Projects != nil {
+		n.cfg.Projects(&cfg)
+	}
+	e, err := projects.NewEngine(cfg)
+	if err != nil {
+		return err
+	}
+	n.projects = e
+	if restored := e.Restore(ctx); restored > 0 {
+		n.log.Info("projects restored", "open", restored)
+	}
+	return nil
+}
+
+// Projects is the node's project engine.
+func (n *Node) Projects() *projects.Engine { return n.projects }
+
+// projectSignal refuses a signal sent from outside to a project's agent:
+// a project's stream is its audit trail, written by the engine alone (its
+// opens, reloads, tool calls and closes), so a client could otherwise
+// forge entries or close a project it may not. Conversations, below a
+// project's id, are not concerned.
+func (n *Node) projectSignal(agentID string) error {
+	if n.projects == nil || strings.Contains(agentID, "/") {
+		return nil
+	}
+	if _, err := n.projects.Get(agentID); err != nil {
+		return nil
+	}
+	return bus.Errorf(bus.ReasonForbidden, "agent %s is a project: its stream is written by the engine alone; use %s.api.project.<verb> (jido-bus project …)", agentID, strings.TrimSuffix(n.subjects.All(""), ".>"))
+}

@@ -1,0 +1,189 @@
+package projects
+
+import (
+	"encoding/json"
+
+	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/bus"
+)
+
+// AgentType is the name of the project agent type, and StreamPrefix the
+// prefix of its agents' log streams: project <id> is the agent <id>, its
+// stream project/<id>.
+const (
+	AgentType    = "project"
+	StreamPrefix = "project"
+)
+
+// Stream returns the log stream of project id: "project/<id>".
+func Stream(id string) string { return StreamPrefix + "/" + id }
+
+// The signals a project agent takes. The engine sends them; each is
+// committed to the project's stream before anything acts on it, and
+// emitted after the commit on <prefix>.emit.<project-id>.<type> with the
+// same data, so a UI follows a project with a plain NATS subscription on
+// <prefix>.emit.<project-id>.project.>.
+const (
+	TypeOpened         = "project.opened"          // OpenedData: the project opened (or came back after a restart)
+	TypeAssetsLoaded   = "project.assets.loaded"   // AssetsData: the first load of the asset set
+	TypeAssetsReloaded = "project.assets.reloaded" // AssetsData with Changes: a reload that changed the set
+	TypeToolStarted    = "project.tool.started"    // ToolData: a call entered the runner
+	TypeToolCompleted  = "project.tool.completed"  // ToolData: a call succeeded
+	TypeToolFailed     = "project.tool.failed"     // ToolData with Error: a call failed or was refused
+	TypeClosed         = "project.closed"          // ClosedData: the project closed; its agent stops
+)
+
+// Source is the CloudEvents source of the signals the engine sends.
+const Source = "jido-bus:projects"
+
+// ReasonWrongRoot refuses a project.opened whose root or data dir is not
+// the one the project's agent was started on: the root is fixed at start
+// (its initial state) and no signal can move a project elsewhere.
+const ReasonWrongRoot = "wrong_root"
+
+// projectState is the agent's state schema. root, data_dir, policy and
+// policy_source come from the start (initial_state) and no action changes
+// them; the rest follows the signals.
+const projectState = `{
+  "type": "object",
+  "properties": {
+    "root": {"type": "string", "default": "", "description": "the project root's real path"},
+    "data_dir": {"type": "string", "default": ".jido", "description": "the data dir's name under the root"},
+    "policy": {"type": "object", "default": {}, "description": "the policy as loaded, in the form of .jido/policy.yaml"},
+    "policy_source": {"type": "string", "default": "", "description": "where the policy came from: request, the policy file, or default"},
+    "status": {"enum": ["open", "closed"], "default": "open"},
+    "assets": {
+      "type": "object",
+      "properties": {
+        "digest": {"type": "string"},
+        "version": {"type": "integer", "minimum": 0},
+        "diagnostics": {"type": "integer", "minimum": 0}
+      },
+      "default": {"digest": "", "version": 0, "diagnostics": 0}
+    },
+    "conversations": {"type": "array", "items": {"type": "string"}, "default": [], "description": "ids of the project's conversations"},
+    "tool_calls": {"type": "integer", "minimum": 0, "default": 0},
+    "tool_failures": {"type": "integer", "minimum": 0, "default": 0}
+  }
+}`
+
+// NewAgent returns the project agent type. Its Cmd is pure: each signal
+// updates the small state above and re-emits itself (an Emit of the same
+// type and data) for live views; project.closed also stops the agent.
+func NewAgent() (*agents.Definition, error) {
+	return agents.Define(agents.Spec{
+		Name:        AgentType,
+		Description: "One open project: its root, policy and asset set's digest; every open, reload, close and tool call is an entry of its stream project/<id>.",
+		Schema:      projectState,
+		Actions: []agents.Action{
+			{Name: "opened", Description: "Record the project's opening (root and policy as started).", Params: openedParams, Run: opened},
+			{Name: "assets", Description: "Record a load or reload of the asset set.", Params: assetsParams, Run: assetsChanged},
+			{Name: "tool", Description: "Record a tool call's start, completion or failure.", Params: toolParams, Run: toolEvent},
+			{Name: "closed", Description: "Record the close and stop the agent.", Run: closed},
+		},
+		Routes: []agents.Route{
+			{Pattern: TypeOpened, Action: "opened"},
+			{Pattern: TypeAssetsLoaded, Action: "assets"},
+			{Pattern: TypeAssetsReloaded, Action: "assets"},
+			{Pattern: TypeToolStarted, Action: "tool"},
+			{Pattern: TypeToolCompleted, Action: "tool"},
+			{Pattern: TypeToolFailed, Action: "tool"},
+			{Pattern: TypeClosed, Action: "closed"},
+		},
+	})
+}
+
+const openedParams = `{
+  "type": "object",
+  "required": ["root", "data_dir"],
+  "properties": {"root": {"type": "string", "minLength": 1}, "data_dir": {"type": "string", "minLength": 1}}
+}`
+
+const assetsParams = `{
+  "type": "object",
+  "required": ["digest", "version", "diagnostics"],
+  "properties": {
+    "digest": {"type": "string"},
+    "version": {"type": "integer", "minimum": 0},
+    "diagnostics": {"type": "integer", "minimum": 0}
+  }
+}`
+
+const toolParams = `{
+  "type": "object",
+  "required": ["call_id", "tool"],
+  "properties": {"call_id": {"type": "string", "minLength": 1}, "tool": {"type": "string", "minLength": 1}}
+}`
+
+// echo is the Emit of the signal being handled: same type, same data.
+func echo(env agents.Env, params json.RawMessage) (agents.Directive, error) {
+	if len(params) == 0 {
+		params = json.RawMessage(`{}`)
+	}
+	e, err := agents.NewEmit(env.Origin.Type, params)
+	return e, err
+}
+
+func opened(env agents.Env, params json.RawMessage) (agents.Result, error) {
+	var p OpenedData
+	if err := json.Unmarshal(params, &p); err != nil {
+		return agents.Result{}, agents.Refuse(bus.Errorf(agents.ReasonInvalidParams, "%s: %v", TypeOpened, err))
+	}
+	if root := env.State.String("root"); p.Root != root || p.DataDir != env.State.String("data_dir") {
+		return agents.Result{}, agents.Refuse(bus.Errorf(ReasonWrongRoot,
+			"%s names root %q (data dir %q), but project %s was opened on %q (data dir %q); a project's root never changes: open another project",
+			TypeOpened, p.Root, p.DataDir, env.AgentID, root, env.State.String("data_dir")))
+	}
+	e, err := echo(env, params)
+	if err != nil {
+		return agents.Result{}, err
+	}
+	return agents.Result{
+		Ops:        []agents.StateOp{agents.SetPath{Path: []string{"status"}, Value: "open"}},
+		Directives: []agents.Directive{e},
+	}, nil
+}
+
+func assetsChanged(env agents.Env, params json.RawMessage) (agents.Result, error) {
+	var p AssetsData
+	if err := json.Unmarshal(params, &p); err != nil {
+		return agents.Result{}, agents.Refuse(bus.Errorf(agents.ReasonInvalidParams, "%s: %v", env.Origin.Type, err))
+	}
+	e, err := echo(env, params)
+	if err != nil {
+		return agents.Result{}, err
+	}
+	return agents.Result{
+		Ops: []agents.StateOp{agents.SetPath{Path: []string{"assets"}, Value: map[string]any{
+			"digest": p.Digest, "version": p.Version, "diagnostics": p.Diagnostics,
+		}}},
+		Directives: []agents.Directive{e},
+	}, nil
+}
+
+func toolEvent(env agents.Env, params json.RawMessage) (agents.Result, error) {
+	e, err := echo(env, params)
+	if err != nil {
+		return agents.Result{}, err
+	}
+	var ops []agents.StateOp
+	switch env.Origin.Type {
+	case TypeToolStarted:
+		ops = append(ops, agents.SetPath{Path: []string{"tool_calls"}, Value: env.State.Number("tool_calls") + 1})
+	case TypeToolFailed:
+		ops = append(ops, agents.SetPath{Path: []string{"tool_failures"}, Value: env.State.Number("tool_failures") + 1})
+	}
+	return agents.Result{Ops: ops, Directives: []agents.Directive{e}}, nil
+}
+
+func closed(env agents.Env, params json.RawMessage) (agents.Result, error) {
+	e, err := echo(env, params)
+	if err != nil {
+		return agents.Result{}, err
+	}
+	// Emit first, then Stop: directives behind a Stop are dropped.
+	return agents.Result{
+		Ops:        []agents.StateOp{agents.SetPath{Path: []string{"status"}, Value: "closed"}},
+		Directives: []agents.Directive{e, agents.Stop{Reason: "project closed"}},
+	}, nil
+}

@@ -1,0 +1,453 @@
+// Package projects is the engine of the coding assistant: it opens,
+// lists, reloads and closes projects, each a folder on disk with its own
+// assets, sandbox policy and tool runner, and each an agent of type
+// "project" whose stream project/<id> is its audit trail.
+//
+// What is pure lives in the project agent (agent.go): its Cmd records each
+// signal and re-emits it. What touches the world lives in the Engine: the
+// root opened through policy.OpenRoot, the asset set and its watcher, the
+// tool catalog and the one Runner every call goes through. The engine
+// tells the agent what happened (project.opened, project.assets.*,
+// project.tool.*, project.closed) and the runtime commits each before it
+// is emitted; the engine waits for the commit of project.tool.started
+// before the tool runs and for that of the outcome before the caller is
+// answered.
+package projects
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projects/assets"
+	"github.com/jido-bus/jido-bus/projects/layout"
+	"github.com/jido-bus/jido-bus/projects/policy"
+	"github.com/jido-bus/jido-bus/projects/tools"
+)
+
+// DefaultCommitTimeout bounds how long the engine waits for one of its
+// signals to be committed to a project's stream.
+const DefaultCommitTimeout = 30 * time.Second
+
+// Config configures an Engine. Runtime is required.
+type Config struct {
+	// Runtime runs the project agents; the type AgentType must be
+	// registered with it, with the stream prefix StreamPrefix.
+	Runtime *runtime.Runtime
+	// NodeDataDir is the node's own data dir: a project root that is it,
+	// lies inside it or contains it is refused (tools could otherwise
+	// read or rewrite the node's log).
+	NodeDataDir string
+	// Artifacts keeps tool outputs over the runner's cap; nil refuses
+	// them with too_large.
+	Artifacts tools.ArtifactStore
+	// Limits bound the built-in tools.
+	Limits tools.Limits
+	// Runner tunes each project's runner (MaxConcurrent, OutputCap,
+	// DefaultTimeout); its Sandbox, Catalog, Observer and Artifacts are
+	// the engine's.
+	Runner tools.Options
+	// NoWatch turns the file watcher off: assets then change only on
+	// Reload. Debounce is the watcher's (0: assets.DefaultDebounce).
+	NoWatch  bool
+	Debounce time.Duration
+	// Assets tune the asset loads (KnownTools is the engine's).
+	Assets assets.Options
+	// CommitTimeout bounds each wait for a commit; 0 means
+	// DefaultCommitTimeout.
+	CommitTimeout time.Duration
+	Logger        *slog.Logger
+}
+
+// Engine hosts the open projects of one node. It is safe for concurrent
+// use.
+type Engine struct {
+	cfg      Config
+	rt       *runtime.Runtime
+	log      *slog.Logger
+	nodeDir  string // NodeDataDir's real path ("" when none)
+	builtins []tools.Tool
+	builtinC *tools.Catalog
+
+	mu       sync.Mutex
+	projects map[string]*project // open, or listed with the error that kept them from reopening
+	roots    map[string]string   // real root → project id, reserved from the start of Open
+	closed   bool
+}
+
+// NewEngine returns an engine with no project open; Restore brings back
+// the projects a previous run left open.
+func NewEngine(cfg Config) (*Engine, error) {
+	if cfg.Runtime == nil {
+		return nil, errors.New("projects: Config.Runtime is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.CommitTimeout <= 0 {
+		cfg.CommitTimeout = DefaultCommitTimeout
+	}
+	e := &Engine{cfg: cfg, rt: cfg.Runtime, log: cfg.Logger, projects: map[string]*project{}, roots: map[string]string{}}
+	if cfg.NodeDataDir != "" {
+		abs, err := filepath.Abs(cfg.NodeDataDir)
+		if err != nil {
+			return nil, fmt.Errorf("projects: node data dir %s: %w", cfg.NodeDataDir, err)
+		}
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = real
+		}
+		e.nodeDir = abs
+	}
+	e.builtins = tools.Builtins(cfg.Limits)
+	c, err := tools.NewCatalog(e.builtins...)
+	if err != nil {
+		return nil, fmt.Errorf("projects: built-in tools: %w", err)
+	}
+	e.builtinC = c
+	return e, nil
+}
+
+// OpenRequest is what Open needs; it is also the body of
+// <prefix>.api.project.open.
+type OpenRequest struct {
+	// Root is the project's folder, absolute or relative to the node's
+	// working directory; it is resolved to its real path once, here.
+	Root string `json:"root"`
+	// ID is the project's id, one segment of [A-Za-z0-9_-] starting with
+	// a letter or digit; empty means a new ULID.
+	ID string `json:"id,omitempty"`
+	// DataDir is the data dir's name under the root; empty means .jido.
+	DataDir string `json:"data_dir,omitempty"`
+	// Policy is the project's policy in the form of policy.yaml (tools,
+	// paths, commands); absent means <root>/<data dir>/policy.yaml when
+	// it exists, else the defaults.
+	Policy json.RawMessage `json:"policy,omitempty"`
+}
+
+// ProjectInfo describes a project.
+type ProjectInfo struct {
+	ID           string `json:"id"`
+	Root         string `json:"root"`
+	DataDir      string `json:"data_dir"`
+	Stream       string `json:"stream"`
+	PolicySource string `json:"policy_source,omitempty"`
+	// Status is "open", or "error" for a project that could not be
+	// reopened after a restart (Error says why; close it, or fix the
+	// cause and restart).
+	Status string     `json:"status"`
+	Error  *bus.Error `json:"error,omitempty"`
+	// Digest and Version name the asset set; Counts its size.
+	Digest      string      `json:"digest,omitempty"`
+	Version     uint64      `json:"version,omitempty"`
+	Counts      AssetCounts `json:"counts"`
+	Diagnostics int         `json:"diagnostics"`
+	Tools       int         `json:"tools"`
+	// Protection is what confines run_command on this node.
+	Protection string `json:"protection,omitempty"`
+	// Watching is true when file changes reload the assets.
+	Watching bool `json:"watching"`
+}
+
+// Statuses of ProjectInfo.
+const (
+	StatusOpen  = "open"
+	StatusError = "error"
+)
+
+// Open opens a project: it resolves and checks the root, reads the
+// policy, creates the data dir's folders, loads the assets, builds the
+// catalog, starts the project's agent and records project.opened and
+// project.assets.loaded in its stream. Refusals are *bus.Error values:
+// invalid_request (a bad id, a root that is /, not a folder, unreadable,
+// or the node's data dir or inside or around it, a bad policy),
+// not_found (a root that does not exist), already_exists (the id is
+// taken, or another project is open on the same root).
+func (e *Engine) Open(ctx context.Context, req OpenRequest) (ProjectInfo, error) {
+	id := req.ID
+	if id == "" {
+		id = bus.NewID()
+	}
+	if err := ValidateID(id); err != nil {
+		return ProjectInfo{}, err
+	}
+	dataDir := req.DataDir
+	if dataDir == "" {
+		dataDir = layout.DefaultDataDir
+	}
+	if err := layout.ValidateDataDir(dataDir); err != nil {
+		return ProjectInfo{}, bus.Errorf(bus.ReasonInvalidRequest, "data_dir: %v", err)
+	}
+	root, err := policy.OpenRoot(req.Root)
+	if err != nil {
+		return ProjectInfo{}, err
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			root.Close()
+		}
+	}()
+	if err := e.checkRoot(root.Path()); err != nil {
+		return ProjectInfo{}, err
+	}
+	release, err := e.reserve(id, root.Path())
+	if err != nil {
+		return ProjectInfo{}, err
+	}
+	defer func() {
+		if !keep {
+			release()
+		}
+	}()
+	if _, err := e.rt.State(id); err == nil {
+		return ProjectInfo{}, bus.Errorf(runtime.ReasonAlreadyExists, "an agent %q is running already; choose another project id", id)
+	}
+	pol, doc, source, err := loadPolicy(root, dataDir, req.Policy)
+	if err != nil {
+		return ProjectInfo{}, err
+	}
+	p, err := e.build(id, root, dataDir, pol, doc, source)
+	if err != nil {
+		return ProjectInfo{}, err
+	}
+	initial := map[string]any{"root": root.Path(), "data_dir": dataDir, "policy": json.RawMessage(doc), "policy_source": source}
+	if _, err := e.rt.Start(ctx, runtime.StartRequest{Type: AgentType, ID: id, InitialState: initial}); err != nil {
+		p.release()
+		return ProjectInfo{}, err
+	}
+	snap := p.set.Load()
+	steps := []struct {
+		typ  string
+		data any
+	}{
+		{TypeOpened, OpenedData{Root: root.Path(), DataDir: dataDir, Policy: doc, PolicySource: source, Protection: policy.Protection().String()}},
+		{TypeAssetsLoaded, p.assetsData(snap, nil)},
+	}
+	for _, s := range steps {
+		if err := e.send(ctx, id, s.typ, s.data); err != nil {
+			p.release()
+			// The agent is started: stop it, so the id and root are
+			// free again and a restart does not bring it back.
+			if serr := e.rt.Stop(context.WithoutCancel(ctx), id, "open failed"); serr != nil {
+				e.log.Error("stop the agent of a project that failed to open", "project", id, "err", serr)
+			}
+			return ProjectInfo{}, fmt.Errorf("open project %s: record %s: %w", id, s.typ, err)
+		}
+	}
+	p.reported = snap
+	keep = true
+	e.install(p)
+	e.log.Info("project opened", "project", id, "root", root.Path(), "policy", source, "skills", len(snap.Skills), "commands", len(snap.Commands), "diagnostics", len(snap.Diagnostics))
+	return p.info(), nil
+}
+
+// ValidateID checks a project id: an agent id of one segment (a
+// conversation of the project is <project-id>/<conversation-id>).
+func ValidateID(id string) error {
+	if strings.Contains(id, "/") {
+		return bus.Errorf(bus.ReasonInvalidRequest, "project id %q holds '/': a project id is one segment of letters, digits, '_' and '-'", id)
+	}
+	if err := bus.ValidateAgentID(id); err != nil {
+		return bus.Errorf(bus.ReasonInvalidRequest, "project id %q: %s", id, bus.AsError(err).Message)
+	}
+	return nil
+}
+
+// checkRoot refuses the node's own data dir as a root, a root inside it
+// and a root holding it.
+func (e *Engine) checkRoot(real string) error {
+	if e.nodeDir == "" {
+		return nil
+	}
+	switch {
+	case real == e.nodeDir:
+		return bus.Errorf(bus.ReasonInvalidRequest, "project root %s is the node's data dir; give a project folder elsewhere", real)
+	case within(e.nodeDir, real):
+		return bus.Errorf(bus.ReasonInvalidRequest, "project root %s is inside the node's data dir %s; give a project folder elsewhere", real, e.nodeDir)
+	case within(real, e.nodeDir):
+		return bus.Errorf(bus.ReasonInvalidRequest, "project root %s holds the node's data dir %s, which its tools could then change; run the node with a --data-dir outside the project", real, e.nodeDir)
+	}
+	return nil
+}
+
+// within reports whether p lies strictly below dir.
+func within(dir, p string) bool {
+	return strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// reserve claims id and root for an Open in progress; release gives them
+// back.
+func (e *Engine) reserve(id, root string) (release func(), err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, bus.Errorf(runtime.ReasonClosed, "the node is shutting down")
+	}
+	if _, taken := e.projects[id]; taken {
+		return nil, bus.Errorf(runtime.ReasonAlreadyExists, "project %s is open already; close it first or choose another id", id)
+	}
+	for _, p := range e.projects {
+		if p.root == root {
+			return nil, bus.Errorf(runtime.ReasonAlreadyExists, "project %s is open on %s already; use it, or close it first", p.id, root)
+		}
+	}
+	if other, taken := e.roots[root]; taken {
+		return nil, bus.Errorf(runtime.ReasonAlreadyExists, "project %s is being opened on %s; use it once open", other, root)
+	}
+	e.roots[root] = id
+	e.projects[id] = nil // reserved: lookups see "opening"
+	return func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.projects[id] == nil {
+			delete(e.projects, id)
+		}
+		if e.roots[root] == id {
+			delete(e.roots, root)
+		}
+	}, nil
+}
+
+// install makes p the open project of its id and starts its watcher.
+func (e *Engine) install(p *project) {
+	e.mu.Lock()
+	e.projects[p.id] = p
+	e.roots[p.root] = p.id
+	e.mu.Unlock()
+	if !e.cfg.NoWatch && p.err == nil {
+		e.watch(p)
+	}
+}
+
+// lookup returns open project id.
+func (e *Engine) lookup(id string) (*project, error) {
+	e.mu.Lock()
+	p, ok := e.projects[id]
+	e.mu.Unlock()
+	switch {
+	case !ok:
+		return nil, bus.Errorf(bus.ReasonNotFound, "no project %q is open; list them with project ls", id)
+	case p == nil:
+		return nil, bus.Errorf(bus.ReasonNotFound, "project %q is still opening; retry in a moment", id)
+	}
+	return p, nil
+}
+
+// usable returns open project id, refusing one listed with an error.
+func (e *Engine) usable(id string) (*project, error) {
+	p, err := e.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	if p.err != nil {
+		return nil, bus.Errorf(bus.ReasonUnavailable, "project %s could not be reopened: %s; close it (project close %s) and open it again once fixed", id, p.err.Message, id)
+	}
+	return p, nil
+}
+
+// Get describes project id.
+func (e *Engine) Get(id string) (ProjectInfo, error) {
+	p, err := e.lookup(id)
+	if err != nil {
+		return ProjectInfo{}, err
+	}
+	return p.info(), nil
+}
+
+// List describes every project, open or in error, by id.
+func (e *Engine) List() []ProjectInfo {
+	e.mu.Lock()
+	ps := make([]*project, 0, len(e.projects))
+	for _, p := range e.projects {
+		if p != nil {
+			ps = append(ps, p)
+		}
+	}
+	e.mu.Unlock()
+	slices.SortFunc(ps, func(a, b *project) int { return strings.Compare(a.id, b.id) })
+	out := make([]ProjectInfo, len(ps))
+	for i, p := range ps {
+		out[i] = p.info()
+	}
+	return out
+}
+
+// Close closes project id: project.closed is committed (and its agent
+// stops, as it decides), the watcher stops and the root is released.
+// A project listed with an error is closed the same way.
+func (e *Engine) Close(ctx context.Context, id, reason string) error {
+	p, err := e.lookup(id)
+	if err != nil {
+		return err
+	}
+	if reason == "" {
+		reason = "closed"
+	}
+	if err := e.send(ctx, id, TypeClosed, ClosedData{Reason: reason}); err != nil && bus.ErrorType(err) != bus.ReasonNotFound {
+		return fmt.Errorf("close project %s: %w", id, err)
+	}
+	// The agent stops as it decided (a Stop directive, run after the
+	// commit); wait for it, so the id is free when Close returns.
+	wctx, cancel := context.WithTimeout(ctx, e.cfg.CommitTimeout)
+	_, err = e.rt.Await(wctx, id)
+	cancel()
+	if err != nil && bus.ErrorType(err) != bus.ReasonNotFound {
+		return fmt.Errorf("close project %s: its agent has not stopped: %w", id, err)
+	}
+	e.mu.Lock()
+	if e.projects[id] == p {
+		delete(e.projects, id)
+	}
+	if e.roots[p.root] == id {
+		delete(e.roots, p.root)
+	}
+	e.mu.Unlock()
+	p.release()
+	e.log.Info("project closed", "project", id, "reason", reason)
+	return nil
+}
+
+// Shutdown stops every watcher and releases every root, leaving the
+// projects open in the log: they come back at the next start. Open is
+// refused from then on.
+func (e *Engine) Shutdown() {
+	e.mu.Lock()
+	e.closed = true
+	ps := make([]*project, 0, len(e.projects))
+	for _, p := range e.projects {
+		if p != nil {
+			ps = append(ps, p)
+		}
+	}
+	e.mu.Unlock()
+	for _, p := range ps {
+		p.release()
+	}
+}
+
+// send hands the project agent id one of the engine's signals and waits
+// for its commit.
+func (e *Engine) send(ctx context.Context, id, typ string, data any) error {
+	sig, err := agents.NewSignal(typ, data)
+	if err != nil {
+		return err
+	}
+	sig.SetID(bus.NewID())
+	sig.SetSource(Source)
+	sig.SetTime(time.Now().UTC())
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.CommitTimeout)
+	defer cancel()
+	_, err = e.rt.Call(ctx, id, sig)
+	return err
+}

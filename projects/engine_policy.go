@@ -1,0 +1,124 @@
+package projects
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projects/policy"
+)
+
+// Where a project's policy came from (OpenedData.PolicySource).
+const (
+	PolicyFromRequest = "request" // the open request's "policy"
+	PolicyDefault     = "default" // no policy given and no policy file
+	// A policy read from <root>/<data dir>/policy.yaml is named by that
+	// file, relative to the root (".jido/policy.yaml").
+)
+
+// PolicyFile is the policy file's name inside the data dir.
+const PolicyFile = "policy.yaml"
+
+// maxPolicyBytes bounds the policy file read at open.
+const maxPolicyBytes = 256 << 10
+
+// loadPolicy decides a project's policy: the request's (a JSON object in
+// the form of the policy file: tools, paths, commands), else the data
+// dir's policy.yaml read through the root (a link out of the root is
+// refused like any tool's), else policy.Default. It returns the policy
+// protecting dataDir, its document (the canonical JSON the agent's state
+// keeps, from which a restart rebuilds the same policy) and its source.
+func loadPolicy(root *policy.Root, dataDir string, given json.RawMessage) (*policy.Policy, json.RawMessage, string, error) {
+	var (
+		p      *policy.Policy
+		source string
+		err    error
+	)
+	switch {
+	case len(bytes.TrimSpace(given)) > 0 && !bytes.Equal(bytes.TrimSpace(given), []byte("null")):
+		if t := bytes.TrimSpace(given); t[0] != '{' {
+			return nil, nil, "", bus.Errorf(bus.ReasonInvalidRequest, "policy: want an object such as {\"tools\":{\"*\":\"allow\"}}, got %.40s", t)
+		}
+		source = PolicyFromRequest
+		// JSON is YAML: the one loader checks keys, modes and globs.
+		p, err = policy.Load("policy", given)
+	default:
+		file := path.Join(dataDir, PolicyFile)
+		data, rerr := root.ReadFile(file, maxPolicyBytes)
+		switch {
+		case rerr == nil:
+			source = file
+			p, err = policy.Load(file, data)
+		case errors.Is(rerr, fs.ErrNotExist):
+			source, p = PolicyDefault, policy.Default()
+		default:
+			return nil, nil, "", bus.Errorf(typeOr(rerr, bus.ReasonInvalidRequest), "policy file %s in %s: %s; fix or remove it, or give a policy in the request", file, root.Path(), bus.AsError(rerr).Message)
+		}
+	}
+	if err != nil {
+		return nil, nil, "", err
+	}
+	doc, err := policyDocument(p)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return p.WithDataDir(dataDir), doc, source, nil
+}
+
+// policyFromDocument rebuilds the policy a project's state keeps.
+func policyFromDocument(doc json.RawMessage, dataDir string) (*policy.Policy, error) {
+	if len(bytes.TrimSpace(doc)) == 0 || bytes.Equal(bytes.TrimSpace(doc), []byte("{}")) {
+		return policy.Default().WithDataDir(dataDir), nil
+	}
+	p, err := policy.Load("the project's stored policy", doc)
+	if err != nil {
+		return nil, err
+	}
+	return p.WithDataDir(dataDir), nil
+}
+
+// policyDocument writes p in the policy file's form, every key given
+// (empty lists as [], so loading it back empties them again).
+func policyDocument(p *policy.Policy) (json.RawMessage, error) {
+	list := func(s []string) []string {
+		if s == nil {
+			return []string{}
+		}
+		return s
+	}
+	tools := map[string]string{}
+	for glob, m := range p.Tools {
+		tools[glob] = string(m)
+	}
+	doc := map[string]any{
+		"tools": tools,
+		"paths": map[string]any{
+			"allow":     list(p.Paths.Allow),
+			"deny":      list(p.Paths.Deny),
+			"read_only": list(p.Paths.ReadOnly),
+		},
+		"commands": map[string]any{
+			"programs":         list(p.Commands.Programs),
+			"env":              list(p.Commands.Env),
+			"network":          p.Commands.Network,
+			"without_landlock": p.Commands.WithoutLandlock,
+		},
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("policy document: %w", err)
+	}
+	return b, nil
+}
+
+// typeOr is err's type when it carries one, else fallback.
+func typeOr(err error, fallback string) string {
+	if _, ok := errors.AsType[*bus.Error](err); ok {
+		return bus.ErrorType(err)
+	}
+	return fallback
+}

@@ -1,0 +1,217 @@
+package projects
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projects/assets"
+	"github.com/jido-bus/jido-bus/projects/layout"
+	"github.com/jido-bus/jido-bus/projects/policy"
+	"github.com/jido-bus/jido-bus/projects/tools"
+)
+
+// project is the process side of one open project: what the agent's state
+// names (root, data dir, policy) made real.
+type project struct {
+	id           string
+	root         string // real path
+	dataDir      string // the name under the root
+	layout       layout.Layout
+	policyDoc    json.RawMessage
+	policySource string
+	sandbox      *policy.Sandbox
+	set          *assets.Set
+	runner       *tools.Runner
+	// err is set for a project listed after a restart that could not be
+	// reopened; nothing else is then set but id, root and dataDir.
+	err *bus.Error
+
+	// mu serializes reporting the asset set: reported is the snapshot
+	// the stream last heard of, and each report is the diff from it, so
+	// the watcher and a manual reload never report out of order.
+	mu       sync.Mutex
+	reported *assets.Snapshot
+	// versionBase is added to the snapshots' versions, so a project's
+	// asset version keeps counting across restarts.
+	versionBase uint64
+
+	wmu     sync.Mutex
+	watcher *assets.Watcher
+	done    bool
+}
+
+// build opens the process side of project id on root (which it then
+// owns): the data dir's folders, the asset set, the catalog, the runner.
+func (e *Engine) build(id string, root *policy.Root, dataDir string, pol *policy.Policy, doc json.RawMessage, source string) (*project, error) {
+	l, err := layout.New(root.Path(), dataDir)
+	if err != nil {
+		return nil, bus.Errorf(bus.ReasonInvalidRequest, "data_dir: %v", err)
+	}
+	if _, err := l.Ensure(); err != nil {
+		return nil, bus.Errorf(bus.ReasonInvalidRequest, "project %s: %v", id, err)
+	}
+	p := &project{id: id, root: root.Path(), dataDir: dataDir, layout: l, policyDoc: doc, policySource: source,
+		sandbox: &policy.Sandbox{Root: root, Policy: pol}, set: &assets.Set{}}
+	snap, err := assets.Load(l.DataDir, e.loadOptions())
+	if err != nil {
+		return nil, bus.Errorf(bus.ReasonInvalidRequest, "project %s: load its assets: %v", id, err)
+	}
+	p.set.Swap(snap)
+	cat, err := e.catalog(snap)
+	if err != nil {
+		return nil, err
+	}
+	ropts := e.cfg.Runner
+	ropts.Sandbox, ropts.Catalog, ropts.Artifacts = p.sandbox, cat, e.cfg.Artifacts
+	ropts.Observer = &observer{e: e, id: id}
+	if p.runner, err = tools.NewRunner(ropts); err != nil {
+		return nil, fmt.Errorf("project %s: %w", id, err)
+	}
+	return p, nil
+}
+
+func (e *Engine) loadOptions() assets.Options {
+	o := e.cfg.Assets
+	o.Previous = nil
+	o.KnownTools = e.builtinC.Has
+	return o
+}
+
+// catalog is the built-in tools plus the tools of snap's assets.
+func (e *Engine) catalog(snap *assets.Snapshot) (*tools.Catalog, error) {
+	a := tools.Assets{Snapshot: snap, Graph: snap.Graph}
+	names := make([]string, 0, len(snap.Workflows))
+	for n := range snap.Workflows {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		a.Workflows = append(a.Workflows, snap.Workflows[n])
+	}
+	ts := append(append([]tools.Tool(nil), e.builtins...), tools.AssetTools(a, e.cfg.Limits)...)
+	c, err := tools.NewCatalog(ts...)
+	if err != nil {
+		return nil, fmt.Errorf("build the tool catalog: %w", err)
+	}
+	return c, nil
+}
+
+// watch starts p's watcher; a failure to watch is logged and leaves
+// Reload as the way assets change.
+func (e *Engine) watch(p *project) {
+	w, err := assets.Watch(p.set, p.layout.DataDir, assets.WatchOptions{
+		Debounce: e.cfg.Debounce,
+		Load:     e.loadOptions(),
+		OnChange: func(_, _ *assets.Snapshot, _ assets.Changes) {
+			if _, err := e.report(context.Background(), p); err != nil {
+				e.log.Error("record an asset reload", "project", p.id, "err", err)
+			}
+		},
+		OnError: func(err error) { e.log.Warn("project assets watcher", "project", p.id, "err", err) },
+	})
+	if err != nil {
+		e.log.Warn("project assets are not watched; reload them with project reload", "project", p.id, "err", err)
+		return
+	}
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if p.done {
+		w.Close()
+		return
+	}
+	p.watcher = w
+}
+
+// report records the current asset set when it differs from the one the
+// stream last heard of: a new catalog, then project.assets.reloaded with
+// the diff. It returns the diff (empty: nothing recorded).
+func (e *Engine) report(ctx context.Context, p *project) (assets.Changes, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cur := p.set.Load()
+	if cur == p.reported {
+		return assets.Changes{}, nil
+	}
+	changes := assets.Diff(p.reported, cur)
+	if changes.Empty() {
+		p.reported = cur
+		return changes, nil
+	}
+	cat, err := e.catalog(cur)
+	if err != nil {
+		return changes, err
+	}
+	p.runner.SetCatalog(cat)
+	if err := e.send(ctx, p.id, TypeAssetsReloaded, p.assetsData(cur, &changes)); err != nil {
+		return changes, err
+	}
+	p.reported = cur
+	return changes, nil
+}
+
+// Reload loads project id's assets again (only changed files are read)
+// and records the change, if any, as project.assets.reloaded. A reload
+// that changes nothing appends nothing; Changed says which it was.
+func (e *Engine) Reload(ctx context.Context, id string) (ReloadResult, error) {
+	p, err := e.usable(id)
+	if err != nil {
+		return ReloadResult{}, err
+	}
+	if _, _, _, err := p.set.Reload(p.layout.DataDir, e.loadOptions()); err != nil {
+		return ReloadResult{}, bus.Errorf(bus.ReasonUnavailable, "project %s: reload its assets: %v", id, err)
+	}
+	changes, err := e.report(ctx, p)
+	if err != nil {
+		return ReloadResult{}, err
+	}
+	return ReloadResult{Project: p.info(), Changed: !changes.Empty(), Changes: changes}, nil
+}
+
+// ReloadResult is Reload's answer.
+type ReloadResult struct {
+	Project ProjectInfo    `json:"project"`
+	Changed bool           `json:"changed"`
+	Changes assets.Changes `json:"changes"`
+}
+
+func (p *project) assetsData(s *assets.Snapshot, changes *assets.Changes) AssetsData {
+	d := AssetsData{Digest: s.Digest, Version: s.Version + p.versionBase, Counts: countsOf(s), Diagnostics: len(s.Diagnostics), Changes: changes}
+	d.DiagnosticList = s.Diagnostics[:min(len(s.Diagnostics), maxListedDiagnostics)]
+	return d
+}
+
+// info describes p.
+func (p *project) info() ProjectInfo {
+	in := ProjectInfo{ID: p.id, Root: p.root, DataDir: p.dataDir, Stream: Stream(p.id), PolicySource: p.policySource, Status: StatusOpen}
+	if p.err != nil {
+		in.Status, in.Error = StatusError, p.err
+		return in
+	}
+	s := p.set.Load()
+	in.Digest, in.Version, in.Counts, in.Diagnostics = s.Digest, s.Version+p.versionBase, countsOf(s), len(s.Diagnostics)
+	in.Tools = len(p.runner.Catalog().List(p.sandbox.Policy))
+	in.Protection = policy.Protection().String()
+	p.wmu.Lock()
+	in.Watching = p.watcher != nil
+	p.wmu.Unlock()
+	return in
+}
+
+// release stops p's watcher and closes its root. Calls running finish
+// with the root closed under them (their file operations then fail).
+func (p *project) release() {
+	p.wmu.Lock()
+	w := p.watcher
+	p.watcher, p.done = nil, true
+	p.wmu.Unlock()
+	if w != nil {
+		_ = w.Close()
+	}
+	if p.sandbox != nil && p.sandbox.Root != nil {
+		_ = p.sandbox.Root.Close()
+	}
+}

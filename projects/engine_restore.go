@@ -1,0 +1,129 @@
+package projects
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projects/layout"
+	"github.com/jido-bus/jido-bus/projects/policy"
+)
+
+// agentState is what Restore reads of a project agent's state.
+type agentState struct {
+	Root         string          `json:"root"`
+	DataDir      string          `json:"data_dir"`
+	Policy       json.RawMessage `json:"policy"`
+	PolicySource string          `json:"policy_source"`
+	Status       string          `json:"status"`
+	Assets       struct {
+		Digest  string `json:"digest"`
+		Version uint64 `json:"version"`
+	} `json:"assets"`
+}
+
+// Restore brings back the projects a previous run left open: after the
+// runtime's recovery, each running project agent's process side is
+// opened again from its state (the root, with the same refusals as Open,
+// the policy it was opened with, the assets loaded from disk, the
+// catalog). A project whose assets changed while the node was down gets
+// a project.assets.reloaded entry. A project that cannot be reopened (its
+// root vanished, became a link elsewhere, or is refused) is listed with
+// its error rather than dropped; closing it stops its agent. It returns
+// how many projects came back open.
+func (e *Engine) Restore(ctx context.Context) int {
+	n := 0
+	for _, listed := range e.rt.ListSome(runtime.ListOptions{Type: AgentType}) {
+		info, err := e.rt.State(listed.ID)
+		if err != nil {
+			e.log.Error("project agent unreadable; not restored", "project", listed.ID, "err", err)
+			continue
+		}
+		var st agentState
+		if err := json.Unmarshal(info.State, &st); err != nil {
+			e.log.Error("project agent state unreadable; not restored", "project", listed.ID, "err", err)
+			continue
+		}
+		if st.Status == "closed" {
+			continue // its stop is a directive recovery runs
+		}
+		p, err := e.reopen(ctx, listed.ID, st)
+		if err != nil {
+			e.log.Error("project could not be reopened; listed with its error", "project", listed.ID, "root", st.Root, "err", err)
+			p = &project{id: listed.ID, root: st.Root, dataDir: st.DataDir, policySource: st.PolicySource, err: bus.AsError(err)}
+		} else {
+			n++
+		}
+		e.mu.Lock()
+		if _, taken := e.projects[listed.ID]; taken {
+			e.mu.Unlock()
+			if p.sandbox != nil {
+				p.release()
+			}
+			continue
+		}
+		e.mu.Unlock()
+		e.install(p)
+	}
+	return n
+}
+
+// reopen opens the process side of project id from its agent's state
+// and records what changed on disk meanwhile.
+func (e *Engine) reopen(ctx context.Context, id string, st agentState) (*project, error) {
+	if st.Root == "" {
+		return nil, bus.Errorf(bus.ReasonInvalidRequest, "its state names no root (was the agent started other than by project open?)")
+	}
+	dataDir := st.DataDir
+	if dataDir == "" {
+		dataDir = layout.DefaultDataDir
+	}
+	root, err := policy.OpenRoot(st.Root)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			root.Close()
+		}
+	}()
+	if root.Path() != st.Root {
+		return nil, bus.Errorf(bus.ReasonInvalidRequest, "its root %s now resolves to %s (a link was put in its place); close the project and open the folder you mean", st.Root, root.Path())
+	}
+	if err := e.checkRoot(root.Path()); err != nil {
+		return nil, err
+	}
+	pol, err := policyFromDocument(st.Policy, dataDir)
+	if err != nil {
+		return nil, err
+	}
+	p, err := e.build(id, root, dataDir, pol, st.Policy, st.PolicySource)
+	if err != nil {
+		return nil, err
+	}
+	snap := p.set.Load()
+	// The asset version keeps counting from the stream's: the same set
+	// keeps its version, a set changed while the node was down is one on.
+	if st.Assets.Version > snap.Version {
+		p.versionBase = st.Assets.Version - snap.Version
+	}
+	if snap.Digest != st.Assets.Digest {
+		p.versionBase++
+	}
+	if err := e.send(ctx, id, TypeOpened, OpenedData{Root: p.root, DataDir: dataDir, Policy: st.Policy, PolicySource: st.PolicySource, Protection: policy.Protection().String(), Restart: true}); err != nil {
+		p.release()
+		return nil, fmt.Errorf("record %s: %w", TypeOpened, err)
+	}
+	if snap.Digest != st.Assets.Digest {
+		if err := e.send(ctx, id, TypeAssetsReloaded, p.assetsData(snap, nil)); err != nil {
+			p.release()
+			return nil, fmt.Errorf("record %s: %w", TypeAssetsReloaded, err)
+		}
+	}
+	p.reported = snap
+	ok = true
+	return p, nil
+}

@@ -1,0 +1,105 @@
+package projects
+
+import (
+	"encoding/json"
+
+	"github.com/jido-bus/jido-bus/projects/assets"
+	"github.com/jido-bus/jido-bus/projects/tools"
+)
+
+// The data of the project signals: what is committed to project/<id> and
+// emitted on <prefix>.emit.<id>.<type>. Members may be added, never
+// renamed (the log keeps them).
+
+// OpenedData is project.opened's data.
+type OpenedData struct {
+	Root         string          `json:"root"`
+	DataDir      string          `json:"data_dir"`
+	Policy       json.RawMessage `json:"policy,omitempty"`
+	PolicySource string          `json:"policy_source,omitempty"`
+	// Protection is what confines run_command on this node (Landlock's
+	// ABI and what it enforces), as project get reports it.
+	Protection string `json:"protection,omitempty"`
+	// Restart is true when the project came back after the node
+	// restarted, rather than being opened by a request.
+	Restart bool `json:"restart,omitempty"`
+}
+
+// AssetCounts are how many assets of each kind a set holds.
+type AssetCounts struct {
+	Skills    int `json:"skills"`
+	Commands  int `json:"commands"`
+	Workflows int `json:"workflows"`
+	Notes     int `json:"notes"`
+}
+
+// AssetsData is the data of project.assets.loaded and
+// project.assets.reloaded.
+type AssetsData struct {
+	Digest  string      `json:"digest"`
+	Version uint64      `json:"version"`
+	Counts  AssetCounts `json:"counts"`
+	// Diagnostics is how many there are; DiagnosticList the first
+	// maxListedDiagnostics of them (project diagnostics lists them all).
+	Diagnostics    int                 `json:"diagnostics"`
+	DiagnosticList []assets.Diagnostic `json:"diagnostic_list,omitempty"`
+	// Changes is the diff from the set reported before (reloads only).
+	Changes *assets.Changes `json:"changes,omitempty"`
+}
+
+// maxListedDiagnostics bounds the diagnostics an assets signal carries,
+// so a broken project cannot make its own entries too large to commit.
+const maxListedDiagnostics = 50
+
+// ToolData is the data of project.tool.started, completed and failed.
+type ToolData struct {
+	CallID string `json:"call_id"`
+	Parent string `json:"parent,omitempty"`
+	Tool   string `json:"tool"`
+	// Args are the call's arguments (started only) when they are at most
+	// maxLoggedArgs bytes; larger ones are left out and ArgsBytes says
+	// how large they were.
+	Args      json.RawMessage `json:"args,omitempty"`
+	ArgsBytes int             `json:"args_bytes,omitempty"`
+	// DurationMS is from the call's start to its end (completed, failed).
+	DurationMS float64 `json:"duration_ms,omitempty"`
+	// Result is "ok" for a completion, the error's type for a failure.
+	Result    string              `json:"result,omitempty"`
+	Size      int                 `json:"size,omitempty"`
+	Artifacts []tools.ArtifactRef `json:"artifacts,omitempty"`
+	Error     *tools.Error        `json:"error,omitempty"`
+}
+
+// maxLoggedArgs bounds the args a started entry keeps inline.
+const maxLoggedArgs = 8 << 10
+
+// ClosedData is project.closed's data.
+type ClosedData struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+func toolData(e tools.Event) ToolData {
+	d := ToolData{CallID: e.CallID, Parent: e.Parent, Tool: e.Tool}
+	if len(e.Args) > 0 {
+		if len(e.Args) <= maxLoggedArgs && json.Valid(e.Args) {
+			d.Args = e.Args
+		} else {
+			d.ArgsBytes = len(e.Args)
+		}
+	}
+	if e.Duration > 0 {
+		d.DurationMS = float64(e.Duration.Microseconds()) / 1000
+	}
+	return d
+}
+
+func countsOf(s *assets.Snapshot) AssetCounts {
+	if s == nil {
+		return AssetCounts{}
+	}
+	c := AssetCounts{Skills: len(s.Skills), Commands: len(s.Commands), Workflows: len(s.Workflows)}
+	if s.Graph != nil {
+		c.Notes = s.Graph.Len()
+	}
+	return c
+}
