@@ -22,10 +22,10 @@ func TestProjectEventSchemas(t *testing.T) {
 	// The fields each type's description promises, so the emitter and the
 	// schema cannot drift apart silently.
 	fields := map[string][]string{
-		"project.opened":          {"project_id", "root", "data_dir", "confinement"},
-		"project.closed":          {"project_id", "reason"},
-		"project.assets.loaded":   {"digest", "version", "project_id", "counts", "diagnostics"},
-		"project.assets.reloaded": {"digest", "version", "project_id", "previous_digest", "previous_version", "skills", "commands", "workflows", "notes", "diagnostics", "diagnostics_changed"},
+		"project.opened":          {"root", "data_dir", "policy", "policy_source", "protection", "restart"},
+		"project.closed":          {"reason"},
+		"project.assets.loaded":   {"digest", "version", "counts", "diagnostics", "diagnostic_list"},
+		"project.assets.reloaded": {"digest", "version", "counts", "diagnostics", "diagnostic_list", "changes", "skills", "commands", "workflows", "notes"},
 		"project.tool.started":    {"tool", "call_id", "parent", "args"},
 		"project.tool.completed":  {"tool", "call_id", "duration_ms", "parent", "size", "artifacts"},
 		"project.tool.failed":     {"tool", "call_id", "duration_ms", "error", "parent"},
@@ -48,20 +48,22 @@ func TestProjectEventSchemas(t *testing.T) {
 		name, data string
 		pointer    string // "" means valid
 	}{
-		{"project.opened", `{"project_id":"p1","root":"/src/p1","data_dir":".jido","confinement":"landlock ABI 7","extra":1}`, ""},
-		{"project.opened", `{"project_id":"p1"}`, "/data/root"},
-		{"project.closed", `{"project_id":"p1","reason":"closed"}`, ""},
-		{"project.closed", `{"reason":"closed"}`, "/data/project_id"},
-		{"project.assets.loaded", `{"project_id":"p1","digest":"` + digest + `","version":1,"counts":{"skills":2,"commands":1,"workflows":0,"notes":5},"diagnostics":[{"file":"skills/x/SKILL.md","line":3,"reason":"no name"}]}`, ""},
+		{"project.opened", `{"root":"/src/p1","data_dir":".jido","protection":"landlock ABI 7","restart":true,"extra":1}`, ""},
+		{"project.opened", `{"data_dir":".jido"}`, "/data/root"},
+		{"project.closed", `{"reason":"closed"}`, ""},
+		{"project.closed", `{"reason":3}`, "/data/reason"},
+		{"project.assets.loaded", `{"digest":"` + digest + `","version":1,"counts":{"skills":2,"commands":1,"workflows":0,"notes":5},"diagnostics":1,"diagnostic_list":[{"file":"skills/x/SKILL.md","line":3,"reason":"no name"}]}`, ""},
+		{"project.assets.loaded", `{"digest":"` + digest + `","version":1,"diagnostics":[{"file":"x","reason":"y"}]}`, "/data/diagnostics"},
 		{"project.assets.loaded", `{"digest":"` + digest + `","version":0}`, "/data/version"},
 		{"project.assets.loaded", `{"digest":"abc","version":1}`, "/data/digest"},
-		{"project.assets.reloaded", `{"project_id":"p1","digest":"` + digest + `","version":2,"previous_digest":"` + digest + `","previous_version":1,"commands":{"added":["git:commit"],"changed":["review"]},"notes":{"removed":["n1"]},"diagnostics_changed":true}`, ""},
-		{"project.assets.reloaded", `{"digest":"` + digest + `","version":2,"skills":{"renamed":["a"]}}`, "/data/skills/renamed"},
+		{"project.assets.reloaded", `{"digest":"` + digest + `","version":2,"diagnostics":0,"changes":{"commands":{"added":["git:commit"],"changed":["review"]},"notes":{"removed":["n1"]}}}`, ""},
+		{"project.assets.reloaded", `{"digest":"` + digest + `","version":2,"changes":{"skills":{"added":"a"}}}`, "/data/changes/skills/added"},
 		{"project.assets.reloaded", `{"version":2}`, "/data/digest"},
 		{"project.tool.started", `{"tool":"read_file","call_id":"c1","args":{"path":"a.txt"}}`, ""},
 		{"project.tool.started", `{"tool":"read_file"}`, "/data/call_id"},
 		{"project.tool.completed", `{"tool":"grep","call_id":"c1","duration_ms":3,"size":120,"artifacts":[{"id":"sha256:` + strings.Repeat("ab", 32) + `","size":70000}]}`, ""},
-		{"project.tool.completed", `{"tool":"grep","call_id":"c1","duration_ms":1.5}`, "/data/duration_ms"},
+		{"project.tool.completed", `{"tool":"grep","call_id":"c1","duration_ms":1.5,"result":"ok"}`, ""},
+		{"project.tool.completed", `{"tool":"grep","call_id":"c1","duration_ms":-1}`, "/data/duration_ms"},
 		{"project.tool.completed", `{"tool":"grep","call_id":"c1"}`, "/data/duration_ms"},
 		{"project.tool.failed", `{"tool":"read_file","call_id":"c1","parent":"w1","duration_ms":0,"error":{"type":"outside_root","message":"path is outside","details":{"x":1}}}`, ""},
 		{"project.tool.failed", `{"tool":"read_file","call_id":"c1","duration_ms":0}`, "/data/error"},
@@ -81,7 +83,7 @@ func TestProjectEventSchemas(t *testing.T) {
 		}
 	}
 	// The type must be the schema's own.
-	if err := r.Validate("project.opened", decode(t, head+`"type":"project.closed","data":{"project_id":"p1","root":"/r"}}`)); err == nil {
+	if err := r.Validate("project.opened", decode(t, head+`"type":"project.closed","data":{"root":"/r"}}`)); err == nil {
 		t.Error("project.opened accepted an event of type project.closed")
 	}
 }

@@ -1,0 +1,74 @@
+package projects_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/projects"
+	"github.com/jido-bus/jido-bus/projects/tools"
+	"github.com/jido-bus/jido-bus/schemas"
+)
+
+// TestStreamEntriesMatchTheirSchemas: every entry a project appends to its
+// stream (and emits) is valid against the schema `jido-bus schema show`
+// gives for its type, so a UI or a microservice can rely on the schemas:
+// an open, a tool call that completes and one that fails, a reload with a
+// change, a close.
+func TestStreamEntriesMatchTheirSchemas(t *testing.T) {
+	reg, err := schemas.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := startNode(t, t.TempDir(), false)
+	defer closeNode(t, n)
+	e := n.Projects()
+	ctx := context.Background()
+	dir := projectDir(t)
+	if _, err := e.Open(ctx, projects.OpenRequest{Root: dir, ID: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CallTool(ctx, "p1", tools.ToolCall{ID: "c1", Name: "read_file", Args: json.RawMessage(`{"path":"main.go"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CallTool(ctx, "p1", tools.ToolCall{ID: "c2", Name: "read_file", Args: json.RawMessage(`{"path":"nope.go"}`)}); err == nil {
+		t.Fatal("reading a missing file succeeded")
+	}
+	writeFiles(t, dir, map[string]string{".jido/commands/bye.md": "Bye.\n"})
+	if _, err := e.Reload(ctx, "p1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(ctx, "p1", "done"); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for en, err := range n.Log().ReadStream(projects.Stream("p1"), eventlog.ReadOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		typ := en.Event.Type()
+		if strings.HasPrefix(typ, "jido.") {
+			continue
+		}
+		seen = append(seen, typ)
+		b, err := json.Marshal(en.Event)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		if err := reg.Validate(typ, v); err != nil {
+			t.Errorf("%s: %v\n%s", typ, err, b)
+		}
+	}
+	for _, typ := range []string{projects.TypeOpened, projects.TypeAssetsLoaded, projects.TypeToolStarted, projects.TypeToolCompleted, projects.TypeToolFailed, projects.TypeAssetsReloaded, projects.TypeClosed} {
+		if !slices.Contains(seen, typ) {
+			t.Errorf("no %s in the stream (saw %v)", typ, seen)
+		}
+	}
+}
