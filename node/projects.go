@@ -51,3 +51,13 @@ func (n *Node) projectSignal(agentID string) error {
 	}
 	return bus.Errorf(bus.ReasonForbidden, "agent %s is a project: its stream is written by the engine alone; use %s.api.project.<verb> (jido-bus project …)", agentID, strings.TrimSuffix(n.subjects.All(""), ".>"))
 }
+
+// projectBroadcast refuses a broadcast of a project signal type: every
+// project's agent routes them, so one publish on <prefix>.signal.project.closed
+// would otherwise close every project.
+func (n *Node) projectBroadcast(typ string) error {
+	if n.projects == nil || !strings.HasPrefix(typ, projects.TypePrefix) {
+		return nil
+	}
+	return bus.Errorf(bus.ReasonForbidden, "%s is a project signal: project streams are written by the engine alone; use %s.api.project.<verb> (jido-bus project …)", typ, strings.TrimSuffix(n.subjects.All(""), ".>"))
+}

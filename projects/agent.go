@@ -33,6 +33,10 @@ const (
 	TypeClosed         = "project.closed"          // ClosedData: the project closed; its agent stops
 )
 
+// TypePrefix begins the type of every project signal: the project agent
+// routes nothing else, and nobody but the engine may send these.
+const TypePrefix = "project."
+
 // Source is the CloudEvents source of the signals the engine sends.
 const Source = "jido-bus:projects"
 

@@ -132,6 +132,24 @@ func TestProjectAPIOverNATS(t *testing.T) {
 	if _, err := n.Projects().Get("p1"); err != nil {
 		t.Fatalf("the forged close closed the project: %v", err)
 	}
+	// Nor through the agent API, nor as a broadcast every project routes.
+	for _, c := range []struct{ subject, body string }{
+		{"jido.api.agent.call", `{"id":"p1","type":"project.closed","data":{"reason":"forged"}}`},
+		{"jido.api.agent.cast", `{"id":"p1","type":"project.closed","data":{"reason":"forged"}}`},
+		{"jido.api.agent.stop", `{"id":"p1","reason":"forged"}`},
+		{"jido.signal.project.closed", forged},
+	} {
+		who := client
+		if c.subject == "jido.api.agent.stop" {
+			who = op // a client may not stop agents at all
+		}
+		if r, err := request(t, who, c.subject, c.body); err != nil || r.OK || r.Error == nil || r.Error.Type != "forbidden" {
+			t.Errorf("%s to project p1: %+v %v, want forbidden", c.subject, r, err)
+		}
+	}
+	if _, err := n.Projects().Get("p1"); err != nil {
+		t.Fatalf("a forged signal closed the project: %v", err)
+	}
 
 	if r, err := request(t, op, "jido.api.project.close", `{"project":"p1"}`); err != nil || !r.OK {
 		t.Fatalf("close: %+v %v", r, err)

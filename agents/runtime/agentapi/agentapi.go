@@ -62,11 +62,11 @@ const (
 )
 
 // Serve registers the API's handlers on b.
-func Serve(b *natsbus.Bus, rt *runtime.Runtime) error {
+func Serve(b *natsbus.Bus, rt *runtime.Runtime, opts Options) error {
 	s := b.Subjects()
 	handlers := map[string]natsbus.APIFunc{
 		VerbStart:   func(ctx context.Context, req []byte) (any, error) { return start(ctx, rt, req) },
-		VerbStop:    func(ctx context.Context, req []byte) (any, error) { return stop(ctx, rt, req) },
+		VerbStop:    func(ctx context.Context, req []byte) (any, error) { return stop(ctx, rt, opts, req) },
 		VerbState:   func(_ context.Context, req []byte) (any, error) { return state(rt, req) },
 		VerbWhereis: func(_ context.Context, req []byte) (any, error) { return whereis(rt, req) },
 		VerbList: func(_ context.Context, req []byte) (any, error) {
@@ -79,8 +79,8 @@ func Serve(b *natsbus.Bus, rt *runtime.Runtime) error {
 		}
 	}
 	concurrent := map[string]natsbus.APIFunc{
-		VerbCall:  func(ctx context.Context, req []byte) (any, error) { return call(ctx, rt, req) },
-		VerbCast:  func(ctx context.Context, req []byte) (any, error) { return cast(rt, req) },
+		VerbCall:  func(ctx context.Context, req []byte) (any, error) { return call(ctx, rt, opts, req) },
+		VerbCast:  func(ctx context.Context, req []byte) (any, error) { return cast(rt, opts, req) },
 		VerbAwait: func(ctx context.Context, req []byte) (any, error) { return await(ctx, rt, req) },
 	}
 	for verb, fn := range concurrent {
@@ -89,6 +89,22 @@ func Serve(b *natsbus.Bus, rt *runtime.Runtime) error {
 		}
 	}
 	return nil
+}
+
+// Options adjust the agent API.
+type Options struct {
+	// Admit, when set, is asked before a call, a cast or a stop reaches
+	// agent id; its error (forbidden, typically) is the reply. The node
+	// keeps agents whose stream another component writes alone (a
+	// project's) out of reach of callers this way.
+	Admit func(id string) error
+}
+
+func (o Options) admit(id string) error {
+	if o.Admit == nil {
+		return nil
+	}
+	return o.Admit(id)
 }
 
 type idRequest struct {
@@ -126,9 +142,12 @@ func start(ctx context.Context, rt *runtime.Runtime, req []byte) (any, error) {
 	return rt.Start(ctx, r)
 }
 
-func stop(ctx context.Context, rt *runtime.Runtime, req []byte) (any, error) {
+func stop(ctx context.Context, rt *runtime.Runtime, opts Options, req []byte) (any, error) {
 	r, err := decodeID(req)
 	if err != nil {
+		return nil, err
+	}
+	if err := opts.admit(r.ID); err != nil {
 		return nil, err
 	}
 	if err := rt.Stop(ctx, r.ID, r.Reason); err != nil {
@@ -206,9 +225,12 @@ func (r signalRequest) build() (bus.Signal, error) {
 	return bus.NewSignal(r.Type, "jido-bus:api", data)
 }
 
-func call(ctx context.Context, rt *runtime.Runtime, req []byte) (any, error) {
+func call(ctx context.Context, rt *runtime.Runtime, opts Options, req []byte) (any, error) {
 	var r signalRequest
 	if err := natsbus.DecodeRequest(req, &r); err != nil {
+		return nil, err
+	}
+	if err := opts.admit(r.ID); err != nil {
 		return nil, err
 	}
 	sig, err := r.build()
@@ -220,9 +242,12 @@ func call(ctx context.Context, rt *runtime.Runtime, req []byte) (any, error) {
 	return rt.Call(ctx, r.ID, sig)
 }
 
-func cast(rt *runtime.Runtime, req []byte) (any, error) {
+func cast(rt *runtime.Runtime, opts Options, req []byte) (any, error) {
 	var r signalRequest
 	if err := natsbus.DecodeRequest(req, &r); err != nil {
+		return nil, err
+	}
+	if err := opts.admit(r.ID); err != nil {
 		return nil, err
 	}
 	sig, err := r.build()

@@ -54,7 +54,7 @@ func serve(t *testing.T, passivateAfter time.Duration) fixture {
 	serverConn := natstest.Connect(t, srv)
 	subjects, _ := bus.NewSubjects("")
 	b := natsbus.New(serverConn, natsbus.Options{Subjects: subjects})
-	if err := agentapi.Serve(b, rt); err != nil {
+	if err := agentapi.Serve(b, rt, agentapi.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
