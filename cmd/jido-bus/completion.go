@@ -13,6 +13,7 @@ import (
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
 	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
+	"github.com/jido-bus/jido-bus/projects/projectapi"
 )
 
 // completionTimeout bounds what a completion asks a node: a shell waiting
@@ -44,6 +45,14 @@ var argCompletions = map[string]lister{
 	"log export":   listStreams,
 	"log truncate": listStreams,
 	"log replay":   listStreams,
+
+	"project get":         listProjectIDs,
+	"project tools":       listProjectIDs,
+	"project assets":      listProjectIDs,
+	"project reload":      listProjectIDs,
+	"project close":       listProjectIDs,
+	"project call":        listProjectIDs,
+	"project diagnostics": listProjectIDs,
 }
 
 // addCompletions registers the completions of argCompletions, and of
@@ -152,4 +161,16 @@ func listStreams(ctx context.Context, r natsbus.Requester, toComplete string) ([
 		names = append(names, s.Stream)
 	}
 	return names, nil
+}
+
+func listProjectIDs(ctx context.Context, r natsbus.Requester, _ string) ([]string, error) {
+	var reply projectapi.ListReply
+	if err := r.Call(ctx, projectapi.Area, projectapi.VerbList, struct{}{}, &reply); err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(reply.Projects))
+	for _, p := range reply.Projects {
+		ids = append(ids, p.ID)
+	}
+	return ids, nil
 }

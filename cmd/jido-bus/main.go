@@ -101,6 +101,7 @@ once the disk is usable), 1 any other failure.`,
 		newTopCmd(),
 		newVersionCmd(),
 		newSandboxExecCmd(),
+		newProjectCmd(),
 	)
 	addCompletions(root)
 	return root

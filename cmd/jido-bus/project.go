@@ -1,0 +1,273 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/spf13/cobra"
+
+	"github.com/jido-bus/jido-bus/projects/policy"
+	"github.com/jido-bus/jido-bus/projects/projectapi"
+)
+
+// maxPolicyFileBytes bounds the --policy file read (the node's own bound
+// on a policy file is the same).
+const maxPolicyFileBytes = 256 << 10
+
+// newProjectCmd is `jido-bus project`: the project engine's control plane
+// (jido.api.project.*) from the command line.
+func newProjectCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "project",
+		Short: "Open projects on a running node, list their tools and assets, call tools",
+		Long: `The project subcommands send requests to a running node's project API
+(jido.api.project.<verb> on NATS) and print the reply. A project is a
+folder on the node's machine: its skills, commands, workflows and skill
+graph notes under <root>/.jido, and tools (read_file, edit_file, grep,
+run_command, …) confined to the folder by a policy. Everything a project
+does is logged on the stream project/<id> ('jido-bus log show
+project/<id>') and emitted on jido.emit.<id>.project.* ('nats sub
+"jido.emit.<id>.>"').
+
+Exit codes: 3 when the project does not exist; 5 when the node refuses
+the user's role, and for 'project call' when the project's policy refuses
+the call (outside_root, denied, approval_required); 1 for any other
+failure of a call.`,
+	}
+	cmd.AddCommand(newProjectOpenCmd(), newProjectListCmd(), newProjectGetCmd(), newProjectToolsCmd(),
+		newProjectAssetsCmd(), newProjectReloadCmd(), newProjectCloseCmd(), newProjectCallCmd(),
+		newProjectDiagnosticsCmd())
+	return cmd
+}
+
+// projectRequest sends body to jido.api.project.<verb> and decodes the
+// reply into result, or returns the error it carries.
+func projectRequest(cmd *cobra.Command, f *liveFlags, verb string, body, result any) error {
+	nc, subjects, err := f.connect()
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	if err := f.requester(nc, subjects).Call(cmd.Context(), projectapi.Area, verb, body, result); err != nil {
+		return fmt.Errorf("project %s: %w", verb, err)
+	}
+	return nil
+}
+
+// projectInfoShape is the JSON of open and get.
+const projectInfoShape = `one object: {"id","root","data_dir","stream","policy_source","status":"open"|"error",
+"error":{"type","message"},"digest","version","counts":{"skills","commands","workflows","notes"},
+"diagnostics":N,"tools":N,"protection","watching":bool}.`
+
+func newProjectOpenCmd() *cobra.Command {
+	var (
+		f          liveFlags
+		id         string
+		policyFile string
+	)
+	cmd := &cobra.Command{
+		Use:   "open PATH",
+		Short: "Open a folder as a project",
+		Long: `Open a folder as a project: the node loads its assets, builds its tool
+catalog, watches it for changes and logs it on the stream project/<id>.
+The project stays open across restarts of the node until 'project close'.
+
+PATH is resolved against this command's working directory to an absolute
+path before it is sent; the node opens that path on its own machine, so
+when the node runs elsewhere (another host, a container) give the path as
+the node sees it.
+
+The policy is, first to last: --policy FILE (read here, YAML: tools,
+paths, commands; see the README), the project's .jido/policy.yaml, the
+defaults (every tool but run_command allowed, .env files denied).`,
+		Example: `  jido-bus project open . --id web
+  jido-bus project open ~/src/api --policy api-policy.yaml`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root, err := filepath.Abs(args[0])
+			if err != nil {
+				return fmt.Errorf("project path %s: %w", args[0], err)
+			}
+			req := projectapi.OpenRequest{Root: root, ID: id}
+			if policyFile != "" {
+				if req.Policy, err = readPolicyFile(policyFile); err != nil {
+					return err
+				}
+			}
+			var info projectapi.ProjectInfo
+			if err := projectRequest(cmd, &f, projectapi.VerbOpen, req, &info); err != nil {
+				return err
+			}
+			return printProjectInfo(cmd.OutOrStdout(), f.json, info)
+		},
+	}
+	f.register(cmd)
+	documentJSON(cmd, projectInfoShape)
+	cmd.Flags().StringVar(&id, "id", "", "the project's id, letters, digits, - and _ (default: a new ULID)")
+	cmd.Flags().StringVar(&policyFile, "policy", "", "policy file (YAML) to open the project with, read by this command")
+	return cmd
+}
+
+// readPolicyFile reads a policy file and checks it here, where its name
+// and lines mean something to the user, then sends it as JSON.
+func readPolicyFile(name string) (json.RawMessage, error) {
+	fh, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("--policy: %w", err)
+	}
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, maxPolicyFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("--policy %s: %w", name, err)
+	}
+	if len(data) > maxPolicyFileBytes {
+		return nil, fmt.Errorf("--policy %s: larger than %d bytes; a policy is a few lines", name, maxPolicyFileBytes)
+	}
+	if _, err := policy.Load(name, data); err != nil {
+		return nil, fmt.Errorf("--policy: %w", err)
+	}
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("--policy %s: %w", name, err)
+	}
+	if t := strings.TrimSpace(string(js)); t == "" || t == "null" {
+		// An empty file is the defaults, as an empty policy.yaml is.
+		return json.RawMessage("{}"), nil
+	}
+	return js, nil
+}
+
+func newProjectListCmd() *cobra.Command {
+	var f liveFlags
+	cmd := &cobra.Command{
+		Use:   "ls",
+		Short: "List the node's open projects",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var reply projectapi.ListReply
+			if err := projectRequest(cmd, &f, projectapi.VerbList, struct{}{}, &reply); err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			if f.json {
+				return writeList(w, "projects", reply.Projects, nil)
+			}
+			t := newTable(w, "ID", "STATUS", "SKILLS", "COMMANDS", "WORKFLOWS", "NOTES", "TOOLS", "ROOT")
+			for _, p := range reply.Projects {
+				t.row(p.ID, p.Status, p.Counts.Skills, p.Counts.Commands, p.Counts.Workflows, p.Counts.Notes, p.Tools, p.Root)
+			}
+			return t.flush()
+		},
+	}
+	f.register(cmd)
+	documentJSON(cmd, `{"projects":[…],"next":null}, each project as 'project get' prints it.`)
+	return cmd
+}
+
+func newProjectGetCmd() *cobra.Command {
+	var f liveFlags
+	cmd := &cobra.Command{
+		Use:   "get ID",
+		Short: "Print a project: root, policy source, asset counts, tools, status",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var info projectapi.ProjectInfo
+			if err := projectRequest(cmd, &f, projectapi.VerbGet, projectapi.ProjectRequest{Project: args[0]}, &info); err != nil {
+				return err
+			}
+			return printProjectInfo(cmd.OutOrStdout(), f.json, info)
+		},
+	}
+	f.register(cmd)
+	documentJSON(cmd, projectInfoShape)
+	return cmd
+}
+
+func newProjectReloadCmd() *cobra.Command {
+	var f liveFlags
+	cmd := &cobra.Command{
+		Use:   "reload ID",
+		Short: "Reload a project's assets now (the watcher does it on changes)",
+		Long: `Reload a project's assets now and print what changed. A project whose
+watcher runs reloads by itself when a file under .jido changes; this is
+for a node started without watching, or to be sure.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var reply projectapi.ReloadReply
+			if err := projectRequest(cmd, &f, projectapi.VerbReload, projectapi.ProjectRequest{Project: args[0]}, &reply); err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			if f.json {
+				return writeJSON(w, reply)
+			}
+			if !reply.Changed {
+				_, err := fmt.Fprintf(w, "project %s: nothing changed (version %d)\n", reply.Project.ID, reply.Project.Version)
+				return err
+			}
+			fmt.Fprintf(w, "project %s: reloaded, version %d\n", reply.Project.ID, reply.Project.Version)
+			printChanges(w, reply.Changes)
+			return nil
+		},
+	}
+	f.register(cmd)
+	documentJSON(cmd, `one object: {"project":{…as 'project get'},"changed":bool,"changes":{"skills":{"added","changed","removed"},"commands":{…},"workflows":{…},"notes":{…},"diagnostics":[…]}}.`)
+	return cmd
+}
+
+func newProjectCloseCmd() *cobra.Command {
+	var (
+		f      liveFlags
+		reason string
+	)
+	cmd := &cobra.Command{
+		Use:   "close ID",
+		Short: "Close a project: its watcher and agent stop, it is not reopened on restart",
+		Long: `Close a project: its watcher and agent stop and it is not reopened when
+the node restarts. Its folder and its log (project/<id>) are kept.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var reply projectapi.CloseReply
+			if err := projectRequest(cmd, &f, projectapi.VerbClose, projectapi.CloseRequest{Project: args[0], Reason: reason}, &reply); err != nil {
+				return err
+			}
+			if f.json {
+				return writeJSON(cmd.OutOrStdout(), reply)
+			}
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "closed %s\n", reply.Project)
+			return err
+		},
+	}
+	f.register(cmd)
+	documentJSON(cmd, `one object: {"project":"<id>"}.`)
+	cmd.Flags().StringVar(&reason, "reason", "", "why, recorded in the project's last log entry")
+	return cmd
+}
+
+// printProjectInfo prints a project as JSON or as labelled lines.
+func printProjectInfo(w io.Writer, asJSON bool, p projectapi.ProjectInfo) error {
+	if asJSON {
+		return writeJSON(w, p)
+	}
+	t := newTable(w, "ID:", p.ID)
+	t.row("STATUS:", p.Status)
+	if p.Error != nil {
+		t.row("ERROR:", p.Error.Type+": "+p.Error.Message)
+	}
+	t.row("ROOT:", p.Root)
+	t.row("DATA DIR:", p.DataDir)
+	t.row("STREAM:", p.Stream)
+	t.row("POLICY:", p.PolicySource)
+	t.row("ASSETS:", fmt.Sprintf("%d skills, %d commands, %d workflows, %d notes (version %d)",
+		p.Counts.Skills, p.Counts.Commands, p.Counts.Workflows, p.Counts.Notes, p.Version))
+	t.row("DIAGNOSTICS:", p.Diagnostics)
+	t.row("TOOLS:", p.Tools)
+	t.row("PROTECTION:", p.Protection)
+	t.row("WATCHING:", p.Watching)
+	return t.flush()
+}
