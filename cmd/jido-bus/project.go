@@ -84,11 +84,16 @@ the node sees it.
 
 The policy is, first to last: --policy FILE (read here, YAML: tools,
 paths, commands; see the README), the project's .jido/policy.yaml, the
-defaults (every tool but run_command allowed, .env files denied).`,
+defaults (every tool allowed, .env files denied, no programs: run_command
+and workflows are not offered until commands.programs names programs).`,
 		Example: `  jido-bus project open . --id web
   jido-bus project open ~/src/api --policy api-policy.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.TrimSpace(args[0]) == "" {
+				// An unset variable ("$DIR") must not open the working directory.
+				return fmt.Errorf("project path is empty: give the folder to open, '.' for this one")
+			}
 			root, err := filepath.Abs(args[0])
 			if err != nil {
 				return fmt.Errorf("project path %s: %w", args[0], err)

@@ -102,6 +102,8 @@ func TestProjectCommands(t *testing.T) {
 		{[]string{"project", "open", "proj", "--id", "p2", "--policy", "bad-policy.yaml"}, exitFailed, "bad-policy.yaml"},
 		{[]string{"project", "open", "proj", "--id", "p2", "--policy", "missing.yaml"}, exitFailed, "missing.yaml"},
 		{[]string{"project", "assets", "p1", "--kind", "skil"}, exitFailed, "skill"},
+		// An empty PATH (an unset variable) must not open the working directory.
+		{[]string{"project", "open", "", "--id", "p3"}, exitFailed, "empty"},
 	}
 	for _, c := range codes {
 		out, err := run(c.args...)
