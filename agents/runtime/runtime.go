@@ -427,6 +427,13 @@ func (rt *Runtime) registered(id string) bool {
 	return active || passive
 }
 
+// holds reports whether s is still the registered server of its id.
+func (rt *Runtime) holds(s *server) bool {
+	rt.mu.RLock()
+	defer rt.mu.RUnlock()
+	return rt.agents[s.id] == s
+}
+
 // unregister removes s from the lookup tables; rt.mu must be held.
 func (rt *Runtime) unregister(s *server) {
 	if rt.agents[s.id] == s {
@@ -726,7 +733,10 @@ func (rt *Runtime) Await(ctx context.Context, id string) (Info, error) {
 	for {
 		changed := s.changedChan()
 		info := s.info()
-		if st := info.stateStatus(); st == "completed" || st == "failed" || info.Status != StatusRunning {
+		// A stopping agent is stopped once it is unregistered (its stop
+		// record written, its id free): until then its id is still taken.
+		stopping := info.Status == StatusStopped && rt.holds(s)
+		if st := info.stateStatus(); !stopping && (st == "completed" || st == "failed" || info.Status != StatusRunning) {
 			return info, nil
 		}
 		select {
