@@ -17,6 +17,7 @@ func (n *Node) startProjects(ctx context.Context) error {
 	cfg := projects.Config{
 		Runtime:     n.rt,
 		NodeDataDir: n.cfg.DataDir,
+		Streams:     n.evlog,
 		Artifacts:   conversation.Artifacts{Dir: ArtifactsDir(n.cfg.DataDir)},
 		Logger:      n.log,
 	}

@@ -19,7 +19,7 @@ const (
 	// verbs (truncate, import) included.
 	RoleAdmin = "admin"
 	// RoleOperator is a client that also controls agents (start, stop)
-	// and projects (open, close, reload, tool calls),
+	// and projects (open, close, reload, tool calls, conv.stop),
 	// reads the log (streams, show, tail, export, verify), rebuilds
 	// projections, forks conversations, reads dead letters and reads
 	// JetStream's state; it creates and deletes nothing in JetStream and
@@ -28,7 +28,8 @@ const (
 	// RoleClient sends signals (<prefix>.agent.>, <prefix>.signal.>),
 	// calls and casts through the API, reads agent and conversation state,
 	// sends to conversations, lists and reads projects (ls, get, tools,
-	// assets, diagnostics) and subscribes to what agents emit.
+	// assets, diagnostics), starts and lists a project's conversations
+	// (conv.start, conv.ls) and subscribes to what agents emit.
 	RoleClient = "client"
 )
 
@@ -68,6 +69,11 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 	for _, verb := range projectapi.ReadVerbs {
 		client.PublishAllow = append(client.PublishAllow, api(projectapi.Area, verb))
 	}
+	// A client starts a conversation in a project, as conv send already
+	// starts one on its first message: its model and tool calls go
+	// through the project's policy either way. Stopping one ends it for
+	// good (its id is never used again), like agent stop: an operator's.
+	client.PublishAllow = append(client.PublishAllow, api(projectapi.Area, projectapi.VerbConvStart))
 	switch role {
 	case RoleAdmin:
 		return nil, nil

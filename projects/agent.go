@@ -30,7 +30,9 @@ const (
 	TypeToolStarted    = "project.tool.started"    // ToolData: a call entered the runner
 	TypeToolCompleted  = "project.tool.completed"  // ToolData: a call succeeded
 	TypeToolFailed     = "project.tool.failed"     // ToolData with Error: a call failed or was refused
-	TypeClosed         = "project.closed"          // ClosedData: the project closed; its agent stops
+	TypeConvStarted    = "project.conv.started"    // ConvData: a conversation of the project started (its child agent)
+	TypeConvStopped    = "project.conv.stopped"    // ConvData with Reason: a conversation of the project was stopped
+	TypeClosed         = "project.closed"          // ClosedData: the project closed; its agent stops, and its conversations with it
 )
 
 // TypePrefix begins the type of every project signal: the project agent
@@ -65,7 +67,7 @@ const projectState = `{
       },
       "default": {"digest": "", "version": 0, "diagnostics": 0}
     },
-    "conversations": {"type": "array", "items": {"type": "string"}, "default": [], "description": "ids of the project's conversations"},
+    "conversations": {"type": "array", "items": {"type": "string"}, "default": [], "description": "the ids (the part after <project-id>/) of the project's running conversations, in the order they started"},
     "tool_calls": {"type": "integer", "minimum": 0, "default": 0},
     "tool_failures": {"type": "integer", "minimum": 0, "default": 0}
   }
@@ -83,6 +85,7 @@ func NewAgent() (*agents.Definition, error) {
 			{Name: "opened", Description: "Record the project's opening (root and policy as started).", Params: openedParams, Run: opened},
 			{Name: "assets", Description: "Record a load or reload of the asset set.", Params: assetsParams, Run: assetsChanged},
 			{Name: "tool", Description: "Record a tool call's start, completion or failure.", Params: toolParams, Run: toolEvent},
+			{Name: "conv", Description: "Record a conversation's start or stop in the project's conversations list.", Params: convParams, Run: convEvent},
 			{Name: "closed", Description: "Record the close and stop the agent.", Run: closed},
 		},
 		Routes: []agents.Route{
@@ -92,6 +95,8 @@ func NewAgent() (*agents.Definition, error) {
 			{Pattern: TypeToolStarted, Action: "tool"},
 			{Pattern: TypeToolCompleted, Action: "tool"},
 			{Pattern: TypeToolFailed, Action: "tool"},
+			{Pattern: TypeConvStarted, Action: "conv"},
+			{Pattern: TypeConvStopped, Action: "conv"},
 			{Pattern: TypeClosed, Action: "closed"},
 		},
 	})
@@ -178,6 +183,38 @@ func toolEvent(env agents.Env, params json.RawMessage) (agents.Result, error) {
 		ops = append(ops, agents.SetPath{Path: []string{"tool_failures"}, Value: env.State.Number("tool_failures") + 1})
 	}
 	return agents.Result{Ops: ops, Directives: []agents.Directive{e}}, nil
+}
+
+const convParams = `{
+  "type": "object",
+  "required": ["conversation", "id"],
+  "properties": {"conversation": {"type": "string", "minLength": 1}, "id": {"type": "string", "minLength": 1}}
+}`
+
+// convEvent keeps the conversations list: a start appends the id (once),
+// a stop removes it.
+func convEvent(env agents.Env, params json.RawMessage) (agents.Result, error) {
+	var p ConvData
+	if err := json.Unmarshal(params, &p); err != nil {
+		return agents.Result{}, agents.Refuse(bus.Errorf(agents.ReasonInvalidParams, "%s: %v", env.Origin.Type, err))
+	}
+	e, err := echo(env, params)
+	if err != nil {
+		return agents.Result{}, err
+	}
+	list := []any{}
+	for _, c := range env.State.List("conversations") {
+		if c != p.Conversation {
+			list = append(list, c)
+		}
+	}
+	if env.Origin.Type == TypeConvStarted {
+		list = append(list, p.Conversation)
+	}
+	return agents.Result{
+		Ops:        []agents.StateOp{agents.SetPath{Path: []string{"conversations"}, Value: list}},
+		Directives: []agents.Directive{e},
+	}, nil
 }
 
 func closed(env agents.Env, params json.RawMessage) (agents.Result, error) {

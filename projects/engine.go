@@ -64,6 +64,10 @@ type Config struct {
 	Debounce time.Duration
 	// Assets tune the asset loads (KnownTools is the engine's).
 	Assets assets.Options
+	// Streams tells which log streams exist (the node's log): a
+	// conversation id whose stream exists is refused by ConvStart. Nil
+	// leaves that check to the runtime's running agents only.
+	Streams StreamLookup
 	// CommitTimeout bounds each wait for a commit; 0 means
 	// DefaultCommitTimeout.
 	CommitTimeout time.Duration
@@ -384,7 +388,8 @@ func (e *Engine) List() []ProjectInfo {
 }
 
 // Close closes project id: project.closed is committed (and its agent
-// stops, as it decides), the watcher stops and the root is released.
+// stops, as it decides, its conversations with it: Close returns once
+// they have stopped), the watcher stops and the root is released.
 // A project listed with an error is closed the same way.
 func (e *Engine) Close(ctx context.Context, id, reason string) error {
 	p, err := e.lookup(id)
@@ -394,6 +399,7 @@ func (e *Engine) Close(ctx context.Context, id, reason string) error {
 	if reason == "" {
 		reason = "closed"
 	}
+	convs := e.children(id) // they stop with the project's agent
 	if err := e.send(ctx, id, TypeClosed, ClosedData{Reason: reason}); err != nil && bus.ErrorType(err) != bus.ReasonNotFound {
 		return fmt.Errorf("close project %s: %w", id, err)
 	}
@@ -404,6 +410,9 @@ func (e *Engine) Close(ctx context.Context, id, reason string) error {
 	cancel()
 	if err != nil && bus.ErrorType(err) != bus.ReasonNotFound {
 		return fmt.Errorf("close project %s: its agent has not stopped: %w", id, err)
+	}
+	if err := e.awaitConversations(ctx, convs); err != nil {
+		return fmt.Errorf("close project %s: %w", id, err)
 	}
 	e.mu.Lock()
 	if e.projects[id] == p {

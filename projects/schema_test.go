@@ -37,6 +37,12 @@ func TestStreamEntriesMatchTheirSchemas(t *testing.T) {
 	if _, err := e.CallTool(ctx, "p1", tools.ToolCall{ID: "c2", Name: "read_file", Args: json.RawMessage(`{"path":"nope.go"}`)}); err == nil {
 		t.Fatal("reading a missing file succeeded")
 	}
+	if _, err := e.ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: "c1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ConvStop(ctx, "p1", "c1", "done"); err != nil {
+		t.Fatal(err)
+	}
 	writeFiles(t, dir, map[string]string{".jido/commands/bye.md": "Bye.\n"})
 	if _, err := e.Reload(ctx, "p1"); err != nil {
 		t.Fatal(err)
@@ -66,7 +72,7 @@ func TestStreamEntriesMatchTheirSchemas(t *testing.T) {
 			t.Errorf("%s: %v\n%s", typ, err, b)
 		}
 	}
-	for _, typ := range []string{projects.TypeOpened, projects.TypeAssetsLoaded, projects.TypeToolStarted, projects.TypeToolCompleted, projects.TypeToolFailed, projects.TypeAssetsReloaded, projects.TypeClosed} {
+	for _, typ := range []string{projects.TypeOpened, projects.TypeAssetsLoaded, projects.TypeToolStarted, projects.TypeToolCompleted, projects.TypeToolFailed, projects.TypeAssetsReloaded, projects.TypeConvStarted, projects.TypeConvStopped, projects.TypeClosed} {
 		if !slices.Contains(seen, typ) {
 			t.Errorf("no %s in the stream (saw %v)", typ, seen)
 		}

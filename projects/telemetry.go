@@ -73,6 +73,16 @@ type ToolData struct {
 // maxLoggedArgs bounds the args a started entry keeps inline.
 const maxLoggedArgs = 8 << 10
 
+// ConvData is the data of project.conv.started and project.conv.stopped.
+type ConvData struct {
+	// Conversation is the conversation's id in the project; ID its agent
+	// id, <project-id>/<conversation>.
+	Conversation string `json:"conversation"`
+	ID           string `json:"id"`
+	// Reason is why it stopped (stopped only).
+	Reason string `json:"reason,omitempty"`
+}
+
 // ClosedData is project.closed's data.
 type ClosedData struct {
 	Reason string `json:"reason,omitempty"`

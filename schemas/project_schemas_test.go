@@ -29,6 +29,8 @@ func TestProjectEventSchemas(t *testing.T) {
 		"project.tool.started":    {"tool", "call_id", "parent", "args"},
 		"project.tool.completed":  {"tool", "call_id", "duration_ms", "parent", "size", "artifacts"},
 		"project.tool.failed":     {"tool", "call_id", "duration_ms", "error", "parent"},
+		"project.conv.started":    {"conversation", "id"},
+		"project.conv.stopped":    {"conversation", "id", "reason"},
 	}
 	for typ, fs := range fields {
 		e, ok := kinds[typ]
@@ -68,6 +70,12 @@ func TestProjectEventSchemas(t *testing.T) {
 		{"project.tool.failed", `{"tool":"read_file","call_id":"c1","parent":"w1","duration_ms":0,"error":{"type":"outside_root","message":"path is outside","details":{"x":1}}}`, ""},
 		{"project.tool.failed", `{"tool":"read_file","call_id":"c1","duration_ms":0}`, "/data/error"},
 		{"project.tool.failed", `{"tool":"read_file","call_id":"c1","duration_ms":0,"error":{"type":"Outside Root","message":"x"}}`, "/data/error/type"},
+		{"project.conv.started", `{"conversation":"c1","id":"p1/c1"}`, ""},
+		{"project.conv.started", `{"conversation":"c1"}`, "/data/id"},
+		{"project.conv.started", `{"conversation":"c1","id":"c1"}`, "/data/id"},
+		{"project.conv.stopped", `{"conversation":"c1","id":"p1/c1","reason":"done"}`, ""},
+		{"project.conv.stopped", `{"id":"p1/c1"}`, "/data/conversation"},
+		{"project.conv.stopped", `{"conversation":"a/b","id":"p1/c1"}`, "/data/conversation"},
 	}
 	for _, tt := range tests {
 		err := r.Validate(tt.name, decode(t, head+`"type":"`+tt.name+`","data":`+tt.data+`}`))

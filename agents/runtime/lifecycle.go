@@ -249,7 +249,7 @@ func execSpawn(ctx context.Context, d agents.Directive, x *ExecContext) (ExecRes
 		id = bus.ChildID(s.id, sp.Tag)
 	}
 	req := StartRequest{Type: sp.Type, ID: id, InitialState: opts.InitialState, Options: opts.Options,
-		parent: &ParentRef{ID: s.id, Tag: sp.Tag, Meta: sp.Meta}, restart: sp.Restart}
+		Parent: &ParentRef{ID: s.id, Tag: sp.Tag, Meta: sp.Meta}, restart: sp.Restart}
 	_, err := s.rt.Start(ctx, req)
 	if err != nil && bus.ErrorType(err) == ReasonAlreadyExists && x.Recovered {
 		err = nil // spawned before the crash: spawning is idempotent by child id

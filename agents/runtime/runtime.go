@@ -299,8 +299,14 @@ type StartRequest struct {
 	ID           string         `json:"id,omitempty"`
 	InitialState map[string]any `json:"initial_state,omitempty"`
 	Options      Options        `json:"options,omitzero"`
+	// Parent makes the agent a child of the running agent Parent.ID: it
+	// is listed among that agent's children, told of as child.exit when
+	// it stops, and handles its parent's stop by Options.OnParentDeath,
+	// across restarts. Go callers only (json "-"): no request over the
+	// API can adopt an agent into another's family. A parent that does
+	// not run is refused not_found.
+	Parent *ParentRef `json:"-"`
 
-	parent  *ParentRef
 	restart string
 }
 
@@ -342,7 +348,7 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (Info, error) {
 	if err != nil {
 		return Info{}, bus.Errorf(bus.ReasonInvalidRequest, "initial_state: %v", err)
 	}
-	rec := startedRecord{ID: req.ID, Type: req.Type, Stream: rt.streamFor(req.Type, req.ID), InitialState: initial, Options: req.Options, Parent: req.parent, Restart: req.restart}
+	rec := startedRecord{ID: req.ID, Type: req.Type, Stream: rt.streamFor(req.Type, req.ID), InitialState: initial, Options: req.Options, Parent: req.Parent, Restart: req.restart}
 	// The agent starts from its started record, exactly as recovery and
 	// replay will rebuild it.
 	agent, err := initialAgent(def, rec)
@@ -366,14 +372,18 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (Info, error) {
 		rt.mu.Unlock()
 		return Info{}, err
 	}
+	if req.Parent != nil && !rt.registered(req.Parent.ID) {
+		rt.mu.Unlock()
+		return Info{}, bus.Errorf(bus.ReasonNotFound, "agent %s: its parent %s does not run", req.ID, req.Parent.ID)
+	}
 	s := newServer(rt, req.ID, def, rec.Stream, req.Options, req.restart)
 	s.agent, s.born = agent, born
 	// The agent is visible from here on; whatever appends to its stream
 	// (a stop, a signal's commit) waits until its start is committed.
 	s.appendMu.Lock()
 	rt.register(s)
-	if req.parent != nil {
-		rt.hier.link(req.ID, *req.parent, req.Options.onParentDeath())
+	if req.Parent != nil {
+		rt.hier.link(req.ID, *req.Parent, req.Options.onParentDeath())
 	}
 	rt.mu.Unlock()
 
@@ -384,14 +394,14 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (Info, error) {
 	if err != nil {
 		rt.mu.Lock()
 		rt.unregister(s)
-		if req.parent != nil {
+		if req.Parent != nil {
 			rt.hier.unlinkChild(req.ID)
 		}
 		rt.mu.Unlock()
 		return Info{}, err
 	}
 	rt.log.Info("agent started", "id", req.ID, "type", req.Type, "stream", s.stream)
-	rt.publishLifecycle(s.id, TypeStarted, incarnationID("started", s.id, s.born), map[string]any{"id": s.id, "type": req.Type, "parent": req.parent})
+	rt.publishLifecycle(s.id, TypeStarted, incarnationID("started", s.id, s.born), map[string]any{"id": s.id, "type": req.Type, "parent": req.Parent})
 	for _, child := range def.ChildSpecs() {
 		s.enqueueDirectives([]queued{{d: child, index: -1}})
 	}
@@ -415,6 +425,13 @@ func (rt *Runtime) registered(id string) bool {
 	_, active := rt.agents[id]
 	_, passive := rt.passive[id]
 	return active || passive
+}
+
+// holds reports whether s is still the registered server of its id.
+func (rt *Runtime) holds(s *server) bool {
+	rt.mu.RLock()
+	defer rt.mu.RUnlock()
+	return rt.agents[s.id] == s
 }
 
 // unregister removes s from the lookup tables; rt.mu must be held.
@@ -716,7 +733,10 @@ func (rt *Runtime) Await(ctx context.Context, id string) (Info, error) {
 	for {
 		changed := s.changedChan()
 		info := s.info()
-		if st := info.stateStatus(); st == "completed" || st == "failed" || info.Status != StatusRunning {
+		// A stopping agent is stopped once it is unregistered (its stop
+		// record written, its id free): until then its id is still taken.
+		stopping := info.Status == StatusStopped && rt.holds(s)
+		if st := info.stateStatus(); !stopping && (st == "completed" || st == "failed" || info.Status != StatusRunning) {
 			return info, nil
 		}
 		select {

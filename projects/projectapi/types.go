@@ -10,6 +10,13 @@
 //	tool.call   {"project":"p1","name":"read_file","args":{…},"id":"…"}  → {"call_id","data","artifacts","logs"}
 //	assets      {"project":"p1","kind":"skill","name":"review"}          → {"asset":…} or the lists
 //	diagnostics {"project":"p1"}                                         → {"diagnostics":[{"file","line","reason"}…]}
+//	conv.start  {"project":"p1","conversation":"c1"}                     → ConvInfo {"project","conversation","id":"p1/c1","stream","status"}
+//	conv.stop   {"project":"p1","conversation":"c1","reason":"…"}        → {"project","conversation"}
+//	conv.ls     {"project":"p1"}                                         → {"conversations":[ConvInfo…]}
+//
+// A conversation of a project is a conversation agent <project>/<conversation>
+// (conv send and conv show take that id), a child of the project's agent:
+// it stops when the project closes and comes back with it after a restart.
 //
 // The verb of a tool call is two tokens, "tool.call": the subject is
 // <prefix>.api.project.tool.call. Every reply is {"ok":true,…} or
@@ -40,13 +47,16 @@ const (
 	VerbToolCall    = "tool.call"
 	VerbAssets      = "assets"
 	VerbDiagnostics = "diagnostics"
+	VerbConvStart   = "conv.start"
+	VerbConvStop    = "conv.stop"
+	VerbConvList    = "conv.ls"
 )
 
 // ReadVerbs only read; the others open, close, reload or run tools.
-var ReadVerbs = []string{VerbList, VerbGet, VerbTools, VerbAssets, VerbDiagnostics}
+var ReadVerbs = []string{VerbList, VerbGet, VerbTools, VerbAssets, VerbDiagnostics, VerbConvList}
 
 // Verbs are every verb, read-only ones first.
-var Verbs = append(append([]string(nil), ReadVerbs...), VerbOpen, VerbClose, VerbReload, VerbToolCall)
+var Verbs = append(append([]string(nil), ReadVerbs...), VerbOpen, VerbClose, VerbReload, VerbToolCall, VerbConvStart, VerbConvStop)
 
 // OpenRequest is open's body.
 type OpenRequest = projects.OpenRequest
@@ -110,4 +120,28 @@ type AssetsReply = projects.AssetsReply
 // DiagnosticsReply is diagnostics' reply.
 type DiagnosticsReply struct {
 	Diagnostics []assets.Diagnostic `json:"diagnostics"`
+}
+
+// ConvStartRequest is conv.start's body.
+type ConvStartRequest = projects.ConvStartRequest
+
+// ConvInfo is conv.start's reply and an entry of conv.ls'.
+type ConvInfo = projects.ConvInfo
+
+// ConvStopRequest is conv.stop's body.
+type ConvStopRequest struct {
+	Project      string `json:"project"`
+	Conversation string `json:"conversation"`
+	Reason       string `json:"reason,omitempty"`
+}
+
+// ConvStopReply is conv.stop's reply.
+type ConvStopReply struct {
+	Project      string `json:"project"`
+	Conversation string `json:"conversation"`
+}
+
+// ConvListReply is conv.ls' reply.
+type ConvListReply struct {
+	Conversations []ConvInfo `json:"conversations"`
 }
