@@ -65,6 +65,11 @@ func TestProjects(t *testing.T) {
 		info.Counts.Skills != 1 || info.Counts.Commands != 1 || info.Counts.Workflows != 1 || info.Counts.Notes != 2 {
 		t.Fatalf("project open: %v\n%s", err, out)
 	}
+	// The issue's lifecycle signal names: the open is project.started on
+	// the project's stream.
+	if out = run("log", "show", "project/p1", "--type", "project.started", "-o", "json"); !strings.Contains(out, `"root"`) {
+		t.Errorf("the open is not a project.started in the log:\n%s", out)
+	}
 	out = run("project", "tools", "p1")
 	for _, want := range []string{"read_file", "edit_file", "grep", "command.hello", "skill.review", "workflow.show"} {
 		if !strings.Contains(out, want) {
@@ -125,5 +130,8 @@ func TestProjects(t *testing.T) {
 	}
 	if out = run("project", "call", "p1", "command.hello", `{"arguments":["again"]}`); !strings.Contains(out, "HELLO again") {
 		t.Errorf("command.hello after restart:\n%s", out)
+	}
+	if out = run("log", "show", "project/p1", "--type", "project.started", "-o", "json"); strings.Count(out, `"restart":true`) != 1 {
+		t.Errorf("the restart is not one project.started with restart true:\n%s", out)
 	}
 }

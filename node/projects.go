@@ -54,7 +54,7 @@ func (n *Node) projectSignal(agentID string) error {
 }
 
 // projectBroadcast refuses a broadcast of a project signal type: every
-// project's agent routes them, so one publish on <prefix>.signal.project.closed
+// project's agent routes them, so one publish on <prefix>.signal.project.stopped
 // would otherwise close every project.
 func (n *Node) projectBroadcast(typ string) error {
 	if n.projects == nil || !strings.HasPrefix(typ, projects.TypePrefix) {

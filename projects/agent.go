@@ -24,7 +24,7 @@ func Stream(id string) string { return StreamPrefix + "/" + id }
 // same data, so a UI follows a project with a plain NATS subscription on
 // <prefix>.emit.<project-id>.project.>.
 const (
-	TypeOpened         = "project.opened"          // OpenedData: the project opened (or came back after a restart)
+	TypeStarted        = "project.started"         // StartedData: the project opened (or came back after a restart)
 	TypeAssetsLoaded   = "project.assets.loaded"   // AssetsData: the first load of the asset set
 	TypeAssetsReloaded = "project.assets.reloaded" // AssetsData with Changes: a reload that changed the set
 	TypeToolStarted    = "project.tool.started"    // ToolData: a call entered the runner
@@ -32,7 +32,7 @@ const (
 	TypeToolFailed     = "project.tool.failed"     // ToolData with Error: a call failed or was refused
 	TypeConvStarted    = "project.conv.started"    // ConvData: a conversation of the project started (its child agent)
 	TypeConvStopped    = "project.conv.stopped"    // ConvData with Reason: a conversation of the project was stopped
-	TypeClosed         = "project.closed"          // ClosedData: the project closed; its agent stops, and its conversations with it
+	TypeStopped        = "project.stopped"         // StoppedData: the project closed; its agent stops, and its conversations with it
 )
 
 // TypePrefix begins the type of every project signal: the project agent
@@ -42,7 +42,7 @@ const TypePrefix = "project."
 // Source is the CloudEvents source of the signals the engine sends.
 const Source = "jido-bus:projects"
 
-// ReasonWrongRoot refuses a project.opened whose root or data dir is not
+// ReasonWrongRoot refuses a project.started whose root or data dir is not
 // the one the project's agent was started on: the root is fixed at start
 // (its initial state) and no signal can move a project elsewhere.
 const ReasonWrongRoot = "wrong_root"
@@ -75,21 +75,21 @@ const projectState = `{
 
 // NewAgent returns the project agent type. Its Cmd is pure: each signal
 // updates the small state above and re-emits itself (an Emit of the same
-// type and data) for live views; project.closed also stops the agent.
+// type and data) for live views; project.stopped also stops the agent.
 func NewAgent() (*agents.Definition, error) {
 	return agents.Define(agents.Spec{
 		Name:        AgentType,
 		Description: "One open project: its root, policy and asset set's digest; every open, reload, close and tool call is an entry of its stream project/<id>.",
 		Schema:      projectState,
 		Actions: []agents.Action{
-			{Name: "opened", Description: "Record the project's opening (root and policy as started).", Params: openedParams, Run: opened},
+			{Name: "started", Description: "Record the project's start: its opening, or its return after a restart (root and policy as started).", Params: startedParams, Run: started},
 			{Name: "assets", Description: "Record a load or reload of the asset set.", Params: assetsParams, Run: assetsChanged},
 			{Name: "tool", Description: "Record a tool call's start, completion or failure.", Params: toolParams, Run: toolEvent},
 			{Name: "conv", Description: "Record a conversation's start or stop in the project's conversations list.", Params: convParams, Run: convEvent},
-			{Name: "closed", Description: "Record the close and stop the agent.", Run: closed},
+			{Name: "stopped", Description: "Record the close and stop the agent.", Run: stopped},
 		},
 		Routes: []agents.Route{
-			{Pattern: TypeOpened, Action: "opened"},
+			{Pattern: TypeStarted, Action: "started"},
 			{Pattern: TypeAssetsLoaded, Action: "assets"},
 			{Pattern: TypeAssetsReloaded, Action: "assets"},
 			{Pattern: TypeToolStarted, Action: "tool"},
@@ -97,12 +97,12 @@ func NewAgent() (*agents.Definition, error) {
 			{Pattern: TypeToolFailed, Action: "tool"},
 			{Pattern: TypeConvStarted, Action: "conv"},
 			{Pattern: TypeConvStopped, Action: "conv"},
-			{Pattern: TypeClosed, Action: "closed"},
+			{Pattern: TypeStopped, Action: "stopped"},
 		},
 	})
 }
 
-const openedParams = `{
+const startedParams = `{
   "type": "object",
   "required": ["root", "data_dir"],
   "properties": {"root": {"type": "string", "minLength": 1}, "data_dir": {"type": "string", "minLength": 1}}
@@ -133,15 +133,15 @@ func echo(env agents.Env, params json.RawMessage) (agents.Directive, error) {
 	return e, err
 }
 
-func opened(env agents.Env, params json.RawMessage) (agents.Result, error) {
-	var p OpenedData
+func started(env agents.Env, params json.RawMessage) (agents.Result, error) {
+	var p StartedData
 	if err := json.Unmarshal(params, &p); err != nil {
-		return agents.Result{}, agents.Refuse(bus.Errorf(agents.ReasonInvalidParams, "%s: %v", TypeOpened, err))
+		return agents.Result{}, agents.Refuse(bus.Errorf(agents.ReasonInvalidParams, "%s: %v", TypeStarted, err))
 	}
 	if root := env.State.String("root"); p.Root != root || p.DataDir != env.State.String("data_dir") {
 		return agents.Result{}, agents.Refuse(bus.Errorf(ReasonWrongRoot,
 			"%s names root %q (data dir %q), but project %s was opened on %q (data dir %q); a project's root never changes: open another project",
-			TypeOpened, p.Root, p.DataDir, env.AgentID, root, env.State.String("data_dir")))
+			TypeStarted, p.Root, p.DataDir, env.AgentID, root, env.State.String("data_dir")))
 	}
 	e, err := echo(env, params)
 	if err != nil {
@@ -217,7 +217,7 @@ func convEvent(env agents.Env, params json.RawMessage) (agents.Result, error) {
 	}, nil
 }
 
-func closed(env agents.Env, params json.RawMessage) (agents.Result, error) {
+func stopped(env agents.Env, params json.RawMessage) (agents.Result, error) {
 	e, err := echo(env, params)
 	if err != nil {
 		return agents.Result{}, err

@@ -7,8 +7,8 @@
 // signal and re-emits it. What touches the world lives in the Engine: the
 // root opened through policy.OpenRoot, the asset set and its watcher, the
 // tool catalog and the one Runner every call goes through. The engine
-// tells the agent what happened (project.opened, project.assets.*,
-// project.tool.*, project.closed) and the runtime commits each before it
+// tells the agent what happened (project.started, project.assets.*,
+// project.tool.*, project.stopped) and the runtime commits each before it
 // is emitted; the engine waits for the commit of project.tool.started
 // before the tool runs and for that of the outcome before the caller is
 // answered.
@@ -171,7 +171,7 @@ const (
 
 // Open opens a project: it resolves and checks the root, reads the
 // policy, creates the data dir's folders, loads the assets, builds the
-// catalog, starts the project's agent and records project.opened and
+// catalog, starts the project's agent and records project.started and
 // project.assets.loaded in its stream. Refusals are *bus.Error values:
 // invalid_request (a bad id, a root that is /, not a folder, unreadable,
 // or the node's data dir or inside or around it, a bad policy),
@@ -235,7 +235,7 @@ func (e *Engine) Open(ctx context.Context, req OpenRequest) (ProjectInfo, error)
 		typ  string
 		data any
 	}{
-		{TypeOpened, OpenedData{Root: root.Path(), DataDir: dataDir, Policy: doc, PolicySource: source, Protection: policy.Protection().String()}},
+		{TypeStarted, StartedData{Root: root.Path(), DataDir: dataDir, Policy: doc, PolicySource: source, Protection: policy.Protection().String()}},
 		{TypeAssetsLoaded, p.assetsData(snap, nil)},
 	}
 	for _, s := range steps {
@@ -387,7 +387,7 @@ func (e *Engine) List() []ProjectInfo {
 	return out
 }
 
-// Close closes project id: project.closed is committed (and its agent
+// Close closes project id: project.stopped is committed (and its agent
 // stops, as it decides, its conversations with it: Close returns once
 // they have stopped), the watcher stops and the root is released.
 // A project listed with an error is closed the same way.
@@ -400,7 +400,7 @@ func (e *Engine) Close(ctx context.Context, id, reason string) error {
 		reason = "closed"
 	}
 	convs := e.children(id) // they stop with the project's agent
-	if err := e.send(ctx, id, TypeClosed, ClosedData{Reason: reason}); err != nil && bus.ErrorType(err) != bus.ReasonNotFound {
+	if err := e.send(ctx, id, TypeStopped, StoppedData{Reason: reason}); err != nil && bus.ErrorType(err) != bus.ReasonNotFound {
 		return fmt.Errorf("close project %s: %w", id, err)
 	}
 	// The agent stops as it decided (a Stop directive, run after the

@@ -133,7 +133,7 @@ func TestConversationsAreChildrenOfTheirProject(t *testing.T) {
 	wantErrType(t, "restart a stopped conversation", err, "already_exists")
 
 	types, _ := entries(t, n, "p1")
-	if want := []string{projects.TypeOpened, projects.TypeAssetsLoaded, projects.TypeConvStarted, projects.TypeConvStarted, projects.TypeConvStopped}; !slices.Equal(types, want) {
+	if want := []string{projects.TypeStarted, projects.TypeAssetsLoaded, projects.TypeConvStarted, projects.TypeConvStarted, projects.TypeConvStopped}; !slices.Equal(types, want) {
 		t.Fatalf("p1's stream: %v, want %v", types, want)
 	}
 

@@ -12,7 +12,7 @@ import (
 	"github.com/jido-bus/jido-bus/projects/policy"
 )
 
-// Where a project's policy came from (OpenedData.PolicySource).
+// Where a project's policy came from (StartedData.PolicySource).
 const (
 	PolicyFromRequest = "request" // the open request's "policy"
 	PolicyDefault     = "default" // no policy given and no policy file

@@ -113,9 +113,9 @@ func (e *Engine) reopen(ctx context.Context, id string, st agentState) (*project
 	if snap.Digest != st.Assets.Digest {
 		p.versionBase++
 	}
-	if err := e.send(ctx, id, TypeOpened, OpenedData{Root: p.root, DataDir: dataDir, Policy: st.Policy, PolicySource: st.PolicySource, Protection: policy.Protection().String(), Restart: true}); err != nil {
+	if err := e.send(ctx, id, TypeStarted, StartedData{Root: p.root, DataDir: dataDir, Policy: st.Policy, PolicySource: st.PolicySource, Protection: policy.Protection().String(), Restart: true}); err != nil {
 		p.release()
-		return nil, fmt.Errorf("record %s: %w", TypeOpened, err)
+		return nil, fmt.Errorf("record %s: %w", TypeStarted, err)
 	}
 	if snap.Digest != st.Assets.Digest {
 		if err := e.send(ctx, id, TypeAssetsReloaded, p.assetsData(snap, nil)); err != nil {

@@ -140,7 +140,7 @@ func TestOpenGetListClose(t *testing.T) {
 		t.Fatalf("get after close: %v", err)
 	}
 	types, _ := entries(t, n, "p1")
-	want := []string{projects.TypeOpened, projects.TypeAssetsLoaded, projects.TypeClosed}
+	want := []string{projects.TypeStarted, projects.TypeAssetsLoaded, projects.TypeStopped}
 	if !slices.Equal(types, want) {
 		t.Fatalf("stream: %v, want %v", types, want)
 	}
@@ -232,7 +232,7 @@ func TestToolCallsAreInTheStream(t *testing.T) {
 	}
 
 	types, data := entries(t, n, "p1")
-	want := []string{projects.TypeOpened, projects.TypeAssetsLoaded,
+	want := []string{projects.TypeStarted, projects.TypeAssetsLoaded,
 		projects.TypeToolStarted, projects.TypeToolCompleted, projects.TypeToolStarted, projects.TypeToolFailed}
 	if !slices.Equal(types, want) {
 		t.Fatalf("stream: %v, want %v", types, want)
@@ -281,7 +281,7 @@ func TestReloadRecordsTheDiff(t *testing.T) {
 		t.Errorf("the catalog has no command.bye after the reload")
 	}
 	types, data := entries(t, n, "p1")
-	if want := []string{projects.TypeOpened, projects.TypeAssetsLoaded, projects.TypeAssetsReloaded}; !slices.Equal(types, want) {
+	if want := []string{projects.TypeStarted, projects.TypeAssetsLoaded, projects.TypeAssetsReloaded}; !slices.Equal(types, want) {
 		t.Fatalf("stream: %v, want %v (a reload that changes nothing appends nothing)", types, want)
 	}
 	var d projects.AssetsData
@@ -359,7 +359,7 @@ func TestRestartBringsProjectsBack(t *testing.T) {
 		t.Fatalf("command.later: %+v %v", res, err)
 	}
 	types, _ := entries(t, n, "p1")
-	if want := []string{projects.TypeOpened, projects.TypeAssetsLoaded, projects.TypeOpened, projects.TypeAssetsReloaded, projects.TypeToolStarted, projects.TypeToolCompleted}; !slices.Equal(types, want) {
+	if want := []string{projects.TypeStarted, projects.TypeAssetsLoaded, projects.TypeStarted, projects.TypeAssetsReloaded, projects.TypeToolStarted, projects.TypeToolCompleted}; !slices.Equal(types, want) {
 		t.Fatalf("stream: %v, want %v", types, want)
 	}
 	if err := e.Close(ctx, "p2", "root gone"); err != nil {
@@ -378,7 +378,7 @@ func TestRestartBringsProjectsBack(t *testing.T) {
 }
 
 // TestAgentRefusesAnotherRoot: the root is fixed when the agent starts; a
-// project.opened naming another (sent past the engine, as the agent API
+// project.started naming another (sent past the engine, as the agent API
 // could) is refused and changes nothing, so a restart reopens the root
 // the project was opened on.
 func TestAgentRefusesAnotherRoot(t *testing.T) {
@@ -388,14 +388,14 @@ func TestAgentRefusesAnotherRoot(t *testing.T) {
 	if _, err := n.Projects().Open(context.Background(), projects.OpenRequest{Root: dir, ID: "p1"}); err != nil {
 		t.Fatal(err)
 	}
-	sig, err := bus.NewJSONSignal(projects.TypeOpened, projects.OpenedData{Root: "/etc", DataDir: ".jido"})
+	sig, err := bus.NewJSONSignal(projects.TypeStarted, projects.StartedData{Root: "/etc", DataDir: ".jido"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sig.SetID("forged")
 	sig.SetSource("/somebody")
 	if _, err := n.Runtime().Call(context.Background(), "p1", sig); bus.ErrorType(err) != projects.ReasonWrongRoot {
-		t.Fatalf("project.opened with another root: %v, want %s", err, projects.ReasonWrongRoot)
+		t.Fatalf("project.started with another root: %v, want %s", err, projects.ReasonWrongRoot)
 	}
 	st, _ := n.Runtime().State("p1")
 	real, _ := filepath.EvalSymlinks(dir)

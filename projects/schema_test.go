@@ -72,7 +72,7 @@ func TestStreamEntriesMatchTheirSchemas(t *testing.T) {
 			t.Errorf("%s: %v\n%s", typ, err, b)
 		}
 	}
-	for _, typ := range []string{projects.TypeOpened, projects.TypeAssetsLoaded, projects.TypeToolStarted, projects.TypeToolCompleted, projects.TypeToolFailed, projects.TypeAssetsReloaded, projects.TypeConvStarted, projects.TypeConvStopped, projects.TypeClosed} {
+	for _, typ := range []string{projects.TypeStarted, projects.TypeAssetsLoaded, projects.TypeToolStarted, projects.TypeToolCompleted, projects.TypeToolFailed, projects.TypeAssetsReloaded, projects.TypeConvStarted, projects.TypeConvStopped, projects.TypeStopped} {
 		if !slices.Contains(seen, typ) {
 			t.Errorf("no %s in the stream (saw %v)", typ, seen)
 		}

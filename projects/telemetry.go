@@ -11,8 +11,8 @@ import (
 // emitted on <prefix>.emit.<id>.<type>. Members may be added, never
 // renamed (the log keeps them).
 
-// OpenedData is project.opened's data.
-type OpenedData struct {
+// StartedData is project.started's data.
+type StartedData struct {
 	Root         string          `json:"root"`
 	DataDir      string          `json:"data_dir"`
 	Policy       json.RawMessage `json:"policy,omitempty"`
@@ -83,8 +83,8 @@ type ConvData struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// ClosedData is project.closed's data.
-type ClosedData struct {
+// StoppedData is project.stopped's data.
+type StoppedData struct {
 	Reason string `json:"reason,omitempty"`
 }
 

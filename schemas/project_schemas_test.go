@@ -22,8 +22,8 @@ func TestProjectEventSchemas(t *testing.T) {
 	// The fields each type's description promises, so the emitter and the
 	// schema cannot drift apart silently.
 	fields := map[string][]string{
-		"project.opened":          {"root", "data_dir", "policy", "policy_source", "protection", "restart"},
-		"project.closed":          {"reason"},
+		"project.started":         {"root", "data_dir", "policy", "policy_source", "protection", "restart"},
+		"project.stopped":         {"reason"},
 		"project.assets.loaded":   {"digest", "version", "counts", "diagnostics", "diagnostic_list"},
 		"project.assets.reloaded": {"digest", "version", "counts", "diagnostics", "diagnostic_list", "changes", "skills", "commands", "workflows", "notes"},
 		"project.tool.started":    {"tool", "call_id", "parent", "args"},
@@ -50,10 +50,10 @@ func TestProjectEventSchemas(t *testing.T) {
 		name, data string
 		pointer    string // "" means valid
 	}{
-		{"project.opened", `{"root":"/src/p1","data_dir":".jido","protection":"landlock ABI 7","restart":true,"extra":1}`, ""},
-		{"project.opened", `{"data_dir":".jido"}`, "/data/root"},
-		{"project.closed", `{"reason":"closed"}`, ""},
-		{"project.closed", `{"reason":3}`, "/data/reason"},
+		{"project.started", `{"root":"/src/p1","data_dir":".jido","protection":"landlock ABI 7","restart":true,"extra":1}`, ""},
+		{"project.started", `{"data_dir":".jido"}`, "/data/root"},
+		{"project.stopped", `{"reason":"closed"}`, ""},
+		{"project.stopped", `{"reason":3}`, "/data/reason"},
 		{"project.assets.loaded", `{"digest":"` + digest + `","version":1,"counts":{"skills":2,"commands":1,"workflows":0,"notes":5},"diagnostics":1,"diagnostic_list":[{"file":"skills/x/SKILL.md","line":3,"reason":"no name"}]}`, ""},
 		{"project.assets.loaded", `{"digest":"` + digest + `","version":1,"diagnostics":[{"file":"x","reason":"y"}]}`, "/data/diagnostics"},
 		{"project.assets.loaded", `{"digest":"` + digest + `","version":0}`, "/data/version"},
@@ -91,7 +91,7 @@ func TestProjectEventSchemas(t *testing.T) {
 		}
 	}
 	// The type must be the schema's own.
-	if err := r.Validate("project.opened", decode(t, head+`"type":"project.closed","data":{"root":"/r"}}`)); err == nil {
-		t.Error("project.opened accepted an event of type project.closed")
+	if err := r.Validate("project.started", decode(t, head+`"type":"project.stopped","data":{"root":"/r"}}`)); err == nil {
+		t.Error("project.started accepted an event of type project.stopped")
 	}
 }

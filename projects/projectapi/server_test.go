@@ -126,18 +126,18 @@ func TestProjectAPIOverNATS(t *testing.T) {
 
 	// A project's stream is the engine's alone: a forged close is refused.
 	forged := `{"reason":"forged"}`
-	if r, err := request(t, client, "jido.agent.p1.project.closed", forged); err != nil || r.OK || r.Error.Type != "forbidden" {
-		t.Fatalf("a forged project.closed: %+v %v", r, err)
+	if r, err := request(t, client, "jido.agent.p1.project.stopped", forged); err != nil || r.OK || r.Error.Type != "forbidden" {
+		t.Fatalf("a forged project.stopped: %+v %v", r, err)
 	}
 	if _, err := n.Projects().Get("p1"); err != nil {
 		t.Fatalf("the forged close closed the project: %v", err)
 	}
 	// Nor through the agent API, nor as a broadcast every project routes.
 	for _, c := range []struct{ subject, body string }{
-		{"jido.api.agent.call", `{"id":"p1","type":"project.closed","data":{"reason":"forged"}}`},
-		{"jido.api.agent.cast", `{"id":"p1","type":"project.closed","data":{"reason":"forged"}}`},
+		{"jido.api.agent.call", `{"id":"p1","type":"project.stopped","data":{"reason":"forged"}}`},
+		{"jido.api.agent.cast", `{"id":"p1","type":"project.stopped","data":{"reason":"forged"}}`},
 		{"jido.api.agent.stop", `{"id":"p1","reason":"forged"}`},
-		{"jido.signal.project.closed", forged},
+		{"jido.signal.project.stopped", forged},
 	} {
 		who := client
 		if c.subject == "jido.api.agent.stop" {
