@@ -14,6 +14,7 @@ import (
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/projects"
 )
 
 // resumeConversations closes the work every running conversation left
@@ -122,10 +123,18 @@ func (n *Node) ensureConversation(ctx context.Context, key string) error {
 	if err := n.neverStarted(key); err != nil {
 		return bus.Errorf(runtime.ReasonStopped, "%v, and its agent has stopped; fork it to go on from its history (jido-bus conv fork %s --at SEQ)", err, key)
 	}
+	project, conv, _ := cut(key)
+	if n.projects != nil {
+		if _, err := n.projects.Get(project); err == nil {
+			return n.startInProject(ctx, project, conv, key)
+		}
+	}
+	// No open project by that id: the conversation starts on its own, as
+	// before projects (and as a conversation of a project not open now
+	// does); it has no parent, so no project lists or stops it.
 	if _, err := n.rt.Start(ctx, runtimeStart(key)); err != nil && bus.ErrorType(err) != "already_exists" {
 		return err
 	}
-	project, conv, _ := cut(key)
 	started, err := agents.NewSignal(convevent.Started, convevent.Data{ProjectID: project, ConversationID: conv})
 	if err != nil {
 		return err
@@ -135,6 +144,21 @@ func (n *Node) ensureConversation(ctx context.Context, key string) error {
 	started.SetTime(time.Now().UTC())
 	started.SetExtension(bus.ExtCausationID, started.ID())
 	_, err = n.rt.Call(ctx, key, started)
+	return err
+}
+
+// startInProject starts conversation key of open project through the
+// engine, so it is the project's child: listed by project conv ls,
+// stopped when the project closes, recorded in its stream. A concurrent
+// send that started it first (already_exists while it now runs) is no
+// error; a stopped conversation's id stays refused, as ConvStart says.
+func (n *Node) startInProject(ctx context.Context, project, conv, key string) error {
+	_, err := n.projects.ConvStart(ctx, projects.ConvStartRequest{Project: project, Conversation: conv})
+	if err != nil && bus.ErrorType(err) == runtime.ReasonAlreadyExists {
+		if _, serr := n.rt.State(key); serr == nil {
+			return nil
+		}
+	}
 	return err
 }
 

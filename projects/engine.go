@@ -357,6 +357,9 @@ func (e *Engine) usable(id string) (*project, error) {
 	if p.err != nil {
 		return nil, bus.Errorf(bus.ReasonUnavailable, "project %s could not be reopened: %s; close it (project close %s) and open it again once fixed", id, p.err.Message, id)
 	}
+	if g := p.gone(); g != nil {
+		return nil, g
+	}
 	return p, nil
 }
 

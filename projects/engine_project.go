@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/projects/assets"
@@ -29,6 +31,11 @@ type project struct {
 	// err is set for a project listed after a restart that could not be
 	// reopened; nothing else is then set but id, root and dataDir.
 	err *bus.Error
+	// rootInfo is the root folder as opened, for gone.
+	rootInfo os.FileInfo
+	// goneLogged keeps the watcher from logging the root's loss at
+	// each of its events.
+	goneLogged atomic.Bool
 
 	// mu serializes reporting the asset set: reported is the snapshot
 	// the stream last heard of, and each report is the diff from it, so
@@ -56,6 +63,7 @@ func (e *Engine) build(id string, root *policy.Root, dataDir string, pol *policy
 	}
 	p := &project{id: id, root: root.Path(), dataDir: dataDir, layout: l, policyDoc: doc, policySource: source,
 		sandbox: &policy.Sandbox{Root: root, Policy: pol}, set: &assets.Set{}}
+	p.statRoot()
 	snap, err := assets.Load(l.DataDir, e.loadOptions())
 	if err != nil {
 		return nil, bus.Errorf(bus.ReasonInvalidRequest, "project %s: load its assets: %v", id, err)
@@ -107,11 +115,27 @@ func (e *Engine) watch(p *project) {
 		Debounce: e.cfg.Debounce,
 		Load:     e.loadOptions(),
 		OnChange: func(_, _ *assets.Snapshot, _ assets.Changes) {
+			// A root gone is not an asset change: recording it would
+			// empty the catalog; the project shows the error instead.
+			if g := p.gone(); g != nil {
+				if !p.goneLogged.Swap(true) {
+					e.log.Error("project root is gone; its assets are no longer reloaded", "project", p.id, "err", g)
+				}
+				return
+			}
 			if _, err := e.report(context.Background(), p); err != nil {
 				e.log.Error("record an asset reload", "project", p.id, "err", err)
 			}
 		},
-		OnError: func(err error) { e.log.Warn("project assets watcher", "project", p.id, "err", err) },
+		OnError: func(err error) {
+			if g := p.gone(); g != nil {
+				if !p.goneLogged.Swap(true) {
+					e.log.Error("project root is gone; its assets are no longer reloaded", "project", p.id, "err", g, "watcher", err)
+				}
+				return
+			}
+			e.log.Warn("project assets watcher", "project", p.id, "err", err)
+		},
 	})
 	if err != nil {
 		e.log.Warn("project assets are not watched; reload them with project reload", "project", p.id, "err", err)
@@ -190,6 +214,9 @@ func (p *project) info() ProjectInfo {
 	if p.err != nil {
 		in.Status, in.Error = StatusError, p.err
 		return in
+	}
+	if g := p.gone(); g != nil {
+		in.Status, in.Error = StatusError, g
 	}
 	s := p.set.Load()
 	in.Digest, in.Version, in.Counts, in.Diagnostics = s.Digest, s.Version+p.versionBase, countsOf(s), len(s.Diagnostics)

@@ -27,6 +27,11 @@ func (e *Engine) Tools(id string) ([]tools.Spec, error) {
 // *tools.Error: denied, outside_root, invalid_args, …) or a failure to
 // reach the project (a *bus.Error: not_found).
 func (e *Engine) CallTool(ctx context.Context, id string, call tools.ToolCall) (tools.Result, error) {
+	if p, err := e.lookup(id); err == nil && p.err == nil {
+		if g := p.gone(); g != nil {
+			return tools.Result{}, p.refuseGone(&observer{e: e, id: id}, call, g)
+		}
+	}
 	p, err := e.usable(id)
 	if err != nil {
 		return tools.Result{}, err

@@ -1,0 +1,67 @@
+package node
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projects"
+)
+
+// TestConvSendGoesThroughTheProject: conv send to a new conversation of an
+// open project starts it as the project's child (listed by project conv
+// ls, stopped when the project closes, its id taken for conv start), while
+// one of no open project starts on its own as before.
+func TestConvSendGoesThroughTheProject(t *testing.T) {
+	n := startNode(t, t.TempDir())
+	defer func() {
+		if err := n.Close(10 * time.Second); err != nil {
+			t.Error(err)
+		}
+	}()
+	ctx := context.Background()
+	root := t.TempDir()
+	if err := os.WriteFile(root+"/main.go", []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := n.Projects()
+	if _, err := e.Open(ctx, projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/x","text":"hello"}`)); err != nil {
+		t.Fatal(err)
+	}
+	// A second message goes to the running conversation.
+	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/x","text":"again"}`)); err != nil {
+		t.Fatal(err)
+	}
+	info, err := n.Runtime().State("p1/x")
+	if err != nil || info.Parent == nil || info.Parent.ID != "p1" {
+		t.Fatalf("p1/x's agent: %+v %v, want a child of p1", info, err)
+	}
+	cs, err := e.ConvList("p1")
+	if err != nil || len(cs) != 1 || cs[0].ID != "p1/x" {
+		t.Fatalf("project conv ls p1: %+v %v, want p1/x", cs, err)
+	}
+	if _, err := e.ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: "x"}); bus.ErrorType(err) != "already_exists" {
+		t.Fatalf("conv start of x after conv send: %v, want already_exists", err)
+	}
+
+	// No open project "free": the conversation starts on its own.
+	if _, err := n.convSend(ctx, []byte(`{"conv":"free/y","text":"hello"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := n.Runtime().State("free/y"); err != nil || info.Parent != nil {
+		t.Fatalf("free/y: %+v %v, want a conversation with no parent", info, err)
+	}
+
+	if err := e.Close(ctx, "p1", "done"); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := n.Runtime().State("p1/x"); err == nil && info.Status != runtime.StatusStopped {
+		t.Fatalf("p1/x runs after p1 closed: %+v", info)
+	}
+}
