@@ -3,9 +3,6 @@ package projectapi_test
 import (
 	"encoding/json"
 	"testing"
-	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/jido-bus/jido-bus/node"
 )
@@ -23,21 +20,6 @@ type convReply struct {
 	} `json:"conversations"`
 }
 
-// convRequest sends body to subject; a request refused by permission gets
-// no reply and fails.
-func convRequest(t *testing.T, nc *nats.Conn, subject, body string) (convReply, error) {
-	t.Helper()
-	msg, err := nc.Request(subject, []byte(body), 2*time.Second)
-	if err != nil {
-		return convReply{}, err
-	}
-	var r convReply
-	if err := json.Unmarshal(msg.Data, &r); err != nil {
-		t.Fatalf("%s: reply %s: %v", subject, msg.Data, err)
-	}
-	return r, nil
-}
-
 // TestConvAPIOverNATS: project.conv.start, ls and stop over NATS, with the
 // roles: a client starts and lists conversations (as conv send starts
 // them), an operator also stops them; refusals carry their type.
@@ -48,14 +30,14 @@ func TestConvAPIOverNATS(t *testing.T) {
 	if r, err := request(t, op, "jido.api.project.open", string(body)); err != nil || !r.OK {
 		t.Fatalf("open: %+v %v", r, err)
 	}
-	r, err := convRequest(t, client, "jido.api.project.conv.start", `{"project":"p1","conversation":"c1"}`)
+	r, err := ask[convReply](t, client, "jido.api.project.conv.start", `{"project":"p1","conversation":"c1"}`)
 	if err != nil || !r.OK || r.ID != "p1/c1" || r.Conversation != "c1" {
 		t.Fatalf("conv.start as a client: %+v %v", r, err)
 	}
 	if info, err := n.Runtime().State("p1/c1"); err != nil || info.Parent == nil || info.Parent.ID != "p1" {
 		t.Fatalf("p1/c1: %+v %v", info, err)
 	}
-	if r, err := convRequest(t, op, "jido.api.project.conv.start", `{"project":"p1"}`); err != nil || !r.OK || r.Conversation == "" {
+	if r, err := ask[convReply](t, op, "jido.api.project.conv.start", `{"project":"p1"}`); err != nil || !r.OK || r.Conversation == "" {
 		t.Fatalf("conv.start with no id: %+v %v", r, err)
 	}
 	for _, c := range []struct{ body, typ string }{
@@ -66,34 +48,34 @@ func TestConvAPIOverNATS(t *testing.T) {
 		{`{"project":"p1","conversation":"c1","extra":1}`, "invalid_request"},
 		{`not json`, "invalid_request"},
 	} {
-		if r, err := convRequest(t, op, "jido.api.project.conv.start", c.body); err != nil || r.OK || r.Error == nil || r.Error.Type != c.typ {
+		if r, err := ask[convReply](t, op, "jido.api.project.conv.start", c.body); err != nil || r.OK || r.Error == nil || r.Error.Type != c.typ {
 			t.Errorf("conv.start %s: %+v %v, want %s", c.body, r, err, c.typ)
 		}
 	}
-	if r, err := convRequest(t, client, "jido.api.project.conv.ls", `{"project":"p1"}`); err != nil || !r.OK || len(r.Conversations) != 2 {
+	if r, err := ask[convReply](t, client, "jido.api.project.conv.ls", `{"project":"p1"}`); err != nil || !r.OK || len(r.Conversations) != 2 {
 		t.Fatalf("conv.ls as a client: %+v %v", r, err)
 	}
-	if r, err := convRequest(t, client, "jido.api.project.conv.ls", `{}`); err != nil || r.OK || r.Error.Type != "invalid_request" {
+	if r, err := ask[convReply](t, client, "jido.api.project.conv.ls", `{}`); err != nil || r.OK || r.Error.Type != "invalid_request" {
 		t.Fatalf("conv.ls without a project: %+v %v", r, err)
 	}
-	if _, err := convRequest(t, client, "jido.api.project.conv.stop", `{"project":"p1","conversation":"c1"}`); err == nil {
+	if _, err := ask[convReply](t, client, "jido.api.project.conv.stop", `{"project":"p1","conversation":"c1"}`); err == nil {
 		t.Fatal("a client stopped a conversation")
 	}
-	if r, err := convRequest(t, op, "jido.api.project.conv.stop", `{"project":"p1","conversation":"c1","reason":"done"}`); err != nil || !r.OK {
+	if r, err := ask[convReply](t, op, "jido.api.project.conv.stop", `{"project":"p1","conversation":"c1","reason":"done"}`); err != nil || !r.OK {
 		t.Fatalf("conv.stop: %+v %v", r, err)
 	}
-	if r, err := convRequest(t, op, "jido.api.project.conv.stop", `{"project":"p1","conversation":"c1"}`); err != nil || r.OK || r.Error.Type != "not_found" {
+	if r, err := ask[convReply](t, op, "jido.api.project.conv.stop", `{"project":"p1","conversation":"c1"}`); err != nil || r.OK || r.Error.Type != "not_found" {
 		t.Fatalf("conv.stop again: %+v %v", r, err)
 	}
-	if r, err := convRequest(t, op, "jido.api.project.conv.stop", `{"project":"p1"}`); err != nil || r.OK || r.Error.Type != "invalid_request" {
+	if r, err := ask[convReply](t, op, "jido.api.project.conv.stop", `{"project":"p1"}`); err != nil || r.OK || r.Error.Type != "invalid_request" {
 		t.Fatalf("conv.stop without a conversation: %+v %v", r, err)
 	}
-	if r, err := convRequest(t, client, "jido.api.project.conv.ls", `{"project":"p1"}`); err != nil || !r.OK || len(r.Conversations) != 1 {
+	if r, err := ask[convReply](t, client, "jido.api.project.conv.ls", `{"project":"p1"}`); err != nil || !r.OK || len(r.Conversations) != 1 {
 		t.Fatalf("conv.ls after stop: %+v %v", r, err)
 	}
 	// A forged project.conv.started is refused like every signal to a
 	// project's agent.
-	if r, err := convRequest(t, client, "jido.agent.p1.project.conv.started", `{"conversation":"x","id":"p1/x"}`); err != nil || r.OK || r.Error.Type != "forbidden" {
+	if r, err := ask[convReply](t, client, "jido.agent.p1.project.conv.started", `{"conversation":"x","id":"p1/x"}`); err != nil || r.OK || r.Error.Type != "forbidden" {
 		t.Fatalf("a forged project.conv.started: %+v %v", r, err)
 	}
 }

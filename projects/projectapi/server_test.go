@@ -65,19 +65,24 @@ type reply struct {
 	} `json:"projects"`
 }
 
-// request sends body to subject; a request the server refuses by
-// permission gets no reply and fails.
-func request(t *testing.T, nc *nats.Conn, subject, body string) (reply, error) {
+// ask sends body to subject and decodes the reply into an R; a request
+// the server refuses by permission gets no reply and fails.
+func ask[R any](t *testing.T, nc *nats.Conn, subject, body string) (R, error) {
 	t.Helper()
+	var r R
 	msg, err := nc.Request(subject, []byte(body), 2*time.Second)
 	if err != nil {
-		return reply{}, err
+		return r, err
 	}
-	var r reply
 	if err := json.Unmarshal(msg.Data, &r); err != nil {
 		t.Fatalf("%s: reply %s: %v", subject, msg.Data, err)
 	}
 	return r, nil
+}
+
+func request(t *testing.T, nc *nats.Conn, subject, body string) (reply, error) {
+	t.Helper()
+	return ask[reply](t, nc, subject, body)
 }
 
 func TestProjectAPIOverNATS(t *testing.T) {
