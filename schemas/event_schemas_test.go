@@ -83,6 +83,9 @@ func TestConversationEventSchemas(t *testing.T) {
 		{"conversation.tool.requested", head + `"type":"conversation.tool.requested","data":{"call_id":"t1","name":"grep","args":{},"args_text":"{}"}}`, "/data"},
 		{"conversation.assistant.message", head + `"type":"conversation.assistant.message","data":{"text":"","tool_calls":2}}`, ""},
 		{"conversation.assistant.message", head + `"type":"conversation.assistant.message","data":{"text":"","tool_calls":"2"}}`, "/data/tool_calls"},
+		// Past int's range the read models could not decode the event.
+		{"conversation.assistant.message", head + `"type":"conversation.assistant.message","data":{"text":"","tool_calls":1e30}}`, "/data/tool_calls"},
+		{"conversation.tool.approval.requested", head + `"type":"conversation.tool.approval.requested","data":{"call_id":"t1","name":"x","timeout_ms":1e19}}`, "/data/timeout_ms"},
 		{"conversation.tool.approval.requested", head + `"type":"conversation.tool.approval.requested","data":{"call_id":"t1","name":"run_command","args":{"cmd":"make"},"reason":"run_command asks before it runs","timeout_ms":300000}}`, ""},
 		{"conversation.tool.approval.requested", head + `"type":"conversation.tool.approval.requested","data":{"name":"run_command"}}`, "/data/call_id"},
 		{"conversation.tool.approval.requested", head + `"type":"conversation.tool.approval.requested","data":{"call_id":"t1"}}`, "/data/name"},
