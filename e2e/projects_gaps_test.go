@@ -128,3 +128,35 @@ func TestConvSendStartsAProjectConversation(t *testing.T) {
 		return strings.Contains(run("log", "show", "conversation/web/c7", "--type", "jido.agent.stopped", "-o", "json"), "jido.agent.stopped")
 	})
 }
+
+// TestRunCommandCannotChangeJidoOrGit: through the real binary (its
+// hidden sandbox-exec helper), a command writes the project but not .git
+// or .jido. Skipped where the node reports no user namespaces.
+func TestRunCommandCannotChangeJidoOrGit(t *testing.T) {
+	node := StartNode(t, tools, t.TempDir())
+	on := []string{"--nats-url", node.URL}
+	run := func(args ...string) string { return tools.Run(t, append(args, on...)...) }
+	proj, outside := t.TempDir(), t.TempDir()
+	writeProjectTree(t, proj, map[string]string{".git/config": "[core]\n", ".jido/commands/hello.md": "Hello\n"})
+	writeProjectTree(t, outside, map[string]string{"policy.yaml": "commands:\n  programs: [sh]\n"})
+	out := run("project", "open", proj, "--id", "cmd", "--policy", outside+"/policy.yaml")
+	if !strings.Contains(out, ".jido and .git read-only to commands") {
+		t.Skipf("the node cannot keep .jido and .git read-only to commands here:\n%s", out)
+	}
+	out = run("project", "call", "cmd", "run_command",
+		`{"argv":["sh","-c","echo evil >> .git/config; echo evil > .jido/commands/evil.md; mv .git g; echo ok > made.txt"]}`, "-o", "json")
+	for _, want := range []string{"Read-only file system", "Device or resource busy"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("run_command's output does not show %q:\n%s", want, out)
+		}
+	}
+	if b, err := os.ReadFile(proj + "/.git/config"); err != nil || string(b) != "[core]\n" {
+		t.Errorf(".git/config is %q (%v)", b, err)
+	}
+	if _, err := os.Stat(proj + "/.jido/commands/evil.md"); err == nil {
+		t.Errorf("the command planted a command in .jido")
+	}
+	if b, err := os.ReadFile(proj + "/made.txt"); err != nil || string(b) != "ok\n" {
+		t.Errorf("the write elsewhere in the root: %q %v", b, err)
+	}
+}
