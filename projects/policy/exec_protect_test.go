@@ -241,3 +241,16 @@ func TestAdmitWithoutNamespaces(t *testing.T) {
 		t.Errorf("without_namespaces: %v %+v", err, p)
 	}
 }
+
+// In a git worktree .git is a file ("gitdir: …"); it is protected the same
+// way, a file bind-mounted read-only over itself.
+func TestExecCannotChangeAGitFile(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	needNamespaces(t)
+	f := newFixture(t)
+	must(t, os.WriteFile(filepath.Join(f.proj, ".git"), []byte("gitdir: /elsewhere\n"), 0o644))
+	res := runSh(t, f.proj, "", `echo "gitdir: /evil" > .git; rm -f .git; mv .git g`)
+	if b, _ := os.ReadFile(filepath.Join(f.proj, ".git")); string(b) != "gitdir: /elsewhere\n" {
+		t.Errorf(".git is now %q (stderr %s)", b, res.Stderr)
+	}
+}
