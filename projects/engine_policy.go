@@ -102,10 +102,11 @@ func policyDocument(p *policy.Policy) (json.RawMessage, error) {
 			"read_only": list(p.Paths.ReadOnly),
 		},
 		"commands": map[string]any{
-			"programs":         list(p.Commands.Programs),
-			"env":              list(p.Commands.Env),
-			"network":          p.Commands.Network,
-			"without_landlock": p.Commands.WithoutLandlock,
+			"programs":           list(p.Commands.Programs),
+			"env":                list(p.Commands.Env),
+			"network":            p.Commands.Network,
+			"without_landlock":   p.Commands.WithoutLandlock,
+			"without_namespaces": p.Commands.WithoutNamespaces,
 		},
 	}
 	b, err := json.Marshal(doc)

@@ -34,6 +34,11 @@ func (p *project) gone() *bus.Error {
 // refuseGone records call as started and failed in p's stream, the root
 // being gone, and returns the error for the caller.
 func (p *project) refuseGone(o tools.Observer, call tools.ToolCall, gone *bus.Error) error {
+	if call.ID == "" {
+		// As the runner does: the entries need a call id, and a call from
+		// the CLI or the API names none.
+		call.ID = bus.NewID()
+	}
 	o.ToolStarted(tools.Event{CallID: call.ID, Tool: call.Name, Args: call.Args})
 	o.ToolFailed(tools.Event{CallID: call.ID, Tool: call.Name, Error: &tools.Error{Type: gone.Type, Message: gone.Message}})
 	return gone

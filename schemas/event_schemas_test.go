@@ -20,6 +20,7 @@ func TestConversationEventSchemas(t *testing.T) {
 		"conversation.llm.failed", "conversation.tool.requested", "conversation.tool.started",
 		"conversation.tool.completed", "conversation.tool.failed", "conversation.tool.cancelled",
 		"conversation.tool.timeout", "conversation.cancel", "conversation.resume", "conversation.stopped",
+		"conversation.tool.approval.requested", "conversation.tool.approval",
 	}
 	kinds := make(map[string]string)
 	for _, e := range r.Entries() {
@@ -61,6 +62,40 @@ func TestConversationEventSchemas(t *testing.T) {
 		{"conversation.tool.failed", head + `"type":"conversation.tool.failed","data":{"call_id":"t1","error":{"type":"interrupted","message":"restarted"}}}`, ""},
 		{"conversation.tool.timeout", head + `"type":"conversation.tool.timeout","data":{"call_id":"t1","timeout_ms":"1s"}}`, "/data/timeout_ms"},
 		{"conversation.stopped", head + `"type":"conversation.stopped","data":{"reason":"completed"}}`, ""},
+
+		// Issue 14: the members the loop, the providers and approvals add.
+		{"conversation.started", head + `"type":"conversation.started","data":{"project_id":"p","conversation_id":"c","llm":{"provider":"openai","model":"gpt-x","base_url":"http://127.0.0.1:11434/v1","api_key_env":"OPENAI_API_KEY","temperature":0.2,"max_tokens":4096,"timeout_ms":60000},"limits":{"max_steps":25,"max_tool_calls":50,"parallel_tools":4}}}`, ""},
+		{"conversation.started", head + `"type":"conversation.started","data":{"project_id":"p","conversation_id":"c","llm":{"api_key":"sk-secret"}}}`, "/data/llm/api_key"},
+		{"conversation.started", head + `"type":"conversation.started","data":{"project_id":"p","conversation_id":"c","llm":{"api_key_env":"sk-live key"}}}`, "/data/llm/api_key_env"},
+		{"conversation.started", head + `"type":"conversation.started","data":{"project_id":"p","conversation_id":"c","llm":{"temperature":"hot"}}}`, "/data/llm/temperature"},
+		{"conversation.started", head + `"type":"conversation.started","data":{"project_id":"p","conversation_id":"c","limits":{"max_steps":0}}}`, "/data/limits/max_steps"},
+		{"conversation.started", head + `"type":"conversation.started","data":{"project_id":"p","conversation_id":"c","limits":{"parallel_tools":1.5}}}`, "/data/limits/parallel_tools"},
+		{"conversation.llm.requested", head + `"type":"conversation.llm.requested","data":{"model":"m","attempt":2,"step":3,"provider":"anthropic"}}`, ""},
+		{"conversation.llm.requested", head + `"type":"conversation.llm.requested","data":{"model":"m","step":0}}`, "/data/step"},
+		{"conversation.llm.completed", head + `"type":"conversation.llm.completed","data":{"usage":{"input_tokens":1,"output_tokens":2},"tool_calls":2}}`, ""},
+		{"conversation.llm.completed", head + `"type":"conversation.llm.completed","data":{"usage":{"input_tokens":1,"output_tokens":2},"tool_calls":-1}}`, "/data/tool_calls"},
+		{"conversation.llm.failed", head + `"type":"conversation.llm.failed","data":{"error":{"type":"rate_limited","message":"429"},"retryable":true,"attempt":1,"retry_in_ms":1500,"status":429,"latency_ms":20}}`, ""},
+		{"conversation.llm.failed", head + `"type":"conversation.llm.failed","data":{"error":{"type":"server","message":"x"},"retry_in_ms":-5}}`, "/data/retry_in_ms"},
+		{"conversation.llm.failed", head + `"type":"conversation.llm.failed","data":{"error":{"type":"server","message":"x"},"attempt":0}}`, "/data/attempt"},
+		{"conversation.llm.failed", head + `"type":"conversation.llm.failed","data":{"error":{"type":"server","message":"x"},"status":42}}`, "/data/status"},
+		{"conversation.tool.requested", head + `"type":"conversation.tool.requested","data":{"call_id":"t1","name":"grep","args_error":"unexpected end of JSON input","args_text":"{\"q\":"}}`, ""},
+		{"conversation.tool.requested", head + `"type":"conversation.tool.requested","data":{"call_id":"t1","name":"grep","args":{},"args_error":"bad","args_text":"{"}}`, "/data"},
+		{"conversation.tool.requested", head + `"type":"conversation.tool.requested","data":{"call_id":"t1","name":"grep","args":{},"args_text":"{}"}}`, "/data"},
+		{"conversation.assistant.message", head + `"type":"conversation.assistant.message","data":{"text":"","tool_calls":2}}`, ""},
+		{"conversation.assistant.message", head + `"type":"conversation.assistant.message","data":{"text":"","tool_calls":"2"}}`, "/data/tool_calls"},
+		// Past int's range the read models could not decode the event.
+		{"conversation.assistant.message", head + `"type":"conversation.assistant.message","data":{"text":"","tool_calls":1e30}}`, "/data/tool_calls"},
+		{"conversation.tool.approval.requested", head + `"type":"conversation.tool.approval.requested","data":{"call_id":"t1","name":"x","timeout_ms":1e19}}`, "/data/timeout_ms"},
+		{"conversation.tool.approval.requested", head + `"type":"conversation.tool.approval.requested","data":{"call_id":"t1","name":"run_command","args":{"cmd":"make"},"reason":"run_command asks before it runs","timeout_ms":300000}}`, ""},
+		{"conversation.tool.approval.requested", head + `"type":"conversation.tool.approval.requested","data":{"name":"run_command"}}`, "/data/call_id"},
+		{"conversation.tool.approval.requested", head + `"type":"conversation.tool.approval.requested","data":{"call_id":"t1"}}`, "/data/name"},
+		{"conversation.tool.approval.requested", head + `"type":"conversation.tool.approval.requested","data":{"call_id":"t1","name":"x","timeout_ms":0}}`, "/data/timeout_ms"},
+		{"conversation.tool.approval", head + `"type":"conversation.tool.approval","data":{"call_id":"t1","decision":"approve","remember":"conversation","by":"ana"}}`, ""},
+		{"conversation.tool.approval", head + `"type":"conversation.tool.approval","data":{"call_id":"t1","decision":"deny","reason":"timeout","by":"node"}}`, ""},
+		{"conversation.tool.approval", head + `"type":"conversation.tool.approval","data":{"decision":"approve"}}`, "/data/call_id"},
+		{"conversation.tool.approval", head + `"type":"conversation.tool.approval","data":{"call_id":"t1"}}`, "/data/decision"},
+		{"conversation.tool.approval", head + `"type":"conversation.tool.approval","data":{"call_id":"t1","decision":"maybe"}}`, "/data/decision"},
+		{"conversation.tool.approval", head + `"type":"conversation.tool.approval","data":{"call_id":"t1","decision":"approve","remember":"forever"}}`, "/data/remember"},
 	}
 	for _, tt := range tests {
 		err := r.Validate(tt.name, decode(t, tt.event))

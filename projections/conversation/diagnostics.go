@@ -19,10 +19,21 @@ type Diagnostics struct {
 	// Errors lists every failure in order: LLM and tool failures, timeouts.
 	Errors []DiagError `json:"errors"`
 
+	// LLMCalls counts LLM attempts (conversation.llm.requested), retries
+	// included.
 	LLMCalls    int `json:"llm_calls"`
 	LLMFailures int `json:"llm_failures"`
+	// LLMFailuresByType counts LLM failures by error type (rate_limited,
+	// server, stream, interrupted ...).
+	LLMFailuresByType map[string]int `json:"llm_failures_by_type,omitempty"`
 	// Retries counts LLM calls requested with attempt above 1.
 	Retries int `json:"retries"`
+	// RetryWaitMS sums the delays failed attempts announced before their
+	// retry (retry_in_ms).
+	RetryWaitMS int64 `json:"retry_wait_ms,omitempty"`
+
+	// Approvals counts the approvals asked and their answers.
+	Approvals ApprovalCounts `json:"approvals"`
 
 	ToolCalls     int `json:"tool_calls"`
 	ToolFailures  int `json:"tool_failures"`
@@ -41,6 +52,17 @@ type Diagnostics struct {
 
 	FirstEventAt time.Time `json:"first_event_at"`
 	LastEventAt  time.Time `json:"last_event_at"`
+}
+
+// ApprovalCounts counts conversation.tool.approval.requested and the
+// decisions: Denied includes TimedOut (the automatic deny, reason
+// timeout), Approved includes Remembered (remember "conversation").
+type ApprovalCounts struct {
+	Requested  int `json:"requested"`
+	Approved   int `json:"approved"`
+	Remembered int `json:"remembered"`
+	Denied     int `json:"denied"`
+	TimedOut   int `json:"timed_out"`
 }
 
 // DiagError is one failure.
@@ -68,7 +90,7 @@ func (t *Timing) add(ms int64) {
 type DiagnosticsProjection struct{}
 
 func (DiagnosticsProjection) Name() string                   { return ViewDiagnostics }
-func (DiagnosticsProjection) Version() string                { return "1" }
+func (DiagnosticsProjection) Version() string                { return "2" }
 func (DiagnosticsProjection) Selector() projections.Selector { return selector }
 func (DiagnosticsProjection) Init() *Diagnostics {
 	return &Diagnostics{ByType: map[string]int{}, Errors: []DiagError{}}
@@ -112,6 +134,11 @@ func (DiagnosticsProjection) Apply(g *Diagnostics, e *projections.Entry) *Diagno
 	case convevent.LLMFailed:
 		g.LLMFailures++
 		g.failure(ev, d.Error)
+		if g.LLMFailuresByType == nil {
+			g.LLMFailuresByType = map[string]int{}
+		}
+		g.LLMFailuresByType[g.Errors[len(g.Errors)-1].Error.Type]++
+		g.RetryWaitMS += max(d.RetryInMS, 0)
 		if d.LatencyMS > 0 {
 			g.LLMLatency.add(d.LatencyMS)
 		}
@@ -132,6 +159,21 @@ func (DiagnosticsProjection) Apply(g *Diagnostics, e *projections.Entry) *Diagno
 		g.failure(ev, bus.Errorf("timeout", "no outcome within %d ms", d.TimeoutMS))
 	case convevent.ToolCancelled:
 		g.ToolCancelled++
+	case convevent.ToolApprovalRequested:
+		g.Approvals.Requested++
+	case convevent.ToolApproval:
+		switch d.Decision {
+		case convevent.DecisionApprove:
+			g.Approvals.Approved++
+			if d.Remember != "" {
+				g.Approvals.Remembered++
+			}
+		case convevent.DecisionDeny:
+			g.Approvals.Denied++
+			if d.Reason == convevent.ApprovalTimeoutReason {
+				g.Approvals.TimedOut++
+			}
+		}
 	}
 	return g
 }

@@ -17,10 +17,11 @@ import (
 // The first event is a conversation.started for newKey naming its origin
 // (data.parent, and the parentid and causationid extensions: the id of the
 // parent's last conversation event at or before seq), with the parent's
-// title, system prompt and model. The parent's other conversation events up
-// to seq follow unchanged — same ids, so causation links stay valid inside
-// the fork. Last come the Interruptions of the work unfinished at seq, since
-// nothing will ever finish it in the fork.
+// title, system prompt, model, model configuration and limits. The
+// parent's other conversation events up to seq follow unchanged — same
+// ids, so causation links stay valid inside the fork. Last come the
+// Interruptions of the work unfinished at seq, since nothing will ever
+// finish it in the fork, calls awaiting approval included.
 //
 // It is pure; at is the time of the events it makes. The caller appends the
 // result to convevent.Stream(newKey), expecting the stream not to exist.
@@ -65,6 +66,7 @@ func Fork(parentKey string, entries []eventlog.Entry, seq uint64, newKey string,
 	data := convevent.Data{
 		ProjectID: project, ConversationID: conv,
 		Title: started.Data.Title, System: started.Data.System, Model: started.Data.Model,
+		LLM: started.Data.LLM, Limits: started.Data.Limits,
 		Parent: &convevent.ForkOrigin{Conversation: parentKey, Seq: seq, EventID: last.ID},
 	}
 	s := bus.Signal{}
@@ -79,7 +81,8 @@ func Fork(parentKey string, entries []eventlog.Entry, seq uint64, newKey string,
 		return nil, err
 	}
 	out := append([]bus.Signal{s}, history...)
-	closing, err := Interruptions(newKey, st, at, fmt.Sprintf("forked from %s at seq %d", parentKey, seq))
+	// A question pending in the parent is the parent's: the fork closes it.
+	closing, err := interruptions(newKey, st, at, fmt.Sprintf("forked from %s at seq %d", parentKey, seq), false)
 	if err != nil {
 		return nil, err
 	}

@@ -64,6 +64,18 @@ func (it *TimelineItem) appendJSON(dst []byte) ([]byte, bool) {
 			return dst, false
 		}
 	}
+	if it.Approval != nil {
+		dst = append(dst, `,"approval":`...)
+		if dst, ok = appendMarshal(dst, it.Approval); !ok {
+			return dst, false
+		}
+	}
+	if it.LLM != nil {
+		dst = append(dst, `,"llm":`...)
+		if dst, ok = appendMarshal(dst, it.LLM); !ok {
+			return dst, false
+		}
+	}
 	return append(dst, '}'), true
 }
 
@@ -80,6 +92,14 @@ func (c *ToolCall) appendJSON(dst []byte) ([]byte, bool) {
 		if dst, ok = appendRaw(dst, c.Args); !ok {
 			return dst, false
 		}
+	}
+	if c.ArgsError != "" {
+		dst = append(dst, `,"args_error":`...)
+		dst = appendString(dst, c.ArgsError)
+	}
+	if c.ArgsText != "" {
+		dst = append(dst, `,"args_text":`...)
+		dst = appendString(dst, c.ArgsText)
 	}
 	dst = append(dst, `,"state":`...)
 	dst = appendString(dst, c.State)
@@ -175,6 +195,10 @@ func (m *Message) appendJSON(dst []byte) ([]byte, bool) {
 					return dst, false
 				}
 			}
+			if tc.ArgsText != "" {
+				dst = append(dst, `,"args_text":`...)
+				dst = appendString(dst, tc.ArgsText)
+			}
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')
@@ -182,6 +206,10 @@ func (m *Message) appendJSON(dst []byte) ([]byte, bool) {
 	if m.ToolCallID != "" {
 		dst = append(dst, `,"tool_call_id":`...)
 		dst = appendString(dst, m.ToolCallID)
+	}
+	if m.Request != "" {
+		dst = append(dst, `,"request":`...)
+		dst = appendString(dst, m.Request)
 	}
 	dst = append(dst, `,"seq":`...)
 	dst = strconv.AppendUint(dst, m.Seq, 10)

@@ -86,11 +86,23 @@ func drawTimeline(t *rapid.T) *Timeline {
 			Text:  jsonText().Draw(t, "text"),
 			Error: drawError(t, "item error"),
 		}
+		if rapid.Bool().Draw(t, "approval") {
+			it.Approval = &ApprovalItem{CallID: jsonText().Draw(t, "approval call"), Name: jsonText().Draw(t, "approval name"),
+				Args: rawJSON().Draw(t, "approval args"), Reason: jsonText().Draw(t, "approval reason"),
+				TimeoutMS: rapid.Int64().Draw(t, "approval timeout"), Decision: jsonText().Draw(t, "decision"),
+				Remember: jsonText().Draw(t, "remember"), By: jsonText().Draw(t, "by")}
+		}
+		if rapid.Bool().Draw(t, "llm") {
+			it.LLM = &LLMAttempt{Attempt: rapid.Int().Draw(t, "attempt"), Status: rapid.Int().Draw(t, "status"),
+				RetryInMS: rapid.Int64().Draw(t, "retry in"), Retryable: rapid.Bool().Draw(t, "retryable")}
+		}
 		if rapid.Bool().Draw(t, "tool") {
 			it.Tool = &ToolCall{
 				CallID:    jsonText().Draw(t, "call"),
 				Name:      jsonText().Draw(t, "name"),
 				Args:      rawJSON().Draw(t, "args"),
+				ArgsError: jsonText().Draw(t, "args error"),
+				ArgsText:  jsonText().Draw(t, "args text"),
 				State:     jsonText().Draw(t, "state"),
 				Output:    rawJSON().Draw(t, "output"),
 				Error:     drawError(t, "tool error"),
@@ -117,6 +129,7 @@ func drawMessages(t *rapid.T, label string) []Message {
 			Role:       jsonText().Draw(t, "role"),
 			Content:    jsonText().Draw(t, "content"),
 			ToolCallID: jsonText().Draw(t, "tool call id"),
+			Request:    jsonText().Draw(t, "request"),
 			Seq:        rapid.Uint64().Draw(t, "seq"),
 			Tokens:     rapid.Int().Draw(t, "tokens"),
 		}
@@ -125,7 +138,7 @@ func drawMessages(t *rapid.T, label string) []Message {
 			m.ToolCalls = []MessageCall{}
 		}
 		for range k {
-			m.ToolCalls = append(m.ToolCalls, MessageCall{ID: jsonText().Draw(t, "id"), Name: jsonText().Draw(t, "name"), Args: rawJSON().Draw(t, "args")})
+			m.ToolCalls = append(m.ToolCalls, MessageCall{ID: jsonText().Draw(t, "id"), Name: jsonText().Draw(t, "name"), Args: rawJSON().Draw(t, "args"), ArgsText: jsonText().Draw(t, "args text")})
 		}
 		ms = append(ms, m)
 	}

@@ -59,15 +59,24 @@ type Message struct {
 	Content    string        `json:"content"`
 	ToolCalls  []MessageCall `json:"tool_calls,omitempty"`
 	ToolCallID string        `json:"tool_call_id,omitempty"`
-	Seq        uint64        `json:"seq"`
-	Tokens     int           `json:"tokens"`
+	// Request is, on an assistant message, the id of the
+	// conversation.llm.requested it answers: its text and tool calls are
+	// one message whichever order they are logged in.
+	Request string `json:"request,omitempty"`
+	Seq     uint64 `json:"seq"`
+	Tokens  int    `json:"tokens"`
 }
 
-// MessageCall is a tool call an assistant message makes.
+// MessageCall is a tool call an assistant message makes. When the model's
+// arguments were not JSON, Args is {} and ArgsText holds them as the model
+// sent them: a provider that takes arguments as text (OpenAI's) gives the
+// model its own text back, the others {}; the call's result (a
+// conversation.tool.failed) says what was wrong with them.
 type MessageCall struct {
-	ID   string          `json:"id"`
-	Name string          `json:"name"`
-	Args json.RawMessage `json:"args,omitempty"`
+	ID       string          `json:"id"`
+	Name     string          `json:"name"`
+	Args     json.RawMessage `json:"args,omitempty"`
+	ArgsText string          `json:"args_text,omitempty"`
 }
 
 // EstimateTokens is the budget's estimate: four bytes a token, plus four
@@ -76,7 +85,7 @@ type MessageCall struct {
 func EstimateTokens(m *Message) int {
 	n := len(m.Content) + len(m.ToolCallID)
 	for _, c := range m.ToolCalls {
-		n += len(c.ID) + len(c.Name) + len(c.Args)
+		n += len(c.ID) + len(c.Name) + len(c.Args) + len(c.ArgsText)
 	}
 	return (n+3)/4 + 4
 }
@@ -90,7 +99,7 @@ func (LLMContextProjection) Name() string                   { return ViewLLMCont
 func (LLMContextProjection) Selector() projections.Selector { return selector }
 func (LLMContextProjection) Init() *LLMContext              { return &LLMContext{Messages: []Message{}} }
 func (p LLMContextProjection) Version() string {
-	return fmt.Sprintf("1+messages=%d,tokens=%d", p.Options.maxMessages(), p.Options.maxTokens())
+	return fmt.Sprintf("2+messages=%d,tokens=%d", p.Options.maxMessages(), p.Options.maxTokens())
 }
 
 // Apply implements projections.Projection.
@@ -110,9 +119,23 @@ func (p LLMContextProjection) Apply(c *LLMContext, e *projections.Entry) *LLMCon
 	case convevent.UserMessage:
 		m = Message{Role: RoleUser, Content: d.Text}
 	case convevent.AssistantMessage:
-		m = Message{Role: RoleAssistant, Content: d.Text}
+		// The answer's tool calls were logged first: the text joins them.
+		if i := c.answerOf(ev.CausationID); i >= 0 {
+			if last := &c.Messages[i]; d.Text != "" && last.Content == "" {
+				c.Tokens -= last.Tokens
+				last.Content = d.Text
+				last.Tokens = EstimateTokens(last)
+				c.Tokens += last.Tokens
+				p.trim(c)
+			}
+			return c
+		}
+		m = Message{Role: RoleAssistant, Content: d.Text, Request: ev.CausationID}
 	case convevent.ToolRequested:
 		call := MessageCall{ID: d.CallID, Name: d.Name, Args: d.Args}
+		if d.ArgsError != "" || len(d.Args) == 0 {
+			call.Args, call.ArgsText = json.RawMessage(`{}`), d.ArgsText
+		}
 		// The calls of one turn belong to the assistant message that ends
 		// the list, as providers expect.
 		if n := len(c.Messages); n > 0 && c.Messages[n-1].Role == RoleAssistant {
@@ -122,7 +145,7 @@ func (p LLMContextProjection) Apply(c *LLMContext, e *projections.Entry) *LLMCon
 			last.Tokens = EstimateTokens(last)
 			c.Tokens += last.Tokens
 		} else {
-			m = Message{Role: RoleAssistant, ToolCalls: []MessageCall{call}, Seq: ev.Seq}
+			m = Message{Role: RoleAssistant, ToolCalls: []MessageCall{call}, Request: ev.CausationID, Seq: ev.Seq}
 			p.add(c, m)
 		}
 		for i := range c.Early {
@@ -167,6 +190,25 @@ func (p LLMContextProjection) add(c *LLMContext, m Message) {
 	c.Messages = append(c.Messages, m)
 	c.Tokens += m.Tokens
 	p.trim(c)
+}
+
+// answerOf returns the index of the assistant message that holds the tool
+// calls of LLM request id, if it is the last message but for tool
+// results, or -1.
+func (c *LLMContext) answerOf(request string) int {
+	if request == "" {
+		return -1
+	}
+	for i := len(c.Messages) - 1; i >= 0; i-- {
+		switch m := &c.Messages[i]; {
+		case m.Role == RoleTool:
+			continue
+		case m.Role == RoleAssistant && m.Request == request && len(m.ToolCalls) > 0:
+			return i
+		}
+		return -1
+	}
+	return -1
 }
 
 // hasCall reports whether an assistant message in the list makes call id.

@@ -1,11 +1,13 @@
 package conversation
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Render writes the state of a read model (its JSON, as a projection query
@@ -61,7 +63,11 @@ func renderTimeline(w io.Writer, t *Timeline) {
 			if name == "" {
 				name = "(not requested yet)"
 			}
-			line := fmt.Sprintf("%4d  %-9s  %s %s %s", it.Seq, it.Kind, c.CallID, name, clip(string(c.Args), 60))
+			args := clip(string(c.Args), 60)
+			if c.ArgsError != "" {
+				args = fmt.Sprintf("%s (not JSON: %s)", clip(c.ArgsText, 40), clip(c.ArgsError, 60))
+			}
+			line := fmt.Sprintf("%4d  %-9s  %s %s %s", it.Seq, it.Kind, c.CallID, name, args)
 			line = strings.TrimRight(line, " ") + " -> " + c.State
 			switch {
 			case c.OutputRef != nil:
@@ -77,12 +83,68 @@ func renderTimeline(w io.Writer, t *Timeline) {
 				line += fmt.Sprintf(" (seq %d)", c.ResultSeq)
 			}
 			fmt.Fprintln(w, line)
+		case it.Approval != nil:
+			fmt.Fprintln(w, renderApproval(it))
 		case it.Error != nil:
-			fmt.Fprintf(w, "%4d  %-9s  %s: %s\n", it.Seq, it.Kind, it.Error.Type, clip(it.Error.Message, 80))
+			fmt.Fprintf(w, "%4d  %-9s  %s: %s%s\n", it.Seq, it.Kind, it.Error.Type, clip(it.Error.Message, 80), renderAttempt(it.LLM))
 		default:
 			fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%4d  %-9s  %s", it.Seq, it.Kind, clip(it.Text, 100)), " "))
 		}
 	}
+}
+
+// renderApproval is a line for an approval asked or given.
+func renderApproval(it TimelineItem) string {
+	a := it.Approval
+	line := fmt.Sprintf("%4d  %-9s  %s", it.Seq, it.Kind, a.CallID)
+	if it.Kind == ItemDecision {
+		line += " " + a.Decision
+		if a.By != "" {
+			line += " by " + a.By
+		}
+		if a.Remember != "" {
+			line += ", remember: " + a.Remember
+		}
+		if a.Reason != "" {
+			line += ": " + clip(a.Reason, 80)
+		}
+		if it.Text != "" {
+			line += " (" + it.Text + ")"
+		}
+		return line
+	}
+	line = strings.TrimRight(fmt.Sprintf("%s %s %s", line, a.Name, clip(string(a.Args), 60)), " ")
+	if a.Reason != "" {
+		line += ": " + clip(a.Reason, 80)
+	}
+	if a.TimeoutMS > 0 {
+		line += fmt.Sprintf(" (denied after %d ms without an answer)", a.TimeoutMS)
+	}
+	return line
+}
+
+// renderAttempt says which attempt of an LLM call failed and what next.
+func renderAttempt(a *LLMAttempt) string {
+	if a == nil {
+		return ""
+	}
+	var parts []string
+	if a.Attempt > 0 {
+		parts = append(parts, fmt.Sprintf("attempt %d", a.Attempt))
+	}
+	if a.Status > 0 {
+		parts = append(parts, fmt.Sprintf("HTTP %d", a.Status))
+	}
+	switch {
+	case a.RetryInMS > 0:
+		parts = append(parts, fmt.Sprintf("retry in %d ms", a.RetryInMS))
+	case a.Retryable:
+		parts = append(parts, "retryable")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 func renderLLMContext(w io.Writer, c *LLMContext) {
@@ -97,6 +159,9 @@ func renderLLMContext(w io.Writer, c *LLMContext) {
 		}
 		for _, tc := range m.ToolCalls {
 			line += fmt.Sprintf("  call %s %s %s", tc.ID, tc.Name, clip(string(tc.Args), 40))
+			if tc.ArgsText != "" {
+				line += " (sent as " + clip(tc.ArgsText, 40) + ")"
+			}
 		}
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
@@ -107,14 +172,37 @@ func renderStatus(w io.Writer, s *Status) {
 	if s.Parent != nil {
 		fmt.Fprintf(w, "forked from: %s at seq %d (event %s)\n", s.Parent.Conversation, s.Parent.Seq, s.Parent.EventID)
 	}
-	if s.LLMRequest != nil {
-		fmt.Fprintf(w, "llm call in flight: %s (seq %d)\n", s.LLMRequest.EventID, s.LLMRequest.Seq)
+	if r := s.LLMRequest; r != nil {
+		where := fmt.Sprintf("seq %d", r.Seq)
+		if r.Step > 0 {
+			where += fmt.Sprintf(", step %d", r.Step)
+		}
+		if r.Attempt > 1 {
+			where += fmt.Sprintf(", attempt %d", r.Attempt)
+		}
+		fmt.Fprintf(w, "llm call in flight: %s (%s)\n", r.EventID, where)
 	}
 	if len(s.PendingTools) == 0 {
 		fmt.Fprintln(w, "pending tool calls: none")
 	}
 	for _, p := range s.PendingTools {
-		fmt.Fprintf(w, "pending tool call: %s %s (%s, seq %d)\n", p.CallID, p.Name, p.State, p.Seq)
+		line := fmt.Sprintf("pending tool call: %s %s (%s, seq %d)", p.CallID, p.Name, p.State, p.Seq)
+		if a := p.Approval; a != nil {
+			line += fmt.Sprintf(": approval asked at seq %d", a.Seq)
+			if a.Reason != "" {
+				line += ", " + clip(a.Reason, 80)
+			}
+			if a.TimeoutMS > 0 && a.Decision == "" {
+				line += fmt.Sprintf(", denied at %s without an answer", a.At.Add(time.Duration(a.TimeoutMS)*time.Millisecond).UTC().Format(time.RFC3339))
+			}
+			if a.Decision != "" {
+				line += fmt.Sprintf("; %s by %s", a.Decision, cmp.Or(a.By, "(unknown)"))
+			}
+		}
+		fmt.Fprintln(w, line)
+	}
+	if len(s.RememberedTools) > 0 {
+		fmt.Fprintf(w, "approved for the conversation: %s\n", strings.Join(s.RememberedTools, ", "))
 	}
 	fmt.Fprintf(w, "last: seq %d %s\n", s.LastSeq, s.LastType)
 }
@@ -134,6 +222,22 @@ func renderDiagnostics(w io.Writer, d *Diagnostics) {
 		fmt.Fprintf(w, "  %s: %d\n", t, d.ByType[t])
 	}
 	fmt.Fprintf(w, "llm calls: %d, failures: %d, retries: %d\n", d.LLMCalls, d.LLMFailures, d.Retries)
+	if len(d.LLMFailuresByType) > 0 {
+		kinds := make([]string, 0, len(d.LLMFailuresByType))
+		for k := range d.LLMFailuresByType {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		for _, k := range kinds {
+			fmt.Fprintf(w, "  failed %s: %d\n", k, d.LLMFailuresByType[k])
+		}
+	}
+	if d.RetryWaitMS > 0 {
+		fmt.Fprintf(w, "  waited before retries: %d ms\n", d.RetryWaitMS)
+	}
+	if a := d.Approvals; a != (ApprovalCounts{}) {
+		fmt.Fprintf(w, "approvals: requested %d, approved %d (remembered %d), denied %d (timed out %d)\n", a.Requested, a.Approved, a.Remembered, a.Denied, a.TimedOut)
+	}
 	fmt.Fprintf(w, "tool calls: %d, failures: %d, timeouts: %d, cancelled: %d, interrupted: %d\n", d.ToolCalls, d.ToolFailures, d.ToolTimeouts, d.ToolCancelled, d.Interrupted)
 	fmt.Fprintf(w, "tokens: in %d, out %d\n", d.Usage.InputTokens, d.Usage.OutputTokens)
 	models := make([]string, 0, len(d.UsageByModel))

@@ -15,11 +15,25 @@ import (
 // and when it handles conversation.resume, so that nothing requested is
 // silently forgotten.
 //
+// A call awaiting approval is not work in flight but a question to a
+// person: it stays pending (a restart keeps pending approvals, same call
+// ids). A call already denied is closed as the loop would close it:
+// conversation.tool.failed with error type denied and the loop's id
+// "tool.<call id>.failed", so that the loop recording it too is a
+// duplicate.
+//
 // It is pure: ids derive from what each event closes ("interrupted.<call
 // id>", "interrupted.<llm request event id>"), so calling it again after a
 // crash gives the same events, which the log then drops as duplicates.
 // at is the time the events carry; why goes into their message.
 func Interruptions(key string, st *Status, at time.Time, why string) ([]bus.Signal, error) {
+	return interruptions(key, st, at, why, true)
+}
+
+// interruptions is Interruptions; keepApprovals false closes the calls
+// awaiting approval too (a fork, where nobody will answer the parent's
+// questions).
+func interruptions(key string, st *Status, at time.Time, why string, keepApprovals bool) ([]bus.Signal, error) {
 	if why == "" {
 		why = "the conversation was interrupted"
 	}
@@ -44,6 +58,18 @@ func Interruptions(key string, st *Status, at time.Time, why string) ([]bus.Sign
 	}
 	var todo []work
 	for _, p := range st.PendingTools {
+		switch {
+		case p.State == ToolAwaitingApproval && keepApprovals:
+			continue
+		case p.State == ToolDenied:
+			todo = append(todo, work{p.Seq, func() error {
+				return add(convevent.ToolFailed, "tool."+p.CallID+".failed", p.CallID, convevent.Data{
+					CallID: p.CallID,
+					Error:  bus.Errorf(convevent.ReasonDenied, "tool call %s (%s) was denied%s", p.CallID, p.Name, deniedBy(p.Approval)),
+				})
+			}})
+			continue
+		}
 		todo = append(todo, work{p.Seq, func() error {
 			return add(convevent.ToolFailed, "interrupted."+p.CallID, p.CallID, convevent.Data{
 				CallID: p.CallID,
@@ -54,7 +80,8 @@ func Interruptions(key string, st *Status, at time.Time, why string) ([]bus.Sign
 	if r := st.LLMRequest; r != nil {
 		todo = append(todo, work{r.Seq, func() error {
 			return add(convevent.LLMFailed, "interrupted."+r.EventID, r.EventID, convevent.Data{
-				Error: bus.Errorf(convevent.ReasonInterrupted, "LLM call %s did not finish: %s", r.EventID, why),
+				Error:   bus.Errorf(convevent.ReasonInterrupted, "LLM call %s did not finish: %s", r.EventID, why),
+				Attempt: r.Attempt,
 			})
 		}})
 	}
@@ -70,4 +97,12 @@ func Interruptions(key string, st *Status, at time.Time, why string) ([]bus.Sign
 		}
 	}
 	return out, nil
+}
+
+// deniedBy names who denied a call, for the message of its failure.
+func deniedBy(a *PendingApproval) string {
+	if a == nil || a.By == "" {
+		return ""
+	}
+	return " by " + a.By
 }

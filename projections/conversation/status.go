@@ -13,9 +13,12 @@ const (
 	StateIdle          = "idle"           // nothing in flight
 	StateAwaitingLLM   = "awaiting_llm"   // an LLM call was requested and has no outcome yet
 	StateAwaitingTools = "awaiting_tools" // tool calls are pending
-	StateCompleted     = "completed"      // stopped with reason completed
-	StateFailed        = "failed"         // the last LLM call failed, or stopped with reason failed
-	StateCancelled     = "cancelled"      // cancelled (pending tool calls may still be listed)
+	// StateAwaitingApproval: a tool call waits for a person's approval
+	// (it wins over awaiting_tools: the turn cannot end without one).
+	StateAwaitingApproval = "awaiting_approval"
+	StateCompleted        = "completed" // stopped with reason completed
+	StateFailed           = "failed"    // the last LLM call failed, or stopped with reason failed
+	StateCancelled        = "cancelled" // cancelled (pending tool calls may still be listed)
 )
 
 // Status is where a conversation stands and what it waits for.
@@ -36,6 +39,9 @@ type Status struct {
 	Stopped   string `json:"stopped,omitempty"`
 	Cancelled bool   `json:"cancelled,omitempty"`
 	LLMFailed bool   `json:"llm_failed,omitempty"`
+	// RememberedTools are the tools approved with remember
+	// "conversation": their calls are not asked about again.
+	RememberedTools []string `json:"remembered_tools,omitempty"`
 	// LastSeq and LastEventID name the last conversation event folded.
 	LastSeq     uint64    `json:"last_seq"`
 	LastEventID string    `json:"last_event_id,omitempty"`
@@ -48,27 +54,49 @@ type Status struct {
 // away) must not make a state grow without end.
 const maxEarly = 64
 
-// PendingTool is a tool call without an outcome.
+// PendingTool is a tool call without an outcome. Its State is
+// ToolRequested, ToolRunning, ToolAwaitingApproval (from
+// conversation.tool.approval.requested to the decision), or ToolDenied (a
+// person or the timeout denied it; the loop then records its
+// conversation.tool.failed with error type denied, which closes it).
 type PendingTool struct {
 	CallID  string `json:"call_id"`
 	Name    string `json:"name"`
-	State   string `json:"state"` // requested or running
+	State   string `json:"state"`
 	Seq     uint64 `json:"seq"`
 	EventID string `json:"event_id"`
+	// Approval is the latest approval asked for the call, kept after the
+	// decision (which it then records).
+	Approval *PendingApproval `json:"approval,omitempty"`
+}
+
+// PendingApproval is a conversation.tool.approval.requested and, once
+// given, its decision.
+type PendingApproval struct {
+	EventID   string    `json:"event_id"`
+	Seq       uint64    `json:"seq"`
+	At        time.Time `json:"at"` // the request's time: the timeout runs from it
+	Reason    string    `json:"reason,omitempty"`
+	TimeoutMS int64     `json:"timeout_ms,omitempty"`
+	Decision  string    `json:"decision,omitempty"`
+	By        string    `json:"by,omitempty"`
 }
 
 // PendingLLM is an LLM call without an outcome.
 type PendingLLM struct {
-	EventID string `json:"event_id"`
-	Seq     uint64 `json:"seq"`
-	Model   string `json:"model,omitempty"`
+	EventID  string `json:"event_id"`
+	Seq      uint64 `json:"seq"`
+	Model    string `json:"model,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Step     int    `json:"step,omitempty"`
+	Attempt  int    `json:"attempt,omitempty"`
 }
 
 // StatusProjection folds conversation events into a Status.
 type StatusProjection struct{}
 
 func (StatusProjection) Name() string                   { return ViewStatus }
-func (StatusProjection) Version() string                { return "1" }
+func (StatusProjection) Version() string                { return "2" }
 func (StatusProjection) Selector() projections.Selector { return selector }
 func (StatusProjection) Init() *Status                  { return NewStatus() }
 
@@ -96,7 +124,7 @@ func (s *Status) Fold(ev *Event) {
 		// was cancelled; a stopped one needs a resume.
 		s.Cancelled, s.LLMFailed = false, false
 	case convevent.LLMRequested:
-		s.LLMRequest = &PendingLLM{EventID: ev.ID, Seq: ev.Seq, Model: d.Model}
+		s.LLMRequest = &PendingLLM{EventID: ev.ID, Seq: ev.Seq, Model: d.Model, Provider: d.Provider, Step: d.Step, Attempt: d.Attempt}
 		s.LLMFailed = false
 	case convevent.LLMCompleted:
 		s.LLMRequest = nil
@@ -111,6 +139,28 @@ func (s *Status) Fold(ev *Event) {
 	case convevent.ToolStarted:
 		if i := s.pending(d.CallID); i >= 0 {
 			s.PendingTools[i].State = ToolRunning
+		}
+	case convevent.ToolApprovalRequested:
+		// Only a call that has not started can wait for approval.
+		if i := s.pending(d.CallID); i >= 0 && s.PendingTools[i].State == ToolRequested {
+			p := &s.PendingTools[i]
+			p.State = ToolAwaitingApproval
+			p.Approval = &PendingApproval{EventID: ev.ID, Seq: ev.Seq, At: ev.Time, Reason: d.Reason, TimeoutMS: d.TimeoutMS}
+		}
+	case convevent.ToolApproval:
+		// The first decision counts; a late or repeated one changes nothing.
+		if i := s.pending(d.CallID); i >= 0 && s.PendingTools[i].State == ToolAwaitingApproval {
+			p := &s.PendingTools[i]
+			p.Approval.Decision, p.Approval.By = d.Decision, d.By
+			switch d.Decision {
+			case convevent.DecisionApprove:
+				p.State = ToolRequested
+				if d.Remember == convevent.RememberConversation && !slices.Contains(s.RememberedTools, p.Name) {
+					s.RememberedTools = append(s.RememberedTools, p.Name)
+				}
+			case convevent.DecisionDeny:
+				p.State = ToolDenied
+			}
 		}
 	case convevent.ToolCompleted, convevent.ToolFailed, convevent.ToolCancelled, convevent.ToolTimeout:
 		if i := s.pending(d.CallID); i >= 0 {
@@ -149,6 +199,8 @@ func (s *Status) derive() string {
 		return StateCompleted
 	case s.Cancelled:
 		return StateCancelled
+	case s.awaitingApproval():
+		return StateAwaitingApproval
 	case s.LLMRequest != nil:
 		return StateAwaitingLLM
 	case len(s.PendingTools) > 0:
@@ -157,4 +209,14 @@ func (s *Status) derive() string {
 		return StateFailed
 	}
 	return StateIdle
+}
+
+// awaitingApproval reports whether a pending call waits for a decision.
+func (s *Status) awaitingApproval() bool {
+	for i := range s.PendingTools {
+		if s.PendingTools[i].State == ToolAwaitingApproval {
+			return true
+		}
+	}
+	return false
 }

@@ -26,6 +26,11 @@ const (
 	ItemCancel    = "cancel"
 	ItemResume    = "resume"
 	ItemStopped   = "stopped"
+	// ItemApproval is a conversation.tool.approval.requested (the call id,
+	// tool, args and why), ItemDecision its answer (who, approve or deny,
+	// remember).
+	ItemApproval = "approval"
+	ItemDecision = "decision"
 )
 
 // TimelineItem is one line of a timeline. A tool call is one item from its
@@ -38,6 +43,31 @@ type TimelineItem struct {
 	Text  string     `json:"text,omitempty"`
 	Tool  *ToolCall  `json:"tool,omitempty"`
 	Error *bus.Error `json:"error,omitempty"`
+	// Approval is set on ItemApproval and ItemDecision items.
+	Approval *ApprovalItem `json:"approval,omitempty"`
+	// LLM is set on an ItemLLMError: which attempt failed and what next.
+	LLM *LLMAttempt `json:"llm,omitempty"`
+}
+
+// ApprovalItem is an approval asked (Name, Args, Reason, TimeoutMS) or
+// given (Decision, Remember, By, Reason).
+type ApprovalItem struct {
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name,omitempty"`
+	Args      json.RawMessage `json:"args,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+	TimeoutMS int64           `json:"timeout_ms,omitempty"`
+	Decision  string          `json:"decision,omitempty"`
+	Remember  string          `json:"remember,omitempty"`
+	By        string          `json:"by,omitempty"`
+}
+
+// LLMAttempt is what a conversation.llm.failed says of its attempt.
+type LLMAttempt struct {
+	Attempt   int   `json:"attempt,omitempty"`
+	Status    int   `json:"status,omitempty"`      // HTTP status
+	RetryInMS int64 `json:"retry_in_ms,omitempty"` // 0: not retried, or at once when Retryable
+	Retryable bool  `json:"retryable,omitempty"`
 }
 
 // Tool call states.
@@ -48,6 +78,11 @@ const (
 	ToolFailed    = "failed"
 	ToolCancelled = "cancelled"
 	ToolTimedOut  = "timeout"
+	// ToolAwaitingApproval: the call waits for conversation.tool.approval.
+	ToolAwaitingApproval = "awaiting_approval"
+	// ToolDenied: the call was denied; its conversation.tool.failed
+	// (error type denied) follows.
+	ToolDenied = "denied"
 )
 
 // ToolCall is a tool call and, once known, its outcome.
@@ -55,6 +90,8 @@ type ToolCall struct {
 	CallID    string                 `json:"call_id"`
 	Name      string                 `json:"name,omitempty"`
 	Args      json.RawMessage        `json:"args,omitempty"`
+	ArgsError string                 `json:"args_error,omitempty"` // the arguments were not JSON: why
+	ArgsText  string                 `json:"args_text,omitempty"`  // and as the model sent them
 	State     string                 `json:"state"`
 	Output    json.RawMessage        `json:"output,omitempty"`
 	OutputRef *convevent.ArtifactRef `json:"output_ref,omitempty"`
@@ -68,7 +105,7 @@ type ToolCall struct {
 type TimelineProjection struct{}
 
 func (TimelineProjection) Name() string                   { return ViewTimeline }
-func (TimelineProjection) Version() string                { return "1" }
+func (TimelineProjection) Version() string                { return "2" }
 func (TimelineProjection) Selector() projections.Selector { return selector }
 func (TimelineProjection) Init() *Timeline                { return &Timeline{Items: []TimelineItem{}} }
 
@@ -86,9 +123,36 @@ func (TimelineProjection) Apply(t *Timeline, e *projections.Entry) *Timeline {
 	case convevent.UserMessage:
 		item.Kind, item.Text = ItemUser, d.Text
 	case convevent.AssistantMessage:
+		if d.Text == "" && d.ToolCalls > 0 {
+			return t // nothing to read: the answer is its tool calls, items of their own
+		}
 		item.Kind, item.Text = ItemAssistant, d.Text
 	case convevent.LLMFailed:
 		item.Kind, item.Error = ItemLLMError, d.Error
+		if d.Attempt > 0 || d.Status > 0 || d.RetryInMS > 0 || d.Retryable {
+			item.LLM = &LLMAttempt{Attempt: d.Attempt, Status: d.Status, RetryInMS: d.RetryInMS, Retryable: d.Retryable}
+		}
+	case convevent.ToolApprovalRequested:
+		item.Kind = ItemApproval
+		item.Approval = &ApprovalItem{CallID: d.CallID, Name: d.Name, Args: d.Args, Reason: d.Reason, TimeoutMS: d.TimeoutMS}
+		if i := t.findCall(d.CallID, false); i >= 0 && t.Items[i].Tool.State == ToolRequested {
+			t.Items[i].Tool.State = ToolAwaitingApproval
+		}
+	case convevent.ToolApproval:
+		item.Kind = ItemDecision
+		item.Approval = &ApprovalItem{CallID: d.CallID, Decision: d.Decision, Remember: d.Remember, By: d.By, Reason: d.Reason}
+		i := t.findCall(d.CallID, false)
+		if i < 0 || t.Items[i].Tool.State != ToolAwaitingApproval {
+			// As in Status, only the first answer to a question counts.
+			item.Text = "ignored: the call was not awaiting approval"
+			break
+		}
+		switch d.Decision {
+		case convevent.DecisionApprove:
+			t.Items[i].Tool.State = ToolRequested
+		case convevent.DecisionDeny:
+			t.Items[i].Tool.State = ToolDenied
+		}
 	case convevent.Cancel:
 		item.Kind, item.Text = ItemCancel, d.Reason
 	case convevent.Resume:
@@ -96,7 +160,7 @@ func (TimelineProjection) Apply(t *Timeline, e *projections.Entry) *Timeline {
 	case convevent.Stopped:
 		item.Kind, item.Text = ItemStopped, stopReason(d.Reason)
 	case convevent.ToolRequested:
-		call := &ToolCall{CallID: d.CallID, Name: d.Name, Args: d.Args, State: ToolRequested}
+		call := &ToolCall{CallID: d.CallID, Name: d.Name, Args: d.Args, ArgsError: d.ArgsError, ArgsText: d.ArgsText, State: ToolRequested}
 		// An outcome that arrived first is folded into the call now.
 		if i := t.findCall(d.CallID, true); i >= 0 {
 			orphan := t.Items[i].Tool
@@ -142,7 +206,7 @@ func updateCall(c *ToolCall, ev *Event) {
 	d := &ev.Data
 	switch ev.Type {
 	case convevent.ToolStarted:
-		if c.State == ToolRequested {
+		if c.State == ToolRequested || c.State == ToolAwaitingApproval {
 			c.State = ToolRunning
 		}
 		return

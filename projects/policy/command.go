@@ -20,10 +20,16 @@ type CommandRules struct {
 	// WithoutLandlock is what to do where the kernel has no Landlock:
 	// "refuse" (the default) or "warn" (run unconfined, with a warning).
 	WithoutLandlock string `yaml:"without_landlock"`
+	// WithoutNamespaces is what to do where the system does not let
+	// jido-bus create an unprivileged user and mount namespace, which is
+	// how a command is kept from writing .jido and .git (Landlock cannot
+	// take writes away from part of the writable root): "refuse" (the
+	// default) or "warn" (run with .jido and .git writable, with a warning).
+	WithoutNamespaces string `yaml:"without_namespaces"`
 }
 
 func defaultCommands() CommandRules {
-	return CommandRules{Env: []string{"PATH", "LANG", "LC_ALL", "TERM", "TZ"}, WithoutLandlock: "refuse"}
+	return CommandRules{Env: []string{"PATH", "LANG", "LC_ALL", "TERM", "TZ"}, WithoutLandlock: "refuse", WithoutNamespaces: "refuse"}
 }
 
 func (c CommandRules) validate() error {
@@ -31,6 +37,11 @@ func (c CommandRules) validate() error {
 	case "refuse", "warn":
 	default:
 		return bus.Errorf(bus.ReasonInvalidRequest, "commands.without_landlock is %q; use refuse or warn", c.WithoutLandlock)
+	}
+	switch c.WithoutNamespaces {
+	case "refuse", "warn":
+	default:
+		return bus.Errorf(bus.ReasonInvalidRequest, "commands.without_namespaces is %q; use refuse or warn", c.WithoutNamespaces)
 	}
 	for _, p := range c.Programs {
 		if p == "" {

@@ -38,6 +38,16 @@ type CommandSpec struct {
 	// WithoutLandlock is "refuse" or "warn": what to do where the kernel
 	// cannot confine the command.
 	WithoutLandlock string `json:"without_landlock"`
+	// Protect names the entries directly under Root (the data dir and
+	// .git) a command may read but not change; the helper bind-mounts each
+	// that exists read-only over itself in the command's mount namespace.
+	Protect []string `json:"protect,omitempty"`
+	// WithoutNamespaces is "refuse" or "warn": what to do where no user
+	// namespace can be created to keep Protect read-only.
+	WithoutNamespaces string `json:"without_namespaces"`
+	// MountNS, set by Exec, says the helper runs in a new user and mount
+	// namespace of its own, with the capabilities to mount there.
+	MountNS bool `json:"mount_ns,omitempty"`
 	// TempDir, set by Exec, is a private writable folder (TMPDIR) removed
 	// when the command ends.
 	TempDir string `json:"temp_dir,omitempty"`
@@ -80,14 +90,16 @@ func (s *Sandbox) Command(tool string, req CommandRequest, environ []string) (*C
 	}
 	c := s.Policy.Commands
 	return &CommandSpec{
-		Program:         program,
-		Argv:            slices.Clone(req.Argv),
-		Dir:             filepath.Join(s.Root.Path(), filepath.FromSlash(res.rel)),
-		DirRel:          res.rel,
-		Env:             env,
-		Root:            s.Root.Path(),
-		Network:         c.Network,
-		WithoutLandlock: c.WithoutLandlock,
+		Program:           program,
+		Argv:              slices.Clone(req.Argv),
+		Dir:               filepath.Join(s.Root.Path(), filepath.FromSlash(res.rel)),
+		DirRel:            res.rel,
+		Env:               env,
+		Root:              s.Root.Path(),
+		Network:           c.Network,
+		WithoutLandlock:   c.WithoutLandlock,
+		Protect:           s.Policy.protected(),
+		WithoutNamespaces: c.WithoutNamespaces,
 	}, nil
 }
 

@@ -64,7 +64,8 @@ func Exec(ctx context.Context, spec *CommandSpec, opts ExecOptions) (*CommandRes
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("run_command %s not started: %w", spec.Program, err)
 	}
-	warning, err := Protection().admit(spec)
+	prot := Protection()
+	warning, err := prot.admit(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -87,14 +88,20 @@ func Exec(ctx context.Context, spec *CommandSpec, opts ExecOptions) (*CommandRes
 	defer os.RemoveAll(tmp)
 	s := *spec
 	s.TempDir = tmp
+	s.MountNS = prot.Namespaces && len(spec.Protect) > 0
+	absent := missingEntries(spec.Root, spec.Protect)
 	s.Env = append(append([]string(nil), spec.Env...), "TMPDIR="+tmp)
 	data, err := json.Marshal(&s)
 	if err != nil {
 		return nil, fmt.Errorf("run_command: encode the spec: %w", err)
 	}
-	res, err := run(ctx, helper, data, max)
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	if s.MountNS {
+		attr = namespaceAttr()
+	}
+	res, err := run(ctx, helper, attr, data, max)
 	if res != nil {
-		res.Warning = warning
+		res.Warning = joinWarnings(warning, createdWarning(spec.Root, absent))
 	}
 	if err != nil {
 		return res, fmt.Errorf("run_command %s: %w", spec.Argv[0], err)
@@ -133,7 +140,7 @@ func closeAll(fs ...*os.File) {
 	}
 }
 
-func run(ctx context.Context, helper []string, spec []byte, max int64) (*CommandResult, error) {
+func run(ctx context.Context, helper []string, attr *syscall.SysProcAttr, spec []byte, max int64) (*CommandResult, error) {
 	p, err := newPipes()
 	if err != nil {
 		return nil, err
@@ -145,7 +152,7 @@ func run(ctx context.Context, helper []string, spec []byte, max int64) (*Command
 	cmd.ExtraFiles = []*os.File{p.stW} // fd 3, helperStatusFD
 	cmd.Env = []string{}               // the helper needs nothing; the program gets spec.Env
 	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = attr // Setpgid, and with namespaces the new user and mount namespace
 	start := time.Now()
 	err = cmd.Start()
 	p.closeWrite()

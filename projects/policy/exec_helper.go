@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/jido-bus/jido-bus/bus"
@@ -48,15 +50,16 @@ func HelperMain() int {
 	syscall.CloseOnExec(helperStatusFD)
 	status := os.NewFile(helperStatusFD, "status")
 	err := helperRun(os.Stdin)
-	s := helperStatus{Type: bus.ErrorType(err), Message: err.Error()}
-	if s.Type == "" {
-		s.Type = bus.ReasonInternal
-	}
+	e := bus.AsError(err) // the type word travels in its own member, not twice in the message
+	s := helperStatus{Type: e.Type, Message: e.Message}
 	json.NewEncoder(status).Encode(s)
 	return 127
 }
 
 func helperRun(stdin io.Reader) error {
+	// Capabilities are per thread and execve keeps the calling thread's:
+	// every step below and the exec run on this one.
+	runtime.LockOSThread()
 	data, err := io.ReadAll(io.LimitReader(stdin, maxSpec+1))
 	if err != nil {
 		return fmt.Errorf("sandbox-exec: read the command spec: %w", err)
@@ -72,6 +75,16 @@ func helperRun(stdin io.Reader) error {
 	}
 	if err := spec.check(); err != nil {
 		return err
+	}
+	if spec.MountNS {
+		// Before entering the working directory: a directory entered
+		// before the mounts would still be the writable one.
+		if err := protectEntries(&spec); err != nil {
+			return denied("sandbox-exec: could not keep %s read-only (%v); set commands.without_namespaces: warn to run commands without this protection", strings.Join(spec.Protect, " and "), err)
+		}
+		if err := dropCapabilities(); err != nil {
+			return fmt.Errorf("sandbox-exec: %w", err)
+		}
 	}
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
@@ -90,7 +103,8 @@ func helperRun(stdin io.Reader) error {
 	if wd, err := unix.Getwd(); err != nil || wd != spec.Dir {
 		return outsideRoot(spec.DirRel, "changed into a link between the check and the start of the command (it is now %s)", wd)
 	}
-	prot := Protection()
+	prot := landlockConfinement()
+	prot.Namespaces = spec.MountNS
 	if _, err := prot.admit(&spec); err != nil {
 		return err
 	}
@@ -125,6 +139,13 @@ func (s *CommandSpec) check() error {
 		return bad("temp dir is not an absolute path below /")
 	case s.WithoutLandlock != "refuse" && s.WithoutLandlock != "warn":
 		return bad("without_landlock is neither refuse nor warn")
+	case s.WithoutNamespaces != "refuse" && s.WithoutNamespaces != "warn":
+		return bad("without_namespaces is neither refuse nor warn")
+	}
+	for _, p := range s.Protect {
+		if p == "" || p == "." || p == ".." || strings.ContainsRune(p, '/') {
+			return bad("protected entries are not names directly under the root")
+		}
 	}
 	return nil
 }

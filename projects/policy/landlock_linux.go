@@ -11,6 +11,14 @@ import (
 
 // Protection reports what the running kernel lets run_command enforce.
 func Protection() Confinement {
+	c := landlockConfinement()
+	c.Namespaces = namespacesWork()
+	return c
+}
+
+// landlockConfinement is Protection without the namespace probe: the
+// helper knows from its spec whether it runs in a namespace.
+func landlockConfinement() Confinement {
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil || abi < 0 {
 		abi = 0

@@ -18,10 +18,11 @@ type file struct {
 		ReadOnly *[]string `yaml:"read_only"`
 	} `yaml:"paths"`
 	Commands struct {
-		Programs        *[]string `yaml:"programs"`
-		Env             *[]string `yaml:"env"`
-		Network         *bool     `yaml:"network"`
-		WithoutLandlock *string   `yaml:"without_landlock"`
+		Programs          *[]string `yaml:"programs"`
+		Env               *[]string `yaml:"env"`
+		Network           *bool     `yaml:"network"`
+		WithoutLandlock   *string   `yaml:"without_landlock"`
+		WithoutNamespaces *string   `yaml:"without_namespaces"`
 	} `yaml:"commands"`
 }
 
@@ -42,6 +43,7 @@ type file struct {
 //	  env: [PATH, LANG, LC_ALL, TERM, TZ]
 //	  network: false
 //	  without_landlock: refuse   # or warn
+//	  without_namespaces: refuse # or warn: .jido and .git writable by commands
 func Load(name string, data []byte) (*Policy, error) {
 	var f file
 	if err := yaml.UnmarshalWithOptions(data, &f, yaml.DisallowUnknownField()); err != nil {
@@ -58,6 +60,7 @@ func Load(name string, data []byte) (*Policy, error) {
 	set(&p.Commands.Env, f.Commands.Env)
 	set(&p.Commands.Network, f.Commands.Network)
 	set(&p.Commands.WithoutLandlock, f.Commands.WithoutLandlock)
+	set(&p.Commands.WithoutNamespaces, f.Commands.WithoutNamespaces)
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

@@ -33,6 +33,11 @@ const (
 	Cancel           = "conversation.cancel"
 	Resume           = "conversation.resume"
 	Stopped          = "conversation.stopped"
+
+	// ToolApprovalRequested: the policy says ask; the call waits for a
+	// ToolApproval. Both have the call id as causationid.
+	ToolApprovalRequested = "conversation.tool.approval.requested"
+	ToolApproval          = "conversation.tool.approval"
 )
 
 // Types lists every conversation event type, transient ones included.
@@ -41,6 +46,7 @@ func Types() []string {
 		Started, UserMessage, AssistantDelta, AssistantMessage,
 		LLMRequested, LLMCompleted, LLMFailed,
 		ToolRequested, ToolStarted, ToolCompleted, ToolFailed, ToolCancelled, ToolTimeout,
+		ToolApprovalRequested, ToolApproval,
 		Cancel, Resume, Stopped,
 	}
 }
@@ -63,6 +69,33 @@ const ExtParentID = "parentid"
 // Error types of interrupted work: a tool call or LLM call that was
 // requested but never finished before a restart, a resume or a fork.
 const ReasonInterrupted = "interrupted"
+
+// Error types of conversation.llm.failed besides ReasonInterrupted (and of
+// conversation.tool.failed for ReasonDenied and ReasonCancelled). The
+// executor classifies a provider's failure; the loop ends a turn with
+// ReasonMaxSteps or ReasonMaxToolCalls.
+const (
+	ReasonCancelled    = "cancelled"      // the turn was cancelled
+	ReasonAuth         = "auth"           // 401 or 403: the key is missing, wrong or not allowed
+	ReasonRateLimited  = "rate_limited"   // 429: retried after Retry-After or a backoff
+	ReasonServer       = "server"         // 5xx: retried with a backoff
+	ReasonBadRequest   = "bad_request"    // another 4xx: not retried
+	ReasonStream       = "stream"         // the stream was cut or malformed: retried
+	ReasonTimeout      = "timeout"        // the call ran past its time limit
+	ReasonMaxSteps     = "max_steps"      // the turn made Limits.MaxSteps LLM calls
+	ReasonMaxToolCalls = "max_tool_calls" // the turn made Limits.MaxToolCalls tool calls
+	ReasonConfig       = "config"         // no provider, model or key to call
+	ReasonDenied       = "denied"         // a person (or the approval timeout) denied the tool call
+)
+
+// Decisions of conversation.tool.approval, and its only remember value.
+const (
+	DecisionApprove      = "approve"
+	DecisionDeny         = "deny"
+	RememberConversation = "conversation"
+	// ApprovalTimeoutReason is the reason of the node's automatic deny.
+	ApprovalTimeoutReason = "timeout"
+)
 
 // Stopped reasons that set the conversation's final status.
 const (

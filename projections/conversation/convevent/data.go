@@ -7,7 +7,7 @@ import (
 )
 
 // Data is the data of any conversation event: the union of the members the
-// sixteen schemas define, so that an entry is decoded once, whatever its
+// schemas define, so that an entry is decoded once, whatever its
 // type, and every read model reads what it needs from the same value. Each
 // member is documented with the types that carry it; the schemas say which
 // are required.
@@ -18,13 +18,24 @@ type Data struct {
 	Title          string      `json:"title,omitempty"`
 	System         string      `json:"system,omitempty"`
 	Parent         *ForkOrigin `json:"parent,omitempty"`
+	// started: this conversation's model configuration and loop limits,
+	// over the project's (nil: the project's)
+	LLM    *LLMConfig `json:"llm,omitempty"`
+	Limits *Limits    `json:"limits,omitempty"`
 	// started, llm.requested, llm.completed
 	Model string `json:"model,omitempty"`
+	// llm.requested
+	Provider string `json:"provider,omitempty"`
+	// llm.requested: the step of the turn, from 1
+	Step int `json:"step,omitempty"`
 	// user.message, assistant.message, assistant.delta
 	Text  string `json:"text,omitempty"`
 	Index int    `json:"index,omitempty"`
-	// llm.requested: 1 for a first call, above 1 for a retry
+	// llm.requested, llm.failed: 1 for a first call, above 1 for a retry
 	Attempt int `json:"attempt,omitempty"`
+	// llm.completed, assistant.message: how many tool.requested the answer
+	// produced
+	ToolCalls int `json:"tool_calls,omitempty"`
 	// llm.completed
 	Usage      *Usage `json:"usage,omitempty"`
 	StopReason string `json:"stop_reason,omitempty"`
@@ -33,19 +44,35 @@ type Data struct {
 	// llm.failed, tool.failed
 	Error     *bus.Error `json:"error,omitempty"`
 	Retryable bool       `json:"retryable,omitempty"`
+	// llm.failed: the delay before the next attempt in milliseconds, 0
+	// when absent (not retried; Retryable with 0 is a retry at once), and
+	// the provider's HTTP status when there was one
+	RetryInMS int64 `json:"retry_in_ms,omitempty"`
+	Status    int   `json:"status,omitempty"`
 	// tool.*
 	CallID string `json:"call_id,omitempty"`
-	// tool.requested
+	// tool.requested, tool.approval.requested
 	Name string          `json:"name,omitempty"`
 	Args json.RawMessage `json:"args,omitempty"`
+	// tool.requested: the arguments were not valid JSON; Args is then
+	// absent and ArgsText holds them as the model sent them
+	ArgsError string `json:"args_error,omitempty"`
+	ArgsText  string `json:"args_text,omitempty"`
+	// tool.approval: DecisionApprove or DecisionDeny, RememberConversation
+	// or "", and who decided
+	Decision string `json:"decision,omitempty"`
+	Remember string `json:"remember,omitempty"`
+	By       string `json:"by,omitempty"`
 	// tool.completed: Output inline, or OutputRef to an artifact
 	Output    json.RawMessage `json:"output,omitempty"`
 	OutputRef *ArtifactRef    `json:"output_ref,omitempty"`
 	// tool.completed, tool.failed: milliseconds
 	DurationMS int64 `json:"duration_ms,omitempty"`
-	// tool.timeout: milliseconds
+	// tool.timeout: the limit exceeded; tool.approval.requested: the wait
+	// before the automatic deny; milliseconds
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
-	// tool.cancelled, cancel, resume, stopped
+	// tool.cancelled, cancel, resume, stopped, tool.approval.requested (why
+	// approval is needed), tool.approval (why the decision)
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -70,4 +97,53 @@ type ArtifactRef struct {
 	Size      int64  `json:"size"`
 	MediaType string `json:"media_type,omitempty"`
 	Preview   string `json:"preview,omitempty"`
+}
+
+// LLMConfig is a conversation's model configuration, over the project's
+// (.jido/config.yaml). Zero members keep the project's value. It names the
+// environment variable holding the API key and never holds a key: the
+// schema refuses an api_key member.
+type LLMConfig struct {
+	Provider  string `json:"provider,omitempty"`
+	Model     string `json:"model,omitempty"`
+	BaseURL   string `json:"base_url,omitempty"`
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// Temperature is a pointer because 0 is a temperature.
+	Temperature *float64 `json:"temperature,omitempty"`
+	MaxTokens   int      `json:"max_tokens,omitempty"`
+	TimeoutMS   int64    `json:"timeout_ms,omitempty"`
+}
+
+// Limits bound one turn of the loop; a zero member takes its default
+// (WithDefaults).
+type Limits struct {
+	MaxSteps      int `json:"max_steps,omitempty"`
+	MaxToolCalls  int `json:"max_tool_calls,omitempty"`
+	ParallelTools int `json:"parallel_tools,omitempty"`
+}
+
+// Default limits, as the schema of conversation.started documents them.
+const (
+	DefaultMaxSteps      = 25
+	DefaultMaxToolCalls  = 50
+	DefaultParallelTools = 4
+)
+
+// WithDefaults returns l (which may be nil) with every member that is not
+// positive set to its default.
+func (l *Limits) WithDefaults() Limits {
+	var out Limits
+	if l != nil {
+		out = *l
+	}
+	if out.MaxSteps <= 0 {
+		out.MaxSteps = DefaultMaxSteps
+	}
+	if out.MaxToolCalls <= 0 {
+		out.MaxToolCalls = DefaultMaxToolCalls
+	}
+	if out.ParallelTools <= 0 {
+		out.ParallelTools = DefaultParallelTools
+	}
+	return out
 }

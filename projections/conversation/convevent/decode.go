@@ -2,6 +2,7 @@ package convevent
 
 import (
 	"encoding/json"
+	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -72,10 +73,22 @@ const (
 	seenDurationMS
 	seenTimeoutMS
 	seenReason
+	seenLLM
+	seenLimits
+	seenProvider
+	seenStep
+	seenToolCalls
+	seenRetryInMS
+	seenStatus
+	seenArgsError
+	seenArgsText
+	seenDecision
+	seenRemember
+	seenBy
 )
 
 func (p *dataParser) data() (d Data, ok bool) {
-	ok = p.members(func(key []byte) (bit uint32, ok bool) {
+	ok = p.members(func(key []byte) (bit uint64, ok bool) {
 		switch string(key) {
 		case "project_id":
 			bit = seenProjectID
@@ -143,6 +156,42 @@ func (p *dataParser) data() (d Data, ok bool) {
 		case "reason":
 			bit = seenReason
 			d.Reason, ok = p.string()
+		case "llm":
+			bit = seenLLM
+			d.LLM, ok = p.llmConfig()
+		case "limits":
+			bit = seenLimits
+			d.Limits, ok = p.limits()
+		case "provider":
+			bit = seenProvider
+			d.Provider, ok = p.string()
+		case "step":
+			bit = seenStep
+			d.Step, ok = p.int()
+		case "tool_calls":
+			bit = seenToolCalls
+			d.ToolCalls, ok = p.int()
+		case "retry_in_ms":
+			bit = seenRetryInMS
+			d.RetryInMS, ok = p.int64()
+		case "status":
+			bit = seenStatus
+			d.Status, ok = p.int()
+		case "args_error":
+			bit = seenArgsError
+			d.ArgsError, ok = p.string()
+		case "args_text":
+			bit = seenArgsText
+			d.ArgsText, ok = p.string()
+		case "decision":
+			bit = seenDecision
+			d.Decision, ok = p.string()
+		case "remember":
+			bit = seenRemember
+			d.Remember, ok = p.string()
+		case "by":
+			bit = seenBy
+			d.By, ok = p.string()
 		default:
 			return 0, false
 		}
@@ -157,7 +206,7 @@ func (p *dataParser) data() (d Data, ok bool) {
 
 func (p *dataParser) forkOrigin() (*ForkOrigin, bool) {
 	var f ForkOrigin
-	ok := p.members(func(key []byte) (bit uint32, ok bool) {
+	ok := p.members(func(key []byte) (bit uint64, ok bool) {
 		switch string(key) {
 		case "conversation":
 			bit = 1
@@ -176,9 +225,65 @@ func (p *dataParser) forkOrigin() (*ForkOrigin, bool) {
 	return &f, ok
 }
 
+func (p *dataParser) llmConfig() (*LLMConfig, bool) {
+	var c LLMConfig
+	ok := p.members(func(key []byte) (bit uint64, ok bool) {
+		switch string(key) {
+		case "provider":
+			bit = 1
+			c.Provider, ok = p.string()
+		case "model":
+			bit = 2
+			c.Model, ok = p.string()
+		case "base_url":
+			bit = 4
+			c.BaseURL, ok = p.string()
+		case "api_key_env":
+			bit = 8
+			c.APIKeyEnv, ok = p.string()
+		case "temperature":
+			bit = 16
+			var t float64
+			t, ok = p.float64()
+			c.Temperature = &t
+		case "max_tokens":
+			bit = 32
+			c.MaxTokens, ok = p.int()
+		case "timeout_ms":
+			bit = 64
+			c.TimeoutMS, ok = p.int64()
+		default:
+			return 0, false
+		}
+		return bit, ok
+	})
+	return &c, ok
+}
+
+func (p *dataParser) limits() (*Limits, bool) {
+	var l Limits
+	ok := p.members(func(key []byte) (bit uint64, ok bool) {
+		switch string(key) {
+		case "max_steps":
+			bit = 1
+			l.MaxSteps, ok = p.int()
+		case "max_tool_calls":
+			bit = 2
+			l.MaxToolCalls, ok = p.int()
+		case "parallel_tools":
+			bit = 4
+			l.ParallelTools, ok = p.int()
+		default:
+			return 0, false
+		}
+		return bit, ok
+	})
+	return &l, ok
+}
+
 func (p *dataParser) usage() (*Usage, bool) {
 	var u Usage
-	ok := p.members(func(key []byte) (bit uint32, ok bool) {
+	ok := p.members(func(key []byte) (bit uint64, ok bool) {
 		switch string(key) {
 		case "input_tokens":
 			bit = 1
@@ -196,7 +301,7 @@ func (p *dataParser) usage() (*Usage, bool) {
 
 func (p *dataParser) error() (*bus.Error, bool) {
 	var e bus.Error
-	ok := p.members(func(key []byte) (bit uint32, ok bool) {
+	ok := p.members(func(key []byte) (bit uint64, ok bool) {
 		switch string(key) {
 		case "type":
 			bit = 1
@@ -214,7 +319,7 @@ func (p *dataParser) error() (*bus.Error, bool) {
 
 func (p *dataParser) artifactRef() (*ArtifactRef, bool) {
 	var r ArtifactRef
-	ok := p.members(func(key []byte) (bit uint32, ok bool) {
+	ok := p.members(func(key []byte) (bit uint64, ok bool) {
 		switch string(key) {
 		case "id":
 			bit = 1
@@ -254,8 +359,8 @@ func (p *dataParser) space() {
 // members parses an object whose members fn reads, each known member
 // naming its own bit: a member seen twice (which encoding/json would take
 // the last of) fails, so that the caller falls back to encoding/json.
-func (p *dataParser) members(fn func(key []byte) (bit uint32, ok bool)) bool {
-	var seen uint32
+func (p *dataParser) members(fn func(key []byte) (bit uint64, ok bool)) bool {
+	var seen uint64
 	return p.object(func(key []byte) bool {
 		bit, ok := fn(key)
 		if !ok || seen&bit != 0 {
@@ -491,6 +596,17 @@ func (p *dataParser) int() (int, bool) {
 		return 0, false
 	}
 	return int(v), true
+}
+
+// float64 reads a number as encoding/json does: its text through
+// strconv.ParseFloat; one out of float64's range is left to encoding/json.
+func (p *dataParser) float64() (float64, bool) {
+	start := p.i
+	if !p.skipNumber() {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(p.b[start:p.i]), 64)
+	return f, err == nil
 }
 
 func (p *dataParser) uint64() (uint64, bool) {
