@@ -322,6 +322,12 @@ func (n *Node) register() error {
 	if err = n.bus.HandleAPI(n.subjects.API("conv", "send"), n.convSend); err != nil {
 		return err
 	}
+	if err = n.bus.HandleAPI(n.subjects.API("conv", "cancel"), n.convCancel); err != nil {
+		return err
+	}
+	if err = n.bus.HandleAPI(n.subjects.API("conv", "approve"), n.convApprove); err != nil {
+		return err
+	}
 	if err = projectapi.Serve(n.bus, n.projects); err != nil {
 		return err
 	}
