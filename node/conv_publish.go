@@ -50,6 +50,14 @@ const (
 // taken or the publisher stops; none is skipped. Only a damaged log entry
 // (eventlog.CorruptError, which the log reports once and passes over) is
 // not published, and that is logged.
+//
+// A client follows a conversation without a gap or a duplicate this way
+// (TestConvCatchUpSwitchOver): subscribe to <prefix>.emit.<key>.> first;
+// then read the stream conversation/<key> from the log (jido.api.log.show,
+// `jido-bus log show conversation/<key>`) up to its last entry, seq N;
+// then take the live messages, dropping those with Jido-Seq ≤ N. Messages
+// without Jido-Seq are not log entries (deltas, the runtime's lifecycle
+// emits).
 type convPublisher struct {
 	sub      *eventlog.Subscription
 	subjects bus.Subjects
