@@ -78,6 +78,8 @@ func TestRoles(t *testing.T) {
 		{p + ".api.agent.state", `{"id":"c1"}`, "client"},
 		{p + ".api.agent.list", `{}`, "client"},
 		{p + ".api.conv.ls", `{}`, "client"},
+		{p + ".api.conv.cancel", `{"conv":"p/none"}`, "client"},
+		{p + ".api.conv.approve", `{"conv":"p/none","call_id":"k","decision":"deny"}`, "client"},
 		{p + ".api.agent.start", `{"type":"counter"}`, "operator"},
 		{p + ".api.agent.stop", `{"id":"nosuch"}`, "operator"},
 		{p + ".api.log.streams", `{}`, "operator"},

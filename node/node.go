@@ -115,6 +115,7 @@ type Node struct {
 	dlq      *deadLetterWriter
 	webhooks *dispatch.WebhookGuard
 	projects *projects.Engine
+	convPub  *convPublisher
 
 	recovered int
 	// filing is set once forbidden refusals can be filed as dead letters
@@ -168,6 +169,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the event log: %w", err)
 	}
+	// Conversation events are published from the log's head now, so
+	// whatever recovery and resuming append is published too.
+	if n.convPub, err = newConvPublisher(n.evlog, subjects, n.conn.nc.PublishMsg, log); err != nil {
+		return nil, fmt.Errorf("follow the event log for conversation events: %w", err)
+	}
+	n.convPub.start()
 	// The listener comes up before recovery, which may take long: a
 	// supervisor sees the process alive (/healthz) and not yet ready.
 	if cfg.MetricsAddr != "" {
@@ -315,6 +322,12 @@ func (n *Node) register() error {
 	if err = n.bus.HandleAPI(n.subjects.API("conv", "send"), n.convSend); err != nil {
 		return err
 	}
+	if err = n.bus.HandleAPI(n.subjects.API("conv", "cancel"), n.convCancel); err != nil {
+		return err
+	}
+	if err = n.bus.HandleAPI(n.subjects.API("conv", "approve"), n.convApprove); err != nil {
+		return err
+	}
 	if err = projectapi.Serve(n.bus, n.projects); err != nil {
 		return err
 	}
@@ -359,11 +372,21 @@ func (n *Node) Close(drainTimeout time.Duration) error {
 		// Refusals go out on NATS and into the dlq stream, both still open.
 		errs = append(errs, n.rt.Shutdown(ctx))
 	}
+	n.closeConvPublisher()
 	if err := n.conn.drain(drainTimeout); err != nil {
 		errs = append(errs, fmt.Errorf("drain NATS: %w", err))
 	}
 	n.abort()
 	return errors.Join(errs...)
+}
+
+// closeConvPublisher publishes the conversation events committed by now
+// and stops the publisher; it must run before NATS drains.
+func (n *Node) closeConvPublisher() {
+	if n.convPub != nil {
+		n.convPub.close()
+		n.convPub = nil
+	}
 }
 
 // stopInput drains every subscription register made, signals and APIs
@@ -379,6 +402,7 @@ func (n *Node) stopInput(ctx context.Context) error {
 
 // abort releases whatever Start got as far as opening, in reverse order.
 func (n *Node) abort() {
+	n.closeConvPublisher()
 	if n.projects != nil {
 		n.projects.Shutdown()
 	}

@@ -27,7 +27,8 @@ const (
 	RoleOperator = "operator"
 	// RoleClient sends signals (<prefix>.agent.>, <prefix>.signal.>),
 	// calls and casts through the API, reads agent and conversation state,
-	// sends to conversations, lists and reads projects (ls, get, tools,
+	// sends to conversations (and cancels their turns, answers their
+	// tool approvals), lists and reads projects (ls, get, tools,
 	// assets, diagnostics), starts and lists a project's conversations
 	// (conv.start, conv.ls) and subscribes to what agents emit.
 	RoleClient = "client"
@@ -57,6 +58,11 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 			api("agent", agentapi.VerbList),
 			api("agent", agentapi.VerbAwait),
 			api(projectionapi.AreaConv, "send"),
+			// A client that may send to a conversation may stop its turn
+			// and answer its approvals: both only steer the turn it
+			// started, through the project's policy.
+			api(projectionapi.AreaConv, "cancel"),
+			api(projectionapi.AreaConv, "approve"),
 			api(projectionapi.AreaConv, projectionapi.VerbList),
 			api(projectionapi.AreaConv, projectionapi.VerbShow),
 			api(projectionapi.AreaProjection, projectionapi.VerbList),

@@ -15,7 +15,7 @@ import (
 func newConvCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "conv",
-		Short: "List, show and fork conversations",
+		Short: "Start, talk to, steer, list, show and fork conversations",
 		Long: `A conversation is the log stream conversation/<project-id>/<conversation-id>;
 CONV names it as <project-id>/<conversation-id>. Its read models are
 projections: timeline (what a person sees), llm_context (the messages of
@@ -25,7 +25,8 @@ retries, tokens, timings).
 Every subcommand first asks a running node over NATS (--nats-url, the
 jido.api.conv.* subjects) and, when none answers, opens --data-dir itself.`,
 	}
-	cmd.AddCommand(newConvLsCmd(), newConvShowCmd(), newConvForkCmd(), newConvSendCmd(), newConvFollowCmd())
+	cmd.AddCommand(newConvLsCmd(), newConvShowCmd(), newConvForkCmd(), newConvSendCmd(), newConvFollowCmd(),
+		newConvStartCmd(), newConvChatCmd(), newConvCancelCmd(), newConvDecideCmd("approve"), newConvDecideCmd("deny"))
 	return cmd
 }
 

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestConvStartCancelApproveThroughANode: conv start prints the new
+// conversation's CONV; conv cancel appends conversation.cancel; conv
+// approve and deny of a call that waits for nothing exit 3 saying so;
+// bad arguments are refused before anything is sent.
+func TestConvStartCancelApproveThroughANode(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	n := startNode(t, t.TempDir())
+	defer n.Close(10e9)
+	url := []string{"--nats-url", n.URL()}
+	run := func(args ...string) (string, error) { return runRoot(t, append(args, url...)...) }
+	parent := t.TempDir()
+	writeTree(t, parent, map[string]string{"proj/main.go": "package main\n"})
+	if out, err := run("project", "open", filepath.Join(parent, "proj"), "--id", "p1"); err != nil {
+		t.Fatalf("open: %v\n%s", err, out)
+	}
+
+	out, err := run("conv", "start", "p1", "--id", "c1")
+	if err != nil || out != "p1/c1\n" {
+		t.Fatalf("conv start: %v\n%q", err, out)
+	}
+	out, err = run("conv", "start", "p1", "-o", "json")
+	var info struct{ ID, Project string }
+	if err != nil || json.Unmarshal([]byte(out), &info) != nil || info.Project != "p1" || !strings.HasPrefix(info.ID, "p1/") {
+		t.Fatalf("conv start -o json: %v\n%s", err, out)
+	}
+	out, err = run("conv", "cancel", "p1/c1", "--reason", "enough", "-o", "json")
+	var reply convControlReply
+	if err != nil || json.Unmarshal([]byte(out), &reply) != nil || reply.Conv != "p1/c1" || reply.Version == 0 {
+		t.Fatalf("conv cancel: %v\n%s", err, out)
+	}
+	out, err = run("log", "show", "conversation/p1/c1")
+	if err != nil || !strings.Contains(out, "conversation.cancel") {
+		t.Fatalf("log show after cancel: %v\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"conv", "start", "nosuch"}, exitNotFound, "nosuch"},
+		{[]string{"conv", "start", "p1/c2"}, exitFailed, "--id"},
+		{[]string{"conv", "cancel", "p1/none"}, exitNotFound, "not running"},
+		{[]string{"conv", "cancel", "nokey"}, exitFailed, "nokey"},
+		{[]string{"conv", "approve", "p1/c1", "k1"}, exitNotFound, "not awaiting approval"},
+		{[]string{"conv", "deny", "p1/c1", "k1", "--reason", "no"}, exitNotFound, "not awaiting approval"},
+		{[]string{"conv", "deny", "p1/c1", "k1", "--remember"}, exitFailed, "remember"},
+	} {
+		out, err := run(tc.args...)
+		if err == nil || exitCode(err) != tc.code || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%v: %v (exit %d), want exit %d saying %q\n%s", tc.args, err, exitCode(err), tc.code, tc.says, out)
+		}
+	}
+}
+
+// TestConvStartBody: the llm and system members are sent only when given
+// (a node that does not know them yet refuses unknown members).
+func TestConvStartBody(t *testing.T) {
+	var o convStartOptions
+	b, _ := json.Marshal(o.body("p1"))
+	if string(b) != `{"project":"p1"}` {
+		t.Fatalf("plain body %s", b)
+	}
+	o.llm.Model, o.llm.APIKeyEnv, o.system = "m", "KEY", "be brief"
+	b, _ = json.Marshal(o.body("p1"))
+	if string(b) != `{"project":"p1","llm":{"model":"m","api_key_env":"KEY"},"system":"be brief"}` {
+		t.Fatalf("body %s", b)
+	}
+}
+
+// TestChatKey: chat's CONV is an id of PROJECT or PROJECT/<id>.
+func TestChatKey(t *testing.T) {
+	for _, tc := range []struct{ project, conv, want string }{
+		{"p1", "c1", "p1/c1"},
+		{"p1", "p1/c1", "p1/c1"},
+		{"p1", "p2/c1", ""},
+		{"p1", "bad id", ""},
+	} {
+		got, err := chatKey(tc.project, tc.conv)
+		if got != tc.want && (tc.want != "" || err == nil) {
+			t.Errorf("chatKey(%s, %s) = %q, %v; want %q", tc.project, tc.conv, got, err, tc.want)
+		}
+	}
+}

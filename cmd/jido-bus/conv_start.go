@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projects"
+	"github.com/jido-bus/jido-bus/projects/projectapi"
+)
+
+// convLLM is the per-conversation model override of conv start: the
+// `llm` member of jido.api.project.conv.start, recorded in
+// conversation.started. It names the environment variable that holds the
+// key, never the key.
+type convLLM struct {
+	Provider  string `json:"provider,omitempty"`
+	Model     string `json:"model,omitempty"`
+	BaseURL   string `json:"base_url,omitempty"`
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+}
+
+// convStartBody is the request conv start sends; llm and system are left
+// out unless given, so a node that does not know them yet still answers.
+type convStartBody struct {
+	Project      string   `json:"project"`
+	Conversation string   `json:"conversation,omitempty"`
+	LLM          *convLLM `json:"llm,omitempty"`
+	System       string   `json:"system,omitempty"`
+}
+
+// convStartOptions are conv start's and conv chat's flags.
+type convStartOptions struct {
+	id     string
+	llm    convLLM
+	system string
+}
+
+func (o *convStartOptions) register(cmd *cobra.Command, idFlag bool) {
+	fs := cmd.Flags()
+	if idFlag {
+		fs.StringVar(&o.id, "id", "", "the conversation's id in the project (default a new ULID)")
+	}
+	fs.StringVar(&o.llm.Provider, "provider", "", "LLM provider for this conversation (openai, anthropic, scripted; default the project's)")
+	fs.StringVar(&o.llm.Model, "model", "", "model for this conversation (default the project's)")
+	fs.StringVar(&o.llm.BaseURL, "base-url", "", "base URL of the provider's API (an OpenAI-compatible server, a gateway)")
+	fs.StringVar(&o.llm.APIKeyEnv, "api-key-env", "", "environment variable of the node that holds the API key (the key itself is never sent)")
+	fs.StringVar(&o.system, "system", "", "system prompt of this conversation")
+}
+
+func (o *convStartOptions) body(project string) convStartBody {
+	b := convStartBody{Project: project, Conversation: o.id, System: o.system}
+	if o.llm != (convLLM{}) {
+		llm := o.llm
+		b.LLM = &llm
+	}
+	return b
+}
+
+// startConversation asks the node to start a conversation of project and
+// returns what it says of it.
+func startConversation(ctx context.Context, r requester, subjects bus.Subjects, body convStartBody) (projects.ConvInfo, error) {
+	var info projects.ConvInfo
+	data, err := r.Request(ctx, subjects.API(projectapi.Area, projectapi.VerbConvStart), body)
+	if err != nil {
+		return info, fmt.Errorf("conv start in project %s: %w", body.Project, err)
+	}
+	if err := json.Unmarshal(data, &info); err != nil || info.ID == "" {
+		return info, fmt.Errorf("conv start in project %s: reply %q: not a conversation (%v)", body.Project, data, err)
+	}
+	return info, nil
+}
+
+// requester is what the conversation commands ask the node through
+// (natsbus.Requester; a fake in tests).
+type requester interface {
+	Request(ctx context.Context, subject string, req any) (json.RawMessage, error)
+}
+
+func newConvStartCmd() *cobra.Command {
+	var (
+		f    liveFlags
+		opts convStartOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "start PROJECT",
+		Short: "Start a conversation in an open project and print its CONV",
+		Long: `Start starts a conversation of the open project PROJECT through a running
+node (jido.api.project.conv.start) and prints its CONV,
+<project-id>/<conversation-id>, for conv send, conv chat, conv follow.
+
+--provider, --model, --base-url and --api-key-env override the project's
+LLM settings (.jido/config.yaml) for this conversation; --system sets its
+system prompt. They are recorded in conversation.started: never put a key
+there, name the node's environment variable that holds it.`,
+		Example: `  jido-bus conv start demo
+  jido-bus conv start demo --id review --provider openai --model gpt-4.1 --api-key-env OPENAI_API_KEY`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if strings.Contains(args[0], "/") {
+				return fmt.Errorf("PROJECT %q: give the project's id alone (the conversation's id goes in --id)", args[0])
+			}
+			nc, subjects, err := f.connect()
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			info, err := startConversation(cmd.Context(), f.requester(nc, subjects), subjects, opts.body(args[0]))
+			if err != nil {
+				return err
+			}
+			if f.json {
+				return writeJSON(cmd.OutOrStdout(), info)
+			}
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), info.ID)
+			return err
+		},
+	}
+	f.register(cmd)
+	opts.register(cmd, true)
+	documentJSON(cmd, `{"project","conversation","id":"<project>/<conversation>","stream","status"}.`)
+	return cmd
+}
