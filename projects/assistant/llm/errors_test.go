@@ -83,4 +83,3 @@ func TestClassify(t *testing.T) {
 		t.Error("a classified error should still match its cause with errors.Is")
 	}
 }
-

@@ -287,4 +287,3 @@ func estimateUsage(req Request, resp Response) Usage {
 	}
 	return Usage{InputTokens: int64((in + 3) / 4), OutputTokens: int64((out + 3) / 4)}
 }
-
