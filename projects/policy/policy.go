@@ -56,6 +56,17 @@ type Policy struct {
 	Commands CommandRules    `yaml:"commands"`
 
 	dataDir string
+	// approved is the tool a person approved for one call (Approving).
+	approved string
+}
+
+// Approving returns a copy of p under which tool, whose mode is ask, runs
+// without asking: a person approved this call. It changes nothing for a
+// denied tool or a denied path.
+func (p *Policy) Approving(tool string) *Policy {
+	c := *p
+	c.approved = tool
+	return &c
 }
 
 // PathRules are the path globs of a Policy.
@@ -155,7 +166,7 @@ func (p *Policy) Authorize(tool string, op Op, path string) error {
 			return fmt.Errorf("tool %s: %w", tool, err)
 		}
 	}
-	if mode == ModeAsk {
+	if mode == ModeAsk && tool != p.approved {
 		return bus.Errorf(ReasonApprovalRequired, "tool %s needs a person's approval to %s %s", tool, op, orRoot(path))
 	}
 	return nil

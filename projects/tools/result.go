@@ -12,6 +12,10 @@ type ToolCall struct {
 	ID   string          `json:"id,omitempty"`
 	Name string          `json:"name"`
 	Args json.RawMessage `json:"args,omitempty"`
+	// Approved says a person approved this call: a tool whose policy mode
+	// is ask runs. Only a caller that asked a person sets it (the
+	// assistant's approvals); it is never read from a request.
+	Approved bool `json:"-"`
 }
 
 // Result is the outcome of one call, in the shape replies carry:

@@ -144,7 +144,11 @@ func (r *Runner) do(ctx context.Context, tc ToolCall, parent string, takeSlot bo
 	if err := validate(e, args); err != nil {
 		return nil, nil, nil, err
 	}
-	if err := r.sandbox.Policy.Authorize(tc.Name, policy.OpRead, ""); err != nil {
+	sandbox := r.sandbox
+	if tc.Approved {
+		sandbox = &policy.Sandbox{Root: sandbox.Root, Policy: sandbox.Policy.Approving(tc.Name)}
+	}
+	if err := sandbox.Policy.Authorize(tc.Name, policy.OpRead, ""); err != nil {
 		return nil, nil, nil, toError(tc.Name, err)
 	}
 	if takeSlot {
@@ -163,7 +167,7 @@ func (r *Runner) do(ctx context.Context, tc ToolCall, parent string, takeSlot bo
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	call := &Call{ID: tc.ID, Parent: parent, Name: tc.Name, Args: args, Sandbox: r.sandbox, runner: r}
+	call := &Call{ID: tc.ID, Parent: parent, Name: tc.Name, Args: args, Sandbox: sandbox, runner: r}
 	var o outcome
 	if e.tool.HonoursContext {
 		o = r.runInline(tctx, e, call, takeSlot)
