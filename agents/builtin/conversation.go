@@ -53,7 +53,27 @@ const (
 // a conversation. What people and LLM calls read are the projections.
 // The large tool outputs are to be offloaded (conversation.Artifacts.Offload)
 // before the signal reaches Step.
-func NewConversation() (*agents.Definition, error) {
+func NewConversation() (*agents.Definition, error) { return NewConversationWith(nil) }
+
+// ConversationLoop decides what a conversation does next, after an event
+// has passed validation: it gets the action's environment (the state
+// before the event, under the state key "conversation") and the whole
+// CloudEvent as JSON, and returns the state operations and directives the
+// event implies. It must be pure, as any action: the same state and event
+// give the same result, which is what lets a replay re-decide a whole
+// conversation. Its operations must leave alone the members the conversation
+// agent keeps itself (status, events, last_event_id, pending_tools,
+// llm_request); they are applied after those.
+//
+// The assistant (projects/assistant) is such a loop: it turns a user
+// message into an LLM call, an answer's tool calls into tool runs, and
+// their results into the next call.
+type ConversationLoop func(env agents.Env, event json.RawMessage) (agents.Result, error)
+
+// NewConversationWith returns the conversation agent type with loop
+// deciding after each valid event (nil: none, the agent only validates
+// and tracks).
+func NewConversationWith(loop ConversationLoop) (*agents.Definition, error) {
 	reg, err := schemas.Builtin()
 	if err != nil {
 		return nil, err
@@ -62,7 +82,7 @@ func NewConversation() (*agents.Definition, error) {
 		Name:        ConversationType,
 		Description: "One conversation: validates each conversation event against its schema and tracks what is pending; the read models are projections.",
 		Schema:      `{"type": "object"}`,
-		Skills:      []agents.Attachment{agents.Use(conversationSkill(reg), nil)},
+		Skills:      []agents.Attachment{agents.Use(conversationSkill(reg, loop), nil)},
 	})
 }
 
@@ -77,7 +97,7 @@ const conversationState = `{
   }
 }`
 
-func conversationSkill(reg *schemas.Registry) agents.Skill {
+func conversationSkill(reg *schemas.Registry, loop ConversationLoop) agents.Skill {
 	return agents.Skill{
 		Name:           "conversation",
 		StateKey:       "conversation",
@@ -102,7 +122,17 @@ func conversationSkill(reg *schemas.Registry) agents.Skill {
 			Name:        "ingest",
 			Description: "Validate a conversation event and track pending tool and LLM calls.",
 			Run: func(env agents.Env, params json.RawMessage) (agents.Result, error) {
-				return ingest(reg, env, params)
+				res, err := ingest(reg, env, params)
+				if err != nil || loop == nil {
+					return res, err
+				}
+				next, err := loop(env, params)
+				if err != nil {
+					return agents.Result{}, err
+				}
+				res.Ops = append(res.Ops, next.Ops...)
+				res.Directives = append(res.Directives, next.Directives...)
+				return res, nil
 			},
 		}},
 		Routes: []agents.Route{{Pattern: convevent.TypePattern, Action: "ingest"}},

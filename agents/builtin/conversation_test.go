@@ -168,3 +168,52 @@ func TestConversationHasOpenWork(t *testing.T) {
 		t.Fatal("a broken state reads as fine")
 	}
 }
+
+// TestConversationLoopDecidesAfterValidEvents: the loop of
+// NewConversationWith sees each valid event whole (causationid included)
+// with the state before it, its operations and directives join the
+// agent's, and an invalid event never reaches it.
+func TestConversationLoopDecidesAfterValidEvents(t *testing.T) {
+	var seen []string
+	loop := func(env agents.Env, whole json.RawMessage) (agents.Result, error) {
+		var ev struct {
+			ID          string `json:"id"`
+			CausationID string `json:"causationid"`
+		}
+		if err := json.Unmarshal(whole, &ev); err != nil {
+			return agents.Result{}, err
+		}
+		seen = append(seen, ev.ID+"<"+ev.CausationID)
+		emit, err := agents.NewEmit("loop.decided", map[string]any{"after": ev.ID, "events_before": env.State.Number("events")})
+		if err != nil {
+			return agents.Result{}, err
+		}
+		return agents.Result{
+			Ops:        []agents.StateOp{agents.SetPath{Path: []string{"loop"}, Value: ev.ID}},
+			Directives: []agents.Directive{emit},
+		}, nil
+	}
+	def, err := builtin.NewConversationWith(loop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := def.New("p1/c1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, ds := agents.Step(a, convSignal(t, convevent.UserMessage, "u1", "u1", `{"text":"hi"}`))
+	if len(ds) != 1 || ds[0].DirectiveKind() != agents.KindEmit || !strings.Contains(string(ds[0].(agents.Emit).Signal.Data()), `"events_before":0`) {
+		t.Fatalf("directives %#v, want the loop's emit, decided on the state before the event", ds)
+	}
+	if got, _ := a.State.Get("conversation", "loop"); got != "u1" {
+		t.Fatalf("state conversation.loop = %v, want the loop's operation applied", got)
+	}
+	a, ds = agents.Step(a, convSignal(t, convevent.UserMessage, "bad", "", `{"text":"no causation"}`))
+	if len(errorsOf(ds)) != 1 || len(seen) != 1 {
+		t.Fatalf("an invalid event: directives %#v, loop saw %v; want a refusal and no loop call", ds, seen)
+	}
+	if seen[0] != "u1<u1" {
+		t.Fatalf("loop saw %v, want the whole event with its causationid", seen)
+	}
+	_ = a
+}
