@@ -15,14 +15,6 @@ import (
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
-// The approval event types of the issue-14 contract. EVENTS adds them to
-// convevent (ToolApprovalRequested, ToolApproval) on another branch; they
-// are spelled here until the merge switches to those.
-const (
-	typeToolApprovalRequested = "conversation.tool.approval.requested"
-	typeToolApproval          = "conversation.tool.approval"
-)
-
 // Decisions and remember scopes of conversation.tool.approval.
 const (
 	decisionApprove      = "approve"
@@ -124,7 +116,7 @@ func (n *Node) convApprove(ctx context.Context, req []byte) (any, error) {
 	if err := n.awaitingApproval(r.Conv, r.CallID); err != nil {
 		return nil, err
 	}
-	sig, err := agents.NewSignal(typeToolApproval, approvalData(r.approval()))
+	sig, err := agents.NewSignal(convevent.ToolApproval, approvalData(r.approval()))
 	if err != nil {
 		return nil, err
 	}
@@ -173,9 +165,9 @@ func (n *Node) awaitingApproval(key, callID string) error {
 			continue
 		}
 		switch t := e.Event.Type(); t {
-		case typeToolApprovalRequested:
+		case convevent.ToolApprovalRequested:
 			asked, closedBy = true, ""
-		case typeToolApproval:
+		case convevent.ToolApproval:
 			closedBy = "it was answered already (" + d.Decision + ")"
 		case convevent.ToolCompleted, convevent.ToolFailed, convevent.ToolCancelled, convevent.ToolTimeout:
 			closedBy = "it has ended (" + t + ")"

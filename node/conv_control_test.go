@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/schemas"
 )
 
 // apiCall asks the node over NATS, as a client does, and returns the
@@ -140,17 +140,8 @@ func TestConvApproveRefusals(t *testing.T) {
 }
 
 // TestConvApprove: a call awaiting approval is answered once; a second
-// answer is refused as not awaiting. It needs the approval events'
-// schemas (EVENTS' branch): until they are merged the conversation agent
-// refuses the events, and the test says so and skips.
+// answer is refused as not awaiting.
 func TestConvApprove(t *testing.T) {
-	reg, err := schemas.Builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := reg.Lookup(typeToolApproval); !ok {
-		t.Skip("no schema for " + typeToolApproval + " yet (EVENTS' branch)")
-	}
 	n := startNode(t, t.TempDir())
 	defer n.Close(5 * time.Second)
 	nc := nodeConn(t, n)
@@ -163,7 +154,7 @@ func TestConvApprove(t *testing.T) {
 		data map[string]any
 	}{
 		{"conversation.tool.requested", map[string]any{"call_id": "k1", "name": "write_file", "args": map[string]any{}}},
-		{typeToolApprovalRequested, map[string]any{"call_id": "k1", "name": "write_file", "args": map[string]any{}, "reason": "ask", "timeout_ms": 60000}},
+		{convevent.ToolApprovalRequested, map[string]any{"call_id": "k1", "name": "write_file", "args": map[string]any{}, "reason": "ask", "timeout_ms": 60000}},
 	} {
 		sig, err := bus.NewSignal(ev.typ, "test", ev.data)
 		if err != nil {

@@ -33,7 +33,7 @@ func (n *Node) resumeConversations(ctx context.Context, why string) {
 		info, err := n.rt.State(listed.ID)
 		if err == nil {
 			var open bool
-			if open, err = builtin.ConversationHasOpenWork(info.State); err == nil && !open {
+			if open, err = builtin.ConversationHasOpenWork(info.State); err == nil && !open && openLLMRequest(info.State) == "" {
 				continue
 			}
 		}
@@ -60,6 +60,18 @@ func (n *Node) resumeConversation(ctx context.Context, key, why string) error {
 	events, err := conversation.Interruptions(key, st, time.Now().UTC(), why)
 	if err != nil {
 		return err
+	}
+	// The loop may have decided an LLM call whose conversation.llm.requested
+	// never committed; it is interrupted all the same, so the loop asks
+	// again rather than wait for it forever.
+	if info, err := n.rt.State(key); err == nil {
+		if req := openLLMRequest(info.State); req != "" && (st.LLMRequest == nil || st.LLMRequest.EventID != req) {
+			ev, err := llmInterrupted(key, req, why)
+			if err != nil {
+				return err
+			}
+			events = append(events, ev)
+		}
 	}
 	for _, ev := range events {
 		if _, err := n.rt.Call(ctx, key, ev); err != nil {
@@ -209,3 +221,19 @@ func runtimeStart(key string) runtime.StartRequest {
 
 // cut splits a conversation key into its project and conversation ids.
 func cut(key string) (project, conv string, ok bool) { return strings.Cut(key, "/") }
+
+// llmInterrupted is the conversation.llm.failed that closes LLM call req
+// of conversation key after a restart, with the id Interruptions gives it.
+func llmInterrupted(key, req, why string) (bus.Signal, error) {
+	sig, err := agents.NewSignal(convevent.LLMFailed, convevent.Data{
+		Error: bus.Errorf(convevent.ReasonInterrupted, "LLM call %s did not finish: %s", req, why),
+	})
+	if err != nil {
+		return sig, err
+	}
+	sig.SetID("interrupted." + req)
+	sig.SetSource(convevent.Source(key))
+	sig.SetTime(time.Now().UTC())
+	sig.SetExtension(bus.ExtCausationID, req)
+	return sig, nil
+}

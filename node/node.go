@@ -41,6 +41,7 @@ import (
 	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 	"github.com/jido-bus/jido-bus/projects"
+	"github.com/jido-bus/jido-bus/projects/assistant"
 	"github.com/jido-bus/jido-bus/projects/projectapi"
 )
 
@@ -92,6 +93,9 @@ type Config struct {
 	// Projects adjusts the project engine's configuration before it
 	// starts (watcher, limits, runner); nil keeps the defaults.
 	Projects func(*projects.Config)
+	// Assistant, when set, adjusts the configuration of the conversation
+	// loop's executors (tests: a provider, a backoff).
+	Assistant func(*assistant.Config)
 
 	logFS vfs.FS // tests: the event log's filesystem (nil: the OS's)
 }
@@ -116,6 +120,10 @@ type Node struct {
 	webhooks *dispatch.WebhookGuard
 	projects *projects.Engine
 	convPub  *convPublisher
+	// assistant runs the conversation loop's LLM calls and tool runs;
+	// engineReady is closed once projects is set (or failed to be).
+	assistant   *assistant.Assistant
+	engineReady chan struct{}
 
 	recovered int
 	// filing is set once forbidden refusals can be filed as dead letters
@@ -212,6 +220,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		OnEmit:    func(string, *bus.Signal) { n.metrics.emitted.Inc() },
 		OnRefused: n.deadLetterRefused,
 	}
+	n.assistant = n.newAssistant()
+	if rcfg.Directives, err = Directives(); err != nil {
+		return nil, err
+	}
+	rcfg.Executors = n.assistant.Executors()
 	if cfg.Runtime != nil {
 		cfg.Runtime(&rcfg)
 	}
@@ -256,7 +269,7 @@ func AgentTypes(extra func(*agents.Registry) error) (*agents.Registry, error) {
 	if err := builtin.Register(types); err != nil {
 		return nil, fmt.Errorf("register the built-in agent types: %w", err)
 	}
-	conv, err := builtin.NewConversation()
+	conv, err := assistant.NewConversation()
 	if err != nil {
 		return nil, err
 	}
@@ -368,6 +381,11 @@ func (n *Node) Close(drainTimeout time.Duration) error {
 		// Watchers stop before the agents they report to.
 		n.projects.Shutdown()
 	}
+	if n.assistant != nil {
+		// LLM calls and tools in flight stop unrecorded: the restart
+		// records them interrupted.
+		n.assistant.Close()
+	}
 	if n.rt != nil {
 		// Refusals go out on NATS and into the dlq stream, both still open.
 		errs = append(errs, n.rt.Shutdown(ctx))
@@ -405,6 +423,9 @@ func (n *Node) abort() {
 	n.closeConvPublisher()
 	if n.projects != nil {
 		n.projects.Shutdown()
+	}
+	if n.assistant != nil {
+		n.assistant.Close()
 	}
 	if n.dlq != nil {
 		n.dlq.close() // after NATS drained: no refusal is still being handled

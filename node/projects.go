@@ -14,6 +14,7 @@ import (
 // restored their agents). Tool outputs over the runner's cap go to the
 // node's artifact store, the one conversations use.
 func (n *Node) startProjects(ctx context.Context) error {
+	defer close(n.engineReady) // the assistant's calls wait for it
 	cfg := projects.Config{
 		Runtime:     n.rt,
 		NodeDataDir: n.cfg.DataDir,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/jido-bus/jido-bus/projects/assistant"
 	"slices"
 	"strings"
 	"time"
@@ -34,6 +35,14 @@ type ConvStartRequest struct {
 	// of [A-Za-z0-9_-] starting with a letter or digit; empty means a new
 	// ULID. Its agent id is <project>/<conversation>.
 	Conversation string `json:"conversation,omitempty"`
+	// System is the system prompt, the first message of every LLM call.
+	System string `json:"system,omitempty"`
+	// LLM overrides the project's model settings (.jido/config.yaml)
+	// for this conversation: provider, model, base URL, the name of the
+	// variable holding the key — never a key.
+	LLM *assistant.LLMSettings `json:"llm,omitempty"`
+	// Limits bound each turn (max steps, max tool calls, parallel tools).
+	Limits *assistant.Limits `json:"limits,omitempty"`
 }
 
 // ConvInfo describes a conversation of a project.
@@ -69,6 +78,9 @@ func (e *Engine) ConvStart(ctx context.Context, req ConvStartRequest) (ConvInfo,
 	if err := ValidateConvID(conv); err != nil {
 		return ConvInfo{}, err
 	}
+	if err := assistant.CheckOverride(req.LLM); err != nil {
+		return ConvInfo{}, err
+	}
 	key := p.id + "/" + conv
 	if _, err := e.rt.State(key); err == nil {
 		return ConvInfo{}, bus.Errorf(runtime.ReasonAlreadyExists, "conversation %s runs already; send to it (conv send %s), or choose another id", key, key)
@@ -83,7 +95,7 @@ func (e *Engine) ConvStart(ctx context.Context, req ConvStartRequest) (ConvInfo,
 	if _, err := e.rt.Start(ctx, runtime.StartRequest{Type: builtin.ConversationType, ID: key, Parent: &runtime.ParentRef{ID: p.id, Tag: conv}}); err != nil {
 		return ConvInfo{}, err
 	}
-	if err := e.convStarted(ctx, p.id, conv, key); err != nil {
+	if err := e.convStarted(ctx, p.id, conv, key, req); err != nil {
 		// Whatever half started is stopped, so nothing runs unlisted; the
 		// id stays used (its stream has the start).
 		if serr := e.rt.Stop(context.WithoutCancel(ctx), key, "start failed"); serr != nil && bus.ErrorType(serr) != bus.ReasonNotFound {
@@ -95,11 +107,26 @@ func (e *Engine) ConvStart(ctx context.Context, req ConvStartRequest) (ConvInfo,
 	return e.convInfo(p.id, conv, key), nil
 }
 
+// startedData is the data of conversation.started with the assistant's
+// settings.
+type startedData struct {
+	convevent.Data
+	// Assistant turns the conversation loop on: a conversation of a
+	// project talks to its model. One started on its own (conv send to a
+	// project not open) is driven from outside, as before projects.
+	Assistant bool                   `json:"assistant,omitempty"`
+	LLM       *assistant.LLMSettings `json:"llm,omitempty"`
+	Limits *assistant.Limits      `json:"limits,omitempty"`
+}
+
 // convStarted gives the new conversation its conversation.started (the
 // id derived from the key, as conv send does, so a repeat is a
 // duplicate) and records it in the project's stream.
-func (e *Engine) convStarted(ctx context.Context, project, conv, key string) error {
-	started, err := agents.NewSignal(convevent.Started, convevent.Data{ProjectID: project, ConversationID: conv})
+func (e *Engine) convStarted(ctx context.Context, project, conv, key string, req ConvStartRequest) error {
+	started, err := agents.NewSignal(convevent.Started, startedData{
+		Data: convevent.Data{ProjectID: project, ConversationID: conv, System: req.System},
+		Assistant: true, LLM: req.LLM, Limits: req.Limits,
+	})
 	if err != nil {
 		return err
 	}

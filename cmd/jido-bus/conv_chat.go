@@ -269,9 +269,9 @@ func (s *chatSession) turn(ctx context.Context) (stopped bool, err error) {
 				continue
 			}
 			switch typ {
-			case typeToolApprovalRequested:
+			case convevent.ToolApprovalRequested:
 				waiting = append(waiting, d)
-			case typeToolApproval:
+			case convevent.ToolApproval:
 				for i, w := range waiting {
 					if w.CallID == d.CallID {
 						waiting = append(waiting[:i], waiting[i+1:]...)

@@ -9,13 +9,6 @@ import (
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
-// The approval event types of the issue-14 contract; EVENTS adds them to
-// convevent on another branch, and the merge switches to those.
-const (
-	typeToolApprovalRequested = "conversation.tool.approval.requested"
-	typeToolApproval          = "conversation.tool.approval"
-)
-
 // chatData is what conv chat reads of a conversation event's data.
 type chatData struct {
 	Text      string          `json:"text"`
@@ -95,7 +88,7 @@ func (v *chatView) line(typ string, d chatData) string {
 		return "← timeout\n"
 	case convevent.ToolCancelled:
 		return "← cancelled\n"
-	case typeToolApproval:
+	case convevent.ToolApproval:
 		if d.Decision == "deny" {
 			return "✗ denied" + chatSuffix(d.Reason, d.By) + "\n"
 		}

@@ -73,6 +73,10 @@ versions A and B.`,
 			if err != nil {
 				return err
 			}
+			codec, err := node.Directives()
+			if err != nil {
+				return err
+			}
 			opts := runtime.ReplayOptions{To: to, Verify: verify}
 			states := map[uint64]json.RawMessage{}
 			if len(diff) == 2 {
@@ -84,7 +88,7 @@ versions A and B.`,
 					}
 				}
 			}
-			res, err := runtime.Replay(pages(ctx, b, stream), types, nil, opts)
+			res, err := runtime.Replay(pages(ctx, b, stream), types, codec, opts)
 			if err != nil {
 				return fmt.Errorf("replay %s: %w", stream, err)
 			}

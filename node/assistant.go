@@ -1,0 +1,112 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projects"
+	"github.com/jido-bus/jido-bus/projects/assistant"
+	"github.com/jido-bus/jido-bus/projects/tools"
+)
+
+// Directives returns the directive codec a node runs with: the built-in
+// kinds and the assistant's (LLM calls, tool runs), so that replaying a
+// conversation's stream reads them back.
+func Directives() (*agents.DirectiveCodec, error) {
+	c := agents.NewDirectiveCodec()
+	if err := assistant.RegisterDirectives(c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// newAssistant makes the executors of the conversation loop. They reach
+// the project engine through projectHost, since the engine starts after
+// the runtime's recovery, which may already run them.
+func (n *Node) newAssistant() *assistant.Assistant {
+	n.engineReady = make(chan struct{})
+	cfg := assistant.Config{
+		Host: projectHost{n},
+		Log:  n.evlog,
+		Publish: func(key string, sig bus.Signal) error {
+			return n.bus.Publish(n.subjects.Emit(key, sig.Type()), &sig)
+		},
+		Logger: n.log.With("component", "assistant"),
+	}
+	if n.cfg.Assistant != nil {
+		n.cfg.Assistant(&cfg)
+	}
+	return assistant.New(cfg)
+}
+
+// projectHost is the assistant's view of the node's project engine. Each
+// call waits for the engine to have started; the assistant calls it from
+// its own goroutines only.
+type projectHost struct{ n *Node }
+
+func (h projectHost) engine(ctx context.Context) (*projects.Engine, error) {
+	select {
+	case <-h.n.engineReady:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if h.n.projects == nil {
+		return nil, bus.Errorf(bus.ReasonUnavailable, "the node has no project engine")
+	}
+	return h.n.projects, nil
+}
+
+func (h projectHost) Tools(ctx context.Context, project string) ([]tools.Spec, error) {
+	e, err := h.engine(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return e.Tools(project)
+}
+
+func (h projectHost) CallTool(ctx context.Context, project string, call tools.ToolCall) (tools.Result, error) {
+	e, err := h.engine(ctx)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	return e.CallTool(ctx, project, call)
+}
+
+func (h projectHost) NeedsApproval(ctx context.Context, project, tool string) (bool, string, error) {
+	e, err := h.engine(ctx)
+	if err != nil {
+		return false, "", err
+	}
+	return e.NeedsApproval(project, tool)
+}
+
+func (h projectHost) Settings(ctx context.Context, project string) (assistant.Settings, string, error) {
+	e, err := h.engine(ctx)
+	if err != nil {
+		return assistant.Settings{}, "", err
+	}
+	s, root, err := e.Settings(project)
+	if err != nil && bus.ErrorType(err) == bus.ReasonNotFound {
+		err = fmt.Errorf("%w (a conversation's model comes from its project's .jido/config.yaml; open the project: jido-bus project open PATH --id %s)", err, project)
+	}
+	return s, root, err
+}
+
+// openLLMRequest returns the LLM call a conversation's loop decided and
+// has no outcome for yet (its state, as JSON), or "".
+func openLLMRequest(state json.RawMessage) string {
+	var s struct {
+		Conversation struct {
+			Loop struct {
+				Request string `json:"request"`
+			} `json:"loop"`
+		} `json:"conversation"`
+	}
+	if json.Unmarshal(state, &s) != nil {
+		return ""
+	}
+	return s.Conversation.Loop.Request
+}

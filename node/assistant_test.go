@@ -1,0 +1,385 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/projects"
+	"github.com/jido-bus/jido-bus/projects/assistant"
+)
+
+// assistantProject makes a project root whose scripted model plays
+// script (JSONL lines), with policy as its .jido/policy.yaml when given.
+func assistantProject(t *testing.T, script, policy string) string {
+	t.Helper()
+	root := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(root, ".jido"), 0o755))
+	must(os.WriteFile(filepath.Join(root, "a.txt"), []byte("hello world\n"), 0o644))
+	must(os.WriteFile(filepath.Join(root, ".jido", "script.jsonl"), []byte(script), 0o644))
+	must(os.WriteFile(filepath.Join(root, ".jido", "config.yaml"), []byte("llm:\n  provider: scripted\n  model: demo\n  script: .jido/script.jsonl\n"), 0o644))
+	if policy != "" {
+		must(os.WriteFile(filepath.Join(root, ".jido", "policy.yaml"), []byte(policy), 0o644))
+	}
+	return root
+}
+
+// convTypes returns the conversation event types of key's stream, with
+// "type:id" for the ids the test names.
+func convEvents(t *testing.T, n *Node, key string) []eventlog.Entry {
+	t.Helper()
+	var out []eventlog.Entry
+	for e, err := range n.Log().ReadStream(convevent.Stream(key), eventlog.ReadOptions{Types: convevent.TypePattern}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func typesOf(es []eventlog.Entry) string {
+	var ts []string
+	for _, e := range es {
+		ts = append(ts, strings.TrimPrefix(e.Event.Type(), "conversation."))
+	}
+	return strings.Join(ts, " ")
+}
+
+// awaitEvent waits for an event of type typ in key's stream and returns it.
+func awaitEvent(t *testing.T, n *Node, key, typ string, match func(eventlog.Entry) bool) eventlog.Entry {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		es := convEvents(t, n, key)
+		for _, e := range es {
+			if e.Event.Type() == typ && (match == nil || match(e)) {
+				return e
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s in %s; it holds: %s", typ, key, typesOf(es))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func dataOf(t *testing.T, e eventlog.Entry) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(e.Event.Data(), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestAssistantReadsAndEditsAFile: a user message makes the scripted
+// model read a file and then edit it; the file changes on disk, every
+// step is an event in the conversation's stream in order, and the turn
+// ends with the model's final answer and its usage.
+func TestAssistantReadsAndEditsAFile(t *testing.T) {
+	n := startNode(t, t.TempDir())
+	defer func() {
+		if err := n.Close(10 * time.Second); err != nil {
+			t.Error(err)
+		}
+	}()
+	ctx := context.Background()
+	root := assistantProject(t, `{"tool_calls":[{"name":"read_file","args":{"path":"a.txt"}}],"usage":{"input_tokens":10,"output_tokens":3}}
+{"tool_calls":[{"name":"edit_file","args":{"path":"a.txt","old_string":"world","new_string":"jido"}}]}
+{"text":"I changed world to jido.","chunk":4,"usage":{"input_tokens":30,"output_tokens":7}}
+`, "")
+	if _, err := n.Projects().Open(ctx, projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Projects().ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: "c1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c1","text":"say jido"}`)); err != nil {
+		t.Fatal(err)
+	}
+	final := awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, func(e eventlog.Entry) bool {
+		return strings.Contains(string(e.Event.Data()), "jido.")
+	})
+	if d := dataOf(t, final); d["text"] != "I changed world to jido." {
+		t.Fatalf("final answer %v", d)
+	}
+	got, err := os.ReadFile(filepath.Join(root, "a.txt"))
+	if err != nil || string(got) != "hello jido\n" {
+		t.Fatalf("a.txt = %q %v, want the edit made", got, err)
+	}
+	completed := awaitEvent(t, n, "p1/c1", convevent.LLMCompleted, func(e eventlog.Entry) bool {
+		return strings.Contains(string(e.Event.Data()), `"output_tokens":7`)
+	})
+	if d := dataOf(t, completed); d["model"] != "demo" {
+		t.Fatalf("llm.completed %v, want the model named", d)
+	}
+	want := "started user.message " +
+		"llm.requested assistant.message tool.requested llm.completed tool.started tool.completed " +
+		"llm.requested assistant.message tool.requested llm.completed tool.started tool.completed " +
+		"llm.requested assistant.message llm.completed"
+	if got := typesOf(convEvents(t, n, "p1/c1")); got != want {
+		t.Fatalf("the conversation's events:\n got  %s\n want %s", got, want)
+	}
+}
+
+// TestAssistantRefusalReachesTheModel: a path escape the model asks for is
+// refused by the runner, recorded failed, and the model's next call sees
+// the refusal in its context.
+func TestAssistantRefusalReachesTheModel(t *testing.T) {
+	n := startNode(t, t.TempDir())
+	defer func() {
+		if err := n.Close(10 * time.Second); err != nil {
+			t.Error(err)
+		}
+	}()
+	ctx := context.Background()
+	root := assistantProject(t, `{"tool_calls":[{"name":"read_file","args":{"path":"../../etc/passwd"}}]}
+{"text":"I may not read that."}
+`, "")
+	if _, err := n.Projects().Open(ctx, projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c1","text":"read /etc/passwd"}`)); err != nil {
+		t.Fatal(err)
+	}
+	failed := awaitEvent(t, n, "p1/c1", convevent.ToolFailed, nil)
+	if d := dataOf(t, failed); !strings.Contains(fmt.Sprint(d["error"]), "outside_root") {
+		t.Fatalf("tool.failed %v, want outside_root", d)
+	}
+	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, func(e eventlog.Entry) bool {
+		return strings.Contains(string(e.Event.Data()), "may not")
+	})
+	msgs, err := n.assistant.Context("p1/c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen bool
+	for _, m := range msgs {
+		seen = seen || m.Role == "tool" && strings.Contains(m.Content, "outside_root")
+	}
+	if !seen {
+		t.Fatalf("the model's context has no refusal: %+v", msgs)
+	}
+}
+
+// TestAssistantApproval: a tool the policy asks about waits for a person;
+// approving runs it.
+func TestAssistantApproval(t *testing.T) {
+	n := startNode(t, t.TempDir())
+	defer func() {
+		if err := n.Close(10 * time.Second); err != nil {
+			t.Error(err)
+		}
+	}()
+	ctx := context.Background()
+	root := assistantProject(t, `{"tool_calls":[{"id":"w1","name":"write_file","args":{"path":"b.txt","content":"new"}}]}
+{"text":"written"}
+`, "tools:\n  \"*\": allow\n  write_file: ask\n")
+	if _, err := n.Projects().Open(ctx, projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c1","text":"write b"}`)); err != nil {
+		t.Fatal(err)
+	}
+	awaitEvent(t, n, "p1/c1", "conversation.tool.approval.requested", nil)
+	if _, err := os.Stat(filepath.Join(root, "b.txt")); err == nil {
+		t.Fatal("b.txt written before anyone approved")
+	}
+	approve, err := agents.NewSignal("conversation.tool.approval", map[string]any{"call_id": "w1", "decision": "approve", "by": "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	approve.SetID("approval.w1.approve")
+	approve.SetSource(convevent.Source("p1/c1"))
+	approve.SetExtension(bus.ExtCausationID, "w1")
+	if _, err := n.Runtime().Call(ctx, "p1/c1", approve); err != nil {
+		t.Fatal(err)
+	}
+	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, func(e eventlog.Entry) bool {
+		return strings.Contains(string(e.Event.Data()), "written")
+	})
+	if got, err := os.ReadFile(filepath.Join(root, "b.txt")); err != nil || string(got) != "new" {
+		dumpConv(t, n, "p1/c1")
+		t.Fatalf("b.txt = %q %v after approval", got, err)
+	}
+}
+
+func dumpConv(t *testing.T, n *Node, key string) {
+	for _, e := range convEvents(t, n, key) {
+		t.Logf("%s %s %s", e.Event.Type(), e.Event.ID(), e.Event.Data())
+	}
+}
+
+// startQuickNode starts a node whose LLM retries wait 1 ms.
+func startQuickNode(t *testing.T) *Node {
+	t.Helper()
+	n, err := Start(context.Background(), Config{
+		DataDir: t.TempDir(), NATS: NATSConfig{Listen: "127.0.0.1:0"}, NoSync: true,
+		Assistant: func(c *assistant.Config) {
+			c.Backoff = func(int, time.Duration) time.Duration { return time.Millisecond }
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := n.Close(10 * time.Second); err != nil {
+			t.Error(err)
+		}
+	})
+	return n
+}
+
+// talk opens a project playing script and sends text to its conversation
+// c1.
+func talk(t *testing.T, n *Node, script, policy, text string) {
+	t.Helper()
+	ctx := context.Background()
+	root := assistantProject(t, script, policy)
+	if _, err := n.Projects().Open(ctx, projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]string{"conv": "p1/c1", "text": text})
+	if _, err := n.convSend(ctx, body); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestAssistantRetriesAServerError: a 500 is a failed attempt, recorded
+// with its delay, and the call is made again; the answer then ends the
+// turn.
+func TestAssistantRetriesAServerError(t *testing.T) {
+	n := startQuickNode(t)
+	talk(t, n, `{"fail":{"kind":"server","status":500,"message":"boom"}}
+{"text":"second time lucky"}
+`, "", "hi")
+	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, nil)
+	failed := awaitEvent(t, n, "p1/c1", convevent.LLMFailed, nil)
+	if d := dataOf(t, failed); d["retryable"] != true || d["status"] != float64(500) || d["retry_in_ms"] == nil {
+		t.Fatalf("llm.failed %v, want a retryable 500 with its delay", d)
+	}
+	var attempts []any
+	for _, e := range convEvents(t, n, "p1/c1") {
+		if e.Event.Type() == convevent.LLMRequested {
+			attempts = append(attempts, dataOf(t, e)["attempt"])
+		}
+	}
+	if fmt.Sprint(attempts) != "[1 2]" {
+		t.Fatalf("attempts %v, want [1 2]", attempts)
+	}
+}
+
+// TestAssistantEmptyAnswer: an answer with neither text nor calls is a
+// failed attempt (never an empty message); after the last attempt the
+// turn ends with the reason.
+func TestAssistantEmptyAnswer(t *testing.T) {
+	n := startQuickNode(t)
+	talk(t, n, "{}\n", "", "hi")
+	last := awaitEvent(t, n, "p1/c1", convevent.LLMFailed, func(e eventlog.Entry) bool {
+		return dataOf(t, e)["attempt"] == float64(assistant.MaxAttempts)
+	})
+	if d := dataOf(t, last); !strings.Contains(fmt.Sprint(d["error"]), "empty_answer") || d["retry_in_ms"] != nil {
+		t.Fatalf("last attempt %v, want empty_answer and no retry", d)
+	}
+	for _, e := range convEvents(t, n, "p1/c1") {
+		if e.Event.Type() == convevent.AssistantMessage {
+			t.Fatalf("an empty answer was logged as a message: %s", e.Event.Data())
+		}
+	}
+}
+
+// TestAssistantMaxSteps: a model that calls tools forever is stopped at
+// the conversation's max_steps, with the reason recorded.
+func TestAssistantMaxSteps(t *testing.T) {
+	n := startQuickNode(t)
+	ctx := context.Background()
+	var script strings.Builder
+	for range 10 {
+		script.WriteString(`{"tool_calls":[{"name":"list_dir","args":{"path":"."}}]}` + "\n")
+	}
+	root := assistantProject(t, script.String(), "")
+	if _, err := n.Projects().Open(ctx, projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Projects().ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: "c1", Limits: &assistant.Limits{MaxSteps: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c1","text":"loop"}`)); err != nil {
+		t.Fatal(err)
+	}
+	stop := awaitEvent(t, n, "p1/c1", convevent.LLMFailed, nil)
+	if !strings.Contains(fmt.Sprint(dataOf(t, stop)["error"]), "max_steps") {
+		t.Fatalf("turn ended with %v, want max_steps", dataOf(t, stop))
+	}
+	if got := strings.Count(typesOf(convEvents(t, n, "p1/c1")), "llm.requested"); got != 3 {
+		t.Fatalf("%d LLM calls, want 3 (max_steps)", got)
+	}
+}
+
+// TestAssistantUnknownToolAndBadArgs: a call of a tool the catalog does
+// not have and a call whose arguments are not JSON are both recorded
+// failed with the reason, the model is told, and the loop goes on.
+func TestAssistantUnknownToolAndBadArgs(t *testing.T) {
+	n := startQuickNode(t)
+	talk(t, n, `{"tool_calls":[{"name":"teleport","args":{}},{"name":"read_file","args_text":"{\"path\": "}]}
+{"text":"sorry"}
+`, "", "hi")
+	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "sorry") })
+	var errs []string
+	for _, e := range convEvents(t, n, "p1/c1") {
+		if e.Event.Type() == convevent.ToolFailed {
+			errs = append(errs, fmt.Sprint(dataOf(t, e)["error"]))
+		}
+	}
+	if len(errs) != 2 || !strings.Contains(errs[0]+errs[1], "unknown_tool") || !strings.Contains(errs[0]+errs[1], "invalid_args") {
+		t.Fatalf("tool failures %v, want unknown_tool and invalid_args", errs)
+	}
+	msgs, err := n.assistant.Context("p1/c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var told int
+	for _, m := range msgs {
+		if m.Role == "tool" && (strings.Contains(m.Content, "unknown_tool") || strings.Contains(m.Content, "invalid_args")) {
+			told++
+		}
+	}
+	if told != 2 {
+		t.Fatalf("the model was told of %d failures, want 2: %+v", told, msgs)
+	}
+}
+
+// TestAssistantCancel: conversation.cancel during a slow tool cancels it
+// (recorded cancelled) and the turn ends; a new message starts a new turn.
+func TestAssistantCancel(t *testing.T) {
+	n := startQuickNode(t)
+	talk(t, n, `{"tool_calls":[{"id":"slow","name":"run_command","args":{"argv":["sleep","30"]}}]}
+{"text":"next turn"}
+`, "commands:\n  programs: [sleep]\n", "sleep")
+	awaitEvent(t, n, "p1/c1", convevent.ToolStarted, nil)
+	if _, err := n.convCancel(context.Background(), []byte(`{"conv":"p1/c1","reason":"too slow"}`)); err != nil {
+		t.Fatal(err)
+	}
+	awaitEvent(t, n, "p1/c1", convevent.ToolCancelled, nil)
+	body := []byte(`{"conv":"p1/c1","text":"again"}`)
+	if _, err := n.convSend(context.Background(), body); err != nil {
+		t.Fatal(err)
+	}
+	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "next turn") })
+}

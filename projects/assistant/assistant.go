@@ -1,0 +1,324 @@
+package assistant
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/agents/builtin"
+	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/projects/assistant/llm"
+	"github.com/jido-bus/jido-bus/projects/tools"
+)
+
+// Host is what the executors need of the projects engine: a project's
+// tools (as its policy offers them), the one runner every call goes
+// through, and its model settings.
+//
+// The executors call it from their own goroutines, never from an agent's
+// queue, so a host may wait (for the engine to start after a restart)
+// until ctx ends.
+type Host interface {
+	Tools(ctx context.Context, project string) ([]tools.Spec, error)
+	CallTool(ctx context.Context, project string, call tools.ToolCall) (tools.Result, error)
+	// NeedsApproval reports whether the project's policy asks a person
+	// before tool runs, and why.
+	NeedsApproval(ctx context.Context, project, tool string) (bool, string, error)
+	// Settings returns the project's assistant settings (.jido/config.yaml)
+	// and its root, against which a scripted provider's file is read.
+	Settings(ctx context.Context, project string) (Settings, string, error)
+}
+
+// Settings are a project's assistant settings: the model and how long a
+// call waits for a person's approval.
+type Settings struct {
+	LLM               LLMSettings `yaml:"llm"`
+	ApprovalTimeoutMS int64       `yaml:"approval_timeout_ms"`
+}
+
+// Config configures an Assistant.
+type Config struct {
+	Host Host
+	// Log is the node's event log, from which each LLM call's context is
+	// folded.
+	Log *eventlog.Log
+	// Publish sends a transient event (an assistant delta) to the
+	// conversation's subscribers; it is never logged.
+	Publish func(key string, sig bus.Signal) error
+	// NewProvider makes the provider of an LLM call; nil means llm.New
+	// with the process environment.
+	NewProvider func(s LLMSettings, root string) (llm.Provider, error)
+	Logger      *slog.Logger
+	// Getenv reads the environment for keys (os.Getenv when nil).
+	Getenv func(string) string
+	// HTTPClient is the providers' client (http.DefaultClient when nil).
+	HTTPClient *http.Client
+	// Backoff chooses the delay before the next attempt of a failed LLM
+	// call (llm.Backoff with a random jitter when nil).
+	Backoff func(attempt int, retryAfter time.Duration) time.Duration
+}
+
+// Assistant holds the executors of the loop's directives and what they
+// have in flight.
+type Assistant struct {
+	cfg  Config
+	ctxs *contexts
+	log  *slog.Logger
+
+	// ctx ends at Close: work in flight then stops without recording an
+	// outcome, which the restart records as interrupted.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	inflight map[string]map[string]context.CancelCauseFunc // conversation → request or call id
+	// providers are made once per settings and root: a client keeps its
+	// connections, and a scripted provider its count of failures played.
+	providers map[providerKey]llm.Provider
+}
+
+type providerKey struct {
+	settings string // LLMSettings as JSON
+	root     string
+}
+
+// errTurnCancelled is the cause of work cancelled by conversation.cancel.
+var errTurnCancelled = errors.New("the turn was cancelled")
+
+// New returns an Assistant.
+func New(cfg Config) *Assistant {
+	ctx, cancel := context.WithCancel(context.Background())
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = http.DefaultClient
+	}
+	a := &Assistant{
+		cfg: cfg, ctxs: newContexts(cfg.Log, 1024), log: log, ctx: ctx, cancel: cancel,
+		inflight:  map[string]map[string]context.CancelCauseFunc{},
+		providers: map[providerKey]llm.Provider{},
+	}
+	if a.cfg.Backoff == nil {
+		a.cfg.Backoff = func(attempt int, retryAfter time.Duration) time.Duration {
+			return llm.Backoff(attempt, retryAfter, rand.Float64)
+		}
+	}
+	if a.cfg.NewProvider == nil {
+		a.cfg.NewProvider = a.newProvider
+	}
+	return a
+}
+
+// NewConversation returns the conversation agent type with the loop.
+func NewConversation() (*agents.Definition, error) {
+	return builtin.NewConversationWith(Loop)
+}
+
+// Executors returns the executors of the loop's directives, for
+// runtime.Config.Executors.
+func (a *Assistant) Executors() map[string]runtime.DirectiveExec {
+	return map[string]runtime.DirectiveExec{
+		KindLLMCall:    runtime.ExecFunc(a.execLLMCall),
+		KindRunTool:    runtime.ExecFunc(a.execRunTool),
+		KindRecord:     runtime.ExecFunc(execRecord),
+		KindCancelTurn: runtime.ExecFunc(a.execCancelTurn),
+	}
+}
+
+// Close stops the work in flight without recording outcomes (a restart
+// records it interrupted) and waits for it.
+func (a *Assistant) Close() {
+	a.cancel()
+	a.wg.Wait()
+}
+
+// start runs work for conversation key under id, cancellable by
+// CancelTurn and by Close.
+func (a *Assistant) start(key, id string, work func(ctx context.Context)) {
+	ctx, cancel := context.WithCancelCause(a.ctx)
+	a.mu.Lock()
+	m := a.inflight[key]
+	if m == nil {
+		m = map[string]context.CancelCauseFunc{}
+		a.inflight[key] = m
+	}
+	m[id] = cancel
+	a.mu.Unlock()
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		defer func() {
+			a.mu.Lock()
+			delete(a.inflight[key], id)
+			if len(a.inflight[key]) == 0 {
+				delete(a.inflight, key)
+			}
+			a.mu.Unlock()
+			cancel(nil)
+		}()
+		work(ctx)
+	}()
+}
+
+func (a *Assistant) execCancelTurn(_ context.Context, d agents.Directive, _ *runtime.ExecContext) (runtime.ExecResult, error) {
+	c := d.(CancelTurn)
+	a.mu.Lock()
+	for _, cancel := range a.inflight[c.Conversation] {
+		cancel(errTurnCancelled)
+	}
+	a.mu.Unlock()
+	return runtime.ExecResult{}, nil
+}
+
+// execRecord hands the loop's event to the conversation.
+func execRecord(_ context.Context, d agents.Directive, x *runtime.ExecContext) (runtime.ExecResult, error) {
+	ev := d.(Record).Event
+	if ev.Time().IsZero() {
+		ev = ev.Clone()
+		ev.SetTime(time.Now().UTC())
+	}
+	return runtime.ExecResult{}, x.Deliver(ev)
+}
+
+// deliver hands an event to the conversation; one that cannot be
+// delivered (the conversation stopped meanwhile) is logged.
+func (a *Assistant) deliver(x *runtime.ExecContext, typ, id, causation string, data any) {
+	sig, err := newEvent(x.AgentID, typ, id, causation, data)
+	if err == nil {
+		err = x.Deliver(sig)
+	}
+	if err != nil {
+		a.log.Warn("conversation event not delivered", "conversation", x.AgentID, "type", typ, "id", id, "err", err)
+	}
+}
+
+// event builds a conversation event of conversation key, stamped now.
+func newEvent(key, typ, id, causation string, data any) (bus.Signal, error) {
+	s := bus.Signal{}
+	s.SetSpecVersion(bus.SpecVersion)
+	s.SetType(typ)
+	s.SetID(id)
+	s.SetSource(convevent.Source(key))
+	s.SetTime(time.Now().UTC())
+	s.SetExtension(bus.ExtCausationID, causation)
+	return s, bus.SetJSONData(&s, data)
+}
+
+// projectOf returns the project of conversation key.
+func projectOf(key string) string {
+	p, _, _ := strings.Cut(key, "/")
+	return p
+}
+
+// cancelledByTurn reports whether ctx ended because the turn was
+// cancelled (rather than the node closing).
+func cancelledByTurn(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), errTurnCancelled)
+}
+
+// provider returns the provider of the settings, made once.
+func (a *Assistant) provider(s LLMSettings, root string) (llm.Provider, error) {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	k := providerKey{string(b), root}
+	a.mu.Lock()
+	p, ok := a.providers[k]
+	a.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	if p, err = a.cfg.NewProvider(s, root); err != nil {
+		return nil, err // not kept: a key set meanwhile is read next time
+	}
+	a.mu.Lock()
+	if old, ok := a.providers[k]; ok {
+		p = old
+	} else {
+		a.providers[k] = p
+	}
+	a.mu.Unlock()
+	return p, nil
+}
+
+// newProvider makes a provider from the settings with the process's
+// environment.
+func (a *Assistant) newProvider(s LLMSettings, root string) (llm.Provider, error) {
+	script := s.Script
+	if script != "" && !strings.HasPrefix(script, "/") {
+		script = root + "/" + script
+	}
+	return llm.New(llm.Config{
+		Provider: s.Provider, Model: s.Model, BaseURL: s.BaseURL, APIKeyEnv: s.APIKeyEnv,
+		Temperature: s.Temperature, MaxTokens: s.MaxTokens, Timeout: time.Duration(s.TimeoutMS) * time.Millisecond,
+		Script: script,
+	}, a.cfg.Getenv, a.cfg.HTTPClient)
+}
+
+// merge returns s with the members a conversation may override set from
+// over. Where the key goes (base_url), which variable holds it
+// (api_key_env) and which file a scripted provider reads (script) come
+// from the project's config file alone: a conversation's settings come
+// from a client, who could otherwise send the project's key, or any
+// variable of the node's environment, to an address of its choosing.
+func (s LLMSettings) merge(over *LLMSettings) LLMSettings {
+	if over == nil {
+		return s
+	}
+	if over.Provider != "" && over.Provider != s.Provider {
+		s.Provider = over.Provider
+		// Another provider's endpoint and key are not this one's.
+		s.BaseURL, s.APIKeyEnv, s.Script = "", "", ""
+	}
+	if over.Model != "" {
+		s.Model = over.Model
+	}
+	if over.Temperature != nil {
+		s.Temperature = over.Temperature
+	}
+	if over.MaxTokens > 0 {
+		s.MaxTokens = over.MaxTokens
+	}
+	if over.TimeoutMS > 0 {
+		s.TimeoutMS = over.TimeoutMS
+	}
+	return s
+}
+
+// CheckOverride refuses a conversation's settings that name what only the
+// project's config file may (see merge).
+func CheckOverride(over *LLMSettings) error {
+	if over == nil {
+		return nil
+	}
+	if over.BaseURL != "" || over.APIKeyEnv != "" || over.Script != "" {
+		return bus.Errorf(bus.ReasonInvalidRequest, "llm: base_url, api_key_env and script are set in the project's .jido/config.yaml, not per conversation (a client could otherwise send the project's key to an address of its choosing); a conversation may choose provider, model, temperature, max_tokens and timeout_ms")
+	}
+	return nil
+}
+
+// rawArgs returns args as a JSON value, {} when empty.
+func rawArgs(args json.RawMessage) json.RawMessage {
+	if len(strings.TrimSpace(string(args))) == 0 {
+		return json.RawMessage("{}")
+	}
+	return args
+}

@@ -1,0 +1,222 @@
+package assistant
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/projects/assistant/llm"
+)
+
+// execLLMCall records conversation.llm.requested, then makes the call on
+// its own goroutine and returns async: the answer comes back as events.
+// Nothing here waits on the project (whose engine may still be starting
+// when recovery runs this again), so the agent's queue never blocks.
+func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtime.ExecContext) (runtime.ExecResult, error) {
+	c := d.(LLMCall)
+	if x.Recovered {
+		// Found again after a crash: whether the call was made and how far
+		// it got is unknown, so it is closed as interrupted, with the id
+		// the node's resume gives the same interruption (the log keeps
+		// one), and the loop makes the call again.
+		a.deliver(x, convevent.LLMFailed, "interrupted."+c.Request, c.Request, map[string]any{
+			"error":   bus.Errorf(convevent.ReasonInterrupted, "LLM call %s did not finish: the node stopped", c.Request),
+			"attempt": c.Attempt,
+		})
+		return runtime.ExecResult{}, nil
+	}
+	a.deliver(x, convevent.LLMRequested, c.Request, x.Input.ID(), map[string]any{
+		"model": c.modelName(), "attempt": c.Attempt, "step": c.Step,
+	})
+	a.start(c.Conversation, c.Request, func(ctx context.Context) {
+		settings, root, err := a.cfg.Host.Settings(ctx, projectOf(c.Conversation))
+		if err != nil {
+			if ctx.Err() != nil {
+				a.stopped(ctx, x, c, 0)
+				return
+			}
+			a.llmFailed(x, c, 0, &llm.Error{Kind: llm.KindConfig, Message: fmt.Sprintf("the assistant settings of project %s: %v", projectOf(c.Conversation), err)})
+			return
+		}
+		a.complete(ctx, x, c, settings.LLM.merge(c.LLM), root)
+	})
+	return runtime.ExecResult{Kind: runtime.ExecAsync}, nil
+}
+
+// complete makes one attempt and records its outcome.
+func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c LLMCall, s LLMSettings, root string) {
+	if c.DelayMS > 0 {
+		t := time.NewTimer(time.Duration(c.DelayMS) * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			a.stopped(ctx, x, c, 0)
+			return
+		}
+	}
+	start := time.Now()
+	req, names, err := a.request(ctx, c.Conversation, s)
+	if err != nil {
+		a.llmFailed(x, c, 0, llm.Classify(err))
+		return
+	}
+	p, err := a.provider(s, root)
+	if err != nil {
+		a.llmFailed(x, c, 0, llm.Classify(err))
+		return
+	}
+	index := 0
+	resp, err := p.Complete(ctx, req, func(dl llm.Delta) {
+		if dl.Text == "" || a.cfg.Publish == nil {
+			return
+		}
+		sig, err := newEvent(c.Conversation, convevent.AssistantDelta, fmt.Sprintf("%s.delta.%d", c.Request, index), c.Request, map[string]any{"text": dl.Text, "index": index})
+		index++
+		if err == nil {
+			err = a.cfg.Publish(c.Conversation, sig)
+		}
+		if err != nil {
+			a.log.Debug("publish an assistant delta", "conversation", c.Conversation, "err", err)
+		}
+	})
+	latency := time.Since(start)
+	if err != nil {
+		if ctx.Err() != nil {
+			a.stopped(ctx, x, c, latency)
+			return
+		}
+		a.llmFailed(x, c, latency, llm.Classify(err))
+		return
+	}
+	if resp.Text == "" && len(resp.ToolCalls) == 0 {
+		// Nothing to show and nothing to do: recorded as a failed attempt
+		// (retried), never as an empty message, which some providers
+		// refuse in the context of the next call.
+		a.llmFailed(x, c, latency, &llm.Error{Kind: reasonEmptyAnswer, Message: fmt.Sprintf("the model (%s) answered with neither text nor tool calls (stop reason %q)", s.Model, resp.StopReason)})
+		return
+	}
+	a.answered(x, c, s, resp, names, latency)
+}
+
+// reasonEmptyAnswer is the error type of an answer with neither text nor
+// tool calls; it is retried like a broken stream.
+const reasonEmptyAnswer = "empty_answer"
+
+// request builds the provider's request: the conversation's llm_context
+// and the project's tools under their API names (names maps them back).
+func (a *Assistant) request(ctx context.Context, key string, s LLMSettings) (llm.Request, map[string]string, error) {
+	msgs, err := a.ctxs.get(key)
+	if err != nil {
+		return llm.Request{}, nil, fmt.Errorf("read the context of %s: %w", key, err)
+	}
+	specs, err := a.cfg.Host.Tools(ctx, projectOf(key))
+	if err != nil {
+		return llm.Request{}, nil, fmt.Errorf("the tools of project %s: %w", projectOf(key), err)
+	}
+	req := llm.Request{Model: s.Model, Temperature: s.Temperature, MaxTokens: s.MaxTokens}
+	names := make(map[string]string, len(specs))
+	apiName := make(map[string]string, len(specs))
+	for _, sp := range specs {
+		names[sp.APIName] = sp.Name
+		apiName[sp.Name] = sp.APIName
+		req.Tools = append(req.Tools, llm.Tool{Name: sp.APIName, Description: sp.Description, InputSchema: sp.InputSchema})
+	}
+	for _, m := range msgs {
+		if m.Role == conversation.RoleSystem {
+			req.System = m.Content
+			continue
+		}
+		lm := llm.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
+		for _, tc := range m.ToolCalls {
+			name := tc.Name
+			if n, ok := apiName[name]; ok {
+				name = n
+			}
+			lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: tc.ID, Name: name, Args: string(rawArgs(tc.Args))})
+		}
+		req.Messages = append(req.Messages, lm)
+	}
+	return req, names, nil
+}
+
+// answered records a complete answer: the message, its tool calls, then
+// conversation.llm.completed, which the loop acts on.
+func (a *Assistant) answered(x *runtime.ExecContext, c LLMCall, s LLMSettings, resp llm.Response, names map[string]string, latency time.Duration) {
+	a.deliver(x, convevent.AssistantMessage, c.Request+".message", c.Request, map[string]any{"text": resp.Text, "tool_calls": len(resp.ToolCalls)})
+	for i, tc := range resp.ToolCalls {
+		id := tc.ID
+		if id == "" {
+			id = fmt.Sprintf("%s-%d", c.Request, i+1)
+		}
+		name := tc.Name
+		if n, ok := names[name]; ok {
+			name = n
+		}
+		data := map[string]any{"call_id": id, "name": name}
+		switch args := []byte(tc.Args); {
+		case len(args) == 0:
+			data["args"] = json.RawMessage("{}")
+		case json.Valid(args):
+			data["args"] = json.RawMessage(args)
+		default:
+			var probe any
+			err := json.Unmarshal(args, &probe)
+			data["args_error"] = err.Error()
+			data["args_text"] = tc.Args
+		}
+		a.deliver(x, convevent.ToolRequested, fmt.Sprintf("%s.call.%d", c.Request, i+1), c.Request, data)
+	}
+	model := resp.Model
+	if model == "" {
+		model = s.Model
+	}
+	a.deliver(x, convevent.LLMCompleted, c.Request+".completed", c.Request, map[string]any{
+		"model": model, "stop_reason": resp.StopReason, "latency_ms": latency.Milliseconds(), "tool_calls": len(resp.ToolCalls),
+		"usage": convevent.Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens},
+	})
+}
+
+func (c LLMCall) modelName() string {
+	if c.LLM != nil {
+		return c.LLM.Model
+	}
+	return ""
+}
+
+// llmFailed records a failed attempt, with the delay before the next one
+// when the loop will retry it.
+func (a *Assistant) llmFailed(x *runtime.ExecContext, c LLMCall, latency time.Duration, e *llm.Error) {
+	data := map[string]any{
+		"error":      bus.Errorf(e.Kind, "%s", e.Message),
+		"retryable":  retryable(e),
+		"attempt":    c.Attempt,
+		"latency_ms": latency.Milliseconds(),
+	}
+	if e.Status != 0 {
+		data["status"] = e.Status
+	}
+	if retryable(e) && c.Attempt < MaxAttempts {
+		data["retry_in_ms"] = a.cfg.Backoff(c.Attempt, e.RetryAfter).Milliseconds()
+	}
+	a.deliver(x, convevent.LLMFailed, c.Request+".failed", c.Request, data)
+}
+
+// stopped handles an attempt whose context ended: a cancelled turn is
+// recorded; a closing node records nothing (the restart records the call
+// interrupted and makes it again).
+func (a *Assistant) stopped(ctx context.Context, x *runtime.ExecContext, c LLMCall, latency time.Duration) {
+	if !cancelledByTurn(ctx) {
+		return
+	}
+	a.llmFailed(x, c, latency, &llm.Error{Kind: reasonCancelled, Message: "the turn was cancelled while the model answered"})
+}
+
+// retryable reports whether another attempt may succeed.
+func retryable(e *llm.Error) bool { return e.Retryable() || e.Kind == reasonEmptyAnswer }

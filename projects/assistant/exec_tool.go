@@ -1,0 +1,93 @@
+package assistant
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/projects/tools"
+)
+
+// execRunTool runs one tool call through the project's runner on its own
+// goroutine and returns async; the outcome comes back as events. A call
+// the policy asks a person about, and nobody approved yet, becomes
+// conversation.tool.approval.requested instead.
+//
+// A call found again after a crash (the runtime re-runs a directive whose
+// outcome it had not recorded) is not run again: it may have had its
+// effects already. It is recorded failed, interrupted, and the model
+// hears so.
+func (a *Assistant) execRunTool(_ context.Context, d agents.Directive, x *runtime.ExecContext) (runtime.ExecResult, error) {
+	c := d.(RunTool)
+	if x.Recovered {
+		a.deliver(x, convevent.ToolFailed, "interrupted."+c.CallID, c.CallID, map[string]any{
+			"call_id": c.CallID,
+			"error":   bus.Errorf(convevent.ReasonInterrupted, "tool call %s (%s) did not finish: the node stopped while it ran; it is not run again because it may have had effects", c.CallID, c.Name),
+		})
+		return runtime.ExecResult{}, nil
+	}
+	a.start(c.Conversation, c.CallID, func(ctx context.Context) {
+		project := projectOf(c.Conversation)
+		if !c.Approved {
+			ask, why, err := a.cfg.Host.NeedsApproval(ctx, project, c.Name)
+			if err == nil && ask {
+				a.askApproval(ctx, x, c, why)
+				return
+			}
+		}
+		a.runTool(ctx, x, c, project)
+	})
+	return runtime.ExecResult{Kind: runtime.ExecAsync}, nil
+}
+
+func (a *Assistant) askApproval(ctx context.Context, x *runtime.ExecContext, c RunTool, why string) {
+	timeout := DefaultApprovalTimeout.Milliseconds()
+	if s, _, err := a.cfg.Host.Settings(ctx, projectOf(c.Conversation)); err == nil && s.ApprovalTimeoutMS > 0 {
+		timeout = s.ApprovalTimeoutMS
+	}
+	a.deliver(x, convevent.ToolApprovalRequested, "approval."+c.CallID+".requested", c.CallID, map[string]any{
+		"call_id": c.CallID, "name": c.Name, "args": rawArgs(c.Args), "reason": why, "timeout_ms": timeout,
+	})
+}
+
+func (a *Assistant) runTool(ctx context.Context, x *runtime.ExecContext, c RunTool, project string) {
+	a.deliver(x, convevent.ToolStarted, "tool."+c.CallID+".started", c.CallID, map[string]any{"call_id": c.CallID})
+	start := time.Now()
+	res, err := a.cfg.Host.CallTool(ctx, project, tools.ToolCall{ID: c.CallID, Name: c.Name, Args: rawArgs(c.Args), Approved: c.Approved})
+	took := time.Since(start)
+	if ctx.Err() != nil && !cancelledByTurn(ctx) {
+		return // the node is closing: the restart records the call interrupted
+	}
+	if err == nil {
+		data := map[string]any{"call_id": c.CallID, "duration_ms": took.Milliseconds()}
+		if len(res.Artifacts) > 0 {
+			data["output_ref"] = res.Artifacts[0]
+		} else {
+			data["output"] = rawArgs(res.Data)
+		}
+		a.deliver(x, convevent.ToolCompleted, "tool."+c.CallID+".completed", c.CallID, data)
+		return
+	}
+	te := &tools.Error{Type: tools.ReasonToolFailed, Message: err.Error()}
+	if e, ok := errors.AsType[*tools.Error](err); ok {
+		te = e
+	} else if be, ok := errors.AsType[*bus.Error](err); ok {
+		te = &tools.Error{Type: be.Type, Message: be.Message}
+	}
+	switch {
+	case cancelledByTurn(ctx) || te.Type == tools.ReasonCancelled:
+		a.deliver(x, convevent.ToolCancelled, "tool."+c.CallID+".cancelled", c.CallID, map[string]any{"call_id": c.CallID, "reason": "the turn was cancelled while the tool ran"})
+	case te.Type == tools.ReasonTimeout:
+		a.deliver(x, convevent.ToolTimeout, "tool."+c.CallID+".timeout", c.CallID, map[string]any{"call_id": c.CallID, "timeout_ms": took.Milliseconds()})
+	case te.Type == tools.ReasonApprovalRequired && !c.Approved:
+		a.askApproval(ctx, x, c, te.Message)
+	default:
+		a.deliver(x, convevent.ToolFailed, "tool."+c.CallID+".failed", c.CallID, map[string]any{
+			"call_id": c.CallID, "error": bus.Errorf(te.Type, "%s", te.Message), "duration_ms": took.Milliseconds(),
+		})
+	}
+}

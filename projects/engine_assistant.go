@@ -1,0 +1,68 @@
+package projects
+
+import (
+	"errors"
+	"io/fs"
+	"path"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projects/assistant"
+	"github.com/jido-bus/jido-bus/projects/policy"
+)
+
+// ConfigFile is the name of a project's assistant settings under its data
+// dir (".jido/config.yaml"):
+//
+//	llm:
+//	  provider: openai          # openai | anthropic | scripted
+//	  model: gpt-4o-mini
+//	  base_url: http://localhost:11434/v1   # any OpenAI-compatible server
+//	  api_key_env: OPENAI_API_KEY           # the variable holding the key
+//	  temperature: 0.2
+//	  max_tokens: 4096
+//	  timeout_ms: 120000
+//	  script: .jido/demo.jsonl  # scripted: the turns to play
+//	approval_timeout_ms: 300000 # how long a call waits for a person
+const ConfigFile = "config.yaml"
+
+// maxConfigBytes bounds the settings file.
+const maxConfigBytes = 64 << 10
+
+// Settings returns project id's assistant settings, read from its data
+// dir at each call (an edit takes effect at the next LLM call), and its
+// root. A missing file gives the zero settings; the LLM call then says
+// what to set.
+func (e *Engine) Settings(id string) (assistant.Settings, string, error) {
+	p, err := e.usable(id)
+	if err != nil {
+		return assistant.Settings{}, "", err
+	}
+	var s assistant.Settings
+	name := path.Join(p.dataDir, ConfigFile)
+	data, err := p.sandbox.Root.ReadFile(name, maxConfigBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, p.root, nil
+	}
+	if err != nil {
+		return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "project %s: read %s: %v", id, name, err)
+	}
+	if err := yaml.UnmarshalWithOptions(data, &s, yaml.DisallowUnknownField()); err != nil {
+		return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "project %s: %s: %s", id, name, yaml.FormatError(err, false, false))
+	}
+	return s, p.root, nil
+}
+
+// NeedsApproval reports whether project id's policy asks a person before
+// tool runs (mode ask), and the reason to show them.
+func (e *Engine) NeedsApproval(id, tool string) (bool, string, error) {
+	p, err := e.usable(id)
+	if err != nil {
+		return false, "", err
+	}
+	if p.sandbox.Policy.ToolMode(tool) != policy.ModeAsk {
+		return false, "", nil
+	}
+	return true, "the project's policy asks a person before " + tool + " runs (tools: in .jido/policy.yaml)", nil
+}
