@@ -21,8 +21,10 @@ help: ## list the targets
 build: ## build bin/jido-bus
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/jido-bus ./cmd/jido-bus
 
-run: build $(BIN)/nats ## start a node (embedded NATS on $(LISTEN), data in $(DATA_DIR)); also builds bin/nats
-	$(BIN)/jido-bus serve --listen $(LISTEN) --data-dir $(DATA_DIR)
+run: build $(BIN)/nats ## start a node (embedded NATS on $(LISTEN), data in $(DATA_DIR)) with the demo project "demo" open; also builds bin/nats
+	@# The demo project is a copy (its files get edited), made once.
+	@test -d $(DATA_DIR)-demo || cp -R examples/demo $(DATA_DIR)-demo
+	$(BIN)/jido-bus serve --listen $(LISTEN) --data-dir $(DATA_DIR) --open $(DATA_DIR)-demo=demo
 
 test: tools ## every test, with -race, including the end-to-end tests
 	$(GO) test -race -timeout 20m $$($(GO) list ./... | grep -v /e2e$$)

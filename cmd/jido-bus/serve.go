@@ -28,6 +28,7 @@ type serveConfig struct {
 	logLevel      string
 	logFormat     string
 	drainTimeout  time.Duration
+	open          []string // projects to open at start: PATH or PATH=ID
 	metrics       string
 	acceptWALLoss bool
 
@@ -137,6 +138,7 @@ start once with --accept-wal-loss to keep the entries before the damage
 	f.StringVar(&cfg.logFormat, "log-format", "text", "text or json")
 	f.StringVar(&cfg.metrics, "metrics", "", "serve Prometheus metrics on http://HOST:PORT/metrics (e.g. 127.0.0.1:9464), liveness on /healthz and readiness on /readyz (503 naming the failing check: log, recovery, nats); off when empty")
 	f.DurationVar(&cfg.drainTimeout, "drain-timeout", 10*time.Second, "how long shutdown waits for in-flight messages")
+	f.StringArrayVar(&cfg.open, "open", nil, "open the project at PATH (or PATH=ID) once the node runs; one already open is left as it is (repeatable)")
 	f.StringArrayVar(&cfg.webhooks.Allow, "webhook-allow", nil, "a destination webhooks may POST to: scheme://host[:port][/path], host may be *.domain (repeatable; none: every webhook is refused)")
 	f.StringArrayVar(&cfg.webhooks.AllowPrivate, "webhook-allow-private", nil, "a network (CIDR) of private, loopback or link-local addresses webhooks may reach, e.g. 127.0.0.0/8 (repeatable)")
 	f.BoolVar(&cfg.acceptWALLoss, "accept-wal-loss", false, "start even if the event log's write-ahead log is damaged, dropping the entries after the damage (they are copied aside)")
@@ -186,6 +188,10 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 		AcceptWALLoss: cfg.acceptWALLoss,
 	})
 	if err != nil {
+		return err
+	}
+	if err := openProjects(ctx, n, cfg.open, log); err != nil {
+		_ = n.Close(cfg.drainTimeout)
 		return err
 	}
 	var failed error
