@@ -116,7 +116,7 @@ type startedData struct {
 	// project not open) is driven from outside, as before projects.
 	Assistant bool                   `json:"assistant,omitempty"`
 	LLM       *assistant.LLMSettings `json:"llm,omitempty"`
-	Limits *assistant.Limits      `json:"limits,omitempty"`
+	Limits    *assistant.Limits      `json:"limits,omitempty"`
 }
 
 // convStarted gives the new conversation its conversation.started (the
@@ -124,7 +124,7 @@ type startedData struct {
 // duplicate) and records it in the project's stream.
 func (e *Engine) convStarted(ctx context.Context, project, conv, key string, req ConvStartRequest) error {
 	started, err := agents.NewSignal(convevent.Started, startedData{
-		Data: convevent.Data{ProjectID: project, ConversationID: conv, System: req.System},
+		Data:      convevent.Data{ProjectID: project, ConversationID: conv, System: req.System},
 		Assistant: true, LLM: req.LLM, Limits: req.Limits,
 	})
 	if err != nil {
