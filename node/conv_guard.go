@@ -1,0 +1,50 @@
+package node
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+)
+
+// fromPeople are the conversation events a client may send to a
+// conversation the assistant drives: what a person says and decides.
+// Every other conversation event of such a conversation (a model's
+// answer, a tool call and its outcome) is written by the node's own
+// executors; a client that could send them could make the loop run a tool
+// no model asked for, or forge what the model said.
+var fromPeople = map[string]bool{
+	convevent.UserMessage:  true,
+	convevent.Cancel:       true,
+	convevent.Resume:       true,
+	convevent.ToolApproval: true,
+}
+
+// conversationSignal refuses, as forbidden, a conversation event sent from
+// outside to a conversation whose loop is on, unless a person may send it.
+// Conversations driven from outside (no project, no loop) take every
+// conversation event, as before the assistant.
+func (n *Node) conversationSignal(agentID, typ string) error {
+	if !strings.Contains(agentID, "/") || !strings.HasPrefix(typ, "conversation.") || fromPeople[typ] {
+		return nil
+	}
+	info, err := n.rt.State(agentID)
+	if err != nil || !loopOn(info.State) {
+		return nil
+	}
+	return bus.Errorf(bus.ReasonForbidden, "conversation %s is driven by its project's assistant: %s is written by the node alone; a client sends conversation.user.message, conversation.cancel, conversation.resume or conversation.tool.approval (jido-bus conv send|cancel|approve)", agentID, typ)
+}
+
+// loopOn reports whether a conversation agent's state (as JSON) has the
+// assistant's loop on.
+func loopOn(state json.RawMessage) bool {
+	var s struct {
+		Conversation struct {
+			Loop struct {
+				On bool `json:"on"`
+			} `json:"loop"`
+		} `json:"conversation"`
+	}
+	return json.Unmarshal(state, &s) == nil && s.Conversation.Loop.On
+}
