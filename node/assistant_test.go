@@ -439,4 +439,18 @@ func TestAssistantConversationRefusesForgedEvents(t *testing.T) {
 	if err := send(convevent.UserMessage, "u-direct", map[string]any{"text": "a person may"}); err != nil {
 		t.Fatalf("a user message sent to the conversation's subject: %v", err)
 	}
+	// Nor to every conversation at once.
+	sig, err := bus.NewSignal(convevent.ToolRequested, "/attacker", forged[convevent.ToolRequested])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig.SetExtension(bus.ExtCausationID, "llm.x")
+	msg, err := codec.Encode(n.subjects.Signal(convevent.ToolRequested), &sig, codec.Binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := nc.RequestMsg(msg, 5*time.Second)
+	if err != nil || !strings.Contains(string(reply.Data), `"forbidden"`) {
+		t.Fatalf("a broadcast conversation.tool.requested: %v %s, want forbidden", err, reply.Data)
+	}
 }

@@ -48,3 +48,18 @@ func loopOn(state json.RawMessage) bool {
 	}
 	return json.Unmarshal(state, &s) == nil && s.Conversation.Loop.On
 }
+
+// broadcastAllowed refuses a broadcast of a project signal or of a
+// conversation event: every project's or conversation's agent routes
+// them, so one publish would close every project or put the same event
+// into every conversation (a forged tool call into each the assistant
+// drives). Conversation events are sent to one conversation's subject.
+func (n *Node) broadcastAllowed(typ string) error {
+	if err := n.projectBroadcast(typ); err != nil {
+		return err
+	}
+	if strings.HasPrefix(typ, "conversation.") {
+		return bus.Errorf(bus.ReasonForbidden, "%s is a conversation event: send it to one conversation (%s), not to every agent", typ, n.subjects.Agent("<project>/<conversation>", typ))
+	}
+	return nil
+}

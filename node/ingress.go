@@ -63,7 +63,7 @@ func (n *Node) publishTransient(d *natsbus.Delivery) {
 // broadcast hands a signal to every agent with a matching route and says
 // how many took it; refusals (full queues) are also filed as a dead letter.
 func (n *Node) broadcast(_ context.Context, d *natsbus.Delivery) {
-	if err := n.projectBroadcast(d.Signal.Type()); err != nil {
+	if err := n.broadcastAllowed(d.Signal.Type()); err != nil {
 		n.metrics.Refused(bus.ReasonForbidden)
 		d.Reject(err)
 		return
