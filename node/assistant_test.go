@@ -14,6 +14,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/codec"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
@@ -452,5 +453,35 @@ func TestAssistantConversationRefusesForgedEvents(t *testing.T) {
 	reply, err := nc.RequestMsg(msg, 5*time.Second)
 	if err != nil || !strings.Contains(string(reply.Data), `"forbidden"`) {
 		t.Fatalf("a broadcast conversation.tool.requested: %v %s, want forbidden", err, reply.Data)
+	}
+}
+
+// TestAssistantForkActsOnlyOnWhatComesAfter: a fork of a conversation the
+// assistant drives keeps the assistant; the copied history makes no LLM
+// call and runs no tool again; a new message in the fork gets an answer.
+func TestAssistantForkActsOnlyOnWhatComesAfter(t *testing.T) {
+	n := startQuickNode(t)
+	ctx := context.Background()
+	talk(t, n, `{"tool_calls":[{"name":"list_dir","args":{"path":"."}}]}
+{"text":"first answer"}
+{"text":"the fork's answer"}
+`, "", "hi")
+	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "first answer") })
+	head := convEvents(t, n, "p1/c1")
+	events, err := conversation.Fork("p1/c1", head, head[len(head)-1].Seq, "p1/alt", time.Now().UTC())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.startFork(ctx, "p1/alt", events); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/alt","text":"and now?"}`)); err != nil {
+		t.Fatal(err)
+	}
+	awaitEvent(t, n, "p1/alt", convevent.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "fork's answer") })
+	got := typesOf(convEvents(t, n, "p1/alt"))
+	want := typesOf(head) + " user.message llm.requested assistant.message llm.completed"
+	if got != want {
+		t.Fatalf("the fork's events:\n got  %s\n want %s", got, want)
 	}
 }

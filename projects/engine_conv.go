@@ -40,9 +40,9 @@ type ConvStartRequest struct {
 	// LLM overrides the project's model settings (.jido/config.yaml)
 	// for this conversation: provider, model, base URL, the name of the
 	// variable holding the key — never a key.
-	LLM *assistant.LLMSettings `json:"llm,omitempty"`
+	LLM *convevent.LLMConfig `json:"llm,omitempty"`
 	// Limits bound each turn (max steps, max tool calls, parallel tools).
-	Limits *assistant.Limits `json:"limits,omitempty"`
+	Limits *convevent.Limits `json:"limits,omitempty"`
 }
 
 // ConvInfo describes a conversation of a project.
@@ -107,24 +107,13 @@ func (e *Engine) ConvStart(ctx context.Context, req ConvStartRequest) (ConvInfo,
 	return e.convInfo(p.id, conv, key), nil
 }
 
-// startedData is the data of conversation.started with the assistant's
-// settings.
-type startedData struct {
-	convevent.Data
-	// Assistant turns the conversation loop on: a conversation of a
-	// project talks to its model. One started on its own (conv send to a
-	// project not open) is driven from outside, as before projects.
-	Assistant bool                   `json:"assistant,omitempty"`
-	LLM       *assistant.LLMSettings `json:"llm,omitempty"`
-	Limits    *assistant.Limits      `json:"limits,omitempty"`
-}
-
 // convStarted gives the new conversation its conversation.started (the
 // id derived from the key, as conv send does, so a repeat is a
 // duplicate) and records it in the project's stream.
 func (e *Engine) convStarted(ctx context.Context, project, conv, key string, req ConvStartRequest) error {
-	started, err := agents.NewSignal(convevent.Started, startedData{
-		Data:      convevent.Data{ProjectID: project, ConversationID: conv, System: req.System},
+	// A conversation of a project talks to its model: the loop is on.
+	started, err := agents.NewSignal(convevent.Started, convevent.Data{
+		ProjectID: project, ConversationID: conv, System: req.System,
 		Assistant: true, LLM: req.LLM, Limits: req.Limits,
 	})
 	if err != nil {

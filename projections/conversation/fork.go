@@ -66,9 +66,10 @@ func Fork(parentKey string, entries []eventlog.Entry, seq uint64, newKey string,
 	data := convevent.Data{
 		ProjectID: project, ConversationID: conv,
 		Title: started.Data.Title, System: started.Data.System, Model: started.Data.Model,
-		LLM: started.Data.LLM, Limits: started.Data.Limits,
+		LLM: started.Data.LLM, Limits: started.Data.Limits, Assistant: started.Data.Assistant,
 		Parent: &convevent.ForkOrigin{Conversation: parentKey, Seq: seq, EventID: last.ID},
 	}
+	data.History = len(history)
 	s := bus.Signal{}
 	s.SetSpecVersion(bus.SpecVersion)
 	s.SetType(convevent.Started)

@@ -279,7 +279,7 @@ func (a *Assistant) newProvider(s LLMSettings, root string) (llm.Provider, error
 // from the project's config file alone: a conversation's settings come
 // from a client, who could otherwise send the project's key, or any
 // variable of the node's environment, to an address of its choosing.
-func (s LLMSettings) merge(over *LLMSettings) LLMSettings {
+func (s LLMSettings) merge(over *convevent.LLMConfig) LLMSettings {
 	if over == nil {
 		return s
 	}
@@ -305,11 +305,11 @@ func (s LLMSettings) merge(over *LLMSettings) LLMSettings {
 
 // CheckOverride refuses a conversation's settings that name what only the
 // project's config file may (see merge).
-func CheckOverride(over *LLMSettings) error {
+func CheckOverride(over *convevent.LLMConfig) error {
 	if over == nil {
 		return nil
 	}
-	if over.BaseURL != "" || over.APIKeyEnv != "" || over.Script != "" {
+	if over.BaseURL != "" || over.APIKeyEnv != "" {
 		return bus.Errorf(bus.ReasonInvalidRequest, "llm: base_url, api_key_env and script are set in the project's .jido/config.yaml, not per conversation (a client could otherwise send the project's key to an address of its choosing); a conversation may choose provider, model, temperature, max_tokens and timeout_ms")
 	}
 	return nil

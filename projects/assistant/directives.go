@@ -6,6 +6,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // Directive kinds of the conversation loop.
@@ -35,11 +36,12 @@ type LLMCall struct {
 	DelayMS int64 `json:"delay_ms,omitempty"`
 	// LLM overrides the project's model settings for this conversation
 	// (from conversation.started); it never holds a key.
-	LLM *LLMSettings `json:"llm,omitempty"`
+	LLM *convevent.LLMConfig `json:"llm,omitempty"`
 }
 
-// LLMSettings are a conversation's model settings: which provider, which
-// model, where, and the name of the environment variable holding the key.
+// LLMSettings are a project's model settings (.jido/config.yaml): which
+// provider, which model, where, and the name of the environment variable
+// holding the key.
 type LLMSettings struct {
 	Provider    string   `json:"provider,omitempty" yaml:"provider"`
 	Model       string   `json:"model,omitempty" yaml:"model"`

@@ -23,37 +23,18 @@ const (
 )
 
 // Limits bound one turn: the LLM calls it makes (steps), the tool calls
-// it makes, and how many of them run at once.
-type Limits struct {
-	MaxSteps      int `json:"max_steps,omitempty"`
-	MaxToolCalls  int `json:"max_tool_calls,omitempty"`
-	ParallelTools int `json:"parallel_tools,omitempty"`
-}
+// it makes, and how many of them run at once (conversation.started's
+// limits).
+type Limits = convevent.Limits
 
-// Defaults of Limits, and the attempts an LLM call gets before the turn
-// fails.
 const (
-	DefaultMaxSteps      = 25
-	DefaultMaxToolCalls  = 50
-	DefaultParallelTools = 4
-	MaxAttempts          = 5
+	// MaxAttempts is how many attempts an LLM call gets before the turn
+	// fails.
+	MaxAttempts = 5
 	// DefaultApprovalTimeout is how long a call waits for a person before
 	// it is denied.
 	DefaultApprovalTimeout = 5 * time.Minute
 )
-
-func (l Limits) withDefaults() Limits {
-	if l.MaxSteps <= 0 {
-		l.MaxSteps = DefaultMaxSteps
-	}
-	if l.MaxToolCalls <= 0 {
-		l.MaxToolCalls = DefaultMaxToolCalls
-	}
-	if l.ParallelTools <= 0 {
-		l.ParallelTools = DefaultParallelTools
-	}
-	return l
-}
 
 // loopState is the loop's part of the conversation agent's state (under
 // "loop"): where the turn stands. It is small and transient: a call's
@@ -63,6 +44,10 @@ type loopState struct {
 	// conversation of a project); a conversation without it is driven
 	// from outside and the loop decides nothing.
 	On bool `json:"on,omitempty"`
+	// Copied counts the parent's events a fork still hands over: the
+	// loop folds them into its state but acts on none of them (they were
+	// acted on in the parent).
+	Copied int `json:"copied,omitempty"`
 	// Turn is the id of the user message the turn answers; "" when idle.
 	Turn    string `json:"turn,omitempty"`
 	Step    int    `json:"step,omitempty"`
@@ -81,9 +66,9 @@ type loopState struct {
 	// next turn if the model's last answer does not already follow it.
 	Queued string `json:"queued,omitempty"`
 	// Approved lists the tools a person approved for the conversation.
-	Approved map[string]bool `json:"approved,omitempty"`
-	Limits   Limits          `json:"limits,omitzero"`
-	LLM      *LLMSettings    `json:"llm,omitempty"`
+	Approved map[string]bool      `json:"approved,omitempty"`
+	Limits   Limits               `json:"limits,omitzero"`
+	LLM      *convevent.LLMConfig `json:"llm,omitempty"`
 	// ApprovalTimeoutMS is how long a call waits for a person (0: the
 	// default).
 	ApprovalTimeoutMS int64 `json:"approval_timeout_ms,omitempty"`
@@ -111,21 +96,22 @@ const (
 
 // eventData holds the members of conversation events the loop reads.
 type eventData struct {
-	CallID    string          `json:"call_id"`
-	Name      string          `json:"name"`
-	Args      json.RawMessage `json:"args"`
-	ArgsError string          `json:"args_error"`
-	Decision  string          `json:"decision"`
-	Remember  string          `json:"remember"`
-	By        string          `json:"by"`
-	Reason    string          `json:"reason"`
-	Retryable bool            `json:"retryable"`
-	RetryInMS int64           `json:"retry_in_ms"`
-	TimeoutMS int64           `json:"timeout_ms"`
-	Error     *bus.Error      `json:"error"`
-	Limits    *Limits         `json:"limits"`
-	Assistant bool            `json:"assistant"`
-	LLM       *LLMSettings    `json:"llm"`
+	CallID    string               `json:"call_id"`
+	Name      string               `json:"name"`
+	Args      json.RawMessage      `json:"args"`
+	ArgsError string               `json:"args_error"`
+	Decision  string               `json:"decision"`
+	Remember  string               `json:"remember"`
+	By        string               `json:"by"`
+	Reason    string               `json:"reason"`
+	Retryable bool                 `json:"retryable"`
+	RetryInMS int64                `json:"retry_in_ms"`
+	TimeoutMS int64                `json:"timeout_ms"`
+	Error     *bus.Error           `json:"error"`
+	Limits    *Limits              `json:"limits"`
+	Assistant bool                 `json:"assistant"`
+	History   int                  `json:"history"`
+	LLM       *convevent.LLMConfig `json:"llm"`
 }
 
 // event is what the loop reads of a conversation event.
@@ -151,7 +137,12 @@ func Loop(env agents.Env, whole json.RawMessage) (agents.Result, error) {
 		return agents.Result{}, fmt.Errorf("conversation loop state: %w", err)
 	}
 	d := decider{key: env.AgentID, st: &st, ev: &ev, status: env.State.String("status")}
+	copied := st.Copied > 0 && ev.Type != convevent.Started
 	d.decide()
+	if copied {
+		st.Copied--
+		d.out = nil
+	}
 	return agents.Result{
 		Ops:        []agents.StateOp{agents.SetPath{Path: []string{"loop"}, Value: st}},
 		Directives: d.out,
@@ -175,6 +166,7 @@ func (d *decider) decide() {
 	switch ev.Type {
 	case convevent.Started:
 		st.On = ev.Data.Assistant
+		st.Copied = ev.Data.History
 		if ev.Data.Limits != nil {
 			st.Limits = *ev.Data.Limits
 		}
@@ -280,7 +272,7 @@ func (d *decider) answered() {
 		d.endTurn() // an answer without tool calls
 		return
 	}
-	lim := st.Limits.withDefaults()
+	lim := st.Limits.WithDefaults()
 	for _, id := range d.order(callRequested) {
 		c := st.Pending[id]
 		switch {
@@ -316,7 +308,7 @@ func (d *decider) runWaiting() {
 	}
 	running := len(d.order(callRunning))
 	for _, id := range d.order(callRequested) {
-		if running >= st.Limits.withDefaults().ParallelTools {
+		if running >= st.Limits.WithDefaults().ParallelTools {
 			return
 		}
 		c := st.Pending[id]
@@ -338,7 +330,7 @@ func (d *decider) maybeNextStep() {
 	if st.Turn == "" || st.Request != "" || len(st.Pending) > 0 {
 		return
 	}
-	lim := st.Limits.withDefaults()
+	lim := st.Limits.WithDefaults()
 	switch {
 	case st.Ending != "":
 		d.failTurn(st.Ending, fmt.Sprintf("the turn made more than %d tool calls (limits.max_tool_calls); the calls beyond it were not run", lim.MaxToolCalls))

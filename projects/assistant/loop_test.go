@@ -265,3 +265,18 @@ func TestLoopOffWithoutAssistant(t *testing.T) {
 	r.feed(convevent.Started, "s", "s", map[string]any{"project_id": "p1"})
 	r.expect(r.feed(convevent.UserMessage, "u1", "u1", map[string]any{"text": "hi"}), "")
 }
+
+// TestLoopForkCopiesWithoutActing: a fork's started says how many of the
+// parent's events follow; the loop folds them (a turn in flight) but acts
+// on none, and acts again from the first event after them.
+func TestLoopForkCopiesWithoutActing(t *testing.T) {
+	r := &loopRun{t: t, state: agents.State{}, status: "active"}
+	r.feed(convevent.Started, "fork.p0/c0.x", "x", map[string]any{"assistant": true, "history": 3})
+	r.expect(r.feed(convevent.UserMessage, "u1", "u1", map[string]any{"text": "hi"}), "")
+	r.expect(r.feed(convevent.LLMRequested, "llm.u1.1.1", "u1", map[string]any{}), "")
+	r.feed(convevent.AssistantMessage, "llm.u1.1.1.message", "llm.u1.1.1", map[string]any{"text": "a", "tool_calls": 1})
+	// The fork's own events: the parent's LLM call in flight is closed
+	// interrupted, and the loop makes it again.
+	r.expect(r.feed(convevent.LLMFailed, "interrupted.llm.u1.1.1", "llm.u1.1.1", map[string]any{"error": map[string]any{"type": "interrupted"}}),
+		"llm_call(llm.u1.1.2 delay=0)")
+}

@@ -22,6 +22,12 @@ type Data struct {
 	// over the project's (nil: the project's)
 	LLM    *LLMConfig `json:"llm,omitempty"`
 	Limits *Limits    `json:"limits,omitempty"`
+	// started: the project's assistant drives the conversation (its
+	// loop is on); false for a conversation driven from outside.
+	Assistant bool `json:"assistant,omitempty"`
+	// started, of a fork: how many of the parent's events follow it,
+	// copied; the loop folds them without acting on them.
+	History int `json:"history,omitempty"`
 	// started, llm.requested, llm.completed
 	Model string `json:"model,omitempty"`
 	// llm.requested

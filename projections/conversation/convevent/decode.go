@@ -85,6 +85,8 @@ const (
 	seenDecision
 	seenRemember
 	seenBy
+	seenAssistant
+	seenHistory
 )
 
 func (p *dataParser) data() (d Data, ok bool) {
@@ -162,6 +164,12 @@ func (p *dataParser) data() (d Data, ok bool) {
 		case "limits":
 			bit = seenLimits
 			d.Limits, ok = p.limits()
+		case "assistant":
+			bit = seenAssistant
+			d.Assistant, ok = p.bool()
+		case "history":
+			bit = seenHistory
+			d.History, ok = p.int()
 		case "provider":
 			bit = seenProvider
 			d.Provider, ok = p.string()
