@@ -41,7 +41,7 @@ Ctrl-D leaves. Ctrl-C during a turn cancels it (conv cancel); a second
 Ctrl-C, or one between turns, leaves. Lines may come from a pipe or a file
 as well as a terminal: the session then ends after the last line's turn.
 
---provider, --model, --base-url, --api-key-env and --system apply to the
+--provider, --model and --system apply to the
 conversation it starts, as for conv start.`,
 		Example: `  jido-bus conv chat demo
   printf 'what does main.go do?\n' | jido-bus conv chat demo c1`,

@@ -71,9 +71,9 @@ func TestConvStartBody(t *testing.T) {
 	if string(b) != `{"project":"p1"}` {
 		t.Fatalf("plain body %s", b)
 	}
-	o.llm.Model, o.llm.APIKeyEnv, o.system = "m", "KEY", "be brief"
+	o.llm.Model, o.llm.Provider, o.system = "m", "openai", "be brief"
 	b, _ = json.Marshal(o.body("p1"))
-	if string(b) != `{"project":"p1","llm":{"model":"m","api_key_env":"KEY"},"system":"be brief"}` {
+	if string(b) != `{"project":"p1","llm":{"provider":"openai","model":"m"},"system":"be brief"}` {
 		t.Fatalf("body %s", b)
 	}
 }

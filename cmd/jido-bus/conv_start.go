@@ -15,13 +15,11 @@ import (
 
 // convLLM is the per-conversation model override of conv start: the
 // `llm` member of jido.api.project.conv.start, recorded in
-// conversation.started. It names the environment variable that holds the
-// key, never the key.
+// conversation.started. Where the key goes (base_url) and which variable
+// holds it (api_key_env) come from the project's .jido/config.yaml only.
 type convLLM struct {
-	Provider  string `json:"provider,omitempty"`
-	Model     string `json:"model,omitempty"`
-	BaseURL   string `json:"base_url,omitempty"`
-	APIKeyEnv string `json:"api_key_env,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
 }
 
 // convStartBody is the request conv start sends; llm and system are left
@@ -47,8 +45,6 @@ func (o *convStartOptions) register(cmd *cobra.Command, idFlag bool) {
 	}
 	fs.StringVar(&o.llm.Provider, "provider", "", "LLM provider for this conversation (openai, anthropic, scripted; default the project's)")
 	fs.StringVar(&o.llm.Model, "model", "", "model for this conversation (default the project's)")
-	fs.StringVar(&o.llm.BaseURL, "base-url", "", "base URL of the provider's API (an OpenAI-compatible server, a gateway)")
-	fs.StringVar(&o.llm.APIKeyEnv, "api-key-env", "", "environment variable of the node that holds the API key (the key itself is never sent)")
 	fs.StringVar(&o.system, "system", "", "system prompt of this conversation")
 }
 
@@ -93,12 +89,14 @@ func newConvStartCmd() *cobra.Command {
 node (jido.api.project.conv.start) and prints its CONV,
 <project-id>/<conversation-id>, for conv send, conv chat, conv follow.
 
---provider, --model, --base-url and --api-key-env override the project's
-LLM settings (.jido/config.yaml) for this conversation; --system sets its
-system prompt. They are recorded in conversation.started: never put a key
-there, name the node's environment variable that holds it.`,
+--provider and --model override the project's LLM settings
+(.jido/config.yaml) for this conversation; --system sets its system
+prompt. They are recorded in conversation.started. The endpoint and the
+variable holding its key are the project's (base_url, api_key_env in
+.jido/config.yaml): a client that could choose them could send the
+project's key anywhere.`,
 		Example: `  jido-bus conv start demo
-  jido-bus conv start demo --id review --provider openai --model gpt-4.1 --api-key-env OPENAI_API_KEY`,
+  jido-bus conv start demo --id review --model gpt-4.1 --system "Answer in one paragraph."`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.Contains(args[0], "/") {
