@@ -485,3 +485,43 @@ func TestAssistantForkActsOnlyOnWhatComesAfter(t *testing.T) {
 		t.Fatalf("the fork's events:\n got  %s\n want %s", got, want)
 	}
 }
+
+// TestAssistantLargeOutputIsAnArtifact: a tool output over the runner's
+// cap is stored once as an artifact; the event references it and the
+// model's context holds its preview, not the whole output.
+func TestAssistantLargeOutputIsAnArtifact(t *testing.T) {
+	n := startQuickNode(t)
+	ctx := context.Background()
+	root := assistantProject(t, `{"tool_calls":[{"name":"read_file","args":{"path":"big.txt"}}]}
+{"text":"a big file"}
+`, "")
+	big := strings.Repeat("the quick brown fox jumps over the lazy dog\n", 4000) // 176 KB
+	if err := os.WriteFile(filepath.Join(root, "big.txt"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Projects().Open(ctx, projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c1","text":"read big.txt"}`)); err != nil {
+		t.Fatal(err)
+	}
+	done := awaitEvent(t, n, "p1/c1", convevent.ToolCompleted, nil)
+	d := dataOf(t, done)
+	ref, ok := d["output_ref"].(map[string]any)
+	if !ok || d["output"] != nil || !strings.HasPrefix(fmt.Sprint(ref["id"]), "sha256:") {
+		t.Fatalf("tool.completed %.300v, want an output_ref and no inline output", d)
+	}
+	if done.Size > 16<<10 {
+		t.Fatalf("the event is %d bytes: the output is inline", done.Size)
+	}
+	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "big file") })
+	msgs, err := n.assistant.Context("p1/c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if m.Role == "tool" && (!strings.Contains(m.Content, "artifact") || len(m.Content) > 16<<10) {
+			t.Fatalf("the model's context holds the tool result as %d bytes: %.200s", len(m.Content), m.Content)
+		}
+	}
+}

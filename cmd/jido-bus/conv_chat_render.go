@@ -123,7 +123,8 @@ func turnEnds(typ string, d chatData) bool {
 	case convevent.AssistantMessage:
 		return d.ToolCalls == nil || *d.ToolCalls == 0
 	case convevent.LLMFailed:
-		return d.RetryInMS == nil
+		// An interrupted call (a node restart) is made again at once.
+		return d.RetryInMS == nil && (d.Error == nil || d.Error.Type != convevent.ReasonInterrupted)
 	case convevent.Cancel, convevent.Stopped:
 		return true
 	}

@@ -23,6 +23,7 @@ func TestChatView(t *testing.T) {
 		{"conversation.tool.failed", `{"call_id":"k2","error":{"type":"outside_root","message":"../x is outside the project"}}`},
 		{"conversation.tool.approval", `{"call_id":"k3","decision":"deny","reason":"timeout"}`},
 		{"conversation.llm.failed", `{"error":{"type":"rate_limited","message":"slow down"},"retry_in_ms":2000}`},
+		{"conversation.llm.failed", `{"error":{"type":"interrupted","message":"the node restarted"}}`},
 		{"conversation.tool.completed", `{"call_id":"k4","output":"ok"}`},
 		{"conversation.assistant.message", `{"text":"Done.","tool_calls":0}`},
 		{"conversation.llm.failed", `{"error":{"type":"auth","message":"401: set OPENAI_API_KEY"}}`},
@@ -44,6 +45,7 @@ func TestChatView(t *testing.T) {
 ← error outside_root: ../x is outside the project
 ✗ denied: timeout
 (model error rate_limited: slow down; retrying in 2.0s)
+model error interrupted: the node restarted
 ← ok 4 B
 Done.
 model error auth: 401: set OPENAI_API_KEY
@@ -52,7 +54,7 @@ model error auth: 401: set OPENAI_API_KEY
 	if out.String() != want {
 		t.Fatalf("rendered:\n%s\nwant:\n%s", out.String(), want)
 	}
-	if ends != 3 { // the answer without tool calls, the failure not retried, the cancel
+	if ends != 3 { // the answer without tool calls, the failure not retried, the cancel (an interrupted call is made again)
 		t.Fatalf("%d events end the turn, want 3", ends)
 	}
 	q := approvalQuestion(chatData{Name: "run_command", Args: json.RawMessage(`{"cmd": "` + strings.Repeat("x", 100) + `"}`), Reason: "policy says ask"})
