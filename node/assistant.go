@@ -35,6 +35,7 @@ func (n *Node) newAssistant() *assistant.Assistant {
 			return n.bus.Publish(n.subjects.Emit(key, sig.Type()), &sig)
 		},
 		Logger: n.log.With("component", "assistant"),
+		Limits: n.cfg.Limits,
 	}
 	if n.cfg.Assistant != nil {
 		n.cfg.Assistant(&cfg)

@@ -525,3 +525,30 @@ func TestAssistantLargeOutputIsAnArtifact(t *testing.T) {
 		}
 	}
 }
+
+// TestAssistantOversizedAnswerIsNotLost: a tool call whose arguments are
+// too large for an event is recorded failed with the reason (the model is
+// told to write in smaller pieces), never silently dropped, and an answer
+// too large for an event is recorded cut short.
+func TestAssistantOversizedAnswerIsNotLost(t *testing.T) {
+	n, err := Start(context.Background(), Config{
+		DataDir: t.TempDir(), NATS: NATSConfig{Listen: "127.0.0.1:0"}, NoSync: true,
+		Limits: bus.Limits{MaxDataBytes: 64 << 10},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close(10 * time.Second)
+	huge := strings.Repeat("x", 100<<10)
+	talk(t, n, `{"tool_calls":[{"id":"w1","name":"write_file","args":{"path":"big.txt","content":"`+huge+`"}}]}
+{"text":"`+huge+`"}
+`, "", "write a big file")
+	failed := awaitEvent(t, n, "p1/c1", convevent.ToolFailed, nil)
+	if !strings.Contains(fmt.Sprint(dataOf(t, failed)["error"]), "smaller pieces") {
+		t.Fatalf("tool.failed %v, want the size named", dataOf(t, failed))
+	}
+	msg := awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "[cut:") })
+	if msg.Size > 64<<10 {
+		t.Fatalf("the message event is %d bytes", msg.Size)
+	}
+}

@@ -64,6 +64,9 @@ type Config struct {
 	Getenv func(string) string
 	// HTTPClient is the providers' client (http.DefaultClient when nil).
 	HTTPClient *http.Client
+	// Limits are the log's: an answer or a tool call too large for an
+	// event is recorded cut short or failed, never lost.
+	Limits bus.Limits
 	// Backoff chooses the delay before the next attempt of a failed LLM
 	// call (llm.Backoff with a random jitter when nil).
 	Backoff func(attempt int, retryAfter time.Duration) time.Duration

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/agents/runtime"
@@ -149,7 +150,12 @@ func (a *Assistant) request(ctx context.Context, key string, s LLMSettings) (llm
 // answered records a complete answer: the message, its tool calls, then
 // conversation.llm.completed, which the loop acts on.
 func (a *Assistant) answered(x *runtime.ExecContext, c LLMCall, s LLMSettings, resp llm.Response, names map[string]string, latency time.Duration) {
-	a.deliver(x, convevent.AssistantMessage, c.Request+".message", c.Request, map[string]any{"text": resp.Text, "tool_calls": len(resp.ToolCalls)})
+	room := a.room()
+	text := resp.Text
+	if room >= 0 && len(text) > room {
+		text = cut(text, room) + fmt.Sprintf("\n[cut: the answer was %d bytes, over the %d an event may hold]", len(resp.Text), room)
+	}
+	a.deliver(x, convevent.AssistantMessage, c.Request+".message", c.Request, map[string]any{"text": text, "tool_calls": len(resp.ToolCalls)})
 	for i, tc := range resp.ToolCalls {
 		id := tc.ID
 		if id == "" {
@@ -161,6 +167,8 @@ func (a *Assistant) answered(x *runtime.ExecContext, c LLMCall, s LLMSettings, r
 		}
 		data := map[string]any{"call_id": id, "name": name}
 		switch args := []byte(tc.Args); {
+		case room >= 0 && len(args) > room:
+			data["args_error"] = fmt.Sprintf("the arguments are %d bytes, over the %d an event may hold; write the content in smaller pieces", len(args), room)
 		case len(args) == 0:
 			data["args"] = json.RawMessage("{}")
 		case json.Valid(args):
@@ -220,3 +228,24 @@ func (a *Assistant) stopped(ctx context.Context, x *runtime.ExecContext, c LLMCa
 
 // retryable reports whether another attempt may succeed.
 func retryable(e *llm.Error) bool { return e.Retryable() || e.Kind == reasonEmptyAnswer }
+
+// room is the most bytes of model text one event carries: the log's data
+// limit less what the rest of the event's data takes (negative: no limit).
+func (a *Assistant) room() int {
+	limit := a.cfg.Limits.DataLimit()
+	if limit < 0 {
+		return -1
+	}
+	return max(limit-4096, 0)
+}
+
+// cut returns s cut to at most n bytes, on a UTF-8 boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
