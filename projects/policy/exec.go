@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -95,7 +96,7 @@ func Exec(ctx context.Context, spec *CommandSpec, opts ExecOptions) (*CommandRes
 	if err != nil {
 		return nil, fmt.Errorf("run_command: encode the spec: %w", err)
 	}
-	attr := &syscall.SysProcAttr{Setpgid: true}
+	attr := plainAttr()
 	if s.MountNS {
 		attr = namespaceAttr()
 	}
@@ -154,7 +155,21 @@ func run(ctx context.Context, helper []string, attr *syscall.SysProcAttr, spec [
 	cmd.Dir = "/"
 	cmd.SysProcAttr = attr // Setpgid, and with namespaces the new user and mount namespace
 	start := time.Now()
-	err = cmd.Start()
+	// The parent-death signal (Linux) follows the thread that started the
+	// helper, not the process: that thread stays locked to a goroutine
+	// until the helper is gone, so that Go never ends it (and kills the
+	// command) while the node lives.
+	started, exited := make(chan error, 1), make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			<-exited
+		}
+	}()
+	err = <-started
 	p.closeWrite()
 	if err != nil {
 		return nil, fmt.Errorf("start the sandbox helper %s: %w", helper[0], err)
@@ -172,7 +187,11 @@ func run(ctx context.Context, helper []string, attr *syscall.SysProcAttr, spec [
 		status <- b
 	}()
 	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		close(exited)
+		waited <- err
+	}()
 
 	res := &CommandResult{}
 	var waitErr error

@@ -28,6 +28,14 @@ import (
 // creates itself cannot help either: mounts inherited from a more
 // privileged namespace are locked read-only there.
 
+// plainAttr starts the helper in a process group of its own, killed with
+// the node: a command the node no longer watches (it was killed, kill -9
+// included) must not go on changing the project after the log recorded it
+// interrupted.
+func plainAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
 // namespaceAttr starts the helper in a new user and mount namespace, as
 // the node's own uid and gid (mapped to themselves, so files keep their
 // owners), with CAP_SYS_ADMIN (to mount) and CAP_SETPCAP (to drop the
@@ -37,6 +45,7 @@ func namespaceAttr() *syscall.SysProcAttr {
 	uid, gid := os.Getuid(), os.Getgid()
 	return &syscall.SysProcAttr{
 		Setpgid:     true,
+		Pdeathsig:   syscall.SIGKILL,
 		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},

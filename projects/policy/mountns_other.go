@@ -12,6 +12,8 @@ import (
 
 func namespaceAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
+func plainAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
 var errNoNamespaces = errors.New("user namespaces are Linux only")
 
 func protectEntries(*CommandSpec) error { return errNoNamespaces }
