@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -239,4 +241,227 @@ func TestAssistant(t *testing.T) {
 			t.Errorf("the llm_context does not tell the model of the refusal:\n%s", ctx)
 		}
 	})
+
+	// The contract: conversation.llm.requested names the model (and the
+	// provider), so diagnostics show what each attempt asked.
+	t.Run("llm_requested_names_model", func(t *testing.T) {
+		es := rig.events(t, "edit/c1")
+		req := es.of("conversation.llm.requested")
+		if len(req) == 0 {
+			t.Fatalf("no llm.requested:\n%s", es)
+		}
+		for _, e := range req {
+			if !strings.Contains(string(e.Event.Data), `"model":"demo"`) || !strings.Contains(string(e.Event.Data), `"provider":"scripted"`) {
+				t.Errorf("llm.requested %s does not name the model demo and the provider scripted of .jido/config.yaml: %s", e.Event.ID, e.Event.Data)
+			}
+		}
+	})
+
+	t.Run("approve_and_deny", func(t *testing.T) {
+		root := rig.newAssistantProject(t, "ask", "tools: {\"*\": allow, write_file: ask}\n", []string{
+			`{"text":"Writing a.txt.","tool_calls":[{"id":"w1","name":"write_file","args":{"path":"a.txt","content":"AAA\n"}}]}`,
+			`{"text":"a.txt is written."}`,
+			`{"text":"Writing b.txt.","tool_calls":[{"id":"w2","name":"write_file","args":{"path":"b.txt","content":"BBB\n"}}]}`,
+			`{"text":"You said no; b.txt is left alone."}`,
+		}, nil)
+		conv := rig.startConv(t, "ask", "c1")
+		convs = append(convs, conv)
+		rig.run(t, "conv", "send", conv, "write a")
+		es := rig.await(t, conv, "the approval request of w1", func(es convEvents) bool {
+			return len(es.call("conversation.tool.approval.requested", "w1")) == 1
+		})
+		if len(es.call("conversation.tool.started", "w1")) != 0 {
+			t.Errorf("w1 started before its approval:\n%s", es)
+		}
+		if _, err := os.Stat(filepath.Join(root, "a.txt")); !os.IsNotExist(err) {
+			t.Errorf("a.txt exists before the approval: %v", err)
+		}
+		if st := rig.run(t, "conv", "show", conv, "--view", "status", "-o", "json"); !strings.Contains(st, "awaiting_approval") {
+			t.Errorf("the status does not say awaiting_approval:\n%s", st)
+		}
+		rig.run(t, "conv", "approve", conv, "w1")
+		es = rig.awaitAnswer(t, conv, "a.txt is written.")
+		if b, err := os.ReadFile(filepath.Join(root, "a.txt")); err != nil || string(b) != "AAA\n" {
+			t.Errorf("a.txt after the approval: %q %v", b, err)
+		}
+		if !es.has("conversation.tool.approval", `"call_id":"w1"`, `"decision":"approve"`) || len(es.call("conversation.tool.completed", "w1")) != 1 {
+			t.Errorf("w1 not approved then completed:\n%s", es)
+		}
+		// A second answer to a settled call is refused and runs nothing.
+		if code, stderr := runErr(t, "conv", "approve", conv, "w1", "--nats-url", rig.node.URL); code != 3 || !strings.Contains(stderr, "not awaiting approval") {
+			t.Errorf("conv approve of the done w1: exit %d\n%s", code, stderr)
+		}
+
+		rig.run(t, "conv", "send", conv, "write b")
+		rig.await(t, conv, "the approval request of w2", func(es convEvents) bool {
+			return len(es.call("conversation.tool.approval.requested", "w2")) == 1
+		})
+		rig.run(t, "conv", "deny", conv, "w2", "--reason", "not now")
+		es = rig.awaitAnswer(t, conv, "You said no; b.txt is left alone.")
+		if f := es.call("conversation.tool.failed", "w2"); len(f) != 1 || !strings.Contains(string(f[0].Event.Data), "denied") {
+			t.Errorf("the denied w2 is not one conversation.tool.failed denied:\n%s", es)
+		}
+		if len(es.call("conversation.tool.started", "w2")) != 0 {
+			t.Errorf("the denied w2 started:\n%s", es)
+		}
+		if _, err := os.Stat(filepath.Join(root, "b.txt")); !os.IsNotExist(err) {
+			t.Errorf("b.txt exists after the deny: %v", err)
+		}
+		if ctx := rig.run(t, "conv", "show", conv, "--view", "llm_context", "-o", "json"); !strings.Contains(ctx, "denied") {
+			t.Errorf("the llm_context does not tell the model of the deny:\n%s", ctx)
+		}
+	})
+
+	// kill -9 with three conversations in flight: one waiting for an
+	// approval, one running a slow command, one streaming an answer.
+	pendRoot := rig.newAssistantProject(t, "pend", "tools: {\"*\": allow, write_file: ask}\n", []string{
+		`{"text":"Writing p.txt.","tool_calls":[{"id":"p1","name":"write_file","args":{"path":"p.txt","content":"PPP\n"}}]}`,
+		`{"text":"p.txt is written."}`,
+	}, nil)
+	pend := rig.startConv(t, "pend", "c1")
+	// slowArg is 30 seconds, spelled so that no other process has it.
+	slowArg := fmt.Sprintf("30.%05d", os.Getpid()%100000)
+	rig.newAssistantProject(t, "slow", "commands: {programs: [sleep]}\n", []string{
+		`{"text":"Sleeping.","tool_calls":[{"id":"s1","name":"run_command","args":{"argv":["sleep","` + slowArg + `"]}}]}`,
+		`{"text":"The sleep was interrupted; I will not run it again."}`,
+	}, nil)
+	slow := rig.startConv(t, "slow", "c1")
+	const long = "This answer streams one byte at a time."
+	rig.newAssistantProject(t, "stream", "", []string{
+		`{"text":"` + long + `","chunk":1,"delay_ms":100}`,
+	}, nil)
+	stream := rig.startConv(t, "stream", "c1")
+	convs = append(convs, pend, slow, stream)
+
+	rig.run(t, "conv", "send", pend, "write p")
+	rig.await(t, pend, "the approval request of p1", func(es convEvents) bool {
+		return len(es.call("conversation.tool.approval.requested", "p1")) == 1
+	})
+	rig.run(t, "conv", "send", slow, "sleep")
+	rig.await(t, slow, "s1 started", func(es convEvents) bool {
+		return len(es.call("conversation.tool.started", "s1")) == 1
+	})
+	deltas, deltasDone := rig.node.StartNATS(t, "sub", "jido.emit."+stream+".conversation.assistant.delta", "--count", "3")
+	waitFor(t, "the delta subscription", func() bool { return strings.Contains(deltas.String(), "Subscribing") })
+	rig.run(t, "conv", "send", stream, "talk slowly")
+	if err := deltasDone(); err != nil {
+		t.Fatalf("no deltas streamed: %v\n%s", err, deltas.String())
+	}
+	if got := deltas.String(); strings.Contains(got, "Jido-Seq") || !strings.Contains(got, "conversation.assistant.delta") {
+		t.Errorf("the deltas are not published unsequenced on the emit subject:\n%s", got)
+	}
+	es := rig.events(t, stream)
+	if len(es.of("conversation.llm.requested")) != 1 || len(es.of("conversation.assistant.message")) != 0 {
+		t.Fatalf("the stream is not in flight at the kill:\n%s", es)
+	}
+	rig.node.Kill(t)
+	rig.restart(t)
+
+	t.Run("kill_during_tool", func(t *testing.T) {
+		es := rig.awaitAnswer(t, slow, "The sleep was interrupted; I will not run it again.")
+		if f := es.call("conversation.tool.failed", "s1"); len(f) != 1 || !strings.Contains(string(f[0].Event.Data), "interrupted") {
+			t.Errorf("s1 is not one conversation.tool.failed interrupted:\n%s", es)
+		}
+		if n := len(es.call("conversation.tool.started", "s1")); n != 1 {
+			t.Errorf("s1 started %d times, want once (never re-run):\n%s", n, es)
+		}
+		if n := len(es.of("conversation.llm.requested")); n != 2 {
+			t.Errorf("%d llm.requested, want 2 (the call after the interruption):\n%s", n, es)
+		}
+		if ctx := rig.run(t, "conv", "show", slow, "--view", "llm_context", "-o", "json"); !strings.Contains(ctx, "interrupted") {
+			t.Errorf("the llm_context does not tell the model of the interruption:\n%s", ctx)
+		}
+	})
+
+	// The call the log calls interrupted must not go on running: its
+	// effects would land after the model was told it did not finish.
+	t.Run("kill_during_tool_stops_it", func(t *testing.T) {
+		if _, err := os.Stat("/proc/self/cmdline"); err != nil {
+			t.Skip("no /proc to look for the command in")
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			pids := processesWith("sleep\x00" + slowArg + "\x00")
+			if len(pids) == 0 {
+				return
+			}
+			if time.Now().After(deadline) {
+				for _, pid := range pids {
+					// Ours alone: no other process has slowArg.
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+				t.Fatalf("`sleep %s` (pids %v), the run_command of s1 recorded interrupted, still runs 10s after the node's kill -9 and restart", slowArg, pids)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+
+	t.Run("kill_during_stream", func(t *testing.T) {
+		es := rig.awaitAnswer(t, stream, long)
+		if f := es.of("conversation.llm.failed"); len(f) != 1 || !strings.Contains(string(f[0].Event.Data), "interrupted") {
+			t.Errorf("the interrupted attempt is not one llm.failed interrupted:\n%s", es)
+		}
+		if !es.has("conversation.llm.requested", `"attempt":2`) {
+			t.Errorf("no second attempt:\n%s", es)
+		}
+		if n := len(es.of("conversation.assistant.message")); n != 1 {
+			t.Errorf("%d assistant messages, want exactly 1:\n%s", n, es)
+		}
+		if n := len(es.of("conversation.llm.completed")); n != 1 {
+			t.Errorf("%d llm.completed, want 1:\n%s", n, es)
+		}
+	})
+
+	t.Run("kill_during_approval", func(t *testing.T) {
+		if st := rig.run(t, "conv", "show", pend, "--view", "status", "-o", "json"); !strings.Contains(st, "awaiting_approval") || !strings.Contains(st, "p1") {
+			t.Errorf("after the restart the status does not say p1 awaits approval:\n%s", st)
+		}
+		es := rig.events(t, pend)
+		if len(es.call("conversation.tool.failed", "p1")) != 0 || len(es.call("conversation.tool.started", "p1")) != 0 {
+			t.Errorf("the pending p1 was failed or run by the restart:\n%s", es)
+		}
+		if _, err := os.Stat(filepath.Join(pendRoot, "p.txt")); !os.IsNotExist(err) {
+			t.Errorf("p.txt exists before the approval: %v", err)
+		}
+		rig.run(t, "conv", "approve", pend, "p1")
+		es = rig.awaitAnswer(t, pend, "p.txt is written.")
+		if b, err := os.ReadFile(filepath.Join(pendRoot, "p.txt")); err != nil || string(b) != "PPP\n" {
+			t.Errorf("p.txt after the approval: %q %v", b, err)
+		}
+		if n := len(es.call("conversation.tool.approval.requested", "p1")); n != 1 {
+			t.Errorf("%d approval requests of p1, want 1:\n%s", n, es)
+		}
+		if code, stderr := runErr(t, "conv", "deny", pend, "p1", "--nats-url", rig.node.URL); code != 3 || !strings.Contains(stderr, "not awaiting approval") {
+			t.Errorf("conv deny of the approved p1: exit %d\n%s", code, stderr)
+		}
+		if n := len(rig.events(t, pend).call("conversation.tool.started", "p1")); n != 1 {
+			t.Errorf("p1 started %d times, want once", n)
+		}
+	})
+
+	t.Run("replay_verify", func(t *testing.T) {
+		for _, conv := range convs {
+			out, stderr, err := tryRun("log", "replay", "conversation/"+conv, "--verify", "--nats-url", rig.node.URL)
+			if err != nil || !strings.Contains(out, "verified") || strings.Contains(out+stderr, "diverge") {
+				t.Errorf("log replay conversation/%s --verify: %v\n%s%s", conv, err, out, stderr)
+			}
+		}
+	})
+}
+
+// processesWith returns the pids whose /proc/PID/cmdline (arguments
+// separated and ended by NUL) holds args.
+func processesWith(args string) []int {
+	var pids []int
+	dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range dirs {
+		b, err := os.ReadFile(f)
+		if err != nil || !strings.Contains(string(b), args) {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(f))); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
