@@ -319,6 +319,13 @@ func TestAssistant(t *testing.T) {
 		`{"text":"p.txt is written."}`,
 	}, nil)
 	pend := rig.startConv(t, "pend", "c1")
+	// late's approvals time out after 5s: the timer must survive the
+	// restart too, or the call waits for ever.
+	lateRoot := rig.newAssistantProject(t, "late", "tools: {\"*\": allow, write_file: ask}\n", []string{
+		`{"text":"Writing l.txt.","tool_calls":[{"id":"l1","name":"write_file","args":{"path":"l.txt","content":"LLL\n"}}]}`,
+		`{"text":"Nobody answered; l.txt is not written."}`,
+	}, map[string]string{".jido/config.yaml": "llm: {provider: scripted, model: demo, script: .jido/script.jsonl}\napproval_timeout_ms: 5000\n"})
+	late := rig.startConv(t, "late", "c1")
 	// slowArg is 30 seconds, spelled so that no other process has it.
 	slowArg := fmt.Sprintf("30.%05d", os.Getpid()%100000)
 	rig.newAssistantProject(t, "slow", "commands: {programs: [sleep]}\n", []string{
@@ -331,11 +338,15 @@ func TestAssistant(t *testing.T) {
 		`{"text":"` + long + `","chunk":1,"delay_ms":100}`,
 	}, nil)
 	stream := rig.startConv(t, "stream", "c1")
-	convs = append(convs, pend, slow, stream)
+	convs = append(convs, pend, late, slow, stream)
 
 	rig.run(t, "conv", "send", pend, "write p")
 	rig.await(t, pend, "the approval request of p1", func(es convEvents) bool {
 		return len(es.call("conversation.tool.approval.requested", "p1")) == 1
+	})
+	rig.run(t, "conv", "send", late, "write l")
+	rig.await(t, late, "the approval request of l1", func(es convEvents) bool {
+		return len(es.call("conversation.tool.approval.requested", "l1")) == 1
 	})
 	rig.run(t, "conv", "send", slow, "sleep")
 	rig.await(t, slow, "s1 started", func(es convEvents) bool {
@@ -354,6 +365,7 @@ func TestAssistant(t *testing.T) {
 	if len(es.of("conversation.llm.requested")) != 1 || len(es.of("conversation.assistant.message")) != 0 {
 		t.Fatalf("the stream is not in flight at the kill:\n%s", es)
 	}
+	lateBefore := rig.events(t, late)
 	rig.node.Kill(t)
 	rig.restart(t)
 
@@ -436,6 +448,22 @@ func TestAssistant(t *testing.T) {
 		}
 		if n := len(rig.events(t, pend).call("conversation.tool.started", "p1")); n != 1 {
 			t.Errorf("p1 started %d times, want once", n)
+		}
+	})
+
+	t.Run("approval_timeout_across_kill", func(t *testing.T) {
+		if len(lateBefore.call("conversation.tool.approval", "l1")) != 0 {
+			t.Skipf("l1 timed out before the kill; nothing crossed the restart:\n%s", lateBefore)
+		}
+		es := rig.awaitAnswer(t, late, "Nobody answered; l.txt is not written.")
+		if !es.has("conversation.tool.approval", `"call_id":"l1"`, `"decision":"deny"`, `"reason":"timeout"`) {
+			t.Errorf("no automatic deny of l1 with reason timeout:\n%s", es)
+		}
+		if f := es.call("conversation.tool.failed", "l1"); len(f) != 1 || !strings.Contains(string(f[0].Event.Data), "denied") {
+			t.Errorf("l1 is not one conversation.tool.failed denied:\n%s", es)
+		}
+		if _, err := os.Stat(filepath.Join(lateRoot, "l.txt")); !os.IsNotExist(err) {
+			t.Errorf("l.txt exists after the timeout: %v", err)
 		}
 	})
 
