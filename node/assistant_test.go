@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/codec"
 	"github.com/jido-bus/jido-bus/eventlog"
@@ -551,4 +552,58 @@ func TestAssistantOversizedAnswerIsNotLost(t *testing.T) {
 	if msg.Size > 64<<10 {
 		t.Fatalf("the message event is %d bytes", msg.Size)
 	}
+}
+
+// TestAssistantResumesACallNeverRequested: the node stopped after the loop
+// decided an LLM call and before its conversation.llm.requested was
+// committed. After the restart the call is closed as interrupted (the
+// loop's state holds it, the stream does not) and made again: the turn is
+// not left waiting for ever.
+func TestAssistantResumesACallNeverRequested(t *testing.T) {
+	dir := t.TempDir()
+	root := assistantProject(t, `{"text":"answered after the restart"}`+"\n", "")
+	ctx := context.Background()
+	lost := func(context.Context, agents.Directive, *runtime.ExecContext) (runtime.ExecResult, error) {
+		return runtime.ExecResult{Kind: runtime.ExecAsync}, nil // started, then the node died
+	}
+	n, err := Start(ctx, Config{DataDir: dir, NATS: NATSConfig{Listen: "127.0.0.1:0"}, NoSync: true,
+		Runtime: func(c *runtime.Config) { c.Executors[assistant.KindLLMCall] = runtime.ExecFunc(lost) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Projects().Open(ctx, projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c1","text":"hi"}`)); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for openLLMRequest(mustState(t, n, "p1/c1")) == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("the loop decided no LLM call")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := n.Close(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	n, err = Start(ctx, Config{DataDir: dir, NATS: NATSConfig{Listen: "127.0.0.1:0"}, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close(10 * time.Second)
+	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, nil)
+	failed := awaitEvent(t, n, "p1/c1", convevent.LLMFailed, nil)
+	if !strings.Contains(fmt.Sprint(dataOf(t, failed)["error"]), "interrupted") || !strings.HasPrefix(failed.Event.ID(), "interrupted.") {
+		t.Fatalf("llm.failed %s %v, want the lost call closed as interrupted", failed.Event.ID(), dataOf(t, failed))
+	}
+}
+
+func mustState(t *testing.T, n *Node, id string) json.RawMessage {
+	t.Helper()
+	info, err := n.Runtime().State(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State
 }

@@ -114,7 +114,7 @@ func New(cfg Config) *Assistant {
 		cfg.HTTPClient = http.DefaultClient
 	}
 	a := &Assistant{
-		cfg: cfg, ctxs: newContexts(cfg.Log, 1024), log: log, ctx: ctx, cancel: cancel,
+		cfg: cfg, ctxs: newContexts(cfg.Log, maxContexts), log: log, ctx: ctx, cancel: cancel,
 		inflight:  map[string]map[string]context.CancelCauseFunc{},
 		providers: map[providerKey]llm.Provider{},
 	}
@@ -256,11 +256,25 @@ func (a *Assistant) provider(s LLMSettings, root string) (llm.Provider, error) {
 	if old, ok := a.providers[k]; ok {
 		p = old
 	} else {
+		if len(a.providers) >= maxProviders {
+			// Settings come partly from clients (the model's name): the
+			// cache must not grow with them. Starting afresh costs new
+			// connections (and a scripted provider its failure counts).
+			clear(a.providers)
+		}
 		a.providers[k] = p
 	}
 	a.mu.Unlock()
 	return p, nil
 }
+
+// Bounds of what the assistant keeps in memory: providers by settings, and
+// the folded llm_context of the conversations that talked last (each up
+// to the read model's token budget, some hundred KB).
+const (
+	maxProviders = 64
+	maxContexts  = 64
+)
 
 // newProvider makes a provider from the settings with the process's
 // environment.

@@ -15,10 +15,11 @@ import (
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
 )
 
-// execLLMCall records conversation.llm.requested, then makes the call on
-// its own goroutine and returns async: the answer comes back as events.
-// Nothing here waits on the project (whose engine may still be starting
-// when recovery runs this again), so the agent's queue never blocks.
+// execLLMCall makes the call on its own goroutine and returns async: the
+// request (conversation.llm.requested) and the answer come back as
+// events. Nothing here waits on the project (whose engine may still be
+// starting when recovery runs this again), so the agent's queue never
+// blocks.
 func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtime.ExecContext) (runtime.ExecResult, error) {
 	c := d.(LLMCall)
 	if x.Recovered {
@@ -32,11 +33,15 @@ func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtim
 		})
 		return runtime.ExecResult{}, nil
 	}
-	a.deliver(x, convevent.LLMRequested, c.Request, x.Input.ID(), map[string]any{
-		"model": c.modelName(), "attempt": c.Attempt, "step": c.Step,
-	})
 	a.start(c.Conversation, c.Request, func(ctx context.Context) {
 		settings, root, err := a.cfg.Host.Settings(ctx, projectOf(c.Conversation))
+		s := settings.LLM.merge(c.LLM)
+		// Recorded once the settings are known, so that it names the
+		// model and provider; a crash before it commits is closed by the
+		// restart all the same (the loop's state holds the request).
+		a.deliver(x, convevent.LLMRequested, c.Request, x.Input.ID(), map[string]any{
+			"model": s.Model, "provider": s.Provider, "attempt": c.Attempt, "step": c.Step,
+		})
 		if err != nil {
 			if ctx.Err() != nil {
 				a.stopped(ctx, x, c, 0)
@@ -45,7 +50,7 @@ func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtim
 			a.llmFailed(x, c, 0, &llm.Error{Kind: llm.KindConfig, Message: fmt.Sprintf("the assistant settings of project %s: %v", projectOf(c.Conversation), err)})
 			return
 		}
-		a.complete(ctx, x, c, settings.LLM.merge(c.LLM), root)
+		a.complete(ctx, x, c, s, root)
 	})
 	return runtime.ExecResult{Kind: runtime.ExecAsync}, nil
 }
@@ -189,13 +194,6 @@ func (a *Assistant) answered(x *runtime.ExecContext, c LLMCall, s LLMSettings, r
 		"model": model, "stop_reason": resp.StopReason, "latency_ms": latency.Milliseconds(), "tool_calls": len(resp.ToolCalls),
 		"usage": convevent.Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens},
 	})
-}
-
-func (c LLMCall) modelName() string {
-	if c.LLM != nil {
-		return c.LLM.Model
-	}
-	return ""
 }
 
 // llmFailed records a failed attempt, with the delay before the next one

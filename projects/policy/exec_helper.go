@@ -60,6 +60,7 @@ func helperRun(stdin io.Reader) error {
 	// Capabilities are per thread and execve keeps the calling thread's:
 	// every step below and the exec run on this one.
 	runtime.LockOSThread()
+	parent := os.Getppid()
 	data, err := io.ReadAll(io.LimitReader(stdin, maxSpec+1))
 	if err != nil {
 		return fmt.Errorf("sandbox-exec: read the command spec: %w", err)
@@ -109,6 +110,12 @@ func helperRun(stdin io.Reader) error {
 		return err
 	}
 	if err := confine(&spec, prot); err != nil {
+		return fmt.Errorf("sandbox-exec: %w", err)
+	}
+	// Last, after every change of credentials (which clears it): the
+	// program dies with the node, so a command nobody watches any more
+	// cannot go on after the log recorded it interrupted.
+	if err := dieWithParent(parent); err != nil {
 		return fmt.Errorf("sandbox-exec: %w", err)
 	}
 	err = syscall.Exec(spec.Program, spec.Argv, spec.Env)

@@ -169,3 +169,17 @@ func dropCapabilities() error {
 	}
 	return nil
 }
+
+// dieWithParent has the calling thread's process (and the program it
+// execs) killed when the process that started it, parent, ends; an exec
+// that gains no privilege keeps the setting. It fails if parent has ended
+// already.
+func dieWithParent(parent int) error {
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("set the parent-death signal: %w", err)
+	}
+	if os.Getppid() != parent {
+		return fmt.Errorf("the node that started the command has ended")
+	}
+	return nil
+}
