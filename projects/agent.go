@@ -86,6 +86,7 @@ func NewAgent() (*agents.Definition, error) {
 			{Name: "assets", Description: "Record a load or reload of the asset set.", Params: assetsParams, Run: assetsChanged},
 			{Name: "tool", Description: "Record a tool call's start, completion or failure.", Params: toolParams, Run: toolEvent},
 			{Name: "conv", Description: "Record a conversation's start or stop in the project's conversations list.", Params: convParams, Run: convEvent},
+			{Name: "gateway", Description: "Record a request a protocol gateway (MCP, A2A) brought to the project.", Params: gatewayParams, Run: gatewayRequest},
 			{Name: "stopped", Description: "Record the close and stop the agent.", Run: stopped},
 		},
 		Routes: []agents.Route{
@@ -97,6 +98,7 @@ func NewAgent() (*agents.Definition, error) {
 			{Pattern: TypeToolFailed, Action: "tool"},
 			{Pattern: TypeConvStarted, Action: "conv"},
 			{Pattern: TypeConvStopped, Action: "conv"},
+			{Pattern: TypeGatewayRequest, Action: "gateway"},
 			{Pattern: TypeStopped, Action: "stopped"},
 		},
 	})
@@ -183,6 +185,26 @@ func toolEvent(env agents.Env, params json.RawMessage) (agents.Result, error) {
 		ops = append(ops, agents.SetPath{Path: []string{"tool_failures"}, Value: env.State.Number("tool_failures") + 1})
 	}
 	return agents.Result{Ops: ops, Directives: []agents.Directive{e}}, nil
+}
+
+const gatewayParams = `{
+  "type": "object",
+  "required": ["gateway", "method", "caller", "result"],
+  "properties": {
+    "gateway": {"type": "string", "minLength": 1},
+    "method": {"type": "string", "minLength": 1},
+    "caller": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string", "minLength": 1}}},
+    "result": {"type": "string", "minLength": 1}
+  }
+}`
+
+// gatewayRequest records a gateway request and re-emits it for live views.
+func gatewayRequest(env agents.Env, params json.RawMessage) (agents.Result, error) {
+	e, err := echo(env, params)
+	if err != nil {
+		return agents.Result{}, err
+	}
+	return agents.Result{Directives: []agents.Directive{e}}, nil
 }
 
 const convParams = `{
