@@ -607,3 +607,18 @@ func mustState(t *testing.T, n *Node, id string) json.RawMessage {
 	}
 	return info.State
 }
+
+// TestAssistantReusedCallIDEndsTheTurn: a model that reuses a tool call id
+// in a later step (local OpenAI-compatible servers do), or twice in one
+// answer, must not hang the turn: the call gets an id of its own.
+func TestAssistantReusedCallIDEndsTheTurn(t *testing.T) {
+	n := startQuickNode(t)
+	talk(t, n, `{"tool_calls":[{"id":"call_0","name":"read_file","args":{"path":"a.txt"}}]}
+{"tool_calls":[{"id":"call_0","name":"read_file","args":{"path":"a.txt"}},{"id":"call_0","name":"list_dir","args":{"path":"."}}]}
+{"text":"done"}
+`, "", "hi")
+	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "done") })
+	if got := strings.Count(typesOf(convEvents(t, n, "p1/c1")), "tool.completed"); got != 3 {
+		t.Fatalf("%d tool calls completed, want 3", got)
+	}
+}

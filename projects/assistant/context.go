@@ -2,6 +2,7 @@ package assistant
 
 import (
 	"container/list"
+	"maps"
 	"sync"
 
 	"github.com/jido-bus/jido-bus/eventlog"
@@ -30,6 +31,10 @@ type folded struct {
 	mu  sync.Mutex // one fold of a conversation at a time
 	ctx *conversation.LLMContext
 	seq uint64 // the stream sequence folded up to
+	// calls are the tool call ids the whole conversation has used (not
+	// only the window's): a model may repeat one, and a repeated id would
+	// make the call's events duplicates the log drops.
+	calls map[string]bool
 }
 
 func newContexts(log *eventlog.Log, max int) *contexts {
@@ -37,21 +42,28 @@ func newContexts(log *eventlog.Log, max int) *contexts {
 }
 
 // get returns a copy of the messages of conversation key's llm_context as
-// of everything committed to its stream now.
-func (c *contexts) get(key string) ([]conversation.Message, error) {
+// of everything committed to its stream now, and the tool call ids the
+// conversation has used (the caller must not modify them).
+func (c *contexts) get(key string) ([]conversation.Message, map[string]bool, error) {
 	f := c.entry(key)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for e, err := range c.log.ReadStream(convevent.Stream(key), eventlog.ReadOptions{From: f.seq + 1}) {
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		f.seq = e.Seq
-		f.ctx = c.proj.Apply(f.ctx, projections.NewEntry(e))
+		entry := projections.NewEntry(e)
+		f.ctx = c.proj.Apply(f.ctx, entry)
+		if e.Event.Type() == convevent.ToolRequested {
+			if ev := conversation.Decode(e); ev != nil && ev.Data.CallID != "" {
+				f.calls[ev.Data.CallID] = true
+			}
+		}
 	}
 	out := make([]conversation.Message, len(f.ctx.Messages))
 	copy(out, f.ctx.Messages)
-	return out, nil
+	return out, maps.Clone(f.calls), nil
 }
 
 func (c *contexts) entry(key string) *folded {
@@ -61,7 +73,7 @@ func (c *contexts) entry(key string) *folded {
 		c.lru.MoveToFront(el)
 		return el.Value.(*folded)
 	}
-	f := &folded{key: key, ctx: c.proj.Init()}
+	f := &folded{key: key, ctx: c.proj.Init(), calls: map[string]bool{}}
 	c.byKey[key] = c.lru.PushFront(f)
 	for c.lru.Len() > c.max {
 		last := c.lru.Back()
@@ -73,4 +85,7 @@ func (c *contexts) entry(key string) *folded {
 
 // Context returns the messages the next LLM call of conversation key
 // would be given (its llm_context as committed now).
-func (a *Assistant) Context(key string) ([]conversation.Message, error) { return a.ctxs.get(key) }
+func (a *Assistant) Context(key string) ([]conversation.Message, error) {
+	msgs, _, err := a.ctxs.get(key)
+	return msgs, err
+}

@@ -2,6 +2,7 @@ package assistant
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -68,7 +69,7 @@ func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c LLMC
 		}
 	}
 	start := time.Now()
-	req, names, err := a.request(ctx, c.Conversation, s)
+	req, names, used, err := a.request(ctx, c.Conversation, s)
 	if err != nil {
 		a.llmFailed(x, c, 0, llm.Classify(err))
 		return
@@ -108,7 +109,7 @@ func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c LLMC
 		a.llmFailed(x, c, latency, &llm.Error{Kind: reasonEmptyAnswer, Message: fmt.Sprintf("the model (%s) answered with neither text nor tool calls (stop reason %q)", s.Model, resp.StopReason)})
 		return
 	}
-	a.answered(x, c, s, resp, names, latency)
+	a.answered(x, c, s, resp, names, used, latency)
 }
 
 // reasonEmptyAnswer is the error type of an answer with neither text nor
@@ -117,14 +118,14 @@ const reasonEmptyAnswer = "empty_answer"
 
 // request builds the provider's request: the conversation's llm_context
 // and the project's tools under their API names (names maps them back).
-func (a *Assistant) request(ctx context.Context, key string, s LLMSettings) (llm.Request, map[string]string, error) {
-	msgs, err := a.ctxs.get(key)
+func (a *Assistant) request(ctx context.Context, key string, s LLMSettings) (llm.Request, map[string]string, map[string]bool, error) {
+	msgs, used, err := a.ctxs.get(key)
 	if err != nil {
-		return llm.Request{}, nil, fmt.Errorf("read the context of %s: %w", key, err)
+		return llm.Request{}, nil, nil, fmt.Errorf("read the context of %s: %w", key, err)
 	}
 	specs, err := a.cfg.Host.Tools(ctx, projectOf(key))
 	if err != nil {
-		return llm.Request{}, nil, fmt.Errorf("the tools of project %s: %w", projectOf(key), err)
+		return llm.Request{}, nil, nil, fmt.Errorf("the tools of project %s: %w", projectOf(key), err)
 	}
 	req := llm.Request{Model: s.Model, Temperature: s.Temperature, MaxTokens: s.MaxTokens}
 	names := make(map[string]string, len(specs))
@@ -149,12 +150,12 @@ func (a *Assistant) request(ctx context.Context, key string, s LLMSettings) (llm
 		}
 		req.Messages = append(req.Messages, lm)
 	}
-	return req, names, nil
+	return req, names, used, nil
 }
 
 // answered records a complete answer: the message, its tool calls, then
 // conversation.llm.completed, which the loop acts on.
-func (a *Assistant) answered(x *runtime.ExecContext, c LLMCall, s LLMSettings, resp llm.Response, names map[string]string, latency time.Duration) {
+func (a *Assistant) answered(x *runtime.ExecContext, c LLMCall, s LLMSettings, resp llm.Response, names map[string]string, used map[string]bool, latency time.Duration) {
 	room := a.room()
 	text := resp.Text
 	if room >= 0 && len(text) > room {
@@ -162,10 +163,8 @@ func (a *Assistant) answered(x *runtime.ExecContext, c LLMCall, s LLMSettings, r
 	}
 	a.deliver(x, convevent.AssistantMessage, c.Request+".message", c.Request, map[string]any{"text": text, "tool_calls": len(resp.ToolCalls)})
 	for i, tc := range resp.ToolCalls {
-		id := tc.ID
-		if id == "" {
-			id = fmt.Sprintf("%s-%d", c.Request, i+1)
-		}
+		id := callID(tc.ID, c.Request, i+1, used)
+		used[id] = true
 		name := tc.Name
 		if n, ok := names[name]; ok {
 			name = n
@@ -246,4 +245,38 @@ func cut(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// callID is the id a tool call is known by: the model's own when it is a
+// plain word the conversation has not used yet, else one derived from the
+// request and the call's place in the answer. A model may leave it out,
+// repeat one from an earlier step (local servers do) or send any text;
+// a repeated id would make the call's events duplicates the log drops and
+// leave the turn waiting for ever.
+func callID(model, request string, i int, used map[string]bool) string {
+	if validCallID(model) && !used[model] {
+		return model
+	}
+	sum := sha256.Sum256([]byte(request))
+	for n := 0; ; n++ {
+		id := fmt.Sprintf("call_%x_%d", sum[:8], i+n*1000)
+		if !used[id] {
+			return id
+		}
+	}
+}
+
+// validCallID reports whether id suits every provider's API: 1–64 of
+// [A-Za-z0-9_-].
+func validCallID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
