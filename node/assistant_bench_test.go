@@ -68,22 +68,36 @@ func BenchmarkAssistantLoop(b *testing.B) {
 		}
 		steps = n
 	}
+	// The scripted provider picks its line by the number of assistant
+	// messages in the request, and llm_context keeps a window of 200
+	// messages: a script longer than about 100 steps never ends (the count
+	// stops growing). So the steps are played as conversations of at most
+	// benchConvSteps steps, all of them in one op.
+	perConv := min(steps, benchConvSteps)
+	convs := (steps + perConv - 1) / perConv
 	for _, mode := range []struct {
 		name   string
 		noSync bool
 	}{{"fsync", false}, {"nosync", true}} {
 		b.Run(mode.name, func(b *testing.B) {
-			lb := newLoopBench(b, steps, mode.noSync)
+			lb := newLoopBench(b, perConv, mode.noSync)
 			var all loopSamples
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				all.add(lb.conversation(b, fmt.Sprintf("c%d", i)))
+				for j := range convs {
+					all.add(lb.conversation(b, fmt.Sprintf("c%d-%d", i, j)))
+				}
 			}
 			b.StopTimer()
 			all.report(b)
 		})
 	}
 }
+
+// benchConvSteps is the most steps of one conversation of
+// BenchmarkAssistantLoop: its final request holds the user message and
+// 100 answers and results, as many as llm_context's window of 200 keeps.
+const benchConvSteps = 100
 
 // TestAssistantLoopBenchHarness runs the benchmark's harness on a short
 // script, so `go test` notices when it no longer measures what it says:
@@ -244,7 +258,7 @@ func (lb *loopBench) conversation(tb testing.TB, conv string) loopSamples {
 func (lb *loopBench) awaitEnd(tb testing.TB, key string, done <-chan struct{}) {
 	tb.Helper()
 	stream := convevent.Stream(key)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -357,7 +371,7 @@ type stepRecorder struct {
 	ends    []time.Time // … and return (its last token)
 	msgs    []int       // … and the number of messages of its request
 	answers []string
-	last    llm.Request // the last request, of which the others are prefixes
+	last    llm.Request // the last tool step's request; the others are prefixes of it
 	tools   []time.Time // each tool run's start in the runner
 	err     error
 }
@@ -393,7 +407,11 @@ func (t timedProvider) Complete(ctx context.Context, req llm.Request, onDelta fu
 	r.ends = append(r.ends, end)
 	r.msgs = append(r.msgs, len(req.Messages))
 	r.answers = append(r.answers, answerOf(resp))
-	r.last = req
+	if len(resp.ToolCalls) > 0 {
+		// The final answer's request may have lost its oldest messages to
+		// the window; the last tool step's holds every step's before it.
+		r.last = req
+	}
 	if len(r.starts) == r.want {
 		close(r.done)
 	}
