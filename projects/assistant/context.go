@@ -2,7 +2,6 @@ package assistant
 
 import (
 	"container/list"
-	"maps"
 	"sync"
 
 	"github.com/jido-bus/jido-bus/eventlog"
@@ -42,9 +41,9 @@ func newContexts(log *eventlog.Log, max int) *contexts {
 }
 
 // get returns a copy of the messages of conversation key's llm_context as
-// of everything committed to its stream now, and the tool call ids the
-// conversation has used (the caller must not modify them).
-func (c *contexts) get(key string) ([]conversation.Message, map[string]bool, error) {
+// of everything committed to its stream now, and a function that reports
+// whether the conversation has used a tool call id.
+func (c *contexts) get(key string) ([]conversation.Message, func(string) bool, error) {
 	f := c.entry(key)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -63,7 +62,12 @@ func (c *contexts) get(key string) ([]conversation.Message, map[string]bool, err
 	}
 	out := make([]conversation.Message, len(f.ctx.Messages))
 	copy(out, f.ctx.Messages)
-	return out, maps.Clone(f.calls), nil
+	used := func(id string) bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.calls[id]
+	}
+	return out, used, nil
 }
 
 func (c *contexts) entry(key string) *folded {

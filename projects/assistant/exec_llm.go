@@ -118,7 +118,7 @@ const reasonEmptyAnswer = "empty_answer"
 
 // request builds the provider's request: the conversation's llm_context
 // and the project's tools under their API names (names maps them back).
-func (a *Assistant) request(ctx context.Context, key string, s LLMSettings) (llm.Request, map[string]string, map[string]bool, error) {
+func (a *Assistant) request(ctx context.Context, key string, s LLMSettings) (llm.Request, map[string]string, func(string) bool, error) {
 	msgs, used, err := a.ctxs.get(key)
 	if err != nil {
 		return llm.Request{}, nil, nil, fmt.Errorf("read the context of %s: %w", key, err)
@@ -155,7 +155,9 @@ func (a *Assistant) request(ctx context.Context, key string, s LLMSettings) (llm
 
 // answered records a complete answer: the message, its tool calls, then
 // conversation.llm.completed, which the loop acts on.
-func (a *Assistant) answered(x *runtime.ExecContext, c LLMCall, s LLMSettings, resp llm.Response, names map[string]string, used map[string]bool, latency time.Duration) {
+func (a *Assistant) answered(x *runtime.ExecContext, c LLMCall, s LLMSettings, resp llm.Response, names map[string]string, usedBefore func(string) bool, latency time.Duration) {
+	mine := map[string]bool{} // the ids given in this answer
+	used := func(id string) bool { return mine[id] || usedBefore(id) }
 	room := a.room()
 	text := resp.Text
 	if room >= 0 && len(text) > room {
@@ -164,7 +166,7 @@ func (a *Assistant) answered(x *runtime.ExecContext, c LLMCall, s LLMSettings, r
 	a.deliver(x, convevent.AssistantMessage, c.Request+".message", c.Request, map[string]any{"text": text, "tool_calls": len(resp.ToolCalls)})
 	for i, tc := range resp.ToolCalls {
 		id := callID(tc.ID, c.Request, i+1, used)
-		used[id] = true
+		mine[id] = true
 		name := tc.Name
 		if n, ok := names[name]; ok {
 			name = n
@@ -253,14 +255,14 @@ func cut(s string, n int) string {
 // repeat one from an earlier step (local servers do) or send any text;
 // a repeated id would make the call's events duplicates the log drops and
 // leave the turn waiting for ever.
-func callID(model, request string, i int, used map[string]bool) string {
-	if validCallID(model) && !used[model] {
+func callID(model, request string, i int, used func(string) bool) string {
+	if validCallID(model) && !used(model) {
 		return model
 	}
 	sum := sha256.Sum256([]byte(request))
 	for n := 0; ; n++ {
 		id := fmt.Sprintf("call_%x_%d", sum[:8], i+n*1000)
-		if !used[id] {
+		if !used(id) {
 			return id
 		}
 	}
