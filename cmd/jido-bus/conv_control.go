@@ -46,6 +46,19 @@ func askControl(ctx context.Context, r requester, subjects bus.Subjects, verb, c
 	return reply, nil
 }
 
+// control checks conv's key, connects, and asks jido.api.conv.<verb>.
+func (f *liveFlags) control(ctx context.Context, verb, conv string, body any) (convControlReply, error) {
+	if err := conversation.CheckKey(conv); err != nil {
+		return convControlReply{}, err
+	}
+	nc, subjects, err := f.connect()
+	if err != nil {
+		return convControlReply{}, err
+	}
+	defer nc.Close()
+	return askControl(ctx, f.requester(nc, subjects), subjects, verb, conv, body)
+}
+
 // cliUser is who a decision is recorded as taken by: the NATS user the
 // CLI connects as, or "cli".
 func (f *liveFlags) cliUser() string {
@@ -78,15 +91,7 @@ conversation itself goes on: the next conv send starts a new turn.`,
 		Example: `  jido-bus conv cancel demo/c1 --reason "wrong file"`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := conversation.CheckKey(args[0]); err != nil {
-				return err
-			}
-			nc, subjects, err := f.connect()
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			reply, err := askControl(cmd.Context(), f.requester(nc, subjects), subjects, "cancel", args[0], convCancelBody{Conv: args[0], Reason: reason})
+			reply, err := f.control(cmd.Context(), "cancel", args[0], convCancelBody{Conv: args[0], Reason: reason})
 			if err != nil {
 				return err
 			}
@@ -110,19 +115,11 @@ func newConvDecideCmd(decision string) *cobra.Command {
 		Use:  decision + " CONV CALL_ID",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := conversation.CheckKey(args[0]); err != nil {
-				return err
-			}
-			nc, subjects, err := f.connect()
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
 			body := convApproveBody{Conv: args[0], CallID: args[1], Decision: decision, Reason: reason, By: f.cliUser()}
 			if remember {
 				body.Remember = "conversation"
 			}
-			reply, err := askControl(cmd.Context(), f.requester(nc, subjects), subjects, "approve", args[0], body)
+			reply, err := f.control(cmd.Context(), "approve", args[0], body)
 			if err != nil {
 				return err
 			}
