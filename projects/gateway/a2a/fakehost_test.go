@@ -22,7 +22,6 @@ type fakeHost struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every append
 	convs   map[string][]*conversation.Event
-	deltas  map[string]chan *conversation.Event
 	records []gateway.Request
 	project string
 }
@@ -74,20 +73,20 @@ func (h *fakeHost) StartConversation(_ context.Context, project, conv string) er
 	return nil
 }
 
-func (h *fakeHost) SendMessage(_ context.Context, key, text string) (uint64, error) {
+func (h *fakeHost) SendMessage(_ context.Context, key, text string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.convs[key]) == 0 {
-		return 0, bus.Errorf(bus.ReasonNotFound, "conversation %s is not running", key)
+		return bus.Errorf(bus.ReasonNotFound, "conversation %s is not running", key)
 	}
-	seq := h.appendLocked(key, convevent.UserMessage, convevent.Data{Text: text})
+	h.appendLocked(key, convevent.UserMessage, convevent.Data{Text: text})
 	h.appendLocked(key, convevent.LLMRequested, convevent.Data{Step: 1})
 	if strings.Contains(text, "hold") {
-		return seq, nil
+		return nil
 	}
 	// The rest of the turn plays out after the reply, as the loop does.
 	go h.play(key)
-	return seq, nil
+	return nil
 }
 
 func (h *fakeHost) play(key string) {

@@ -47,8 +47,7 @@ type Host interface {
 	StartConversation(ctx context.Context, project, conv string) error
 	// SendMessage appends conversation.user.message with text to the
 	// conversation key (<project>/<conversation>), once committed.
-	// It returns the message's seq in the conversation's stream.
-	SendMessage(ctx context.Context, key, text string) (uint64, error)
+	SendMessage(ctx context.Context, key, text string) error
 	// CancelConversation appends conversation.cancel to key, once
 	// committed; a conversation that does not run fails not_found.
 	CancelConversation(ctx context.Context, key, reason string) error

@@ -177,9 +177,8 @@ func (h *requestHandler) cancel(ctx context.Context, id string) (*a2a.Task, erro
 type sent struct {
 	id, key string
 	turn    *turn
-	// head is the conversation's last seq before the message; seq the
-	// message's own.
-	head, seq uint64
+	// head is the conversation's last seq before the message.
+	head uint64
 }
 
 // send appends the request's message to its task's conversation,
@@ -231,7 +230,7 @@ func (h *requestHandler) send(ctx context.Context, req *a2a.SendMessageRequest) 
 		s.turn.fold(id, ev)
 		s.head = max(s.head, ev.Seq)
 	}
-	if s.seq, err = h.host.SendMessage(ctx, key, strings.Join(texts, "\n")); err != nil {
+	if err := h.host.SendMessage(ctx, key, strings.Join(texts, "\n")); err != nil {
 		return sent{}, fromHost(err)
 	}
 	return s, nil
@@ -249,14 +248,10 @@ func (s sent) submitted(m *a2a.Message) *a2a.Task {
 }
 
 // follow folds the conversation's events after head into t and yields
-// the stream's A2A events for them, until the turn of the user message
-// at seq has ended (or, seq 0, the current turn), ctx ends, or the log
-// fails.
-func (h *requestHandler) follow(ctx context.Context, id, key string, t *turn, head, seq uint64, last a2a.TaskState, yield func(a2a.Event) bool) error {
+// the stream's A2A events for them, until the turn of a user message at
+// seq user or later has ended, ctx ends, or the log fails.
+func (h *requestHandler) follow(ctx context.Context, id, key string, t *turn, head, user uint64, last a2a.TaskState, yield func(a2a.Event) bool) error {
 	st := &streamer{taskID: id, last: last}
-	if seq == 0 {
-		seq = t.user
-	}
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for ev, err := range h.host.FollowConversation(fctx, key, head) {
@@ -269,7 +264,7 @@ func (h *requestHandler) follow(ctx context.Context, id, key string, t *turn, he
 				return errDisconnected
 			}
 		}
-		if t.user >= seq && ev.Seq != 0 && t.ended() {
+		if t.user >= user && ev.Seq != 0 && t.ended() {
 			return nil
 		}
 	}
@@ -294,7 +289,7 @@ func (h *requestHandler) SendMessage(ctx context.Context, req *a2a.SendMessageRe
 		h.record(ctx, MethodSend, s.id, start, nil)
 		return s.submitted(req.Message), nil
 	}
-	err = h.follow(ctx, s.id, s.key, s.turn, s.head, s.seq, a2a.TaskStateSubmitted, func(a2a.Event) bool { return true })
+	err = h.follow(ctx, s.id, s.key, s.turn, s.head, s.head+1, a2a.TaskStateSubmitted, func(a2a.Event) bool { return true })
 	h.record(ctx, MethodSend, s.id, start, err)
 	if err != nil {
 		if errors.Is(err, errDisconnected) {
@@ -335,7 +330,7 @@ func (h *requestHandler) SendStreamingMessage(ctx context.Context, req *a2a.Send
 			h.record(ctx, MethodStream, s.id, start, errDisconnected)
 			return
 		}
-		err = h.follow(ctx, s.id, s.key, s.turn, s.head, s.seq, a2a.TaskStateSubmitted, func(e a2a.Event) bool { return yield(e, nil) })
+		err = h.follow(ctx, s.id, s.key, s.turn, s.head, s.head+1, a2a.TaskStateSubmitted, func(e a2a.Event) bool { return yield(e, nil) })
 		h.record(ctx, MethodStream, s.id, start, err)
 		if err != nil && !errors.Is(err, errDisconnected) {
 			yield(nil, err)
@@ -369,7 +364,7 @@ func (h *requestHandler) SubscribeToTask(ctx context.Context, req *a2a.Subscribe
 			h.record(ctx, MethodResubscribe, id, start, nil)
 			return
 		}
-		err = h.follow(ctx, id, key, t, head, 0, task.Status.State, func(e a2a.Event) bool { return yield(e, nil) })
+		err = h.follow(ctx, id, key, t, head, t.user, task.Status.State, func(e a2a.Event) bool { return yield(e, nil) })
 		h.record(ctx, MethodResubscribe, id, start, err)
 		if err != nil && !errors.Is(err, errDisconnected) {
 			yield(nil, err)

@@ -188,6 +188,9 @@ type streamer struct {
 	// deltaReq is the LLM call the last delta belonged to; a delta of
 	// another call starts the artifact afresh.
 	deltaReq string
+	// tools names the calls seen requested (their outcomes carry only
+	// the call id).
+	tools map[string]string
 }
 
 func (s *streamer) info() a2a.TaskInfo {
@@ -215,7 +218,13 @@ func (s *streamer) events(t *turn, ev *conversation.Event) []a2a.Event {
 		}
 	case convevent.ToolRequested, convevent.ToolStarted, convevent.ToolCompleted, convevent.ToolFailed,
 		convevent.ToolCancelled, convevent.ToolTimeout, convevent.ToolApprovalRequested:
-		tc := toolCall{CallID: d.CallID, Name: d.Name, State: ev.Type[len("conversation.tool."):], Args: d.Args}
+		if s.tools == nil {
+			s.tools = map[string]string{}
+		}
+		if d.Name != "" {
+			s.tools[d.CallID] = d.Name
+		}
+		tc := toolCall{CallID: d.CallID, Name: s.tools[d.CallID], State: ev.Type[len("conversation.tool."):], Args: d.Args}
 		if d.Error != nil {
 			tc.Error = d.Error.Type + ": " + d.Error.Message
 		}
