@@ -14,8 +14,8 @@ import (
 	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects"
-	a2agw "github.com/jido-bus/jido-bus/projects/gateway/a2a"
 	"github.com/jido-bus/jido-bus/projects/gateway"
+	a2agw "github.com/jido-bus/jido-bus/projects/gateway/a2a"
 )
 
 // A2AHost is what the A2A gateway (projects/gateway/a2a) needs of the

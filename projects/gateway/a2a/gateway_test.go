@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
@@ -268,5 +269,68 @@ func TestStreamClientGoesAway(t *testing.T) {
 		return nil, nil
 	}(); !errors.Is(err, a2a.ErrUnsupportedOperation) {
 		t.Fatalf("resubscribe to an ended task: %v", err)
+	}
+}
+
+// TestV03Client: a client speaking A2A 0.3 (the SDK's compatibility
+// transport, methods message/send, tasks/get) is served on the same URL.
+func TestV03Client(t *testing.T) {
+	ctx := testCtx(t)
+	h := newFakeHost("p1")
+	srv := serve(t, h, Options{})
+	card, err := agentcard.DefaultResolver.Resolve(ctx, srv.URL+"/a2a/p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v0 *a2a.AgentInterface
+	for _, i := range card.SupportedInterfaces {
+		if i.ProtocolVersion == a2av0.Version {
+			v0 = i
+		}
+	}
+	if v0 == nil {
+		t.Fatalf("card lists no 0.3 interface: %+v", card.SupportedInterfaces)
+	}
+	c, err := a2aclient.NewFromEndpoints(ctx, []*a2a.AgentInterface{v0}, a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Destroy() }()
+	res, err := c.SendMessage(ctx, userText("read a.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, ok := res.(*a2a.Task)
+	if !ok || task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("0.3 send: %#v", res)
+	}
+	if got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("0.3 get: %+v %v", got, err)
+	}
+	recs := h.recorded()
+	if len(recs) != 2 || recs[0].Method != MethodSend || recs[0].Result != "ok" {
+		t.Fatalf("records %+v", recs)
+	}
+}
+
+// TestOversizedBody: a body over Options.MaxBodyBytes is refused 413
+// before the SDK reads it; a GET on the endpoint is 405.
+func TestOversizedBody(t *testing.T) {
+	srv := serve(t, newFakeHost("p1"), Options{MaxBodyBytes: 64})
+	resp, err := http.Post(srv.URL+"/a2a/p1", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"parts":[{"text":"`+strings.Repeat("x", 100)+`"}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("oversized: %d", resp.StatusCode)
+	}
+	resp, err = http.Get(srv.URL + "/a2a/p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("GET: %d", resp.StatusCode)
 	}
 }
