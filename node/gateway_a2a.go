@@ -1,0 +1,207 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/projects"
+	"github.com/jido-bus/jido-bus/projects/gateway"
+	a2agw "github.com/jido-bus/jido-bus/projects/gateway/a2a"
+)
+
+// A2AHost is what the A2A gateway (projects/gateway/a2a) needs of the
+// node: its open projects, their conversations through the same paths as
+// the NATS API (conv send, conv cancel), the log to read and follow them,
+// and the project stream to record each request in.
+func (n *Node) A2AHost() a2agw.Host { return a2aHost{n} }
+
+type a2aHost struct{ n *Node }
+
+// deltaBuffer bounds the assistant deltas a follower holds for a slow
+// client; past it NATS drops them (they are transient: the final message
+// carries the whole text).
+const deltaBuffer = 256
+
+func (h a2aHost) engine() (*projects.Engine, error) {
+	if h.n.projects == nil {
+		return nil, bus.Errorf(bus.ReasonUnavailable, "the node's project engine is not running yet; retry in a moment")
+	}
+	return h.n.projects, nil
+}
+
+// Project implements a2agw.Host: an open project and its commands,
+// workflows and skills as the card's skills.
+func (h a2aHost) Project(_ context.Context, id string) (a2agw.Project, error) {
+	e, err := h.engine()
+	if err != nil {
+		return a2agw.Project{}, err
+	}
+	info, err := e.Get(id)
+	if err != nil {
+		return a2agw.Project{}, err
+	}
+	if info.Status != projects.StatusOpen {
+		return a2agw.Project{}, bus.Errorf(bus.ReasonUnavailable, "project %s is not usable (%s): jido-bus project ls says why", id, info.Status)
+	}
+	assets, err := e.Assets(projects.AssetsRequest{Project: id})
+	if err != nil {
+		return a2agw.Project{}, err
+	}
+	p := a2agw.Project{ID: id, Description: fmt.Sprintf("jido-bus project %s: a coding assistant working on the project's files with its tools, commands, workflows and skills", id)}
+	for _, c := range assets.Commands {
+		p.Skills = append(p.Skills, a2agw.Skill{ID: "command." + c.Name, Name: c.Name, Description: c.Description, Tags: []string{"command"}})
+	}
+	for _, w := range assets.Workflows {
+		p.Skills = append(p.Skills, a2agw.Skill{ID: "workflow." + w.Name, Name: w.Name, Description: w.Description, Tags: []string{"workflow"}})
+	}
+	for _, s := range assets.Skills {
+		p.Skills = append(p.Skills, a2agw.Skill{ID: "skill." + s.Name, Name: s.Name, Description: s.Description, Tags: []string{"skill"}})
+	}
+	return p, nil
+}
+
+// RecordGatewayRequest implements gateway.Recorder.
+func (h a2aHost) RecordGatewayRequest(ctx context.Context, project string, r gateway.Request) error {
+	e, err := h.engine()
+	if err != nil {
+		return err
+	}
+	return e.RecordGatewayRequest(ctx, project, r)
+}
+
+// StartConversation implements a2agw.Host through the engine's ConvStart.
+func (h a2aHost) StartConversation(ctx context.Context, project, conv string) error {
+	e, err := h.engine()
+	if err != nil {
+		return err
+	}
+	_, err = e.ConvStart(ctx, projects.ConvStartRequest{Project: project, Conversation: conv})
+	return err
+}
+
+// SendMessage implements a2agw.Host through conv send.
+func (h a2aHost) SendMessage(ctx context.Context, key, text string) error {
+	req, err := json.Marshal(convSendRequest{Conv: key, Text: text})
+	if err != nil {
+		return err
+	}
+	_, err = h.n.convSend(ctx, req)
+	return err
+}
+
+// CancelConversation implements a2agw.Host through conv cancel.
+func (h a2aHost) CancelConversation(ctx context.Context, key, reason string) error {
+	req, err := json.Marshal(convCancelRequest{Conv: key, Reason: reason})
+	if err != nil {
+		return err
+	}
+	_, err = h.n.convCancel(ctx, req)
+	return err
+}
+
+// ConversationEvents implements a2agw.Host from the conversation's stream.
+func (h a2aHost) ConversationEvents(_ context.Context, key string) ([]*conversation.Event, error) {
+	var out []*conversation.Event
+	for e, err := range h.n.evlog.ReadStream(convevent.Stream(key), eventlog.ReadOptions{Types: convevent.TypePattern}) {
+		if errors.Is(err, eventlog.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read conversation %s: %w", key, err)
+		}
+		out = append(out, conversation.Decode(e))
+	}
+	return out, nil
+}
+
+// followed is one item a follower hands from its log reader.
+type followed struct {
+	entry eventlog.Entry
+	err   error
+}
+
+// FollowConversation implements a2agw.Host: the conversation's stream
+// from after+1 through a log subscription (in order, without a gap, from
+// disk wherever the reader stands: a node restarted since the task began
+// serves it the same), and its assistant deltas from NATS, where alone
+// they are published (<prefix>.emit.<key>.conversation.assistant.delta).
+func (h a2aHost) FollowConversation(ctx context.Context, key string, after uint64) iter.Seq2[*conversation.Event, error] {
+	return func(yield func(*conversation.Event, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		deltas := make(chan *nats.Msg, deltaBuffer)
+		sub, err := h.n.conn.nc.ChanSubscribe(h.n.subjects.Emit(key, convevent.AssistantDelta), deltas)
+		if err != nil {
+			yield(nil, bus.Errorf(bus.ReasonUnavailable, "follow conversation %s: subscribe to its deltas: %v", key, err))
+			return
+		}
+		defer func() { _ = sub.Unsubscribe() }()
+		ls, err := h.n.evlog.Subscribe(eventlog.SubscribeOptions{Stream: convevent.Stream(key), From: after + 1, Types: convevent.TypePattern})
+		if err != nil {
+			yield(nil, fmt.Errorf("follow conversation %s: %w", key, err))
+			return
+		}
+		entries := make(chan followed)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			defer ls.Close()
+			for {
+				e, err := ls.Next(ctx)
+				if ctx.Err() != nil {
+					return
+				}
+				if _, corrupt := errors.AsType[*eventlog.CorruptError](err); corrupt {
+					continue
+				}
+				select {
+				case entries <- followed{e, err}:
+				case <-ctx.Done():
+					return
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+		defer func() { cancel(); <-done }()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case f := <-entries:
+				if f.err != nil {
+					if errors.Is(f.err, eventlog.ErrClosed) {
+						f.err = bus.Errorf(bus.ReasonUnavailable, "the node is shutting down; resubscribe to the task once it is back")
+					}
+					yield(nil, f.err)
+					return
+				}
+				if !yield(conversation.Decode(f.entry), nil) {
+					return
+				}
+			case msg := <-deltas:
+				d, err := h.n.bus.Decode(msg)
+				if err != nil {
+					continue
+				}
+				ev := &conversation.Event{Type: d.Signal.Type(), ID: d.Signal.ID(), CausationID: convevent.CausationID(d.Signal)}
+				if data, err := convevent.DecodeData(d.Signal.Data()); err == nil {
+					ev.Data = data
+				}
+				if !yield(ev, nil) {
+					return
+				}
+			}
+		}
+	}
+}

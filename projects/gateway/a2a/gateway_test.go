@@ -1,0 +1,336 @@
+package a2agw
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+
+	"github.com/jido-bus/jido-bus/projects/gateway"
+)
+
+// serve starts the gateway of h on an httptest server, as the front door
+// mounts it (with a caller in the context).
+func serve(t *testing.T, h Host, o Options) *httptest.Server {
+	t.Helper()
+	g := New(h, o)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.Handler().ServeHTTP(w, r.WithContext(gateway.WithCaller(r.Context(), gateway.Caller{Name: "tester", Remote: r.RemoteAddr})))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// client fetches project's card with the SDK's resolver and makes the
+// SDK's client from it.
+func client(t *testing.T, ctx context.Context, base, project string) (*a2aclient.Client, *a2a.AgentCard) {
+	t.Helper()
+	card, err := agentcard.DefaultResolver.Resolve(ctx, base+"/a2a/"+project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := a2aclient.NewFromCard(ctx, card)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Destroy() })
+	return c, card
+}
+
+func userText(text string) *a2a.SendMessageRequest {
+	return &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))}
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// TestCard: the card names the project, lists its skills, says
+// streaming, and points at /a2a/{project} on BaseURL; with bearer auth
+// it declares the scheme.
+func TestCard(t *testing.T) {
+	ctx := testCtx(t)
+	h := newFakeHost("p1")
+	srv := serve(t, h, Options{BaseURL: "http://gw.example:8080/", BearerAuth: true})
+	card, err := agentcard.DefaultResolver.Resolve(ctx, srv.URL+"/a2a/p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if card.Name != "p1" || !card.Capabilities.Streaming || card.Capabilities.PushNotifications {
+		t.Fatalf("card %+v", card)
+	}
+	if len(card.Skills) != 1 || card.Skills[0].ID != "command.review" || card.Skills[0].Tags[0] != "command" {
+		t.Fatalf("skills %+v", card.Skills)
+	}
+	if got := card.SupportedInterfaces[0].URL; got != "http://gw.example:8080/a2a/p1" {
+		t.Fatalf("url %s", got)
+	}
+	if _, ok := card.SecuritySchemes[BearerScheme]; !ok || len(card.SecurityRequirements) != 1 {
+		t.Fatalf("security %+v %+v", card.SecuritySchemes, card.SecurityRequirements)
+	}
+	// Unknown project: 404, and the gateway goes on serving.
+	if _, err := agentcard.DefaultResolver.Resolve(ctx, srv.URL+"/a2a/nope"); err == nil {
+		t.Fatal("card of an unknown project served")
+	} else if se, ok := errors.AsType[*agentcard.ErrStatusNotOK](err); !ok || se.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown project: %v, want 404", err)
+	}
+}
+
+// TestSendStreamGetCancel: the SDK's client sends a message and gets the
+// completed task with the answer; streams another and sees the tool call
+// and the answer artifact; gets the task; cancels a held one. Every
+// request is recorded.
+func TestSendStreamGetCancel(t *testing.T) {
+	ctx := testCtx(t)
+	h := newFakeHost("p1")
+	srv := serve(t, h, Options{})
+	c, _ := client(t, ctx, srv.URL, "p1")
+
+	res, err := c.SendMessage(ctx, userText("read a.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, ok := res.(*a2a.Task)
+	if !ok || task.Status.State != a2a.TaskStateCompleted || task.ContextID != string(task.ID) {
+		t.Fatalf("send: %#v", res)
+	}
+	if len(task.Artifacts) != 1 || task.Artifacts[0].Parts[0].Text() != "a.txt says hello" {
+		t.Fatalf("artifacts %+v", task.Artifacts)
+	}
+
+	var sawTool, sawAnswer bool
+	var last a2a.TaskState
+	var streamID a2a.TaskID
+	for ev, err := range c.SendStreamingMessage(ctx, userText("again")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e := ev.(type) {
+		case *a2a.Task:
+			streamID = e.ID
+		case *a2a.TaskStatusUpdateEvent:
+			last = e.Status.State
+			if e.Status.Message != nil && len(e.Status.Message.Parts) > 0 {
+				if d, ok := e.Status.Message.Parts[0].Data().(map[string]any); ok && d["tool_call"] != nil {
+					sawTool = true
+				}
+			}
+		case *a2a.TaskArtifactUpdateEvent:
+			sawAnswer = sawAnswer || e.Artifact.Parts[0].Text() == "a.txt says hello"
+		}
+	}
+	if !sawTool || !sawAnswer || last != a2a.TaskStateCompleted || streamID == "" {
+		t.Fatalf("stream: tool %v answer %v last %s id %q", sawTool, sawAnswer, last, streamID)
+	}
+
+	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
+	if err != nil || got.Status.State != a2a.TaskStateCompleted || len(got.History) != 2 {
+		t.Fatalf("get: %+v %v", got, err)
+	}
+
+	res, err = c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hold on")), Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := res.(*a2a.Task)
+	canceled, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: held.ID})
+	if err != nil || canceled.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("cancel: %+v %v", canceled, err)
+	}
+	if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: held.ID}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
+		t.Fatalf("cancel twice: %v, want task not cancelable", err)
+	}
+
+	want := []string{MethodSend + " ok", MethodStream + " ok", MethodGet + " ok", MethodSend + " ok", MethodCancel + " ok", MethodCancel + " not_cancelable"}
+	recs := h.recorded()
+	if len(recs) != len(want) {
+		t.Fatalf("records %+v", recs)
+	}
+	for i, r := range recs {
+		if r.Method+" "+r.Result != want[i] || r.Caller.Name != "tester" || r.Gateway != "a2a" || r.Target == "" {
+			t.Fatalf("record %d %+v, want %s", i, r, want[i])
+		}
+	}
+}
+
+// TestBadInput: an unknown task, a malformed body, an unknown method and
+// an unknown project each get a protocol-correct error, are recorded
+// when they reached the project, and the gateway answers after them.
+func TestBadInput(t *testing.T) {
+	ctx := testCtx(t)
+	h := newFakeHost("p1")
+	srv := serve(t, h, Options{})
+	c, _ := client(t, ctx, srv.URL, "p1")
+
+	if _, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: "nosuch"}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("get unknown: %v", err)
+	}
+	if _, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: "../x"}); !errors.Is(err, a2a.ErrInvalidParams) {
+		t.Fatalf("get bad id: %v", err)
+	}
+	if _, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: &a2a.Message{ID: "m", Role: a2a.MessageRoleUser, TaskID: "nosuch", Parts: a2a.ContentParts{a2a.NewTextPart("x")}}}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("send to unknown task: %v", err)
+	}
+	for _, body := range []string{`{not json`, `{"jsonrpc":"2.0","id":1,"method":"NoSuchMethod"}`, `{"jsonrpc":"2.0","id":2,"method":"message/nosuch"}`} {
+		resp, err := http.Post(srv.URL+"/a2a/p1", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), `"error"`) || !strings.Contains(string(b), `"code":-32`) {
+			t.Fatalf("%s: %d %s, want a JSON-RPC error", body, resp.StatusCode, b)
+		}
+	}
+	resp, err := http.Post(srv.URL+"/a2a/nope", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown project: %d", resp.StatusCode)
+	}
+	results := map[string]int{}
+	for _, r := range h.recorded() {
+		results[r.Result]++
+	}
+	if results["not_found"] != 2 || results["invalid_request"] != 3 || results["malformed"] != 1 {
+		t.Fatalf("records %+v", h.recorded())
+	}
+	// Still serving.
+	if _, err := c.SendMessage(ctx, userText("still there?")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStreamClientGoesAway: a client that leaves mid-stream is recorded
+// disconnected, the turn goes on, and resubscribing follows the task.
+func TestStreamClientGoesAway(t *testing.T) {
+	ctx := testCtx(t)
+	h := newFakeHost("p1")
+	srv := serve(t, h, Options{})
+	c, _ := client(t, ctx, srv.URL, "p1")
+	sctx, leave := context.WithCancel(ctx)
+	var id a2a.TaskID
+	for ev, err := range c.SendStreamingMessage(sctx, userText("hold it")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		id = ev.(*a2a.Task).ID
+		break
+	}
+	leave()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		recs := h.recorded()
+		if len(recs) == 1 && recs[0].Result == ResultDisconnected && recs[0].Method == MethodStream {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("records %+v, want the stream recorded disconnected", recs)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// The task still runs; resubscribe, then cancel it from another call.
+	events := c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: id})
+	var states []a2a.TaskState
+	for ev, err := range events {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e := ev.(type) {
+		case *a2a.Task:
+			states = append(states, e.Status.State)
+			if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: id}); err != nil {
+				t.Fatal(err)
+			}
+		case *a2a.TaskStatusUpdateEvent:
+			states = append(states, e.Status.State)
+		}
+	}
+	if len(states) != 2 || states[0] != a2a.TaskStateWorking || states[1] != a2a.TaskStateCanceled {
+		t.Fatalf("resubscribe states %v", states)
+	}
+	if _, err := func() (a2a.Event, error) {
+		for ev, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: id}) {
+			return ev, err
+		}
+		return nil, nil
+	}(); !errors.Is(err, a2a.ErrUnsupportedOperation) {
+		t.Fatalf("resubscribe to an ended task: %v", err)
+	}
+}
+
+// TestV03Client: a client speaking A2A 0.3 (the SDK's compatibility
+// transport, methods message/send, tasks/get) is served on the same URL.
+func TestV03Client(t *testing.T) {
+	ctx := testCtx(t)
+	h := newFakeHost("p1")
+	srv := serve(t, h, Options{})
+	card, err := agentcard.DefaultResolver.Resolve(ctx, srv.URL+"/a2a/p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v0 *a2a.AgentInterface
+	for _, i := range card.SupportedInterfaces {
+		if i.ProtocolVersion == a2av0.Version {
+			v0 = i
+		}
+	}
+	if v0 == nil {
+		t.Fatalf("card lists no 0.3 interface: %+v", card.SupportedInterfaces)
+	}
+	c, err := a2aclient.NewFromEndpoints(ctx, []*a2a.AgentInterface{v0}, a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Destroy() }()
+	res, err := c.SendMessage(ctx, userText("read a.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, ok := res.(*a2a.Task)
+	if !ok || task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("0.3 send: %#v", res)
+	}
+	if got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("0.3 get: %+v %v", got, err)
+	}
+	recs := h.recorded()
+	if len(recs) != 2 || recs[0].Method != MethodSend || recs[0].Result != "ok" {
+		t.Fatalf("records %+v", recs)
+	}
+}
+
+// TestOversizedBody: a body over Options.MaxBodyBytes is refused 413
+// before the SDK reads it; a GET on the endpoint is 405.
+func TestOversizedBody(t *testing.T) {
+	srv := serve(t, newFakeHost("p1"), Options{MaxBodyBytes: 64})
+	resp, err := http.Post(srv.URL+"/a2a/p1", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"parts":[{"text":"`+strings.Repeat("x", 100)+`"}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("oversized: %d", resp.StatusCode)
+	}
+	resp, err = http.Get(srv.URL + "/a2a/p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("GET: %d", resp.StatusCode)
+	}
+}
