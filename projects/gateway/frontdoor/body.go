@@ -17,13 +17,9 @@ import (
 // slow client from holding the mount.
 func (d *door) readBody(w http.ResponseWriter, r *http.Request) bool {
 	max := d.o.MaxBodyBytes
-	tooLarge := func() bool {
-		w.Header().Set("Connection", "close")
-		refuse(w, http.StatusRequestEntityTooLarge, reasonTooLarge, "the request body is larger than this server accepts ("+strconv.FormatInt(max, 10)+" bytes)")
-		return false
-	}
 	if r.ContentLength > max {
-		return tooLarge()
+		d.tooLarge(w)
+		return false
 	}
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 		return true
@@ -47,11 +43,19 @@ func (d *door) readBody(w http.ResponseWriter, r *http.Request) bool {
 		refuse(w, http.StatusBadRequest, reasonInvalid, "reading the request body: "+err.Error())
 		return false
 	case int64(len(body)) > max:
-		return tooLarge()
+		d.tooLarge(w)
+		return false
 	}
 	_ = r.Body.Close()
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	return true
+}
+
+// tooLarge answers 413 and closes the connection rather than drain a body
+// the door will not read.
+func (d *door) tooLarge(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	refuse(w, http.StatusRequestEntityTooLarge, reasonTooLarge, "the request body is larger than this server accepts ("+strconv.FormatInt(d.o.MaxBodyBytes, 10)+" bytes)")
 }

@@ -110,6 +110,11 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// A declared length over the limit is refused whatever the path.
+	if r.ContentLength > d.o.MaxBodyBytes {
+		d.tooLarge(w)
+		return
+	}
 	if _, pattern := d.mux.Handler(r); pattern == "" {
 		refuse(w, http.StatusNotFound, reasonNotFound, "nothing is served at "+quote(r.URL.Path)+": the gateways are /mcp, /mcp/<project>, /a2a/<project> and /healthz")
 		return
