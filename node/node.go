@@ -96,6 +96,8 @@ type Config struct {
 	// Assistant, when set, adjusts the configuration of the conversation
 	// loop's executors (tests: a provider, a backoff).
 	Assistant func(*assistant.Config)
+	// HTTP configures the gateways' HTTP listener; off unless Listen.
+	HTTP HTTPConfig
 
 	logFS vfs.FS // tests: the event log's filesystem (nil: the OS's)
 }
@@ -124,6 +126,9 @@ type Node struct {
 	// engineReady is closed once projects is set (or failed to be).
 	assistant   *assistant.Assistant
 	engineReady chan struct{}
+
+	// http is the gateways' listener, nil when off.
+	http *httpServer
 
 	recovered int
 	// filing is set once forbidden refusals can be filed as dead letters
@@ -159,7 +164,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	ready := false
 	defer func() {
 		if !ready {
-			stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			stopCtx, cancel := context.WithTimeout(context.Background(), httpStopTimeout)
+			_ = n.stopHTTP(stopCtx)
 			_ = n.stopInput(stopCtx)
 			cancel()
 			_ = n.metrics.close()
@@ -256,6 +262,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.metrics.watch(n)
+	if err := n.serveHTTP(cfg.HTTP); err != nil {
+		return nil, err
+	}
 	log.Info("jido-bus ready", "nats", n.conn.url, "embedded", n.conn.srv != nil, "agents_recovered", n.recovered,
 		"agent_types", types.Names(), "prefix", subjects.All(""), "data_dir", cfg.DataDir, "version", cfg.Version)
 	ready = true
@@ -376,7 +385,8 @@ func (n *Node) guardTruncate(ctx context.Context, req logapi.TruncateRequest) er
 func (n *Node) Close(drainTimeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
 	defer cancel()
-	errs := []error{n.stopInput(ctx), n.metrics.close()}
+	// HTTP requests are input too: they stop first.
+	errs := []error{n.stopHTTP(ctx), n.stopInput(ctx), n.metrics.close()}
 	if n.projects != nil {
 		// Watchers stop before the agents they report to.
 		n.projects.Shutdown()
@@ -488,6 +498,8 @@ type pingReply struct {
 	// authentication (serve --insecure); Warning says so for a person.
 	Insecure bool   `json:"insecure,omitempty"`
 	Warning  string `json:"warning,omitempty"`
+	// HTTP is the gateways' base URL (serve --http), when they are served.
+	HTTP string `json:"http,omitempty"`
 }
 
 func (n *Node) ping(context.Context, []byte) (any, error) {
@@ -534,6 +546,7 @@ func (n *Node) ping(context.Context, []byte) (any, error) {
 		Emitted:          total(n.metrics.emitted, nil),
 		Directives:       total(n.metrics.directives, nil),
 		DirectivesFailed: total(n.metrics.directives, failed),
+		HTTP:             n.HTTPURL(),
 	}
 	if n.conn.insecure {
 		reply.Insecure = true

@@ -39,6 +39,9 @@ type serveConfig struct {
 	webhooks       dispatch.WebhookPolicy
 	listenFromFile bool     // the config file set listen
 	secretFlags    []string // flags given that carry a secret (ps shows them)
+
+	http         node.HTTPConfig // the gateways' listener (serve --http)
+	httpTokenEnv string          // the variable holding its token
 }
 
 func newServeCmd() *cobra.Command {
@@ -74,6 +77,12 @@ The node answers the control plane on <prefix>.api.… (try
 and <prefix>.signal.<type>, and files every message it refuses on
 <prefix>.dlq.<reason> with the reason, answering the sender when it waits
 for a reply.
+
+With --http HOST:PORT the node also serves its projects over HTTP: MCP on
+/mcp and /mcp/<project>, A2A on /a2a/<project>, and /healthz (no token
+needed). Clients send "Authorization: Bearer <token>", the token read from
+the variable --http-token-env names; without a token only a loopback
+address is allowed. Browser pages must be listed with --http-allow-origin.
 
 SIGINT or SIGTERM shuts the node down cleanly: it stops taking input,
 handles what NATS had already delivered, commits what the agents took
@@ -124,7 +133,7 @@ start once with --accept-wal-loss to keep the entries before the damage
 	f.StringVar(&cfg.natsURL, "nats-url", "", "connect to this NATS server instead of starting an embedded one (nats://host:port)")
 	addDataDirFlag(cmd, &cfg.dataDir)
 	f.StringVar(&cfg.prefix, "prefix", bus.DefaultPrefix, "first token(s) of every jido-bus subject")
-	f.StringVar(&cfg.configPath, "config", "", "YAML file of settings (listen, data_dir, prefix, users, tls, insecure, metrics, webhooks); flags override it")
+	f.StringVar(&cfg.configPath, "config", "", "YAML file of settings (listen, data_dir, prefix, users, tls, insecure, metrics, webhooks, http); flags override it")
 	f.StringVar(&cfg.user, "user", "", "an admin user clients may log in as (embedded server), or the user the node gives (--nats-url); its password from $JIDO_PASSWORD")
 	f.StringVar(&cfg.password, "password", "", "password of --user; prefer $JIDO_PASSWORD (ps shows command lines)")
 	f.StringVar(&cfg.token, "token", "", "token of the one admin (embedded server; excludes users), or the token the node gives (--nats-url); prefer $JIDO_TOKEN")
@@ -141,6 +150,7 @@ start once with --accept-wal-loss to keep the entries before the damage
 	f.StringArrayVar(&cfg.open, "open", nil, "open the project at PATH (or PATH=ID) once the node runs; one already open is left as it is (repeatable)")
 	f.StringArrayVar(&cfg.webhooks.Allow, "webhook-allow", nil, "a destination webhooks may POST to: scheme://host[:port][/path], host may be *.domain (repeatable; none: every webhook is refused)")
 	f.StringArrayVar(&cfg.webhooks.AllowPrivate, "webhook-allow-private", nil, "a network (CIDR) of private, loopback or link-local addresses webhooks may reach, e.g. 127.0.0.0/8 (repeatable)")
+	addServeHTTPFlags(cmd, &cfg)
 	f.BoolVar(&cfg.acceptWALLoss, "accept-wal-loss", false, "start even if the event log's write-ahead log is damaged, dropping the entries after the damage (they are copied aside)")
 	return cmd, &cfg
 }
@@ -186,6 +196,7 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 		Version:       version,
 		MetricsAddr:   cfg.metrics,
 		AcceptWALLoss: cfg.acceptWALLoss,
+		HTTP:          cfg.http,
 	})
 	if err != nil {
 		return err

@@ -34,6 +34,7 @@ type serveFile struct {
 		Allow        []string `yaml:"allow"`
 		AllowPrivate []string `yaml:"allow_private"`
 	} `yaml:"webhooks"`
+	HTTP serveHTTPFile `yaml:"http"`
 }
 
 // serveUser is one entry of the file's users: a name, a role, and either a
@@ -151,14 +152,19 @@ func applyServeEnv(cfg *serveConfig, changed func(flag string) bool, getenv func
 func resolveServeConfig(cmd *cobra.Command, flags *serveConfig, getenv func(string) string) (serveConfig, error) {
 	cfg := *flags
 	changed := cmd.Flags().Changed
+	var file serveFile
 	if cfg.configPath != "" {
 		f, err := readServeFile(cfg.configPath)
 		if err != nil {
 			return cfg, err
 		}
 		applyServeFile(&cfg, f, changed)
+		file = f
 	}
 	applyServeEnv(&cfg, changed, getenv)
+	if err := resolveServeHTTP(&cfg, file.HTTP, changed, getenv); err != nil {
+		return cfg, err
+	}
 	cfg.secretFlags = secretsOnCommandLine(changed)
 	if (changed("listen") || cfg.listenFromFile) && cfg.natsURL != "" {
 		return cfg, errors.New("--listen and --nats-url (listen and nats_url in --config) exclude each other: listen configures the embedded server, --nats-url replaces it")

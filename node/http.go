@@ -1,0 +1,116 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/jido-bus/jido-bus/projects/gateway/frontdoor"
+)
+
+// HTTPConfig configures the gateways' HTTP listener (serve --http). The
+// zero value serves nothing.
+type HTTPConfig struct {
+	// Listen is HOST:PORT (port 0 picks a free one); empty: no listener.
+	// A non-loopback address needs a token in Options (ErrUnprotected).
+	Listen string
+	// Options configure the front door: tokens, allowed origins and
+	// hosts, limits, timeouts. On a loopback Listen the loopback names
+	// (localhost, 127.0.0.1, ::1) are added to AllowHosts, so that a page
+	// that rebinds its own name to 127.0.0.1 is refused.
+	frontdoor.Options
+}
+
+// httpServer is the running listener.
+type httpServer struct {
+	srv    *http.Server
+	url    string
+	served chan struct{}
+	cancel context.CancelFunc // ends the requests' contexts (streams)
+}
+
+// gatewayMounts returns what the front door serves beside its own
+// /healthz: pattern → handler, the full path seen by the handler.
+func (n *Node) gatewayMounts() map[string]http.Handler {
+	// The MCP gateway ("/mcp", "/mcp/") and the A2A gateway ("/a2a/") are mounted here.
+	return map[string]http.Handler{}
+}
+
+// serveHTTP starts the listener of cfg.HTTP, if any, and logs its URL.
+func (n *Node) serveHTTP(cfg HTTPConfig) error {
+	if cfg.Listen == "" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("--http %q: want HOST:PORT, e.g. 127.0.0.1:8080: %w", cfg.Listen, err)
+	}
+	o := cfg.Options
+	if err := o.Check(); err != nil {
+		return fmt.Errorf("--http: %w", err)
+	}
+	if isLoopback(host) {
+		o.AllowHosts = append(append([]string(nil), o.AllowHosts...), "localhost", "127.0.0.1", "::1")
+		if net.ParseIP(host) == nil {
+			o.AllowHosts = append(o.AllowHosts, host)
+		}
+	} else if !o.Authenticated() {
+		return fmt.Errorf("%w: refusing to serve HTTP on %s without a token: anyone who reaches it could call every project's tools. "+
+			"Give a token from the environment (serve --http-token-env VAR, or http.token_env in --config), or listen on loopback (--http 127.0.0.1:8080)", ErrUnprotected, cfg.Listen)
+	}
+	if o.Healthy == nil {
+		evlog := n.evlog
+		o.Healthy = func() error { return evlog.Failed() }
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("--http: listen on %s: %w (choose another address)", cfg.Listen, err)
+	}
+	base, cancel := context.WithCancel(context.Background())
+	srv := frontdoor.NewServer(o, frontdoor.New(o, n.gatewayMounts()))
+	srv.BaseContext = func(net.Listener) context.Context { return base }
+	h := &httpServer{srv: srv, url: "http://" + ln.Addr().String(), served: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(h.served)
+		// Serve returns ErrServerClosed once stopHTTP shuts it down.
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			n.log.Error("http: the listener stopped", "err", err)
+		}
+	}()
+	n.http = h
+	n.log.Info("http", "url", h.url, "tokens", len(o.Tokens), "project_tokens", len(o.ProjectTokens), "allow_origins", o.AllowOrigins)
+	return nil
+}
+
+// HTTPURL is the base URL of the gateways' listener (http://HOST:PORT),
+// or "" when Config.HTTP.Listen was empty.
+func (n *Node) HTTPURL() string {
+	if n.http == nil {
+		return ""
+	}
+	return n.http.url
+}
+
+// stopHTTP stops taking HTTP requests, ends the streams in flight (their
+// contexts are cancelled) and waits within ctx for the handlers to
+// return; past ctx the connections are closed.
+func (n *Node) stopHTTP(ctx context.Context) error {
+	h := n.http
+	if h == nil {
+		return nil
+	}
+	n.http = nil
+	h.cancel()
+	err := h.srv.Shutdown(ctx)
+	if err != nil {
+		err = errors.Join(fmt.Errorf("http: drain: %w", err), h.srv.Close())
+	}
+	<-h.served
+	return err
+}
+
+// httpStopTimeout bounds stopping the listener when the node fails to start.
+const httpStopTimeout = 5 * time.Second

@@ -1,0 +1,214 @@
+// Package frontdoor is the HTTP listener's front door: every request to
+// the gateways (/mcp, /mcp/{project}, /a2a/{project}/…) passes its checks
+// before a gateway sees it, so that the gateways need not know about
+// tokens, origins or sizes.
+//
+// In order, a request is refused with a JSON body
+// {"error":{"type","message"}} when
+//   - its Host is not allowed (403 forbidden: DNS rebinding),
+//   - its Origin is present and not allowed, "null" included (403),
+//   - its path is not clean (.., %2e%2e, //, an encoded / or \: 400
+//     invalid_request), so that a project token's scope cannot be walked
+//     out of,
+//   - it carries access_token in the query (400: URLs end up in logs and
+//     histories; send Authorization: Bearer),
+//   - a token is configured and it has none or an unknown one (401
+//     unauthorized, WWW-Authenticate: Bearer), or a project's token on
+//     another path (403 forbidden),
+//   - no mount serves its path (404 not_found, after the token check),
+//   - MaxConcurrent requests are in flight (503 unavailable, Retry-After),
+//   - its body is larger than MaxBodyBytes (413 too_large) or is not sent
+//     within ReadTimeout (408 timeout).
+//
+// /healthz answers {"status":"ok"} without a token, as nats-server's
+// monitoring /healthz does: it tells nothing but that the process is up.
+// Past the checks the request's context carries the gateway.Caller (the
+// token's name, or "anonymous" when no token is configured, and the
+// remote address) and its body is in memory.
+package frontdoor
+
+import (
+	"net/http"
+	"path"
+	"strings"
+
+	"github.com/jido-bus/jido-bus/projects/gateway"
+)
+
+// HealthPath is the path the door answers itself.
+const HealthPath = "/healthz"
+
+// New returns the door in front of mounts (ServeMux patterns such as
+// "/mcp", "/mcp/", "/a2a/" → their handlers; a mount sees the full path,
+// no prefix stripped). o must pass Check; New panics on mounts that
+// ServeMux refuses or that claim /healthz, which are programming errors.
+func New(o Options, mounts map[string]http.Handler) http.Handler {
+	o = o.withDefaults()
+	d := &door{
+		o:       o,
+		keys:    newKeyring(o),
+		auth:    o.Authenticated(),
+		origins: map[string]bool{},
+		hosts:   map[string]bool{},
+		mux:     http.NewServeMux(),
+		slots:   make(chan struct{}, o.MaxConcurrent),
+	}
+	for _, origin := range o.AllowOrigins {
+		if n, err := normalOrigin(origin); err == nil {
+			d.origins[n] = true
+		}
+	}
+	for _, h := range o.AllowHosts {
+		d.hosts[strings.ToLower(strings.Trim(h, "[]"))] = true
+	}
+	for pattern, h := range mounts {
+		if strings.TrimSuffix(pattern, "/") == HealthPath {
+			panic("frontdoor: the door serves " + HealthPath + " itself; do not mount it")
+		}
+		d.mux.Handle(pattern, h)
+	}
+	return d
+}
+
+type door struct {
+	o       Options
+	keys    keyring
+	auth    bool
+	origins map[string]bool
+	hosts   map[string]bool
+	mux     *http.ServeMux
+	slots   chan struct{}
+}
+
+func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Every answer, a refusal too, is written within WriteTimeout; this
+	// also replaces whatever deadline an earlier request on the same
+	// kept-alive connection left behind.
+	w = newDeadlineWriter(w, d.o.WriteTimeout)
+	w.(*deadlineWriter).arm()
+	if !d.hostAllowed(r.Host) {
+		refuse(w, http.StatusForbidden, reasonForbidden, "host "+quote(r.Host)+" is not one this server answers to (a guard against DNS rebinding); reach it by an allowed name, or add the name to the allowed hosts (serve --http-allow-host)")
+		return
+	}
+	if origin, sent := r.Header["Origin"]; sent && !d.originAllowed(origin) {
+		refuse(w, http.StatusForbidden, reasonForbidden, "origin "+quote(strings.Join(origin, ","))+" is not allowed (a guard against DNS rebinding and cross-site requests); add it with serve --http-allow-origin if a browser page of yours must call this server")
+		return
+	}
+	if msg := uncleanPath(r); msg != "" {
+		refuse(w, http.StatusBadRequest, reasonInvalid, msg)
+		return
+	}
+	if r.URL.Path == HealthPath {
+		d.health(w, r)
+		return
+	}
+	if r.URL.Query().Has("access_token") {
+		refuse(w, http.StatusBadRequest, reasonInvalid, "a token in the query string is refused (URLs end up in logs and browser histories): send it as the header Authorization: Bearer <token>")
+		return
+	}
+	caller, ok := d.authenticate(w, r)
+	if !ok {
+		return
+	}
+	// A declared length over the limit is refused whatever the path.
+	if r.ContentLength > d.o.MaxBodyBytes {
+		d.tooLarge(w)
+		return
+	}
+	if _, pattern := d.mux.Handler(r); pattern == "" {
+		refuse(w, http.StatusNotFound, reasonNotFound, "nothing is served at "+quote(r.URL.Path)+": the gateways are /mcp, /mcp/<project>, /a2a/<project> and /healthz")
+		return
+	}
+	select {
+	case d.slots <- struct{}{}:
+		defer func() { <-d.slots }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		refuse(w, http.StatusServiceUnavailable, reasonBusy, "the server is handling as many requests as it allows; retry in a moment")
+		return
+	}
+	if !d.readBody(w, r) {
+		return
+	}
+	r = r.WithContext(gateway.WithCaller(r.Context(), caller))
+	d.mux.ServeHTTP(w, r)
+}
+
+// authenticate returns the caller of r, or answers 401/403 and false.
+func (d *door) authenticate(w http.ResponseWriter, r *http.Request) (gateway.Caller, bool) {
+	caller := gateway.Caller{Name: "anonymous", Remote: r.RemoteAddr}
+	if !d.auth {
+		return caller, true
+	}
+	header := r.Header.Get("Authorization")
+	token, ok := bearerToken(header)
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="jido-bus"`)
+		msg := "a token is required: send the header Authorization: Bearer <token>"
+		if header != "" {
+			msg = "the Authorization header is not a bearer token: send Authorization: Bearer <token>"
+		}
+		refuse(w, http.StatusUnauthorized, ReasonUnauthorized, msg)
+		return caller, false
+	}
+	name, projects, ok := d.keys.match(token)
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="jido-bus", error="invalid_token"`)
+		refuse(w, http.StatusUnauthorized, ReasonUnauthorized, "the token is not one this server knows: check the token the client sends against the server's (serve --http-token-env)")
+		return caller, false
+	}
+	if projects != nil {
+		p := projectOf(r.URL.Path)
+		admitted := false
+		for _, q := range projects {
+			admitted = admitted || (p != "" && p == q)
+		}
+		if !admitted {
+			refuse(w, http.StatusForbidden, reasonForbidden, "the token "+quote(name)+" admits only the paths of project "+strings.Join(projects, ", ")+" (/mcp/<project>, /a2a/<project>/…), not "+quote(r.URL.Path))
+			return caller, false
+		}
+	}
+	caller.Name = name
+	return caller, true
+}
+
+// uncleanPath says why r's path is refused: one that path.Clean would
+// change, or an encoded separator, could name another project to a mount
+// than the one the token check saw.
+func uncleanPath(r *http.Request) string {
+	p := r.URL.Path
+	clean := path.Clean(p)
+	if strings.HasSuffix(p, "/") && clean != "/" {
+		clean += "/"
+	}
+	raw := strings.ToLower(r.URL.RawPath)
+	if clean != p || strings.Contains(p, `\`) || strings.Contains(raw, "%2f") || strings.Contains(raw, "%5c") {
+		return "the path " + quote(r.URL.EscapedPath()) + " is not clean (., .., //, an encoded / or \\): send the path itself"
+	}
+	return ""
+}
+
+func (d *door) health(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		refuse(w, http.StatusMethodNotAllowed, reasonInvalid, HealthPath+" answers GET and HEAD")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if d.o.Healthy != nil && d.o.Healthy() != nil {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"status":"unavailable"}` + "\n"))
+		return
+	}
+	_, _ = w.Write([]byte(`{"status":"ok"}` + "\n"))
+}
+
+// quote quotes s for a message, cut short: it may be an attacker's.
+func quote(s string) string {
+	const max = 200
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return `"` + strings.ToValidUTF8(strings.ReplaceAll(s, `"`, `\"`), "?") + `"`
+}

@@ -1,0 +1,372 @@
+package frontdoor_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/jido-bus/jido-bus/projects/gateway"
+	"github.com/jido-bus/jido-bus/projects/gateway/frontdoor"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// echo is a mount that answers with the caller the door put in the
+// context and how many body bytes it read.
+type echo struct{}
+
+func (echo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, "mount read: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	c := gateway.CallerOf(r.Context())
+	_ = json.NewEncoder(w).Encode(map[string]any{"caller": c.Name, "remote": c.Remote, "read": len(body), "path": r.URL.Path})
+}
+
+func mounts() map[string]http.Handler {
+	return map[string]http.Handler{"/mcp": echo{}, "/mcp/": echo{}, "/a2a/": echo{}}
+}
+
+// door starts an httptest server of the door with o on mounts().
+func door(t *testing.T, o frontdoor.Options) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(frontdoor.New(o, mounts()))
+	srv.Config = frontdoor.NewServer(o, srv.Config.Handler)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+type answer struct {
+	code   int
+	header http.Header
+	body   map[string]any
+	raw    string
+}
+
+func do(t *testing.T, srv *httptest.Server, method, path, body string, header map[string]string) answer {
+	t.Helper()
+	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	a := answer{code: resp.StatusCode, header: resp.Header, raw: string(raw)}
+	_ = json.Unmarshal(raw, &a.body)
+	return a
+}
+
+// errType is the refusal's error.type, "" when the body is not a refusal.
+func (a answer) errType() string {
+	e, _ := a.body["error"].(map[string]any)
+	s, _ := e["type"].(string)
+	if m, _ := e["message"].(string); s != "" && m == "" {
+		return s + " (no message)"
+	}
+	return s
+}
+
+var tokens = frontdoor.Options{
+	Tokens: map[string]string{"s3cret-global-token": "ci"},
+	ProjectTokens: map[string]map[string]string{
+		"p1": {"p1-only-token-xyz": "p1-bot"},
+	},
+}
+
+func bearer(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
+
+// TestRefusals: each request the door refuses, with the status, the
+// machine word and (on 401) WWW-Authenticate; the mount never runs.
+func TestRefusals(t *testing.T) {
+	srv := door(t, frontdoor.Options{
+		Tokens:        tokens.Tokens,
+		ProjectTokens: tokens.ProjectTokens,
+		AllowOrigins:  []string{"http://localhost:6274"},
+		AllowHosts:    []string{"localhost", "127.0.0.1"},
+		MaxBodyBytes:  64,
+	})
+	good := "s3cret-global-token"
+	withOrigin := func(o string) map[string]string {
+		h := bearer(good)
+		h["Origin"] = o
+		return h
+	}
+	cases := []struct {
+		name, method, path, body string
+		header                   map[string]string
+		code                     int
+		typ                      string
+	}{
+		{"no token", "POST", "/mcp", "{}", nil, 401, "unauthorized"},
+		{"wrong token", "POST", "/mcp", "{}", bearer("s3cret-global-tokem"), 401, "unauthorized"},
+		{"not bearer", "POST", "/mcp", "{}", map[string]string{"Authorization": "Basic " + good}, 401, "unauthorized"},
+		{"token in the query", "POST", "/mcp?access_token=" + good, "{}", nil, 400, "invalid_request"},
+		{"project token on all projects", "POST", "/mcp", "{}", bearer("p1-only-token-xyz"), 403, "forbidden"},
+		{"project token on another project", "POST", "/mcp/p2", "{}", bearer("p1-only-token-xyz"), 403, "forbidden"},
+		{"project token on another project's a2a", "POST", "/a2a/p2", "{}", bearer("p1-only-token-xyz"), 403, "forbidden"},
+		{"project token through ..", "POST", "/mcp/p1/../p2", "{}", bearer("p1-only-token-xyz"), 400, "invalid_request"},
+		{"project token through %2e%2e", "POST", "/mcp/p1/%2e%2e/p2", "{}", bearer("p1-only-token-xyz"), 400, "invalid_request"},
+		{"encoded slash", "POST", "/a2a/p1%2Fx", "{}", bearer("p1-only-token-xyz"), 400, "invalid_request"},
+		{"foreign origin", "POST", "/mcp", "{}", withOrigin("http://evil.example"), 403, "forbidden"},
+		{"null origin", "POST", "/mcp", "{}", withOrigin("null"), 403, "forbidden"},
+		{"origin differs by port", "POST", "/mcp", "{}", withOrigin("http://localhost:6275"), 403, "forbidden"},
+		{"foreign host (DNS rebinding)", "GET", "/mcp", "", map[string]string{"Authorization": "Bearer " + good, "Host": "evil.example:80"}, 403, "forbidden"},
+		{"oversized body", "POST", "/mcp", strings.Repeat("x", 65), bearer(good), 413, "too_large"},
+		{"unknown path", "GET", "/nothing", "", bearer(good), 404, "not_found"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := do(t, srv, c.method, c.path, c.body, c.header)
+			if a.code != c.code || a.errType() != c.typ {
+				t.Fatalf("%s %s: %d %s, want %d with error type %s", c.method, c.path, a.code, a.raw, c.code, c.typ)
+			}
+			if _, ran := a.body["caller"]; ran {
+				t.Fatalf("the mount ran: %s", a.raw)
+			}
+			if ct := a.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+				t.Errorf("Content-Type %q, want application/json", ct)
+			}
+			if c.code == 401 && !strings.HasPrefix(a.header.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("401 without WWW-Authenticate: Bearer …: %v", a.header)
+			}
+		})
+	}
+}
+
+// TestAdmitted: what the door lets through, with the caller it names.
+func TestAdmitted(t *testing.T) {
+	srv := door(t, frontdoor.Options{
+		Tokens:        tokens.Tokens,
+		ProjectTokens: tokens.ProjectTokens,
+		AllowOrigins:  []string{"http://localhost:6274"},
+		AllowHosts:    []string{"localhost", "127.0.0.1"},
+		MaxBodyBytes:  64,
+	})
+	cases := []struct {
+		name, method, path, body string
+		header                   map[string]string
+		caller                   string
+	}{
+		{"global token", "POST", "/mcp", "{}", bearer("s3cret-global-token"), "ci"},
+		{"global token on a project", "POST", "/a2a/p2/.well-known/agent-card.json", "", bearer("s3cret-global-token"), "ci"},
+		{"project token on its mcp", "POST", "/mcp/p1", "{}", bearer("p1-only-token-xyz"), "p1-bot"},
+		{"project token on its a2a", "POST", "/a2a/p1", "{}", bearer("p1-only-token-xyz"), "p1-bot"},
+		{"project token on its card", "GET", "/a2a/p1/.well-known/agent-card.json", "", bearer("p1-only-token-xyz"), "p1-bot"},
+		{"allowed origin", "POST", "/mcp", "{}", map[string]string{"Authorization": "Bearer s3cret-global-token", "Origin": "http://localhost:6274"}, "ci"},
+		{"scheme is case-insensitive", "POST", "/mcp", "{}", map[string]string{"Authorization": "bearer s3cret-global-token"}, "ci"},
+		{"body at the limit", "POST", "/mcp", strings.Repeat("x", 64), bearer("s3cret-global-token"), "ci"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := do(t, srv, c.method, c.path, c.body, c.header)
+			if a.code != 200 || a.body["caller"] != c.caller {
+				t.Fatalf("%s %s: %d %s, want 200 from the mount with caller %s", c.method, c.path, a.code, a.raw, c.caller)
+			}
+			if r, _ := a.body["remote"].(string); !strings.HasPrefix(r, "127.0.0.1:") {
+				t.Errorf("caller's remote %q, want 127.0.0.1:port", r)
+			}
+			if got, want := a.body["read"], float64(len(c.body)); got != want {
+				t.Errorf("the mount read %v bytes, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestAnonymous: with no token configured every request is admitted as
+// "anonymous" (the node allows that on loopback only).
+func TestAnonymous(t *testing.T) {
+	srv := door(t, frontdoor.Options{})
+	a := do(t, srv, "POST", "/mcp/p1", "{}", nil)
+	if a.code != 200 || a.body["caller"] != "anonymous" {
+		t.Fatalf("%d %s, want 200 as anonymous", a.code, a.raw)
+	}
+	// The default body limit is 1 MiB.
+	a = do(t, srv, "POST", "/mcp", strings.Repeat("x", 1<<20+1), nil)
+	if a.code != 413 {
+		t.Fatalf("1 MiB + 1 with the default limit: %d %s, want 413", a.code, a.raw)
+	}
+}
+
+// TestHealthz: /healthz answers without a token (as nats-server's
+// monitoring /healthz does) and says no more than its status.
+func TestHealthz(t *testing.T) {
+	srv := door(t, tokens)
+	a := do(t, srv, "GET", "/healthz", "", nil)
+	if a.code != 200 || a.body["status"] != "ok" {
+		t.Fatalf("/healthz: %d %s, want 200 {\"status\":\"ok\"}", a.code, a.raw)
+	}
+	sick := door(t, frontdoor.Options{Tokens: tokens.Tokens, Healthy: func() error { return fmt.Errorf("disk full at /secret/path") }})
+	a = do(t, sick, "GET", "/healthz", "", nil)
+	if a.code != 503 || a.body["status"] != "unavailable" || strings.Contains(a.raw, "/secret/path") {
+		t.Fatalf("/healthz of a sick node: %d %s, want 503 unavailable, no detail", a.code, a.raw)
+	}
+}
+
+// TestChunkedOversizedBody: a body without Content-Length is refused 413
+// once past the limit, before the mount sees any of it.
+func TestChunkedOversizedBody(t *testing.T) {
+	srv := door(t, frontdoor.Options{MaxBodyBytes: 10})
+	req, _ := http.NewRequest("POST", srv.URL+"/mcp", io.MultiReader(strings.NewReader(strings.Repeat("y", 11))))
+	req.ContentLength = -1
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 413 || strings.Contains(string(raw), "caller") {
+		t.Fatalf("chunked 11 bytes over a limit of 10: %d %s, want 413 and the mount never run", resp.StatusCode, raw)
+	}
+}
+
+// TestSlowClient: a client that sends its headers and part of its body,
+// then stalls, gets 408 once the read timeout passes; the door stays up.
+func TestSlowClient(t *testing.T) {
+	srv := door(t, frontdoor.Options{ReadTimeout: 100 * time.Millisecond})
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n0123456789")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("stalled body: %d, want 408", resp.StatusCode)
+	}
+	if a := do(t, srv, "POST", "/mcp", "{}", nil); a.code != 200 {
+		t.Fatalf("after a slow client: %d %s", a.code, a.raw)
+	}
+}
+
+// TestLongHeader: a header past the server's limit is refused (431) by
+// net/http before the door runs.
+func TestLongHeader(t *testing.T) {
+	srv := door(t, frontdoor.Options{})
+	a := do(t, srv, "GET", "/healthz", "", map[string]string{"X-Long": strings.Repeat("a", 128<<10)})
+	if a.code != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("128 KiB header: %d, want 431", a.code)
+	}
+}
+
+// TestConcurrencyBound: past MaxConcurrent requests in flight the door
+// answers 503 with Retry-After instead of queueing.
+func TestConcurrencyBound(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	block := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-release
+	})
+	o := frontdoor.Options{MaxConcurrent: 1}
+	srv := httptest.NewServer(frontdoor.New(o, map[string]http.Handler{"/mcp": block}))
+	defer srv.Close()
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.Post(srv.URL+"/mcp", "application/json", strings.NewReader("{}"))
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	<-entered
+	resp, err := http.Post(srv.URL+"/mcp", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("second request with one slot: %d %v, want 503 with Retry-After", resp.StatusCode, resp.Header)
+	}
+	// /healthz is not bounded: a full door still says it is alive.
+	if resp, err := http.Get(srv.URL + "/healthz"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("/healthz on a full door: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	http.DefaultClient.CloseIdleConnections()
+}
+
+// TestOptionsChecked: tokens the door cannot use are an error at start.
+func TestOptionsChecked(t *testing.T) {
+	for _, o := range []frontdoor.Options{
+		{Tokens: map[string]string{"": "empty"}},
+		{Tokens: map[string]string{"has space": "x"}},
+		{Tokens: map[string]string{"tok-123456": ""}},
+		{ProjectTokens: map[string]map[string]string{"a/b": {"tok-123456": "x"}}},
+		{AllowOrigins: []string{"localhost:6274"}},
+		{AllowOrigins: []string{"null"}},
+	} {
+		if err := o.Check(); err == nil {
+			t.Errorf("Check(%+v) = nil, want an error", o)
+		}
+	}
+}
+
+// TestWriteDeadlineDoesNotOutliveItsRequest: a kept-alive connection idle
+// longer than WriteTimeout after a mount's answer still gets the next
+// answer, a refusal included (the per-write deadline of the first
+// request must not be left on the connection).
+func TestWriteDeadlineDoesNotOutliveItsRequest(t *testing.T) {
+	o := frontdoor.Options{Tokens: tokens.Tokens, WriteTimeout: 20 * time.Millisecond}
+	srv := door(t, o)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	send := func(auth string) int {
+		t.Helper()
+		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n%sContent-Length: 2\r\n\r\n{}", auth)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("no answer on the kept-alive connection: %v", err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := send("Authorization: Bearer s3cret-global-token\r\n"); code != 200 {
+		t.Fatalf("first request: %d", code)
+	}
+	// The stimulus is the passing of time itself: the connection idles
+	// past the first request's write deadline.
+	time.Sleep(60 * time.Millisecond)
+	if code := send(""); code != 401 {
+		t.Fatalf("a refusal after the idle time: %d, want 401", code)
+	}
+	time.Sleep(60 * time.Millisecond)
+	if code := send("Authorization: Bearer s3cret-global-token\r\n"); code != 200 {
+		t.Fatalf("a mount's answer after the idle time: %d, want 200", code)
+	}
+}

@@ -1,0 +1,146 @@
+package frontdoor
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults of the zero Options.
+const (
+	DefaultMaxBodyBytes      = 1 << 20
+	DefaultMaxConcurrent     = 256
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = 30 * time.Second
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 120 * time.Second
+	DefaultMaxHeaderBytes    = 64 << 10
+)
+
+// Options configure the door. The zero value admits every request as
+// "anonymous" (no token configured), checks no Origin but refuses one that
+// is present, and applies the defaults above; callers that listen beyond
+// loopback must set a token (the node refuses to start otherwise).
+type Options struct {
+	// Tokens admit every path: bearer token → the name it is recorded
+	// under (gateway.Caller.Name). A token is compared in constant time.
+	Tokens map[string]string
+	// ProjectTokens admit only the paths of one project (/mcp/{project},
+	// /mcp/{project}/…, /a2a/{project}, /a2a/{project}/…): project id →
+	// token → name. With no token in Tokens nor here, the door admits
+	// every request as "anonymous".
+	ProjectTokens map[string]map[string]string
+	// AllowOrigins are the browser origins (scheme://host[:port]) whose
+	// requests are admitted. A request without Origin (every non-browser
+	// client) is admitted; one with another Origin, "null" included, is
+	// refused 403: the MCP spec's guard against DNS rebinding.
+	AllowOrigins []string
+	// AllowHosts, when set, are the host names (no port) the Host header
+	// may name; another is refused 403. The node sets the loopback names
+	// on a loopback listener, so that a page rebinding its own name to
+	// 127.0.0.1 reaches nothing, even with a GET that carries no Origin.
+	AllowHosts []string
+	// MaxBodyBytes bounds a request's body; a larger one is refused 413
+	// before the mount reads any of it. Zero: DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// MaxConcurrent bounds the requests in flight (streams included) past
+	// the checks; one more is refused 503 with Retry-After, never queued.
+	// Zero: DefaultMaxConcurrent. /healthz is not counted.
+	MaxConcurrent int
+	// ReadTimeout bounds reading a request's body (408 past it);
+	// WriteTimeout bounds each write of a response, so that a stream
+	// lives as long as its client reads it, and a client that stops
+	// reading is cut off. Zero: the defaults.
+	ReadTimeout, WriteTimeout time.Duration
+	// ReadHeaderTimeout, IdleTimeout and MaxHeaderBytes configure the
+	// http.Server NewServer returns. Zero: the defaults.
+	ReadHeaderTimeout, IdleTimeout time.Duration
+	MaxHeaderBytes                 int
+	// Healthy, when set, is asked by /healthz: an error makes it 503
+	// {"status":"unavailable"} (the reason is not shown: /healthz needs
+	// no token).
+	Healthy func() error
+}
+
+func (o Options) withDefaults() Options {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxConcurrent == 0 {
+		o.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if o.MaxHeaderBytes == 0 {
+		o.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	def(&o.ReadTimeout, DefaultReadTimeout)
+	def(&o.WriteTimeout, DefaultWriteTimeout)
+	def(&o.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	def(&o.IdleTimeout, DefaultIdleTimeout)
+	return o
+}
+
+// Authenticated says whether o configures any token, so that the door
+// refuses requests without one.
+func (o Options) Authenticated() bool { return len(o.Tokens) > 0 || len(o.ProjectTokens) > 0 }
+
+// Check says what in o the door cannot use: an empty token or one with
+// spaces (no client could send it), a token without a name, a project id
+// that is not one path segment, an origin that is not scheme://host[:port].
+func (o Options) Check() error {
+	var errs []error
+	checkTokens := func(where string, m map[string]string) {
+		for tok, name := range m {
+			switch {
+			case tok == "":
+				errs = append(errs, fmt.Errorf("%s: an empty token (name %q): set a non-empty secret", where, name))
+			case strings.ContainsAny(tok, " \t\r\n,\""):
+				errs = append(errs, fmt.Errorf("%s: the token named %q holds a space, comma or quote: a bearer token cannot carry them", where, name))
+			case name == "":
+				errs = append(errs, fmt.Errorf("%s: a token without a name: give it one, it names the caller in the project's log", where))
+			}
+		}
+	}
+	checkTokens("tokens", o.Tokens)
+	for p, m := range o.ProjectTokens {
+		if p == "" || strings.ContainsAny(p, "/\\%") || p == "." || p == ".." {
+			errs = append(errs, fmt.Errorf("project tokens: project id %q: want one path segment", p))
+		}
+		checkTokens("project "+p+" tokens", m)
+	}
+	for _, origin := range o.AllowOrigins {
+		if _, err := normalOrigin(origin); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, h := range o.AllowHosts {
+		if h == "" || strings.ContainsAny(h, "/@ ") || (strings.Contains(h, ":") && net.ParseIP(strings.Trim(h, "[]")) == nil) {
+			errs = append(errs, fmt.Errorf("allowed host %q: want a host name or address without scheme or port (localhost, 127.0.0.1, ::1)", h))
+		}
+	}
+	if o.MaxBodyBytes < 0 || o.MaxConcurrent < 0 {
+		errs = append(errs, errors.New("max body bytes and max concurrent must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// normalOrigin returns origin as browsers send it: lower case, no default
+// port, no path.
+func normalOrigin(origin string) (string, error) {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+		return "", fmt.Errorf("allowed origin %q: want scheme://host[:port], e.g. http://localhost:6274 (\"null\" is never allowed)", origin)
+	}
+	host := strings.ToLower(u.Host)
+	if p := u.Port(); (u.Scheme == "http" && p == "80") || (u.Scheme == "https" && p == "443") {
+		host = strings.TrimSuffix(host, ":"+p)
+	}
+	return u.Scheme + "://" + host, nil
+}
