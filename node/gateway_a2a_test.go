@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,7 +126,10 @@ func TestA2AGatewayScriptedTask(t *testing.T) {
 		}
 	}
 	const want = "a.txt says: hello world, and that is all it says."
-	if last != a2a.TaskStateCompleted || answer != want || chunks != want {
+	// Deltas are a live preview, published beside the commits: the last
+	// ones may come after the committed answer ended the stream, so they
+	// are a prefix of it; the final artifact is always whole.
+	if last != a2a.TaskStateCompleted || answer != want || !strings.HasPrefix(want, chunks) {
 		t.Fatalf("stream ended %s with answer %q, deltas %q", last, answer, chunks)
 	}
 	if len(toolStates) != 3 || toolStates[0] != "read_file:requested" || toolStates[2] != "read_file:completed" {
@@ -166,7 +171,10 @@ func TestA2AGatewayScriptedTask(t *testing.T) {
 			t.Fatalf("record %+v", r)
 		}
 	}
-	wantRecs := []string{"message/stream:ok", "tasks/get:ok", "tasks/cancel:ok", "message/stream:ok"}
+	// The second stream is recorded when it ends, which races the record
+	// of the cancel that ends it: the records are compared as a set.
+	wantRecs := []string{"message/stream:ok", "message/stream:ok", "tasks/cancel:ok", "tasks/get:ok"}
+	slices.Sort(got)
 	if len(got) != len(wantRecs) {
 		t.Fatalf("records %v, want %v", got, wantRecs)
 	}

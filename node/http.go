@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	a2agw "github.com/jido-bus/jido-bus/projects/gateway/a2a"
 	"net"
 	"net/http"
 	"time"
@@ -33,10 +34,15 @@ type httpServer struct {
 }
 
 // gatewayMounts returns what the front door serves beside its own
-// /healthz: pattern → handler, the full path seen by the handler.
-func (n *Node) gatewayMounts() map[string]http.Handler {
-	// The MCP gateway ("/mcp", "/mcp/") and the A2A gateway ("/a2a/") are mounted here.
-	return map[string]http.Handler{}
+// /healthz: pattern → handler, the full path seen by the handler. url is
+// the listener's, for the A2A agent cards.
+func (n *Node) gatewayMounts(url string, o frontdoor.Options) map[string]http.Handler {
+	a2a := a2agw.New(n.A2AHost(), a2agw.Options{
+		BaseURL: url, BearerAuth: o.Authenticated(), MaxBodyBytes: o.MaxBodyBytes, Log: n.log.With("component", "a2a"),
+	})
+	return map[string]http.Handler{
+		"/a2a/": a2a.Handler(),
+	}
 }
 
 // serveHTTP starts the listener of cfg.HTTP, if any, and logs its URL.
@@ -70,7 +76,7 @@ func (n *Node) serveHTTP(cfg HTTPConfig) error {
 		return fmt.Errorf("--http: listen on %s: %w (choose another address)", cfg.Listen, err)
 	}
 	base, cancel := context.WithCancel(context.Background())
-	srv := frontdoor.NewServer(o, frontdoor.New(o, n.gatewayMounts()))
+	srv := frontdoor.NewServer(o, frontdoor.New(o, n.gatewayMounts("http://"+ln.Addr().String(), o)))
 	srv.BaseContext = func(net.Listener) context.Context { return base }
 	h := &httpServer{srv: srv, url: "http://" + ln.Addr().String(), served: make(chan struct{}), cancel: cancel}
 	go func() {

@@ -59,7 +59,9 @@ func (t *turn) fold(taskID string, ev *conversation.Event) {
 			t.answers = append(t.answers, answer(t.user, d.Text))
 		}
 	case convevent.LLMFailed:
-		t.retrying = d.Retryable
+		// The loop makes the call again when the executor chose a delay
+		// (retry_in_ms), and at once after an interruption (a restart).
+		t.retrying = d.RetryInMS > 0 || d.Error != nil && d.Error.Type == convevent.ReasonInterrupted
 		if d.Error != nil {
 			t.failure = d.Error.Type + ": " + d.Error.Message
 		}
