@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -183,13 +184,11 @@ func (g *Gateway) ServeStdio(ctx context.Context, project string, in io.Reader, 
 	s := g.newServer(project, gateway.Caller{Name: "stdio"})
 	g.add(s)
 	defer g.remove(s)
-	err := s.mcp.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
+	w := &lockedWriter{w: out}
+	err := s.mcp.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(&lineFilter{r: bufio.NewReader(in), out: w}), Writer: w})
 	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil
 	}
 	return fmt.Errorf("mcp stdio: project %s: %w", project, err)
 }
 
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

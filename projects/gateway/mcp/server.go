@@ -28,7 +28,7 @@ type server struct {
 	caller gateway.Caller
 	mcp    *sdk.Server
 
-	mu        sync.Mutex // serializes sync
+	mu        sync.Mutex        // serializes sync
 	tools     map[string]string // MCP name → fingerprint
 	prompts   map[string]string
 	resources map[string]string // URI → fingerprint
