@@ -191,4 +191,3 @@ func (g *Gateway) ServeStdio(ctx context.Context, project string, in io.Reader, 
 	}
 	return fmt.Errorf("mcp stdio: project %s: %w", project, err)
 }
-
