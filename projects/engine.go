@@ -88,6 +88,8 @@ type Engine struct {
 	projects map[string]*project // open, or listed with the error that kept them from reopening
 	roots    map[string]string   // real root → project id, reserved from the start of Open
 	closed   bool
+
+	watchers assetWatchers // OnAssetsChanged
 }
 
 // NewEngine returns an engine with no project open; Restore brings back
@@ -332,6 +334,7 @@ func (e *Engine) install(p *project) {
 	if !e.cfg.NoWatch && p.err == nil {
 		e.watch(p)
 	}
+	e.watchers.notify(p.id)
 }
 
 // lookup returns open project id.
@@ -426,6 +429,7 @@ func (e *Engine) Close(ctx context.Context, id, reason string) error {
 	}
 	e.mu.Unlock()
 	p.release()
+	e.watchers.notify(id)
 	e.log.Info("project closed", "project", id, "reason", reason)
 	return nil
 }

@@ -123,8 +123,12 @@ func (e *Engine) watch(p *project) {
 				}
 				return
 			}
-			if _, err := e.report(context.Background(), p); err != nil {
+			changes, err := e.report(context.Background(), p)
+			if err != nil {
 				e.log.Error("record an asset reload", "project", p.id, "err", err)
+			}
+			if !changes.Empty() {
+				e.watchers.notify(p.id)
 			}
 		},
 		OnError: func(err error) {
@@ -189,6 +193,9 @@ func (e *Engine) Reload(ctx context.Context, id string) (ReloadResult, error) {
 		return ReloadResult{}, bus.Errorf(bus.ReasonUnavailable, "project %s: reload its assets: %v", id, err)
 	}
 	changes, err := e.report(ctx, p)
+	if !changes.Empty() {
+		e.watchers.notify(id)
+	}
 	if err != nil {
 		return ReloadResult{}, err
 	}

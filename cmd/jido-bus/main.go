@@ -102,6 +102,7 @@ once the disk is usable), 1 any other failure.`,
 		newVersionCmd(),
 		newSandboxExecCmd(),
 		newProjectCmd(),
+		newMCPCmd(),
 	)
 	addCompletions(root)
 	return root

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jido-bus/jido-bus/node"
+	"github.com/jido-bus/jido-bus/projects"
+	mcpgw "github.com/jido-bus/jido-bus/projects/gateway/mcp"
+)
+
+type mcpConfig struct {
+	project, id, dataDir string
+	logLevel, logFormat  string
+}
+
+func newMCPCmd() *cobra.Command {
+	var cfg mcpConfig
+	cmd := &cobra.Command{
+		Use:   "mcp --project PATH",
+		Short: "Serve one project over MCP on stdin/stdout (for an IDE or agent to launch)",
+		Long: `mcp starts an embedded node (its NATS server on a free loopback port),
+opens the project at PATH (or finds it already open there) and serves it as
+an MCP server on stdin/stdout until stdin closes. stdout carries only MCP;
+the node's log goes to stderr.
+
+Its data (event log, the project's stream) is kept in --data-dir, by default
+$XDG_DATA_HOME/jido-bus/mcp (~/.local/share/jido-bus/mcp). One node holds a
+data dir at a time: give each concurrent server its own --data-dir.
+
+Register it with an MCP client as a command, e.g.
+  claude mcp add myproject -- jido-bus mcp --project /path/to/project`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runMCP(cmd.Context(), cfg, cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.project, "project", "", "the project's folder (required)")
+	f.StringVar(&cfg.id, "id", "", "the project's id when it is opened (default: a new id; a project already open on PATH keeps its own)")
+	f.StringVar(&cfg.dataDir, "data-dir", "", "the node's data dir (default $XDG_DATA_HOME/jido-bus/mcp)")
+	f.StringVar(&cfg.logLevel, "log-level", "warn", "debug, info, warn or error (to stderr)")
+	f.StringVar(&cfg.logFormat, "log-format", "text", "text or json")
+	_ = cmd.MarkFlagRequired("project")
+	return cmd
+}
+
+// mcpDataDir is the default data dir of jido-bus mcp: per user, so an IDE
+// launching it from any working directory finds the same node data.
+func mcpDataDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "jido-bus", "mcp"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no --data-dir given and no home directory to default to: %w", err)
+	}
+	return filepath.Join(home, ".local", "share", "jido-bus", "mcp"), nil
+}
+
+func runMCP(ctx context.Context, cfg mcpConfig, in io.Reader, out io.Writer) error {
+	log, err := newLogger(cfg.logLevel, cfg.logFormat)
+	if err != nil {
+		return err
+	}
+	if cfg.dataDir == "" {
+		if cfg.dataDir, err = mcpDataDir(); err != nil {
+			return err
+		}
+	}
+	root, err := filepath.Abs(cfg.project)
+	if err != nil {
+		return fmt.Errorf("--project %s: %w", cfg.project, err)
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return fmt.Errorf("--project %s: not a folder: give the path of the project to serve", cfg.project)
+	}
+	if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
+		return fmt.Errorf("--data-dir %s: %w", cfg.dataDir, err)
+	}
+	n, err := node.Start(ctx, node.Config{
+		DataDir: cfg.dataDir,
+		NATS:    node.NATSConfig{Listen: "127.0.0.1:0"},
+		Logger:  log,
+		Version: version,
+	})
+	if err != nil {
+		return fmt.Errorf("start the node on %s (is another jido-bus using it? give this one its own --data-dir): %w", cfg.dataDir, err)
+	}
+	defer func() {
+		if err := n.Close(10 * time.Second); err != nil {
+			log.Warn("shut down", "err", err)
+		}
+	}()
+	id := openOn(n, root)
+	if id == "" {
+		info, err := n.Projects().Open(ctx, projects.OpenRequest{Root: root, ID: cfg.id})
+		if err != nil {
+			return fmt.Errorf("--project %s: %w", cfg.project, err)
+		}
+		id = info.ID
+	} else if cfg.id != "" && cfg.id != id {
+		return fmt.Errorf("--project %s is already open as %s in %s: drop --id or pass --id %s", cfg.project, id, cfg.dataDir, id)
+	}
+	log.Info("serving MCP on stdio", "project", id, "root", root, "data_dir", cfg.dataDir)
+	g := mcpgw.New(n.MCPHost(), mcpgw.Options{Version: version, Logger: log})
+	defer g.Close()
+	if err := g.ServeStdio(ctx, id, in, out); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}

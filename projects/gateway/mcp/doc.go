@@ -1,0 +1,48 @@
+// Package mcp (imported as mcpgw) serves the projects of a node over the
+// Model Context Protocol, on the official go-sdk: streamable HTTP
+// (Handler: /mcp for every project, /mcp/{project} for one) and stdio
+// (ServeStdio). It only translates; it holds no state the log does not:
+//
+//   - tools/list is the project's catalog as its policy offers it, with
+//     input and output schemas and annotations from the tool's Safety
+//     (readOnlyHint: reads only; destructiveHint: writes or runs;
+//     idempotentHint: read-only; openWorldHint: runs programs);
+//   - tools/call is a call through the project's runner (Host.CallTool,
+//     the only path a tool runs by): the output is structuredContent plus
+//     the same JSON in a text block; an output the runner stored as an
+//     artifact is a resource_link readable with resources/read (and no
+//     structuredContent, since the stand-in does not follow the tool's
+//     output schema); a failure or a refusal is isError: true with a text
+//     block {"type":…,"message":…,"details":…}, the runner's error;
+//   - a tool whose policy mode is ask is approved by a person through MCP
+//     elicitation (a form with one boolean, approve) when the client can
+//     elicit, and refused (approval_required, isError) when it cannot;
+//   - prompts are the project's commands: arguments are the command's
+//     {{name}} placeholders (required) and, when its body uses $ARGUMENTS
+//     or $1…$9, one argument "arguments" (described by its argument-hint)
+//     split on blanks into the positional ones; prompts/get is a call of
+//     the command.<name> tool through the runner (which reads @file
+//     includes through the policy);
+//   - resources are skills (jido://<project>/skills/<name>, the SKILL.md
+//     body) and skill-graph notes (jido://<project>/notes/<id>), both also
+//     as resource templates, and artifacts of tool results
+//     (jido://<project>/artifacts/<id>, readable only once a result of
+//     this gateway named them);
+//   - notifications/tools/list_changed, prompts/list_changed and
+//     resources/list_changed follow Host.OnAssetsChanged (an asset reload,
+//     a project opened or closed, which is how its policy changes).
+//
+// Naming on /mcp (every project): a tool is "<project>.<tool>", a prompt
+// "<project>.<command>" (project ids hold no '.', so the first '.' splits
+// them); resource URIs name their project already. On /mcp/{project} and
+// on stdio a tool is its catalog name (read_file, command.review,
+// skill.review) when that is a valid MCP tool name (1–128 of
+// A-Z a-z 0-9 _ - .), else its API name (':' → '-').
+//
+// Every request that names a project is recorded in its stream as
+// project.gateway.request (Host.RecordGatewayRequest): tools/call,
+// prompts/get and resources/read everywhere, and the list methods on
+// /mcp/{project} and stdio (the all-projects lists name no one project).
+// A request that names an unknown tool of an open project is recorded
+// too (result unknown_tool) before the protocol error answers it.
+package mcp

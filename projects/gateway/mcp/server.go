@@ -1,0 +1,247 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projects/gateway"
+	"github.com/jido-bus/jido-bus/projects/tools"
+)
+
+// server is one MCP server: the tools, prompts and resources of one
+// project (project != "") or of every open project (project == ""),
+// kept in step with the host by sync. The SDK's feature sets are the
+// listing; sync adds what is new or changed and removes what is gone,
+// which is also what makes the SDK send list_changed.
+type server struct {
+	g       *Gateway
+	project string
+	// caller is who a request is from when it carries no caller of its
+	// own (stdio).
+	caller gateway.Caller
+	mcp    *sdk.Server
+
+	mu        sync.Mutex        // serializes sync
+	tools     map[string]string // MCP name → fingerprint
+	prompts   map[string]string
+	resources map[string]string // URI → fingerprint
+	artifacts *issued
+}
+
+func (g *Gateway) newServer(project string, caller gateway.Caller) *server {
+	s := &server{g: g, project: project, caller: caller, tools: map[string]string{}, prompts: map[string]string{},
+		resources: map[string]string{}, artifacts: newIssued(maxIssued)}
+	instructions := "The projects of a jido-bus node. Tools, prompts and resources of project P are named P.<name> and jido://P/…."
+	if project != "" {
+		instructions = "The jido-bus project " + project + ": its tools (run through the project's policy), its commands as prompts, its skills and skill-graph notes as resources."
+	}
+	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "jido-bus", Version: g.o.Version}, &sdk.ServerOptions{
+		Instructions: instructions,
+		Logger:       g.log,
+		Capabilities: &sdk.ServerCapabilities{
+			Tools:     &sdk.ToolCapabilities{ListChanged: true},
+			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
+			Resources: &sdk.ResourceCapabilities{ListChanged: true},
+		},
+	})
+	s.mcp.AddReceivingMiddleware(s.middleware)
+	for _, t := range s.templates() {
+		s.mcp.AddResourceTemplate(t, s.readResource)
+	}
+	s.sync()
+	return s
+}
+
+// projectIDs are the projects s shows.
+func (s *server) projectIDs() []string {
+	if s.project != "" {
+		return []string{s.project}
+	}
+	return s.g.h.ProjectIDs()
+}
+
+// qualify is the name of a project's tool or prompt on s.
+func (s *server) qualify(project, name string) string {
+	if s.project != "" {
+		return name
+	}
+	return project + "." + name
+}
+
+// sync brings s's tools, prompts and resources in step with the host.
+func (s *server) sync() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	wantT := map[string]toolDef{}
+	wantP := map[string]promptDef{}
+	wantR := map[string]resourceDef{}
+	for _, p := range s.projectIDs() {
+		s.projectTools(p, wantT)
+		s.projectPrompts(p, wantP)
+		s.projectResources(p, wantR)
+	}
+	var goneT, goneP, goneR []string
+	for n := range s.tools {
+		if _, ok := wantT[n]; !ok {
+			goneT = append(goneT, n)
+			delete(s.tools, n)
+		}
+	}
+	for n, d := range wantT {
+		if s.tools[n] != d.fingerprint {
+			s.mcp.AddTool(d.tool, s.callTool(d.project, d.name))
+			s.tools[n] = d.fingerprint
+		}
+	}
+	for n := range s.prompts {
+		if _, ok := wantP[n]; !ok {
+			goneP = append(goneP, n)
+			delete(s.prompts, n)
+		}
+	}
+	for n, d := range wantP {
+		if s.prompts[n] != d.fingerprint {
+			s.mcp.AddPrompt(d.prompt, s.getPrompt(d.project, d.command))
+			s.prompts[n] = d.fingerprint
+		}
+	}
+	for u := range s.resources {
+		if _, ok := wantR[u]; !ok {
+			goneR = append(goneR, u)
+			delete(s.resources, u)
+		}
+	}
+	for u, d := range wantR {
+		if s.resources[u] != d.fingerprint {
+			s.mcp.AddResource(d.resource, s.readResource)
+			s.resources[u] = d.fingerprint
+		}
+	}
+	if len(goneT) > 0 {
+		s.mcp.RemoveTools(goneT...)
+	}
+	if len(goneP) > 0 {
+		s.mcp.RemovePrompts(goneP...)
+	}
+	if len(goneR) > 0 {
+		s.mcp.RemoveResources(goneR...)
+	}
+}
+
+// fingerprint is v's JSON, to tell a changed definition from the same one.
+func fingerprint(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// middleware refreshes the listing before a list (a project opened since
+// is then shown), records the lists that name a project, and records a
+// call of a tool or prompt that does not exist before the SDK refuses it.
+func (s *server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		switch method {
+		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+			start := time.Now()
+			s.sync()
+			res, err := next(ctx, method, req)
+			if s.project != "" {
+				s.record(ctx, req, s.project, method, "", start, err)
+			}
+			return res, err
+		case "tools/call":
+			if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok {
+				s.unknown(ctx, req, method, p.Name, s.known(&s.tools, p.Name))
+			}
+		case "prompts/get":
+			if p, ok := req.GetParams().(*sdk.GetPromptParams); ok {
+				s.unknown(ctx, req, method, p.Name, s.known(&s.prompts, p.Name))
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func (s *server) known(m *map[string]string, name string) bool {
+	s.mu.Lock()
+	_, ok := (*m)[name]
+	s.mu.Unlock()
+	return ok
+}
+
+// unknown records a call of a name s does not offer, in the project the
+// name belongs to (when it is open): the SDK then answers it with an
+// invalid-params error.
+func (s *server) unknown(ctx context.Context, req sdk.Request, method, name string, known bool) {
+	if known {
+		return
+	}
+	project := s.project
+	if project == "" {
+		p, _, ok := strings.Cut(name, ".")
+		if !ok {
+			return
+		}
+		project = p
+	}
+	if _, err := s.g.h.ToolDetails(project); err != nil {
+		return
+	}
+	err := &bus.Error{Type: tools.ReasonUnknownTool, Message: "no tool or prompt " + name + " here: list them (tools/list, prompts/list)"}
+	s.record(ctx, req, project, method, name, time.Now(), err)
+}
+
+// record appends the request's record to project's stream. A failure to
+// record is logged: the client's answer does not depend on it.
+func (s *server) record(ctx context.Context, req sdk.Request, project, method, target string, start time.Time, err error) {
+	r := gateway.Request{Gateway: "mcp", Method: method, Target: target, Caller: s.callerOf(req), Result: "ok",
+		DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+	if err != nil {
+		r.Result, r.Error = errType(err), err.Error()
+		if e, ok := errors.AsType[*tools.Error](err); ok {
+			r.Error = e.Message
+		} else if e, ok := errors.AsType[*bus.Error](err); ok {
+			r.Error = e.Message
+		}
+	}
+	// The client may be gone (its context cancelled): the record is kept.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if rerr := s.g.h.RecordGatewayRequest(rctx, project, r); rerr != nil {
+		s.g.log.Error("record an MCP request in the project's stream", "project", project, "method", method, "target", target, "err", rerr)
+	}
+}
+
+// callerOf is who sent req: the front door's caller carried in the HTTP
+// request's header (Handler sets it), else s's.
+func (s *server) callerOf(req sdk.Request) gateway.Caller {
+	if ex := req.GetExtra(); ex != nil && ex.Header != nil {
+		if v := ex.Header.Get(callerHeader); v != "" {
+			var c gateway.Caller
+			if json.Unmarshal([]byte(v), &c) == nil && c.Name != "" {
+				return c
+			}
+		}
+	}
+	return s.caller
+}
+
+// errType is err's machine word.
+func errType(err error) string {
+	if e, ok := errors.AsType[*tools.Error](err); ok {
+		return e.Type
+	}
+	if e, ok := errors.AsType[*bus.Error](err); ok {
+		return e.Type
+	}
+	if errors.Is(err, context.Canceled) {
+		return tools.ReasonCancelled
+	}
+	return bus.ReasonInternal
+}
