@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	a2agw "github.com/jido-bus/jido-bus/projects/gateway/a2a"
+	mcpgw "github.com/jido-bus/jido-bus/projects/gateway/mcp"
 	"net"
 	"net/http"
 	"time"
@@ -31,16 +32,19 @@ type httpServer struct {
 	url    string
 	served chan struct{}
 	cancel context.CancelFunc // ends the requests' contexts (streams)
+	mcp    *mcpgw.Gateway     // closed with the listener (its hook on the engine)
 }
 
 // gatewayMounts returns what the front door serves beside its own
 // /healthz: pattern → handler, the full path seen by the handler. url is
 // the listener's, for the A2A agent cards.
-func (n *Node) gatewayMounts(url string, o frontdoor.Options) map[string]http.Handler {
+func (n *Node) gatewayMounts(url string, o frontdoor.Options, mcp *mcpgw.Gateway) map[string]http.Handler {
 	a2a := a2agw.New(n.A2AHost(), a2agw.Options{
 		BaseURL: url, BearerAuth: o.Authenticated(), MaxBodyBytes: o.MaxBodyBytes, Log: n.log.With("component", "a2a"),
 	})
 	return map[string]http.Handler{
+		"/mcp":  mcp.Handler(),
+		"/mcp/": mcp.Handler(),
 		"/a2a/": a2a.Handler(),
 	}
 }
@@ -76,9 +80,10 @@ func (n *Node) serveHTTP(cfg HTTPConfig) error {
 		return fmt.Errorf("--http: listen on %s: %w (choose another address)", cfg.Listen, err)
 	}
 	base, cancel := context.WithCancel(context.Background())
-	srv := frontdoor.NewServer(o, frontdoor.New(o, n.gatewayMounts("http://"+ln.Addr().String(), o)))
+	mcp := mcpgw.New(n.MCPHost(), mcpgw.Options{Version: n.cfg.Version, Logger: n.log.With("component", "mcp")})
+	srv := frontdoor.NewServer(o, frontdoor.New(o, n.gatewayMounts("http://"+ln.Addr().String(), o, mcp)))
 	srv.BaseContext = func(net.Listener) context.Context { return base }
-	h := &httpServer{srv: srv, url: "http://" + ln.Addr().String(), served: make(chan struct{}), cancel: cancel}
+	h := &httpServer{srv: srv, url: "http://" + ln.Addr().String(), served: make(chan struct{}), cancel: cancel, mcp: mcp}
 	go func() {
 		defer close(h.served)
 		// Serve returns ErrServerClosed once stopHTTP shuts it down.
@@ -115,6 +120,7 @@ func (n *Node) stopHTTP(ctx context.Context) error {
 		err = errors.Join(fmt.Errorf("http: drain: %w", err), h.srv.Close())
 	}
 	<-h.served
+	h.mcp.Close()
 	return err
 }
 

@@ -60,9 +60,17 @@ func TestHTTPListener(t *testing.T) {
 	if code, body := httpGet(t, url+"/mcp", nil); code != 401 {
 		t.Errorf("/mcp without a token: %d %s, want 401", code, body)
 	}
-	// No gateway is mounted yet: past the token, nothing is served.
-	if code, body := httpGet(t, url+"/mcp", map[string]string{"Authorization": "Bearer tok-0123456789"}); code != 404 {
-		t.Errorf("/mcp with the token: %d %s, want 404 until the gateways are mounted", code, body)
+	// Past the token, the gateways answer (the MCP SDK refuses a GET
+	// that does not accept an event stream); another path is not found.
+	auth := map[string]string{"Authorization": "Bearer tok-0123456789"}
+	if code, body := httpGet(t, url+"/mcp", auth); code != 400 || !strings.Contains(body, "text/event-stream") {
+		t.Errorf("/mcp with the token: %d %s, want the MCP gateway's 400", code, body)
+	}
+	if code, body := httpGet(t, url+"/a2a/nosuch/.well-known/agent-card.json", auth); code != 404 || !strings.Contains(body, "not_found") {
+		t.Errorf("the card of a project not open: %d %s, want the A2A gateway's 404", code, body)
+	}
+	if code, body := httpGet(t, url+"/nothing", auth); code != 404 {
+		t.Errorf("/nothing with the token: %d %s, want 404", code, body)
 	}
 	reply, err := n.ping(context.Background(), nil)
 	if err != nil {

@@ -93,6 +93,10 @@ type Config struct {
 	// Projects adjusts the project engine's configuration before it
 	// starts (watcher, limits, runner); nil keeps the defaults.
 	Projects func(*projects.Config)
+	// Open lists projects to open once the node runs, before it says it
+	// is ready (serve --open); one already open on that root is left as
+	// it is, so the same configuration serves again after a restart.
+	Open []projects.OpenRequest
 	// Assistant, when set, adjusts the configuration of the conversation
 	// loop's executors (tests: a provider, a backoff).
 	Assistant func(*assistant.Config)
@@ -252,6 +256,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	// for the projections to catch up; they do that in the background.
 	n.resumeConversations(ctx, "the node restarted")
 	if err := n.startProjects(ctx); err != nil {
+		return nil, err
+	}
+	if err := n.openProjects(ctx, cfg.Open); err != nil {
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.Background())

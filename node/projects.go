@@ -2,6 +2,8 @@ package node
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/jido-bus/jido-bus/bus"
@@ -62,4 +64,40 @@ func (n *Node) projectBroadcast(typ string) error {
 		return nil
 	}
 	return bus.Errorf(bus.ReasonForbidden, "%s is a project signal: project streams are written by the engine alone; use %s.api.project.<verb> (jido-bus project …)", typ, strings.TrimSuffix(n.subjects.All(""), ".>"))
+}
+
+// openProjects opens the projects of Config.Open. A project already open
+// on that root (restored from the last run) is left as it is; any other
+// refusal stops the start, naming the root.
+func (n *Node) openProjects(ctx context.Context, reqs []projects.OpenRequest) error {
+	for _, req := range reqs {
+		abs, err := filepath.Abs(req.Root)
+		if err != nil {
+			return fmt.Errorf("open %s: %w", req.Root, err)
+		}
+		if id := n.ProjectOn(abs); id != "" {
+			n.log.Info("project already open", "project", id, "root", abs)
+			continue
+		}
+		req.Root = abs
+		if _, err := n.projects.Open(ctx, req); err != nil {
+			return fmt.Errorf("open %s: %w", abs, err)
+		}
+	}
+	return nil
+}
+
+// ProjectOn returns the id of the open project whose root is root (compared
+// as real paths), or "".
+func (n *Node) ProjectOn(root string) string {
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return ""
+	}
+	for _, p := range n.projects.List() {
+		if p.Root == real {
+			return p.ID
+		}
+	}
+	return ""
 }

@@ -99,7 +99,7 @@ func runMCP(ctx context.Context, cfg mcpConfig, in io.Reader, out io.Writer) err
 			log.Warn("shut down", "err", err)
 		}
 	}()
-	id := openOn(n, root)
+	id := n.ProjectOn(root)
 	if id == "" {
 		info, err := n.Projects().Open(ctx, projects.OpenRequest{Root: root, ID: cfg.id})
 		if err != nil {

@@ -197,12 +197,9 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 		MetricsAddr:   cfg.metrics,
 		AcceptWALLoss: cfg.acceptWALLoss,
 		HTTP:          cfg.http,
+		Open:          openRequests(cfg.open),
 	})
 	if err != nil {
-		return err
-	}
-	if err := openProjects(ctx, n, cfg.open, log); err != nil {
-		_ = n.Close(cfg.drainTimeout)
 		return err
 	}
 	var failed error
