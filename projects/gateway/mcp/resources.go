@@ -51,7 +51,7 @@ func (s *server) templates() []*sdk.ResourceTemplate {
 	return []*sdk.ResourceTemplate{
 		{Name: "skill", URITemplate: scheme + p + "/skills/{name}", MIMEType: "text/markdown", Description: "A skill's SKILL.md body, by the skill's name."},
 		{Name: "note", URITemplate: scheme + p + "/notes/{+id}", MIMEType: "text/markdown", Description: "A skill-graph note, by its id (its path below skill_graph, without .md)."},
-		{Name: "artifact", URITemplate: scheme + p + "/artifacts/{id}", Description: "The whole output of a tool call, named by a resource_link of its result."},
+		{Name: "artifact", URITemplate: scheme + p + "/artifacts/{+id}", Description: "The whole output of a tool call, named by a resource_link of its result."},
 	}
 }
 

@@ -107,7 +107,7 @@ func (s *server) callTool(project, name string) sdk.ToolHandler {
 		if err == nil && !out.OK && out.Error != nil {
 			err = out.Error
 		}
-		if err != nil && call.Approved == false && ask && errType(err) == tools.ReasonApprovalRequired {
+		if err != nil && !call.Approved && ask && errType(err) == tools.ReasonApprovalRequired {
 			err = &tools.Error{Type: tools.ReasonApprovalRequired, Message: noElicitation(name, reason)}
 		}
 		s.record(ctx, req, project, "tools/call", name, start, err)
