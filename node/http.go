@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/jido-bus/jido-bus/bus/natsbus"
 	a2agw "github.com/jido-bus/jido-bus/projects/gateway/a2a"
 	mcpgw "github.com/jido-bus/jido-bus/projects/gateway/mcp"
 	"net"
@@ -71,6 +72,7 @@ func (n *Node) serveHTTP(cfg HTTPConfig) error {
 		return fmt.Errorf("%w: refusing to serve HTTP on %s without a token: anyone who reaches it could call every project's tools. "+
 			"Give a token from the environment (serve --http-token-env VAR, or http.token_env in --config), or listen on loopback (--http 127.0.0.1:8080)", ErrUnprotected, cfg.Listen)
 	}
+	o.OnRefused = n.httpRefused
 	if o.Healthy == nil {
 		evlog := n.evlog
 		o.Healthy = func() error { return evlog.Failed() }
@@ -126,3 +128,18 @@ func (n *Node) stopHTTP(ctx context.Context) error {
 
 // httpStopTimeout bounds stopping the listener when the node fails to start.
 const httpStopTimeout = 5 * time.Second
+
+// httpRefused files a request the front door refused as a dead letter
+// (reason: its type word), like every input the node refuses on NATS,
+// and counts it. Neither its body nor its headers are kept: they may
+// carry a token.
+func (n *Node) httpRefused(r *http.Request, code int, typ, message string) {
+	n.metrics.Refused(typ)
+	n.fileDeadLetter(natsbus.DeadLetter{
+		Reason:   typ,
+		Error:    fmt.Sprintf("HTTP %d from %s: %s", code, r.RemoteAddr, message),
+		Subject:  "http " + r.Method + " " + r.URL.Path,
+		Time:     time.Now().UTC(),
+		Withheld: true,
+	})
+}

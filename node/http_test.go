@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/jido-bus/jido-bus/eventlog"
 	"io"
 	"net/http"
 	"strings"
@@ -128,5 +129,37 @@ func TestHTTPProtectedMode(t *testing.T) {
 			_ = n.Close(5 * time.Second)
 			t.Fatalf("%+v started", h)
 		}
+	}
+}
+
+// TestHTTPRefusalsAreDeadLetters: a request the front door refuses is a
+// dead letter like any refused input, with its reason and where it came
+// from, and without the token it carried.
+func TestHTTPRefusalsAreDeadLetters(t *testing.T) {
+	n := startHTTPNode(t, HTTPConfig{Listen: "127.0.0.1:0", Options: frontdoor.Options{Tokens: map[string]string{"tok-0123456789": "ci"}}})
+	defer n.Close(5 * time.Second)
+	if code, _ := httpGet(t, n.HTTPURL()+"/mcp/p1", map[string]string{"Authorization": "Bearer wrong-secret-token"}); code != 401 {
+		t.Fatalf("a wrong token: %d, want 401", code)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var found []string
+		for e, err := range n.Log().ReadStream(DeadLetterStream, eventlog.ReadOptions{}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			found = append(found, string(e.Event.Data()))
+		}
+		if len(found) == 1 {
+			d := found[0]
+			if !strings.Contains(d, `"reason":"unauthorized"`) || !strings.Contains(d, `"subject":"http GET /mcp/p1"`) || strings.Contains(d, "wrong-secret-token") {
+				t.Fatalf("dead letter %s: want reason unauthorized, the request named, no token", d)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dead letters %v, want one", found)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -18,7 +18,7 @@ import (
 func (d *door) readBody(w http.ResponseWriter, r *http.Request) bool {
 	max := d.o.MaxBodyBytes
 	if r.ContentLength > max {
-		d.tooLarge(w)
+		d.tooLarge(w, r)
 		return false
 	}
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
@@ -36,14 +36,14 @@ func (d *door) readBody(w http.ResponseWriter, r *http.Request) bool {
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
 		w.Header().Set("Connection", "close")
-		refuse(w, http.StatusRequestTimeout, ReasonTimeout, "the request body did not arrive within "+d.o.ReadTimeout.String())
+		d.refuse(w, r, http.StatusRequestTimeout, ReasonTimeout, "the request body did not arrive within "+d.o.ReadTimeout.String())
 		return false
 	case err != nil:
 		w.Header().Set("Connection", "close")
-		refuse(w, http.StatusBadRequest, reasonInvalid, "reading the request body: "+err.Error())
+		d.refuse(w, r, http.StatusBadRequest, reasonInvalid, "reading the request body: "+err.Error())
 		return false
 	case int64(len(body)) > max:
-		d.tooLarge(w)
+		d.tooLarge(w, r)
 		return false
 	}
 	_ = r.Body.Close()
@@ -55,7 +55,7 @@ func (d *door) readBody(w http.ResponseWriter, r *http.Request) bool {
 
 // tooLarge answers 413 and closes the connection rather than drain a body
 // the door will not read.
-func (d *door) tooLarge(w http.ResponseWriter) {
+func (d *door) tooLarge(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Connection", "close")
-	refuse(w, http.StatusRequestEntityTooLarge, reasonTooLarge, "the request body is larger than this server accepts ("+strconv.FormatInt(d.o.MaxBodyBytes, 10)+" bytes)")
+	d.refuse(w, r, http.StatusRequestEntityTooLarge, reasonTooLarge, "the request body is larger than this server accepts ("+strconv.FormatInt(d.o.MaxBodyBytes, 10)+" bytes)")
 }

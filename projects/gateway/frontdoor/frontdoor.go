@@ -87,15 +87,15 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w = newDeadlineWriter(w, d.o.WriteTimeout)
 	w.(*deadlineWriter).arm()
 	if !d.hostAllowed(r.Host) {
-		refuse(w, http.StatusForbidden, reasonForbidden, "host "+quote(r.Host)+" is not one this server answers to (a guard against DNS rebinding); reach it by an allowed name, or add the name to the allowed hosts (serve --http-allow-host)")
+		d.refuse(w, r, http.StatusForbidden, reasonForbidden, "host "+quote(r.Host)+" is not one this server answers to (a guard against DNS rebinding); reach it by an allowed name, or add the name to the allowed hosts (serve --http-allow-host)")
 		return
 	}
 	if origin, sent := r.Header["Origin"]; sent && !d.originAllowed(origin) {
-		refuse(w, http.StatusForbidden, reasonForbidden, "origin "+quote(strings.Join(origin, ","))+" is not allowed (a guard against DNS rebinding and cross-site requests); add it with serve --http-allow-origin if a browser page of yours must call this server")
+		d.refuse(w, r, http.StatusForbidden, reasonForbidden, "origin "+quote(strings.Join(origin, ","))+" is not allowed (a guard against DNS rebinding and cross-site requests); add it with serve --http-allow-origin if a browser page of yours must call this server")
 		return
 	}
 	if msg := uncleanPath(r); msg != "" {
-		refuse(w, http.StatusBadRequest, reasonInvalid, msg)
+		d.refuse(w, r, http.StatusBadRequest, reasonInvalid, msg)
 		return
 	}
 	if r.URL.Path == HealthPath {
@@ -103,7 +103,7 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.Query().Has("access_token") {
-		refuse(w, http.StatusBadRequest, reasonInvalid, "a token in the query string is refused (URLs end up in logs and browser histories): send it as the header Authorization: Bearer <token>")
+		d.refuse(w, r, http.StatusBadRequest, reasonInvalid, "a token in the query string is refused (URLs end up in logs and browser histories): send it as the header Authorization: Bearer <token>")
 		return
 	}
 	caller, ok := d.authenticate(w, r)
@@ -112,11 +112,11 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// A declared length over the limit is refused whatever the path.
 	if r.ContentLength > d.o.MaxBodyBytes {
-		d.tooLarge(w)
+		d.tooLarge(w, r)
 		return
 	}
 	if _, pattern := d.mux.Handler(r); pattern == "" {
-		refuse(w, http.StatusNotFound, reasonNotFound, "nothing is served at "+quote(r.URL.Path)+": the gateways are /mcp, /mcp/<project>, /a2a/<project> and /healthz")
+		d.refuse(w, r, http.StatusNotFound, reasonNotFound, "nothing is served at "+quote(r.URL.Path)+": the gateways are /mcp, /mcp/<project>, /a2a/<project> and /healthz")
 		return
 	}
 	select {
@@ -124,7 +124,7 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer func() { <-d.slots }()
 	default:
 		w.Header().Set("Retry-After", "1")
-		refuse(w, http.StatusServiceUnavailable, reasonBusy, "the server is handling as many requests as it allows; retry in a moment")
+		d.refuse(w, r, http.StatusServiceUnavailable, reasonBusy, "the server is handling as many requests as it allows; retry in a moment")
 		return
 	}
 	if !d.readBody(w, r) {
@@ -148,13 +148,13 @@ func (d *door) authenticate(w http.ResponseWriter, r *http.Request) (gateway.Cal
 		if header != "" {
 			msg = "the Authorization header is not a bearer token: send Authorization: Bearer <token>"
 		}
-		refuse(w, http.StatusUnauthorized, ReasonUnauthorized, msg)
+		d.refuse(w, r, http.StatusUnauthorized, ReasonUnauthorized, msg)
 		return caller, false
 	}
 	name, projects, ok := d.keys.match(token)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="jido-bus", error="invalid_token"`)
-		refuse(w, http.StatusUnauthorized, ReasonUnauthorized, "the token is not one this server knows: check the token the client sends against the server's (serve --http-token-env)")
+		d.refuse(w, r, http.StatusUnauthorized, ReasonUnauthorized, "the token is not one this server knows: check the token the client sends against the server's (serve --http-token-env)")
 		return caller, false
 	}
 	if projects != nil {
@@ -164,7 +164,7 @@ func (d *door) authenticate(w http.ResponseWriter, r *http.Request) (gateway.Cal
 			admitted = admitted || (p != "" && p == q)
 		}
 		if !admitted {
-			refuse(w, http.StatusForbidden, reasonForbidden, "the token "+quote(name)+" admits only the paths of project "+strings.Join(projects, ", ")+" (/mcp/<project>, /a2a/<project>/…), not "+quote(r.URL.Path))
+			d.refuse(w, r, http.StatusForbidden, reasonForbidden, "the token "+quote(name)+" admits only the paths of project "+strings.Join(projects, ", ")+" (/mcp/<project>, /a2a/<project>/…), not "+quote(r.URL.Path))
 			return caller, false
 		}
 	}
@@ -191,7 +191,7 @@ func uncleanPath(r *http.Request) string {
 func (d *door) health(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		refuse(w, http.StatusMethodNotAllowed, reasonInvalid, HealthPath+" answers GET and HEAD")
+		d.refuse(w, r, http.StatusMethodNotAllowed, reasonInvalid, HealthPath+" answers GET and HEAD")
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -25,6 +26,10 @@ const (
 // is present, and applies the defaults above; callers that listen beyond
 // loopback must set a token (the node refuses to start otherwise).
 type Options struct {
+	// OnRefused, when set, hears every request the door refuses (after
+	// the answer is written): its status, type word and message. The node
+	// files each as a dead letter. It must not keep r past the call.
+	OnRefused func(r *http.Request, code int, typ, message string)
 	// Tokens admit every path: bearer token → the name it is recorded
 	// under (gateway.Caller.Name). A token is compared in constant time.
 	Tokens map[string]string

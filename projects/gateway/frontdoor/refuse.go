@@ -25,6 +25,14 @@ type refusal struct {
 	} `json:"error"`
 }
 
+// refuse answers r's refusal and reports it (Options.OnRefused).
+func (d *door) refuse(w http.ResponseWriter, r *http.Request, code int, typ, message string) {
+	refuse(w, code, typ, message)
+	if d.o.OnRefused != nil {
+		d.o.OnRefused(r, code, typ, message)
+	}
+}
+
 // refuse answers code with {"error":{"type","message"}}.
 func refuse(w http.ResponseWriter, code int, typ, message string) {
 	var r refusal
