@@ -87,43 +87,15 @@ func (s *server) sync() {
 		s.projectPrompts(p, wantP)
 		s.projectResources(p, wantR)
 	}
-	var goneT, goneP, goneR []string
-	for n := range s.tools {
-		if _, ok := wantT[n]; !ok {
-			goneT = append(goneT, n)
-			delete(s.tools, n)
-		}
-	}
-	for n, d := range wantT {
-		if s.tools[n] != d.fingerprint {
-			s.mcp.AddTool(d.tool, s.callTool(d.project, d.name))
-			s.tools[n] = d.fingerprint
-		}
-	}
-	for n := range s.prompts {
-		if _, ok := wantP[n]; !ok {
-			goneP = append(goneP, n)
-			delete(s.prompts, n)
-		}
-	}
-	for n, d := range wantP {
-		if s.prompts[n] != d.fingerprint {
-			s.mcp.AddPrompt(d.prompt, s.getPrompt(d.project, d.command))
-			s.prompts[n] = d.fingerprint
-		}
-	}
-	for u := range s.resources {
-		if _, ok := wantR[u]; !ok {
-			goneR = append(goneR, u)
-			delete(s.resources, u)
-		}
-	}
-	for u, d := range wantR {
-		if s.resources[u] != d.fingerprint {
-			s.mcp.AddResource(d.resource, s.readResource)
-			s.resources[u] = d.fingerprint
-		}
-	}
+	goneT := reconcile(s.tools, wantT, func(d toolDef) string { return d.fingerprint }, func(d toolDef) {
+		s.mcp.AddTool(d.tool, s.callTool(d.project, d.name))
+	})
+	goneP := reconcile(s.prompts, wantP, func(d promptDef) string { return d.fingerprint }, func(d promptDef) {
+		s.mcp.AddPrompt(d.prompt, s.getPrompt(d.project, d.command))
+	})
+	goneR := reconcile(s.resources, wantR, func(d resourceDef) string { return d.fingerprint }, func(d resourceDef) {
+		s.mcp.AddResource(d.resource, s.readResource)
+	})
 	if len(goneT) > 0 {
 		s.mcp.RemoveTools(goneT...)
 	}
@@ -133,6 +105,26 @@ func (s *server) sync() {
 	if len(goneR) > 0 {
 		s.mcp.RemoveResources(goneR...)
 	}
+}
+
+// reconcile brings have (name → fingerprint of what the SDK serves) in
+// step with want: what is new or changed is added (the SDK replaces a
+// definition of the same name), and the names no longer wanted are
+// returned for removal.
+func reconcile[T any](have map[string]string, want map[string]T, fp func(T) string, add func(T)) (gone []string) {
+	for n := range have {
+		if _, ok := want[n]; !ok {
+			gone = append(gone, n)
+			delete(have, n)
+		}
+	}
+	for n, d := range want {
+		if f := fp(d); have[n] != f {
+			add(d)
+			have[n] = f
+		}
+	}
+	return gone
 }
 
 // fingerprint is v's JSON, to tell a changed definition from the same one.
