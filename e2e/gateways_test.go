@@ -66,28 +66,7 @@ func TestGatewaysThroughTheBinary(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer cs.Close()
-		lt, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		for _, tl := range lt.Tools {
-			names = append(names, tl.Name)
-		}
-		if !strings.Contains(" "+strings.Join(names, " ")+" ", " read_file ") {
-			t.Fatalf("tools %v: want read_file", names)
-		}
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "a.txt"}})
-		if err != nil || res.IsError {
-			t.Fatalf("read_file: %+v %v", res, err)
-		}
-		if b, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(b), "hello world") {
-			t.Errorf("read_file gave %s", b)
-		}
-		res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "../../etc/passwd"}})
-		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "outside_root") {
-			t.Fatalf("a path escape: %+v %v, want isError outside_root", res, err)
-		}
+		mcpReadAndEscape(t, ctx, cs, "a.txt", "hello world")
 		// A new command is a new tool and a new prompt: the client hears it.
 		if err := os.WriteFile(filepath.Join(proj, ".jido/commands/bye.md"), []byte("---\ndescription: Say bye.\n---\nBye $ARGUMENTS\n"), 0o644); err != nil {
 			t.Fatal(err)
@@ -160,5 +139,34 @@ func TestGatewaysThroughTheBinary(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the project's stream has no gateway request with %s:\n%s", want, out)
 		}
+	}
+}
+
+// mcpReadAndEscape checks an MCP session of a project: read_file is
+// listed, reading file gives want, and a path escape is isError
+// outside_root.
+func mcpReadAndEscape(t *testing.T, ctx context.Context, cs *sdk.ClientSession, file, want string) {
+	t.Helper()
+	lt, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range lt.Tools {
+		names = append(names, tl.Name)
+	}
+	if !strings.Contains(" "+strings.Join(names, " ")+" ", " read_file ") {
+		t.Fatalf("tools %v: want read_file", names)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": file}})
+	if err != nil || res.IsError {
+		t.Fatalf("read_file: %+v %v", res, err)
+	}
+	if b, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(b), want) {
+		t.Errorf("read_file gave %s, want %q in it", b, want)
+	}
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "../../../etc/passwd"}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "outside_root") {
+		t.Fatalf("a path escape: %+v %v, want isError outside_root", res, err)
 	}
 }
