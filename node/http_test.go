@@ -141,6 +141,11 @@ func TestHTTPRefusalsAreDeadLetters(t *testing.T) {
 	if code, _ := httpGet(t, n.HTTPURL()+"/mcp/p1", map[string]string{"Authorization": "Bearer wrong-secret-token"}); code != 401 {
 		t.Fatalf("a wrong token: %d, want 401", code)
 	}
+	// Past the door, a gateway's refusal of a project that is not open
+	// reaches no project stream: it is a dead letter too.
+	if code, _ := httpGet(t, n.HTTPURL()+"/a2a/nosuch/.well-known/agent-card.json", map[string]string{"Authorization": "Bearer tok-0123456789"}); code != 404 {
+		t.Fatalf("the card of a project not open: %d, want 404", code)
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var found []string
@@ -150,15 +155,18 @@ func TestHTTPRefusalsAreDeadLetters(t *testing.T) {
 			}
 			found = append(found, string(e.Event.Data()))
 		}
-		if len(found) == 1 {
+		if len(found) == 2 {
 			d := found[0]
 			if !strings.Contains(d, `"reason":"unauthorized"`) || !strings.Contains(d, `"subject":"http GET /mcp/p1"`) || strings.Contains(d, "wrong-secret-token") {
 				t.Fatalf("dead letter %s: want reason unauthorized, the request named, no token", d)
 			}
+			if d := found[1]; !strings.Contains(d, `"reason":"not_found"`) || !strings.Contains(d, "/a2a/nosuch/") || strings.Contains(d, "tok-0123456789") {
+				t.Fatalf("dead letter %s: want reason not_found, the request named, no token", d)
+			}
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("dead letters %v, want one", found)
+			t.Fatalf("dead letters %v, want two", found)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
