@@ -49,7 +49,7 @@ Register it with an MCP client as a command, e.g.
   claude mcp add myproject -- jido-bus mcp --project /path/to/project
   claude mcp add myproject -- jido-bus mcp --project /srv/proj --nats-url nats://node:4222
 
-`+connHelp,
+` + connHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cfg.checkMode(); err != nil {
