@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"os"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 // serveMCP runs `jido-bus mcp args…` with in-memory pipes for its stdin
 // and stdout and connects the go-sdk client to it. The returned func
 // closes the client and returns the command's error and stderr.
-func serveMCP(t *testing.T, ctx context.Context, args ...string) (*sdk.ClientSession, func() (error, string)) {
+func serveMCP(t *testing.T, ctx context.Context, opts *sdk.ClientOptions, args ...string) (*sdk.ClientSession, func() (error, string)) {
 	t.Helper()
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
@@ -29,7 +30,7 @@ func serveMCP(t *testing.T, ctx context.Context, args ...string) (*sdk.ClientSes
 	root.SetArgs(append([]string{"mcp"}, args...))
 	done := make(chan error, 1)
 	go func() { done <- root.ExecuteContext(ctx); sw.Close() }()
-	c := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil)
+	c := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, opts)
 	cs, err := c.Connect(ctx, &sdk.IOTransport{Reader: cr, Writer: cw}, nil)
 	if err != nil {
 		cw.Close()
@@ -55,7 +56,7 @@ func TestMCPOverNATS(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	cs, stop := serveMCP(t, ctx, "--project", dir, "--nats-url", n.URL(), "--id", "p1")
+	cs, stop := serveMCP(t, ctx, nil, "--project", dir, "--nats-url", n.URL(), "--id", "p1")
 	lt, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +96,7 @@ func TestMCPOverNATS(t *testing.T) {
 	if id := n.ProjectOn(real); id != "p1" {
 		t.Errorf("project on %s: %q, want p1", real, id)
 	}
-	cs, stop = serveMCP(t, ctx, "--project", dir, "--nats-url", n.URL())
+	cs, stop = serveMCP(t, ctx, nil, "--project", dir, "--nats-url", n.URL())
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Error(err)
 	}
@@ -120,5 +121,70 @@ func TestMCPOverNATSRefusals(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: %v\n%s", c.args, err, out)
 		}
+	}
+}
+
+// TestMCPOverNATSFeatures: prompts and their expansion come from the
+// node's project API; an asset edit on the node reaches the client as
+// list_changed; what the API cannot carry is refused saying what to do
+// instead: a tool the policy marks ask (no approval over NATS), and a
+// result's resource_link (no artifact API).
+func TestMCPOverNATSFeatures(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	n := startNode(t, t.TempDir())
+	defer n.Close(10 * time.Second)
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		".jido/commands/hello.md": "---\ndescription: Say hello.\n---\nHello $ARGUMENTS\n",
+		".jido/policy.yaml":       "tools:\n  \"*\": allow\n  write_file: ask\n",
+		"big.txt":                 strings.Repeat("a line of a large file\n", 4000),
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	changed := make(chan struct{}, 10)
+	cs, stop := serveMCP(t, ctx, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+	}, "--project", dir, "--nats-url", n.URL())
+	defer stop()
+
+	gp, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "hello", Arguments: map[string]string{"arguments": "you"}})
+	if err != nil || len(gp.Messages) == 0 || !strings.Contains(gp.Messages[0].Content.(*sdk.TextContent).Text, "Hello you") {
+		t.Errorf("prompt hello over NATS: %+v %v", gp, err)
+	}
+
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "x.txt", "content": "y"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "approval_required") ||
+		!strings.Contains(res.Content[0].(*sdk.TextContent).Text, "--nats-url") {
+		t.Errorf("an ask tool over NATS: %+v", res.Content)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.txt")); err == nil {
+		t.Error("an ask tool ran without approval")
+	}
+
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "big.txt"}})
+	if err != nil || res.IsError {
+		t.Fatalf("read big.txt: %+v %v", res, err)
+	}
+	var link *sdk.ResourceLink
+	for _, c := range res.Content {
+		if l, ok := c.(*sdk.ResourceLink); ok {
+			link = l
+		}
+	}
+	if link == nil {
+		t.Fatalf("no resource_link for a large output: %+v", res.Content)
+	}
+	if _, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: link.URI}); err == nil || !strings.Contains(err.Error(), "cannot read the node's artifact store") {
+		t.Errorf("artifact over NATS: %v, want a refusal naming it", err)
+	}
+
+	writeTree(t, dir, map[string]string{".jido/commands/bye.md": "Bye $1\n"})
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatal("no tools/list_changed after an asset edit on the node")
 	}
 }
