@@ -5,9 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
-	"os"
 	"testing"
 	"time"
 
