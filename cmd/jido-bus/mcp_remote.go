@@ -183,7 +183,11 @@ func remoteProject(ctx context.Context, h natsHost, root string, cfg mcpConfig) 
 	}
 	var info projectapi.ProjectInfo
 	if err := h.ask(ctx, projectapi.VerbOpen, projectapi.OpenRequest{Root: root, ID: cfg.id}, &info); err != nil {
-		return "", fmt.Errorf("--project %s is not open on the node at %s, and opening it there failed (a client user may not open projects: open it as an operator with 'jido-bus project open', or connect as one): %w", cfg.project, cfg.conn.url, err)
+		hint := ""
+		if be, ok := errors.AsType[*bus.Error](err); ok && be.Type == bus.ReasonForbidden {
+			hint = " (a client user may not open projects: open it as an operator with 'jido-bus project open', or connect as one)"
+		}
+		return "", fmt.Errorf("--project %s is not open on the node at %s, and opening it there failed%s: %w", cfg.project, cfg.conn.url, hint, err)
 	}
 	return info.ID, nil
 }

@@ -13,6 +13,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/jido-bus/jido-bus/node"
 )
 
 // serveMCP runs `jido-bus mcp args…` with in-memory pipes for its stdin
@@ -186,5 +189,63 @@ func TestMCPOverNATSFeatures(t *testing.T) {
 	case <-changed:
 	case <-ctx.Done():
 		t.Fatal("no tools/list_changed after an asset edit on the node")
+	}
+}
+
+// TestMCPOverNATSRoles: on a node with users, a client may not open a
+// project (refused, saying to open it as an operator) nor call its tools
+// (isError forbidden) but lists them; an operator opens and calls. A
+// project root the node does not have is refused with the node's reason,
+// without the role hint.
+func TestMCPOverNATSRoles(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	var users []node.User
+	for _, r := range []string{node.RoleClient, node.RoleOperator} {
+		h, err := bcrypt.GenerateFromPassword([]byte(r+"pw"), bcrypt.MinCost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		users = append(users, node.User{Name: r, Password: string(h), Role: r})
+	}
+	n, err := node.Start(context.Background(), node.Config{DataDir: t.TempDir(), NoSync: true,
+		NATS: node.NATSConfig{Listen: "127.0.0.1:0", Users: users}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close(10 * time.Second)
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"main.go": "package main\n"})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	as := func(role string) []string {
+		return []string{"--nats-url", n.URL(), "--user", role, "--password", role + "pw"}
+	}
+
+	out, err := runRoot(t, append([]string{"mcp", "--project", dir}, as(node.RoleClient)...)...)
+	if err == nil || !strings.Contains(err.Error(), "forbidden") || !strings.Contains(err.Error(), "as an operator") {
+		t.Errorf("a client opening a project: %v\n%s", err, out)
+	}
+	out, err = runRoot(t, append([]string{"mcp", "--project", filepath.Join(dir, "nope")}, as(node.RoleOperator)...)...)
+	if err == nil || !strings.Contains(err.Error(), "does not exist") || strings.Contains(err.Error(), "operator") {
+		t.Errorf("a root the node does not have: %v\n%s", err, out)
+	}
+
+	cs, stop := serveMCP(t, ctx, nil, append([]string{"--project", dir}, as(node.RoleOperator)...)...)
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "main.go"}})
+	if err != nil || res.IsError {
+		t.Errorf("read_file as an operator: %+v %v", res, err)
+	}
+	if err, stderr := stop(); err != nil {
+		t.Errorf("mcp as an operator: %v\n%s", err, stderr)
+	}
+
+	cs, stop = serveMCP(t, ctx, nil, append([]string{"--project", dir}, as(node.RoleClient)...)...)
+	defer stop()
+	if lt, err := cs.ListTools(ctx, nil); err != nil || len(lt.Tools) == 0 {
+		t.Errorf("tools as a client: %+v %v", lt, err)
+	}
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "main.go"}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "forbidden") {
+		t.Errorf("read_file as a client: %+v %v", res, err)
 	}
 }
