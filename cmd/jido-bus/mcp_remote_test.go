@@ -249,3 +249,51 @@ func TestMCPOverNATSRoles(t *testing.T) {
 		t.Errorf("read_file as a client: %+v %v", res, err)
 	}
 }
+
+// TestMCPOverNATSNodeRestart: the server outlives its node. While the
+// node is down a call is isError unavailable (the session stays); once it
+// is back on the same address, calls run again.
+func TestMCPOverNATSNodeRestart(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	data := t.TempDir()
+	n := startNode(t, data)
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"main.go": "package main\n"})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cs, stop := serveMCP(t, ctx, nil, "--project", dir, "--nats-url", n.URL())
+	defer stop()
+	call := func() *sdk.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "main.go"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := call(); res.IsError {
+		t.Fatalf("read_file: %+v", res.Content)
+	}
+	addr := strings.TrimPrefix(n.URL(), "nats://")
+	if err := n.Close(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if res := call(); !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "unavailable") {
+		t.Errorf("read_file with the node down: %+v", res.Content)
+	}
+	n, err := node.Start(context.Background(), node.Config{DataDir: data, NATS: node.NATSConfig{Listen: addr}, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close(10 * time.Second)
+	for {
+		res := call()
+		if !res.IsError {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("read_file after the node came back: %+v", res.Content)
+		}
+		time.Sleep(100 * time.Millisecond) // polling the reconnect: nothing to await from outside
+	}
+}
