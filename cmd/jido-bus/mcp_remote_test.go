@@ -21,7 +21,7 @@ import (
 // serveMCP runs `jido-bus mcp args…` with in-memory pipes for its stdin
 // and stdout and connects the go-sdk client to it. The returned func
 // closes the client and returns the command's error and stderr.
-func serveMCP(t *testing.T, ctx context.Context, opts *sdk.ClientOptions, args ...string) (*sdk.ClientSession, func() (error, string)) {
+func serveMCP(t *testing.T, ctx context.Context, opts *sdk.ClientOptions, args ...string) (*sdk.ClientSession, func() (string, error)) {
 	t.Helper()
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
@@ -40,9 +40,10 @@ func serveMCP(t *testing.T, ctx context.Context, opts *sdk.ClientOptions, args .
 		err2 := <-done
 		t.Fatalf("connect: %v (mcp: %v; stderr %s)", err, err2, stderr.String())
 	}
-	return cs, func() (error, string) {
+	return cs, func() (string, error) {
 		cs.Close()
-		return <-done, stderr.String()
+		err := <-done
+		return stderr.String(), err
 	}
 }
 
@@ -91,7 +92,7 @@ func TestMCPOverNATS(t *testing.T) {
 	if !res.IsError || json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), &e) != nil || e.Type != "outside_root" {
 		t.Errorf("escape: %+v", res)
 	}
-	if err, stderr := stop(); err != nil {
+	if stderr, err := stop(); err != nil {
 		t.Errorf("mcp after the client left: %v\n%s", err, stderr)
 	}
 	// The project stays open on the node, at PATH; a second server finds it.
@@ -103,7 +104,7 @@ func TestMCPOverNATS(t *testing.T) {
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Error(err)
 	}
-	if err, stderr := stop(); err != nil {
+	if stderr, err := stop(); err != nil {
 		t.Errorf("second mcp: %v\n%s", err, stderr)
 	}
 }
@@ -235,7 +236,7 @@ func TestMCPOverNATSRoles(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Errorf("read_file as an operator: %+v %v", res, err)
 	}
-	if err, stderr := stop(); err != nil {
+	if stderr, err := stop(); err != nil {
 		t.Errorf("mcp as an operator: %v\n%s", err, stderr)
 	}
 
