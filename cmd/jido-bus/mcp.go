@@ -19,6 +19,7 @@ import (
 type mcpConfig struct {
 	project, id, dataDir string
 	logLevel, logFormat  string
+	conn                 connFlags // --nats-url and the rest: a running node's project
 }
 
 func newMCPCmd() *cobra.Command {
@@ -35,10 +36,25 @@ Its data (event log, the project's stream) is kept in --data-dir, by default
 $XDG_DATA_HOME/jido-bus/mcp (~/.local/share/jido-bus/mcp). One node holds a
 data dir at a time: give each concurrent server its own --data-dir.
 
+With --nats-url (or -s, or --context) it starts no node: it serves PATH
+as a project of the running node there, found by its root in 'project ls'
+or opened through the project API (which takes an operator user). PATH is
+then a path on the node's machine. Over NATS a tool the policy marks ask is
+refused (approval_required: approve it in a conversation or allow it), a
+result's resource_link is not readable (no API serves artifacts), and the
+node's project stream records the tool calls it runs (project.tool.*), not
+each MCP request. NATS_URL alone does not switch the mode.
+
 Register it with an MCP client as a command, e.g.
-  claude mcp add myproject -- jido-bus mcp --project /path/to/project`,
+  claude mcp add myproject -- jido-bus mcp --project /path/to/project
+  claude mcp add myproject -- jido-bus mcp --project /srv/proj --nats-url nats://node:4222
+
+` + connHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cfg.checkMode(); err != nil {
+				return err
+			}
 			return runMCP(cmd.Context(), cfg, cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
@@ -48,8 +64,32 @@ Register it with an MCP client as a command, e.g.
 	f.StringVar(&cfg.dataDir, "data-dir", "", "the node's data dir (default $XDG_DATA_HOME/jido-bus/mcp)")
 	f.StringVar(&cfg.logLevel, "log-level", "warn", "debug, info, warn or error (to stderr)")
 	f.StringVar(&cfg.logFormat, "log-format", "text", "text or json")
+	cfg.conn.register(cmd)
 	_ = cmd.MarkFlagRequired("project")
 	return cmd
+}
+
+// remote reports whether the flags name a running node to serve from.
+func (c *mcpConfig) remote() bool {
+	return c.conn.changed("server") || c.conn.changed("nats-url") || c.conn.changed("context")
+}
+
+// checkMode refuses flags of the other mode: --data-dir is the embedded
+// node's, the connection flags a running node's. Silently ignoring either
+// would serve another node than the one meant.
+func (c *mcpConfig) checkMode() error {
+	if c.remote() {
+		if c.conn.changed("data-dir") {
+			return errors.New("--data-dir is the embedded node's, and --nats-url serves a running node's project (its data stays with that node): drop one of them")
+		}
+		return nil
+	}
+	for _, name := range []string{"user", "password", "token", "creds", "nkey", "tlscert", "tlskey", "tlsca", "inbox-prefix", "prefix", "timeout"} {
+		if c.conn.changed(name) {
+			return fmt.Errorf("--%s is a connection setting and needs --nats-url (or -s, --context) naming the running node; without it mcp starts an embedded node", name)
+		}
+	}
+	return nil
 }
 
 // mcpDataDir is the default data dir of jido-bus mcp: per user, so an IDE
@@ -69,6 +109,9 @@ func runMCP(ctx context.Context, cfg mcpConfig, in io.Reader, out io.Writer) err
 	log, err := newLogger(cfg.logLevel, cfg.logFormat)
 	if err != nil {
 		return err
+	}
+	if cfg.remote() {
+		return runMCPRemote(ctx, cfg, log, in, out)
 	}
 	if cfg.dataDir == "" {
 		if cfg.dataDir, err = mcpDataDir(); err != nil {

@@ -42,7 +42,7 @@ tool's input schema too.`,
 		},
 	}
 	f.register(cmd)
-	documentJSON(cmd, `{"tools":[{"name","api_name","description","input_schema"}…],"next":null}.`)
+	documentJSON(cmd, `{"tools":[{"name","api_name","description","input_schema","output_schema","safety":{"reads","writes","runs"}}…],"next":null}.`)
 	return cmd
 }
 

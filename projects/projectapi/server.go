@@ -40,7 +40,7 @@ func Serve(b *natsbus.Bus, e *projects.Engine) error {
 			if err := named(r.Project); err != nil {
 				return ToolsReply{}, err
 			}
-			ts, err := e.Tools(r.Project)
+			ts, err := e.ToolDetails(r.Project)
 			return ToolsReply{Tools: ts}, err
 		}),
 		VerbAssets: natsbus.Typed(func(_ context.Context, r AssetsRequest) (AssetsReply, error) {

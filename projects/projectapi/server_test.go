@@ -111,6 +111,11 @@ func TestProjectAPIOverNATS(t *testing.T) {
 	if r, err := request(t, client, "jido.api.project.tools", `{"project":"p1"}`); err != nil || !strings.Contains(string(r.Tools), `"name":"read_file"`) {
 		t.Fatalf("tools as a client: %+v %v", r, err)
 	}
+	// Each tool carries what a gateway lists (MCP's hints, outputSchema):
+	// its safety notes, and its output schema where it has one.
+	if r, _ := request(t, client, "jido.api.project.tools", `{"project":"p1"}`); !strings.Contains(string(r.Tools), `"safety":{"reads":true,"writes":false,"runs":false}`) {
+		t.Errorf("tools carry no safety notes: %s", r.Tools)
+	}
 	call := `{"project":"p1","name":"read_file","args":{"path":"a.txt"}}`
 	if _, err := request(t, client, "jido.api.project.tool.call", call); err == nil {
 		t.Fatal("a client called a tool")

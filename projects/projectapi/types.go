@@ -6,7 +6,7 @@
 //	ls          {}                                                       → {"projects":[ProjectInfo…]}
 //	get         {"project":"p1"}                                         → ProjectInfo
 //	reload      {"project":"p1"}                                         → {"project":…,"changed":bool,"changes":{…}}
-//	tools       {"project":"p1"}                                         → {"tools":[{"name","description","input_schema"}…]}
+//	tools       {"project":"p1"}                                         → {"tools":[{"name","api_name","description","input_schema","output_schema","safety"}…]}
 //	tool.call   {"project":"p1","name":"read_file","args":{…},"id":"…"}  → {"call_id","data","artifacts","logs"}
 //	assets      {"project":"p1","kind":"skill","name":"review"}          → {"asset":…} or the lists
 //	diagnostics {"project":"p1"}                                         → {"diagnostics":[{"file","line","reason"}…]}
@@ -88,9 +88,11 @@ type ListReply struct {
 // ReloadReply is reload's reply.
 type ReloadReply = projects.ReloadResult
 
-// ToolsReply is tools' reply.
+// ToolsReply is tools' reply: each tool's Spec with its output schema
+// and safety notes, so a gateway over NATS (jido-bus mcp --nats-url) lists
+// what an in-process one does.
 type ToolsReply struct {
-	Tools []tools.Spec `json:"tools"`
+	Tools []tools.Detail `json:"tools"`
 }
 
 // ToolCallRequest is tool.call's body. ID is the caller's id for the call
