@@ -77,11 +77,36 @@ func (h natsHost) ToolDetails(project string) ([]tools.Detail, error) {
 }
 
 func (h natsHost) CallTool(ctx context.Context, project string, call tools.ToolCall) (tools.Result, error) {
+	if !h.nc.IsConnected() {
+		return tools.Result{}, h.unreachable()
+	}
+	// A call may wait long for its tool, but not for a node that is gone:
+	// the wait ends when the connection drops (its reply could never come).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		t := time.NewTicker(connectionCheck)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if !h.nc.IsConnected() {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
 	r := h.r
 	r.Timeout = max(r.Timeout, toolCallWait)
 	var reply projectapi.ToolCallReply
 	err := r.Call(ctx, projectapi.Area, projectapi.VerbToolCall,
 		projectapi.ToolCallRequest{Project: project, Name: call.Name, Args: call.Args, ID: call.ID}, &reply)
+	if err != nil && !h.nc.IsConnected() {
+		return tools.Result{}, h.unreachable()
+	}
 	if be, ok := errors.AsType[*bus.Error](err); ok && be.Type == tools.ReasonApprovalRequired {
 		return tools.Result{}, &tools.Error{Type: tools.ReasonApprovalRequired, Message: fmt.Sprintf(
 			"%s: the project's policy asks a person before it runs, and jido-bus mcp --nats-url cannot approve a call over NATS: "+
@@ -92,6 +117,16 @@ func (h natsHost) CallTool(ctx context.Context, project string, call tools.ToolC
 		return tools.Result{}, err
 	}
 	return tools.Result{OK: true, CallID: reply.CallID, Data: reply.Data, Artifacts: reply.Artifacts, Logs: reply.Logs}, nil
+}
+
+// connectionCheck is how often a waiting call looks whether the
+// connection to the node is still up.
+const connectionCheck = 200 * time.Millisecond
+
+// unreachable is the failure of a call made while the node cannot be
+// reached; the connection keeps trying, so a later call may succeed.
+func (h natsHost) unreachable() error {
+	return bus.Errorf(bus.ReasonUnavailable, "the node cannot be reached (it stopped, or the network is down); reconnecting: call again in a moment")
 }
 
 func (h natsHost) NeedsApproval(string, string) (bool, string, error) { return false, "", nil }
@@ -140,7 +175,9 @@ func runMCPRemote(ctx context.Context, cfg mcpConfig, log *slog.Logger, in io.Re
 		return fmt.Errorf("--project %s: %w", cfg.project, err)
 	}
 	// An MCP server outlives a node restart: reconnect for ever.
-	nc, subjects, err := cfg.conn.connect(nats.MaxReconnects(-1))
+	// Reconnect for ever, and never buffer a request while reconnecting:
+	// it fails at once (unavailable) instead of waiting out its timeout.
+	nc, subjects, err := cfg.conn.connect(nats.MaxReconnects(-1), nats.ReconnectBufSize(-1))
 	if err != nil {
 		return err
 	}
