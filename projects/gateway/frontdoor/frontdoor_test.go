@@ -331,4 +331,3 @@ func TestOptionsChecked(t *testing.T) {
 		}
 	}
 }
-
