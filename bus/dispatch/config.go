@@ -339,14 +339,18 @@ func isTokenByte(c byte) bool {
 	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
 }
 
-// redactURL hides the password of a URL's user info, so a URL can go into
-// error messages and logs.
+// redactURL hides a URL's user info, name and password both, so a URL can
+// go into error messages and logs: a name alone is often the credential
+// (https://TOKEN@host/), and url.URL.Redacted would show it.
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "<unparsable URL>"
 	}
-	return u.Redacted()
+	if u.User != nil {
+		u.User = url.User("xxxxx")
+	}
+	return u.String()
 }
 
 // webhookConfig is a webhook Config with its defaults applied.

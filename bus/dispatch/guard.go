@@ -215,11 +215,28 @@ func (g *WebhookGuard) admit(cfg Config, lookupEnv func(string) (string, bool), 
 	if !strings.HasPrefix(cfg.SecretEnv, SecretEnvPrefix) || len(cfg.SecretEnv) == len(SecretEnvPrefix) {
 		return "", policyError(path, "secret_env", "%q is refused: a webhook may only name an environment variable whose name starts with %s (e.g. %sHOOK)", cfg.SecretEnv, SecretEnvPrefix, SecretEnvPrefix)
 	}
+	if !isEnvName(cfg.SecretEnv) {
+		// No operator can set such a variable, so "not set" would tell
+		// them to do the impossible.
+		return "", policyError(path, "secret_env", "%q is refused: a webhook may only name an environment variable %s followed by letters, digits and underscores (e.g. %sHOOK)", cfg.SecretEnv, SecretEnvPrefix, SecretEnvPrefix)
+	}
 	secret, ok := lookupEnv(cfg.SecretEnv)
 	if !ok || secret == "" {
 		return "", fieldError(path, "secret_env", "the environment variable %s is not set (or empty) where the node runs; set it there and restart the node", cfg.SecretEnv)
 	}
 	return secret, nil
+}
+
+// isEnvName reports whether name is a portable environment variable name:
+// letters, digits and underscores.
+func isEnvName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // forbiddenHeader says why a caller may not choose the header whose

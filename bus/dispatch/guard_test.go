@@ -77,6 +77,14 @@ func TestWebhookGuardDestinations(t *testing.T) {
 		{"http://hooks.example.com:8080/v1/../admin", "dot segment"},
 		{"http://hooks.example.com:8080/v1/%2e%2e/admin", "dot segment"},
 		{"http://hooks.example.com:8080/v1/a%2fb", "encoded"},
+		{"http://hooks.example.com:8080/v1/..;/admin", "dot segment"},
+		{"http://hooks.example.com:8080/v1/.;x/admin", "dot segment"},
+		{"http://hooks.example.com:8080/v1/%2e%2e%3bjsessionid=1/admin", "dot segment"},
+		{"http://hooks.example.com:8080/v1/%252e%252e/admin", "encoded twice"},
+		{"http://hooks.example.com:8080/v1/%252fadmin", "encoded twice"},
+		{"http://hooks.example.com:8080/v1/a;b/c", ""},
+		{"http://hooks.example.com:8080/v1/..a/c", ""},
+		{"https://s3cret-t0ken@hooks.example.com/", "user info"},
 		{"https://hooks.example.com./", "trailing dot"},
 		{"https://hooks.exämple.com/", "xn--"},
 		{"https://xn--hooks-example.com/", "does not match"},
@@ -124,7 +132,7 @@ func TestWebhookGuardDestinations(t *testing.T) {
 			if bus.ErrorType(err) != bus.ReasonForbidden || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Admit = %v, want a forbidden error containing %q", err, tc.want)
 			}
-			if strings.Contains(err.Error(), "env-s3cret") || strings.Contains(err.Error(), ":pw@") {
+			if strings.Contains(err.Error(), "env-s3cret") || strings.Contains(err.Error(), ":pw@") || strings.Contains(err.Error(), "s3cret-t0ken") {
 				t.Fatalf("error %q shows a secret", err)
 			}
 			// New refuses what Admit refuses: the delivery path is guarded too.
@@ -211,6 +219,10 @@ func TestWebhookGuardSecretsAndHeaders(t *testing.T) {
 		{"secret_env the bare prefix", func(c *Config) { c.SecretEnv = "JIDO_SECRET_" }, bus.ReasonForbidden, "JIDO_SECRET_"},
 		{"secret_env lower-case prefix", func(c *Config) { c.SecretEnv = "jido_secret_hook" }, bus.ReasonForbidden, "JIDO_SECRET_"},
 		{"secret_env not set", func(c *Config) { c.SecretEnv = "JIDO_SECRET_MISSING" }, bus.ReasonInvalidRequest, "JIDO_SECRET_MISSING"},
+		{"secret_env lower-case after the prefix", func(c *Config) { c.SecretEnv = "JIDO_SECRET_hook_2" }, bus.ReasonInvalidRequest, "JIDO_SECRET_hook_2"},
+		{"secret_env with a slash", func(c *Config) { c.SecretEnv = "JIDO_SECRET_../HOOK" }, bus.ReasonForbidden, "letters, digits and underscores"},
+		{"secret_env with an equals sign", func(c *Config) { c.SecretEnv = "JIDO_SECRET_HOOK=x" }, bus.ReasonForbidden, "letters, digits and underscores"},
+		{"secret_env with a NUL", func(c *Config) { c.SecretEnv = "JIDO_SECRET_HOOK\x00" }, bus.ReasonForbidden, "letters, digits and underscores"},
 		{"harmless header", func(c *Config) { c.Headers = map[string]string{"X-Tenant": "a"} }, "", ""},
 		{"Authorization", func(c *Config) { c.Headers = map[string]string{"Authorization": "Bearer t"} }, bus.ReasonForbidden, `"Authorization"`},
 		{"authorization", func(c *Config) { c.Headers = map[string]string{"authorization": "Bearer t"} }, bus.ReasonForbidden, `"authorization"`},
@@ -394,5 +406,20 @@ func TestWebhookGuardIgnoresProxyEnvironment(t *testing.T) {
 	}
 	if n := len(proxy.requests()); n != 0 {
 		t.Fatalf("the proxy got %d requests", n)
+	}
+}
+
+// TestRedactURLHidesAllUserInfo: a user name alone is often the
+// credential (a token as user info), so errors and logs show none of it.
+func TestRedactURLHidesAllUserInfo(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://t0ken@hooks.example.com/in":      "https://xxxxx@hooks.example.com/in",
+		"https://user:pw@hooks.example.com/in":    "https://xxxxx@hooks.example.com/in",
+		"https://hooks.example.com:443@evil.net/": "https://xxxxx@evil.net/",
+		"https://hooks.example.com/in?a=b":        "https://hooks.example.com/in?a=b",
+	} {
+		if got := redactURL(raw); got != want {
+			t.Errorf("redactURL(%q) = %q, want %q", raw, got, want)
+		}
 	}
 }

@@ -32,8 +32,10 @@ import (
 // no other wildcard. A URL with user info is never allowed (credentials in
 // an agent's options end up in the event log and the node's log); nor is a
 // URL whose host is a number in any form but dotted-decimal IPv4
-// (http://2130706433/, http://0x7f.1/), or whose path has dot segments or
-// an encoded '/', which a receiver may resolve to another path.
+// (http://2130706433/, http://0x7f.1/), or whose path has dot segments
+// (also as "..;x", which servlet containers read as ".."), an encoded '/'
+// or '\', or an encoded '%' (a double encoding), which a receiver may
+// resolve to another path.
 //
 // Private, loopback, link-local (169.254.169.254, the cloud metadata
 // service, among them), unspecified, multicast, carrier-grade NAT, unique
@@ -212,11 +214,19 @@ func pathSegments(u *url.URL) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("has a malformed path")
 		}
+		// Servlet containers (Tomcat, Jetty) and the frameworks on them
+		// drop a segment's ";parameters" before resolving dot segments:
+		// to them /in/..;/admin is /admin.
+		name, _, _ := strings.Cut(s, ";")
 		switch {
-		case s == "." || s == "..":
+		case name == "." || name == "..":
 			return nil, fmt.Errorf("has a dot segment (%q) in its path", raw)
 		case strings.ContainsAny(s, "/\\"):
 			return nil, fmt.Errorf("has an encoded '/' or '\\' in its path segment %q", raw)
+		case strings.Contains(s, "%"):
+			// A receiver, or a proxy before it, that decodes once more
+			// would read %252e%252e as "..", %252f as '/'.
+			return nil, fmt.Errorf("has a path segment encoded twice (%q); write the path with each character encoded once", raw)
 		}
 		segs = append(segs, s)
 	}
