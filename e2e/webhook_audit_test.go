@@ -1,9 +1,13 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -146,5 +150,150 @@ func TestWebhookAuditRefusals(t *testing.T) {
 	}
 	if r := reply(t, node.NATS(t, "req", "--raw", "jido.api.ping", `{}`)); r["ok"] != true {
 		t.Fatalf("ping after the refusals = %v", r)
+	}
+}
+
+// effectErrors are the errors of the failed directives recorded in the
+// stream of agent id, read with `jido-bus log show`.
+func effectErrors(t *testing.T, node *Node, id string) []string {
+	t.Helper()
+	var out struct {
+		Entries []struct {
+			Event struct {
+				Type string `json:"type"`
+				Data struct {
+					Results []struct {
+						Outcome string `json:"outcome"`
+						Error   string `json:"error"`
+					} `json:"results"`
+				} `json:"data"`
+			} `json:"event"`
+		} `json:"entries"`
+	}
+	raw := tools.Run(t, "log", "show", "agent/"+id, "--json", "--nats-url", node.URL)
+	if err := json.Unmarshal([]byte(raw), &out); err != nil {
+		t.Fatalf("log show agent/%s: %v\n%s", id, err, raw)
+	}
+	var errs []string
+	for _, e := range out.Entries {
+		for _, r := range e.Event.Data.Results {
+			if r.Outcome == "failed" {
+				errs = append(errs, r.Error)
+			}
+		}
+	}
+	return errs
+}
+
+// TestWebhookAuditDelivery: the webhook policy from the `webhooks:` part
+// of --config; a proxy named in the node's environment is not used; a
+// redirect is not followed; a receiver that never answers costs one
+// bounded attempt. Each failed delivery is a failed directive recorded in
+// the agent's stream, without the secret, and the node keeps serving.
+func TestWebhookAuditDelivery(t *testing.T) {
+	t.Setenv("JIDO_SECRET_AUDIT", "audit-s3cret-value")
+	proxy := newPathRecorder(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	t.Setenv("HTTP_PROXY", proxy.srv.URL) // the serve child inherits them
+	t.Setenv("HTTPS_PROXY", proxy.srv.URL)
+	t.Setenv("NO_PROXY", "")
+	hang := make(chan struct{})
+	rcv := newPathRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/in/redirect":
+			http.Redirect(w, r, "/in/elsewhere", http.StatusTemporaryRedirect)
+		case "/in/hang":
+			select {
+			case <-r.Context().Done():
+			case <-hang:
+			}
+		default:
+			w.WriteHeader(http.StatusNoContent)
+		}
+	})
+	defer close(hang) // before rcv's cleanup closes the server
+
+	conf := filepath.Join(t.TempDir(), "jido.yaml")
+	// hooks.example.invalid never resolves: only a proxy could deliver to
+	// it (Go's clients never proxy a loopback destination, so the
+	// receiver alone would not show a proxy in use).
+	yaml := "webhooks:\n  allow: [" + rcv.srv.URL + "/in, http://hooks.example.invalid/in]\n  allow_private: [127.0.0.1]\n"
+	if err := os.WriteFile(conf, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	node := StartNode(t, tools, t.TempDir(), "--config", conf)
+
+	start := func(id, url, extra string) {
+		t.Helper()
+		req := `{"type":"counter","id":"` + id + `","options":{"default_dispatch":{"kind":"webhook","url":"` + url + `","secret_env":"JIDO_SECRET_AUDIT"` + extra + `}}}`
+		if r := reply(t, node.NATS(t, "req", "--raw", "jido.api.agent.start", req)); r["ok"] != true {
+			t.Fatalf("start %s = %v", id, r)
+		}
+		node.NATS(t, "req", "--raw", "jido.agent."+id+".counter.increment", `{"by":1}`)
+	}
+	start("ok", rcv.srv.URL+"/in/ok", "")
+	start("redirect", rcv.srv.URL+"/in/redirect", "")
+	start("hang", rcv.srv.URL+"/in/hang", `,"timeout":"1s","max_attempts":1`)
+	start("proxied", "http://hooks.example.invalid/in", `,"timeout":"5s","max_attempts":1`)
+
+	waitFor(t, "the delivery", func() bool { return slices.Contains(rcv.got(), "/in/ok") })
+	waitFor(t, "the redirect's failure", func() bool { return len(effectErrors(t, node, "redirect")) > 0 })
+	waitFor(t, "the hanging receiver's failure", func() bool { return len(effectErrors(t, node, "hang")) > 0 })
+
+	if errs := effectErrors(t, node, "redirect"); !strings.Contains(errs[0], "307") || !strings.Contains(errs[0], "not retried") {
+		t.Errorf("redirect: recorded %q, want a failure naming 307, not retried", errs)
+	}
+	if slices.Contains(rcv.got(), "/in/elsewhere") {
+		t.Error("the redirect was followed")
+	}
+	if errs := effectErrors(t, node, "hang"); !strings.Contains(errs[0], "after 1 attempt") {
+		t.Errorf("hang: recorded %q, want a failure after 1 attempt", errs)
+	}
+	waitFor(t, "the unresolvable name's delivery to end", func() bool {
+		return len(effectErrors(t, node, "proxied")) > 0 || len(proxy.got()) > 0
+	})
+	if n := len(proxy.got()); n != 0 {
+		t.Errorf("the proxy of the environment got %d requests", n)
+	}
+	if errs := effectErrors(t, node, "ok"); len(errs) != 0 {
+		t.Errorf("the good delivery failed: %q", errs)
+	}
+	if strings.Contains(node.Logs(), "audit-s3cret-value") {
+		t.Error("the node's log shows the secret")
+	}
+	if r := reply(t, node.NATS(t, "req", "--raw", "jido.api.ping", "")); r["ok"] != true {
+		t.Fatalf("ping = %v", r)
+	}
+}
+
+// TestWebhookAuditConnectTimeRecorded: a name the operator allows that
+// resolves to loopback, which the operator did not allow, gets no request,
+// and the refused delivery is a failed directive recorded in the agent's
+// stream — tried once, naming the address and the flag that would allow
+// it, without the secret.
+func TestWebhookAuditConnectTimeRecorded(t *testing.T) {
+	t.Setenv("JIDO_SECRET_AUDIT", "audit-s3cret-value")
+	rcv := newPathRecorder(t, func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	named := strings.Replace(rcv.srv.URL, "127.0.0.1", "localhost", 1)
+	node := StartNode(t, tools, t.TempDir(), "--webhook-allow", named+"/in")
+	req := `{"type":"counter","id":"c1","options":{"default_dispatch":{"kind":"webhook","url":"` + named + `/in","secret_env":"JIDO_SECRET_AUDIT","max_attempts":3}}}`
+	if r := reply(t, node.NATS(t, "req", "--raw", "jido.api.agent.start", req)); r["ok"] != true {
+		t.Fatalf("start = %v", r)
+	}
+	node.NATS(t, "req", "--raw", "jido.agent.c1.counter.increment", `{"by":1}`)
+	waitFor(t, "the recorded failure", func() bool { return len(effectErrors(t, node, "c1")) > 0 })
+	got := effectErrors(t, node, "c1")[0]
+	for _, want := range []string{"loopback", "--webhook-allow-private", "after 1 attempt"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("recorded %q, want it to contain %q", got, want)
+		}
+	}
+	if strings.Contains(got, "audit-s3cret-value") || strings.Contains(node.Logs(), "audit-s3cret-value") {
+		t.Error("the failure shows the secret")
+	}
+	if n := len(rcv.got()); n != 0 {
+		t.Errorf("the receiver got %d requests", n)
+	}
+	if r := reply(t, node.NATS(t, "req", "--raw", "jido.api.agent.state", `{"id":"c1"}`)); r["ok"] != true {
+		t.Fatalf("state after the refused delivery = %v", r)
 	}
 }
