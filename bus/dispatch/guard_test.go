@@ -307,6 +307,12 @@ func TestWebhookPolicyInvalid(t *testing.T) {
 		_, err := NewWebhookGuard(tc.p)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewWebhookGuard(%+v) = %v, want an error containing %q", tc.p, err, tc.want)
+			continue
+		}
+		// The form wanted is shown once, not once by the parser and again
+		// by the guard.
+		if n := strings.Count(err.Error(), "scheme://host"); n > 1 {
+			t.Errorf("NewWebhookGuard(%+v) = %v: the form is shown %d times", tc.p, err, n)
 		}
 	}
 	// Bare addresses are one-address networks; non-canonical CIDRs are masked.

@@ -80,6 +80,9 @@ func parseDestination(raw string, pattern bool) (destination, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Opaque != "" || u.Host == "" {
+		if pattern { // the guard says what a pattern looks like
+			return destination{}, fmt.Errorf("is not a URL")
+		}
 		return destination{}, fmt.Errorf("is not of the form scheme://host[:port][/path], e.g. https://hooks.example.com")
 	}
 	d := destination{scheme: u.Scheme}
@@ -92,9 +95,9 @@ func parseDestination(raw string, pattern bool) (destination, error) {
 	if pattern {
 		switch {
 		case u.RawQuery != "" || u.ForceQuery:
-			return d, fmt.Errorf("has a query; a pattern is scheme://host[:port][/path]")
+			return d, fmt.Errorf("has a query")
 		case u.Fragment != "" || strings.Contains(raw, "#"):
-			return d, fmt.Errorf("has a fragment; a pattern is scheme://host[:port][/path]")
+			return d, fmt.Errorf("has a fragment")
 		}
 	}
 	if err := d.parseHost(u, pattern); err != nil {
