@@ -127,6 +127,13 @@ func DecodeRequest(req []byte, v any) error {
 		if errors.As(err, &syn) {
 			return bus.Errorf(bus.ReasonInvalidRequest, "request is not valid JSON: %v", err)
 		}
+		// A field's own decoder (a dispatch config, an option) says what
+		// is wrong as an *bus.Error: keep its reason, and do not repeat
+		// the reason word inside the message.
+		var be *bus.Error
+		if errors.As(err, &be) {
+			return bus.Errorf(be.Type, "request: %s", be.Message)
+		}
 		return bus.Errorf(bus.ReasonInvalidRequest, "request: %v", err)
 	}
 	if dec.More() {
