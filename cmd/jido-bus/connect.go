@@ -242,6 +242,19 @@ func (s connSettings) who() string {
 	case s.nkey != "":
 		return fmt.Sprintf("nkey %s (from %s)", s.nkey, s.from["nkey"])
 	}
+	// nats.go presents the credentials a server URL carries
+	// (nats://user:pass@host, nats://token@host) when no option gives any.
+	for p := range strings.SplitSeq(s.url, ",") {
+		u, err := url.Parse(strings.TrimSpace(p))
+		if err != nil || u.User == nil {
+			continue
+		}
+		from := "the URL in " + s.from["url"]
+		if _, ok := u.User.Password(); ok {
+			return fmt.Sprintf("user %s (from %s)", u.User.Username(), from)
+		}
+		return "a token (from " + from + ")"
+	}
 	return "no credentials"
 }
 
@@ -309,13 +322,20 @@ func isUnresolved(err error) bool {
 	return ok
 }
 
-// redactURL hides the passwords of a comma-separated server list.
+// redactURL hides the secrets of a comma-separated server list: the
+// password of nats://user:pass@host, and the token of nats://token@host
+// (url.URL.Redacted keeps a lone user name, which here is a token).
 func redactURL(servers string) string {
 	parts := strings.Split(servers, ",")
 	for i, p := range parts {
-		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
-			parts[i] = u.Redacted()
+		u, err := url.Parse(strings.TrimSpace(p))
+		if err != nil || u.User == nil {
+			continue
 		}
+		if _, ok := u.User.Password(); !ok {
+			u.User = url.User("xxxxx")
+		}
+		parts[i] = u.Redacted()
 	}
 	return strings.Join(parts, ",")
 }

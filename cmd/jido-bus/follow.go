@@ -45,11 +45,12 @@ func followerOptions(w io.Writer, what string, url func() string) []nats.Option 
 			}
 			fmt.Fprintf(w, "jido-bus %s: lost the node at %s%s; reconnecting…\n", what, url(), reason)
 		}),
+		// nats.go's ConnectedUrlRedacted shows a token URL's token.
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			if nc.IsClosed() {
 				return
 			}
-			fmt.Fprintf(w, "jido-bus %s: reconnected to %s\n", what, nc.ConnectedUrlRedacted())
+			fmt.Fprintf(w, "jido-bus %s: reconnected to %s\n", what, redactURL(nc.ConnectedUrl()))
 		}),
 	}
 }
