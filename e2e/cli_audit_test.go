@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -286,4 +288,58 @@ func startFollower(t *testing.T, cmd *exec.Cmd) <-chan error {
 		<-done
 	})
 	return exited
+}
+
+// TestCLIAuditInterrupt: Ctrl-C ends a follower quietly with exit 0, and
+// a waiting command (agent await) with exit 130 and "interrupted", not
+// "context canceled".
+func TestCLIAuditInterrupt(t *testing.T) {
+	n := StartNode(t, tools, t.TempDir())
+	runCLI(t, []string{"NATS_URL=" + n.URL}, "agent", "start", "counter", "--id", "c1").must(t, "agent start")
+	for _, c := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"log", "tail", "agent/c1", "-f"}, 0},
+		{[]string{"top"}, 0},
+		{[]string{"agent", "await", "c1", "--for", "5m"}, 130},
+	} {
+		conns := strings.Count(n.Logs(), "Client connection created")
+		cmd := exec.Command(tools.JidoBus, append(c.args, "--nats-url", n.URL)...)
+		var stdout, stderr syncBuffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		exited := startFollower(t, cmd)
+		// The first output (or, for await, its connection reaching the
+		// node) shows the command is under way.
+		waitFor(t, strings.Join(c.args, " ")+" under way", func() bool {
+			if c.code == 0 {
+				return stdout.String() != ""
+			}
+			return strings.Count(n.Logs(), "Client connection created") > conns
+		})
+		if err := cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		var err error
+		waitFor(t, strings.Join(c.args, " ")+" to end on Ctrl-C", func() bool {
+			select {
+			case err = <-exited:
+				return true
+			default:
+				return false
+			}
+		})
+		code := 0
+		if ee, ok := errors.AsType[*exec.ExitError](err); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != c.code || strings.Contains(stderr.String(), "context canceled") {
+			t.Errorf("%v after Ctrl-C: exit %d, stderr %q; want exit %d", c.args, code, stderr.String(), c.code)
+		}
+		if c.code == 130 && !strings.Contains(stderr.String(), "interrupted") {
+			t.Errorf("%v after Ctrl-C does not say interrupted: %q", c.args, stderr.String())
+		}
+	}
 }

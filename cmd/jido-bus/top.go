@@ -125,6 +125,11 @@ func runTop(ctx context.Context, out io.Writer, o topOptions) error {
 	p := &topPoller{nc: nc, subjects: subjects, req: o.live.requester(nc, subjects), url: o.live.url, agents: o.agents}
 	frame, err := p.poll(ctx)
 	if err != nil {
+		if ctx.Err() != nil && !o.once {
+			// Interrupted before the first frame: a follower ends
+			// quietly whenever it is stopped.
+			return nil
+		}
 		return err
 	}
 	if o.once {
