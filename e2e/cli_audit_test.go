@@ -343,3 +343,23 @@ func TestCLIAuditInterrupt(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIAuditNotFound: what does not exist exits 3 and the error names
+// the command typed.
+func TestCLIAuditNotFound(t *testing.T) {
+	n := StartNode(t, tools, t.TempDir())
+	env := []string{"NATS_URL=" + n.URL}
+	for _, c := range []struct {
+		args []string
+		say  string
+	}{
+		{[]string{"agent", "stop", "nope", "--dry-run"}, "agent stop"},
+		{[]string{"agent", "stop", "nope"}, "agent stop"},
+		{[]string{"schema", "show", "nope.nothing"}, `no schema named "nope.nothing"`},
+	} {
+		r := runCLI(t, env, c.args...)
+		if r.code != 3 || !strings.Contains(r.stderr, c.say) {
+			t.Errorf("%v: exit %d, stderr %q; want 3 and %q", c.args, r.code, r.stderr, c.say)
+		}
+	}
+}
