@@ -123,7 +123,7 @@ func TestCLIAuditTopWithoutATerminal(t *testing.T) {
 		t.Fatalf("serve did not stop cleanly: %v", err)
 	}
 	waitFor(t, "top to say it lost the node (stderr: "+stderr.String()+")", func() bool {
-		return strings.Contains(stderr.String(), "reconnecting")
+		return strings.Contains(stderr.String(), "jido-bus top: lost the node")
 	})
 	node = StartNode(t, tools, dir, "--listen", strings.TrimPrefix(url, "nats://"))
 	runCLI(t, []string{"NATS_URL=" + url}, "agent", "start", "counter", "--id", "after-restart").must(t, "agent start")
@@ -227,7 +227,7 @@ func TestCLIAuditConvFollow(t *testing.T) {
 		t.Fatalf("serve did not stop cleanly: %v", err)
 	}
 	waitFor(t, "conv follow to say it lost the node (stderr: "+stderr.String()+")", func() bool {
-		return strings.Contains(stderr.String(), "reconnecting")
+		return strings.Contains(stderr.String(), "jido-bus conv follow: lost the node")
 	})
 	rig.node = StartNode(t, tools, dir, "--listen", strings.TrimPrefix(url, "nats://"))
 	waitFor(t, "conv follow to reconnect (stderr: "+stderr.String()+")", func() bool {
@@ -361,5 +361,28 @@ func TestCLIAuditNotFound(t *testing.T) {
 		if r.code != 3 || !strings.Contains(r.stderr, c.say) {
 			t.Errorf("%v: exit %d, stderr %q; want 3 and %q", c.args, r.code, r.stderr, c.say)
 		}
+	}
+}
+
+// TestCLIAuditConvFollowWaits: conv follow of a conversation that does not
+// exist yet says it waits (a mistyped id is seen at once), then follows it
+// once it starts.
+func TestCLIAuditConvFollowWaits(t *testing.T) {
+	n := StartNode(t, tools, t.TempDir())
+	env := []string{"NATS_URL=" + n.URL}
+	root := t.TempDir()
+	writeProjectTree(t, root, map[string]string{"README.md": "hi\n"})
+	runCLI(t, env, "project", "open", root, "--id", "p1").must(t, "project open")
+	cmd := exec.Command(tools.JidoBus, "conv", "follow", "p1/later", "--every", "50ms", "--nats-url", n.URL)
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	startFollower(t, cmd)
+	waitFor(t, "conv follow to say it waits (stderr: "+stderr.String()+")", func() bool {
+		return strings.Contains(stderr.String(), "no conversation p1/later yet; waiting for it to start")
+	})
+	runCLI(t, env, "conv", "start", "p1", "--id", "later").must(t, "conv start")
+	waitFor(t, "the conversation's timeline", func() bool { return strings.Contains(stdout.String(), "started") })
+	if c := strings.Count(stderr.String(), "waiting"); c != 1 {
+		t.Errorf("conv follow said it waits %d times, want once:\n%s", c, stderr.String())
 	}
 }

@@ -124,7 +124,7 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 	if every <= 0 {
 		return fmt.Errorf("--every %s: want a positive duration such as 250ms", every)
 	}
-	f.follower = &syncWriter{w: cmd.ErrOrStderr()}
+	f.follower, f.followerName = &syncWriter{w: cmd.ErrOrStderr()}, "conv follow"
 	nc, subjects, err := f.connect()
 	if err != nil {
 		return err
@@ -145,6 +145,7 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	ctx := cmd.Context()
+	waiting := false
 	for {
 		// Deltas that arrived before this poll began follow what it
 		// returns; later ones kick another poll.
@@ -159,8 +160,15 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 			c.timeline(tl.Items)
 		case ctx.Err() != nil:
 			return nil
-		case bus.ErrorType(err) == bus.ReasonNotFound, transient(err):
-			// Not started yet, or the node is away: ask again.
+		case bus.ErrorType(err) == bus.ReasonNotFound:
+			// Not started yet: it may be (conv send starts it), so wait,
+			// but say so once, for a mistyped id.
+			if !waiting {
+				fmt.Fprintf(f.follower, "jido-bus conv follow: no conversation %s yet; waiting for it to start ('jido-bus conv ls' lists the conversations)\n", key)
+				waiting = true
+			}
+		case transient(err):
+			// The node is away: ask again.
 		default:
 			return err
 		}

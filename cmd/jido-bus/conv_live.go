@@ -20,6 +20,8 @@ type liveFlags struct {
 	// follower, when set, makes the connection reconnect for ever,
 	// telling it (stderr) when the node is lost and back.
 	follower io.Writer
+	// followerName is the command a follower's messages name.
+	followerName string
 }
 
 func (f *liveFlags) register(cmd *cobra.Command) {
@@ -30,7 +32,11 @@ func (f *liveFlags) register(cmd *cobra.Command) {
 // connect is connFlags.connect, reconnecting for ever for a follower.
 func (f *liveFlags) connect() (*nats.Conn, bus.Subjects, error) {
 	if f.follower != nil {
-		return f.connFlags.connect(followerOptions(f.follower, "cli", func() string { return f.url })...)
+		name := f.followerName
+		if name == "" {
+			name = "cli"
+		}
+		return f.connFlags.connect(followerOptions(f.follower, name, func() string { return f.url })...)
 	}
 	return f.connFlags.connect()
 }

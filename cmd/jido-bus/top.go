@@ -67,6 +67,7 @@ terminal it prints one frame after another, separated by a blank line.
 				o.live.follower = io.Discard
 			} else {
 				o.live.follower = &syncWriter{w: cmd.ErrOrStderr()}
+				o.live.followerName = "top"
 			}
 			if !o.once && !o.live.json && isTerminal(out) && isTerminalReader(cmd.InOrStdin()) {
 				restore, err := rawTerminal(cmd.InOrStdin())
