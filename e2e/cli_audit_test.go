@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -384,5 +386,48 @@ func TestCLIAuditConvFollowWaits(t *testing.T) {
 	waitFor(t, "the conversation's timeline", func() bool { return strings.Contains(stdout.String(), "started") })
 	if c := strings.Count(stderr.String(), "waiting"); c != 1 {
 		t.Errorf("conv follow said it waits %d times, want once:\n%s", c, stderr.String())
+	}
+}
+
+// TestCLIAuditVerifyDamageIsExit2: a log whose WAL is damaged on disk is
+// reported by log verify (read from the data dir, no node running) with
+// exit 2, the code scripts check for damage.
+func TestCLIAuditVerifyDamageIsExit2(t *testing.T) {
+	dir := t.TempDir()
+	n := StartNode(t, tools, dir)
+	env := []string{"NATS_URL=" + n.URL}
+	// Entries over many WAL blocks (32 KiB each), so that records follow
+	// the damaged one: damage, not a write torn by a crash.
+	pad := strings.Repeat("x", 4000)
+	for range 40 {
+		runCLI(t, env, "conv", "send", "x/c1", pad).must(t, "conv send")
+	}
+	// Killed, the node leaves its entries in the WAL (a clean stop
+	// flushes them to tables).
+	n.Kill(t)
+	away := []string{"NATS_URL=nats://" + freeAddr(t)}
+
+	wals, _ := filepath.Glob(filepath.Join(dir, "log", "*.log"))
+	if len(wals) == 0 {
+		t.Fatal("no WAL in the node's log")
+	}
+	wal := wals[len(wals)-1]
+	data, err := os.ReadFile(wal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(data) / 2; i < len(data)/2+16; i++ {
+		data[i] ^= 0x5a
+	}
+	if err := os.WriteFile(wal, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, away, "log", "verify", "--data-dir", dir)
+	if r.code != 2 || !strings.Contains(r.stdout, "DAMAGED") {
+		t.Errorf("log verify of a damaged WAL: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, away, "log", "verify", "--data-dir", dir, "-o", "json")
+	if r.code != 2 || !json.Valid([]byte(r.stdout)) {
+		t.Errorf("log verify -o json of a damaged WAL: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
