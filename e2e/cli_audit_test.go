@@ -431,3 +431,16 @@ func TestCLIAuditVerifyDamageIsExit2(t *testing.T) {
 		t.Errorf("log verify -o json of a damaged WAL: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestCLIAuditConvChatHasNoJSON: conv chat is a conversation with a
+// person; it offers no -o json it would ignore, and refuses one.
+func TestCLIAuditConvChatHasNoJSON(t *testing.T) {
+	help := runCLI(t, nil, "conv", "chat", "--help").must(t, "conv chat --help")
+	if strings.Contains(help, "--json") || strings.Contains(help, "--output") {
+		t.Errorf("conv chat --help offers JSON output it does not print:\n%s", help)
+	}
+	r := runCLI(t, []string{"NATS_URL=nats://" + freeAddr(t)}, "conv", "chat", "p1", "-o", "json")
+	if r.code != 1 || !strings.Contains(r.stderr, "conv follow -o json") {
+		t.Errorf("conv chat -o json: exit %d, stderr %q; want 1 and what to use instead", r.code, r.stderr)
+	}
+}
