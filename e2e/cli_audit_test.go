@@ -444,3 +444,14 @@ func TestCLIAuditConvChatHasNoJSON(t *testing.T) {
 		t.Errorf("conv chat -o json: exit %d, stderr %q; want 1 and what to use instead", r.code, r.stderr)
 	}
 }
+
+// TestCLIAuditConvFollowWrongPrefix: conv follow with a --prefix no node
+// serves fails at once, exit 4, saying the prefix may be the mistake, as
+// top and log tail -f do, instead of waiting in silence.
+func TestCLIAuditConvFollowWrongPrefix(t *testing.T) {
+	n := StartNode(t, tools, t.TempDir())
+	r := runCLI(t, []string{"NATS_URL=" + n.URL}, "conv", "follow", "p1/c1", "--prefix", "prod", "--timeout", "2s")
+	if r.code != 4 || !strings.Contains(r.stderr, "is --prefix prod a mistake?") {
+		t.Errorf("conv follow --prefix prod: exit %d, stderr %q; want 4 and the prefix named", r.code, r.stderr)
+	}
+}

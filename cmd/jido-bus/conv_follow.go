@@ -145,7 +145,10 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	ctx := cmd.Context()
-	waiting := false
+	// answered: the node has answered once. Until then a node that is not
+	// there (or a wrong --prefix) fails at once, exit 4, as top and log
+	// tail -f do; after that, its absence is a restart to outlive.
+	waiting, answered := false, false
 	for {
 		// Deltas that arrived before this poll began follow what it
 		// returns; later ones kick another poll.
@@ -153,6 +156,7 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 		reply, err := client.ConvShow(ctx, projectionapi.ConvShowRequest{Conv: key, View: conversation.ViewTimeline})
 		switch {
 		case err == nil:
+			answered = true
 			var tl conversation.Timeline
 			if err := json.Unmarshal(reply.State, &tl); err != nil {
 				return fmt.Errorf("timeline of %s: %w", key, err)
@@ -163,10 +167,13 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 		case bus.ErrorType(err) == bus.ReasonNotFound:
 			// Not started yet: it may be (conv send starts it), so wait,
 			// but say so once, for a mistyped id.
+			answered = true
 			if !waiting {
 				fmt.Fprintf(f.follower, "jido-bus conv follow: no conversation %s yet; waiting for it to start ('jido-bus conv ls' lists the conversations)\n", key)
 				waiting = true
 			}
+		case !answered:
+			return err
 		case transient(err):
 			// The node is away: ask again.
 		default:

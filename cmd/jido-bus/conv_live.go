@@ -101,7 +101,9 @@ conversation.assistant.delta events, never logged) as they stream, ending
 the streamed text with a newline when the message it belongs to is
 committed. A tool call's line is printed again when the call completes
 (or fails), with its outcome. It runs until interrupted, and outlives the
-node's restarts as 'nats sub' does, saying so on stderr.`,
+node's restarts as 'nats sub' does, saying so on stderr; a node that does
+not answer when it starts is an error (exit 4). A conversation that does
+not exist yet is waited for, saying so once on stderr.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runConvFollow(cmd, &f, args[0], every)
