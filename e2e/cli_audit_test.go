@@ -455,3 +455,45 @@ func TestCLIAuditConvFollowWrongPrefix(t *testing.T) {
 		t.Errorf("conv follow --prefix prod: exit %d, stderr %q; want 4 and the prefix named", r.code, r.stderr)
 	}
 }
+
+// TestCLIAuditFollowerRefusedAfterARestart: the node comes back refusing
+// the follower's credentials (its token was changed). log tail -f says
+// "authorization failed" instead of waiting in silence, keeps trying, and
+// follows again once the node accepts it.
+func TestCLIAuditFollowerRefusedAfterARestart(t *testing.T) {
+	dir := t.TempDir()
+	node := StartNode(t, tools, dir, "--token", "tok-a")
+	url := node.URL
+	listen := strings.TrimPrefix(url, "nats://")
+	env := []string{"NATS_URL=" + url, "NATS_TOKEN=tok-a"}
+	runCLI(t, env, "agent", "start", "counter", "--id", "c1").must(t, "agent start")
+	cmd := exec.Command(tools.JidoBus, "log", "tail", "agent/c1", "-f", "-o", "json", "--poll", "50ms", "--timeout", "2s", "--nats-url", url, "--token", "tok-a")
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	exited := startFollower(t, cmd)
+	waitFor(t, "the first entry", func() bool { return strings.Contains(stdout.String(), `"seq":1`) })
+
+	if err := node.Stop(t); err != nil {
+		t.Fatalf("serve did not stop cleanly: %v", err)
+	}
+	node = StartNode(t, tools, dir, "--listen", listen, "--token", "tok-b")
+	waitFor(t, "log tail -f to say it is refused (stderr: "+stderr.String()+")", func() bool {
+		return strings.Contains(stderr.String(), "authorization failed")
+	})
+	if strings.Contains(stderr.String(), "tok-a") {
+		t.Errorf("the token is printed:\n%s", stderr.String())
+	}
+	if err := node.Stop(t); err != nil {
+		t.Fatalf("serve did not stop cleanly: %v", err)
+	}
+	node = StartNode(t, tools, dir, "--listen", listen, "--token", "tok-a")
+	runCLI(t, env, "agent", "call", "c1", "counter.increment", `{"by":1}`).must(t, "agent call")
+	waitFor(t, "log tail -f to follow again (stderr: "+stderr.String()+")", func() bool {
+		return strings.Contains(stdout.String(), "counter.increment")
+	})
+	select {
+	case err := <-exited:
+		t.Fatalf("log tail -f exited: %v\n%s", err, stderr.String())
+	default:
+	}
+}

@@ -52,6 +52,9 @@ type connFlags struct {
 	flags   *pflag.FlagSet
 	denials *natsbus.Denials // set by connect, for requester
 	url     string           // the URL connect used, for messages
+	// onAuthError, when set (a follower), is told when the server
+	// refuses the credentials after a reconnect.
+	onAuthError func(error)
 }
 
 func (f *connFlags) register(cmd *cobra.Command) {
@@ -279,7 +282,12 @@ func (f *connFlags) connect(extra ...nats.Option) (*nats.Conn, bus.Subjects, err
 		return nil, subjects, err
 	}
 	f.denials = &natsbus.Denials{User: s.user}
-	opts = append(opts, nats.Name("jido-bus cli"), nats.Timeout(f.timeout), nats.ErrorHandler(f.denials.Handle))
+	opts = append(opts, nats.Name("jido-bus cli"), nats.Timeout(f.timeout), nats.ErrorHandler(func(nc *nats.Conn, sub *nats.Subscription, err error) {
+		if f.onAuthError != nil && isAuthError(err) {
+			f.onAuthError(err)
+		}
+		f.denials.Handle(nc, sub, err)
+	}))
 	nc, err := nats.Connect(s.url, append(opts, extra...)...)
 	if err != nil {
 		return nil, subjects, connectError(f.url, s, err)
@@ -297,8 +305,7 @@ func (f *connFlags) requester(nc *nats.Conn, subjects bus.Subjects) natsbus.Requ
 // refused credentials, unavailable for a server that is not there.
 func connectError(url string, s connSettings, err error) error {
 	switch {
-	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired),
-		errors.Is(err, nats.ErrAuthRevoked), errors.Is(err, nats.ErrAccountAuthExpired):
+	case isAuthError(err):
 		return &bus.Error{Type: bus.ReasonForbidden, Message: fmt.Sprintf(
 			"authorization failed at %s with %s: %v; check --user/--password, --token, --creds, --nkey, their NATS_* variables or the NATS context", url, s.who(), err)}
 	case errors.Is(err, nats.ErrNoServers), errors.Is(err, nats.ErrTimeout), isTimeout(err), isUnresolved(err):
@@ -306,6 +313,13 @@ func connectError(url string, s connSettings, err error) error {
 			"no NATS server at %s (%v): start a node with 'jido-bus serve', or point -s/--server or NATS_URL at one", url, err)}
 	}
 	return fmt.Errorf("connect to %s: %w", url, err)
+}
+
+// isAuthError reports whether err is the server refusing the
+// credentials.
+func isAuthError(err error) bool {
+	return errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) ||
+		errors.Is(err, nats.ErrAuthRevoked) || errors.Is(err, nats.ErrAccountAuthExpired)
 }
 
 // isTimeout reports whether err is a network timeout (a server that does

@@ -36,7 +36,7 @@ func (f *liveFlags) connect() (*nats.Conn, bus.Subjects, error) {
 		if name == "" {
 			name = "cli"
 		}
-		return f.connFlags.connect(followerOptions(f.follower, name, func() string { return f.url })...)
+		return f.connFlags.connect(f.followerOptions(f.follower, name)...)
 	}
 	return f.connFlags.connect()
 }
