@@ -127,7 +127,7 @@ func TestCLIAuditTopWithoutATerminal(t *testing.T) {
 	waitFor(t, "top to say it lost the node (stderr: "+stderr.String()+")", func() bool {
 		return strings.Contains(stderr.String(), "jido-bus top: lost the node")
 	})
-	node = StartNode(t, tools, dir, "--listen", strings.TrimPrefix(url, "nats://"))
+	StartNode(t, tools, dir, "--listen", strings.TrimPrefix(url, "nats://"))
 	runCLI(t, []string{"NATS_URL=" + url}, "agent", "start", "counter", "--id", "after-restart").must(t, "agent start")
 	waitFor(t, "a frame listing the agent started after the restart", func() bool {
 		return strings.Contains(stdout.String(), "after-restart")
@@ -486,7 +486,7 @@ func TestCLIAuditFollowerRefusedAfterARestart(t *testing.T) {
 	if err := node.Stop(t); err != nil {
 		t.Fatalf("serve did not stop cleanly: %v", err)
 	}
-	node = StartNode(t, tools, dir, "--listen", listen, "--token", "tok-a")
+	StartNode(t, tools, dir, "--listen", listen, "--token", "tok-a")
 	runCLI(t, env, "agent", "call", "c1", "counter.increment", `{"by":1}`).must(t, "agent call")
 	waitFor(t, "log tail -f to follow again (stderr: "+stderr.String()+")", func() bool {
 		return strings.Contains(stdout.String(), "counter.increment")
