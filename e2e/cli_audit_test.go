@@ -497,3 +497,17 @@ func TestCLIAuditFollowerRefusedAfterARestart(t *testing.T) {
 	default:
 	}
 }
+
+// TestCLIAuditBadPollIsRefused: log tail -f --poll 0 (or negative) is
+// refused with what to give, not a panic.
+func TestCLIAuditBadPollIsRefused(t *testing.T) {
+	n := StartNode(t, tools, t.TempDir())
+	env := []string{"NATS_URL=" + n.URL}
+	runCLI(t, env, "agent", "start", "counter", "--id", "c1").must(t, "agent start")
+	for _, poll := range []string{"0", "-1s"} {
+		r := runCLI(t, env, "log", "tail", "agent/c1", "-f", "--poll", poll)
+		if r.code != 1 || strings.Contains(r.stderr, "panic") || !strings.Contains(r.stderr, "want a positive duration") {
+			t.Errorf("log tail -f --poll %s: exit %d, stderr %q", poll, r.code, r.stderr)
+		}
+	}
+}
