@@ -511,3 +511,14 @@ func TestCLIAuditBadPollIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIAuditEmptyServer: -s "" (a script's unset variable) is refused
+// saying so, rather than "no NATS server at " and exit 4.
+func TestCLIAuditEmptyServer(t *testing.T) {
+	for _, s := range []string{"", " ", ","} {
+		r := runCLI(t, nil, "agent", "list", "-s", s)
+		if r.code != 1 || !strings.Contains(r.stderr, "no server: give nats://host:port") {
+			t.Errorf("agent list -s %q: exit %d, stderr %q; want 1 and what to give", s, r.code, r.stderr)
+		}
+	}
+}

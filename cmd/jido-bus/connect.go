@@ -122,6 +122,11 @@ func (f *connFlags) resolve() (connSettings, error) {
 		*dst = def
 	}
 	pick("url", &s.url, []string{"server", "nats-url"}, "NATS_URL", nctx.URL, nats.DefaultURL)
+	if strings.Trim(s.url, ", \t") == "" {
+		// A script's unset variable (-s "$SERVER"): not the default
+		// server, which may be another node.
+		return s, fmt.Errorf("-s/--server (from %s) names no server: give nats://host:port", s.from["url"])
+	}
 	pick("user", &s.user, []string{"user"}, "NATS_USER", nctx.User, "")
 	pick("password", &s.password, []string{"password"}, "NATS_PASSWORD", nctx.Password, "")
 	pick("token", &s.token, []string{"token"}, "NATS_TOKEN", nctx.Token, "")
