@@ -71,7 +71,7 @@ func descendants(cmd *cobra.Command, f *liveFlags, id string) ([]string, error) 
 			if cur != id {
 				continue // a child that stopped meanwhile
 			}
-			return nil, err
+			return nil, relabel(err, "agent state", "agent stop")
 		}
 		var info runtime.Info
 		if err := json.Unmarshal(reply, &info); err != nil {

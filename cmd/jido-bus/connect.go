@@ -52,6 +52,9 @@ type connFlags struct {
 	flags   *pflag.FlagSet
 	denials *natsbus.Denials // set by connect, for requester
 	url     string           // the URL connect used, for messages
+	// onAuthError, when set (a follower), is told when the server
+	// refuses the credentials after a reconnect.
+	onAuthError func(error)
 }
 
 func (f *connFlags) register(cmd *cobra.Command) {
@@ -119,6 +122,11 @@ func (f *connFlags) resolve() (connSettings, error) {
 		*dst = def
 	}
 	pick("url", &s.url, []string{"server", "nats-url"}, "NATS_URL", nctx.URL, nats.DefaultURL)
+	if strings.Trim(s.url, ", \t") == "" {
+		// A script's unset variable (-s "$SERVER"): not the default
+		// server, which may be another node.
+		return s, fmt.Errorf("-s/--server (from %s) names no server: give nats://host:port", s.from["url"])
+	}
 	pick("user", &s.user, []string{"user"}, "NATS_USER", nctx.User, "")
 	pick("password", &s.password, []string{"password"}, "NATS_PASSWORD", nctx.Password, "")
 	pick("token", &s.token, []string{"token"}, "NATS_TOKEN", nctx.Token, "")
@@ -242,6 +250,19 @@ func (s connSettings) who() string {
 	case s.nkey != "":
 		return fmt.Sprintf("nkey %s (from %s)", s.nkey, s.from["nkey"])
 	}
+	// nats.go presents the credentials a server URL carries
+	// (nats://user:pass@host, nats://token@host) when no option gives any.
+	for p := range strings.SplitSeq(s.url, ",") {
+		u, err := url.Parse(strings.TrimSpace(p))
+		if err != nil || u.User == nil {
+			continue
+		}
+		from := "the URL in " + s.from["url"]
+		if _, ok := u.User.Password(); ok {
+			return fmt.Sprintf("user %s (from %s)", u.User.Username(), from)
+		}
+		return "a token (from " + from + ")"
+	}
 	return "no credentials"
 }
 
@@ -266,7 +287,12 @@ func (f *connFlags) connect(extra ...nats.Option) (*nats.Conn, bus.Subjects, err
 		return nil, subjects, err
 	}
 	f.denials = &natsbus.Denials{User: s.user}
-	opts = append(opts, nats.Name("jido-bus cli"), nats.Timeout(f.timeout), nats.ErrorHandler(f.denials.Handle))
+	opts = append(opts, nats.Name("jido-bus cli"), nats.Timeout(f.timeout), nats.ErrorHandler(func(nc *nats.Conn, sub *nats.Subscription, err error) {
+		if f.onAuthError != nil && isAuthError(err) {
+			f.onAuthError(err)
+		}
+		f.denials.Handle(nc, sub, err)
+	}))
 	nc, err := nats.Connect(s.url, append(opts, extra...)...)
 	if err != nil {
 		return nil, subjects, connectError(f.url, s, err)
@@ -284,8 +310,7 @@ func (f *connFlags) requester(nc *nats.Conn, subjects bus.Subjects) natsbus.Requ
 // refused credentials, unavailable for a server that is not there.
 func connectError(url string, s connSettings, err error) error {
 	switch {
-	case errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrAuthExpired),
-		errors.Is(err, nats.ErrAuthRevoked), errors.Is(err, nats.ErrAccountAuthExpired):
+	case isAuthError(err):
 		return &bus.Error{Type: bus.ReasonForbidden, Message: fmt.Sprintf(
 			"authorization failed at %s with %s: %v; check --user/--password, --token, --creds, --nkey, their NATS_* variables or the NATS context", url, s.who(), err)}
 	case errors.Is(err, nats.ErrNoServers), errors.Is(err, nats.ErrTimeout), isTimeout(err), isUnresolved(err):
@@ -293,6 +318,13 @@ func connectError(url string, s connSettings, err error) error {
 			"no NATS server at %s (%v): start a node with 'jido-bus serve', or point -s/--server or NATS_URL at one", url, err)}
 	}
 	return fmt.Errorf("connect to %s: %w", url, err)
+}
+
+// isAuthError reports whether err is the server refusing the
+// credentials.
+func isAuthError(err error) bool {
+	return errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) ||
+		errors.Is(err, nats.ErrAuthRevoked) || errors.Is(err, nats.ErrAccountAuthExpired)
 }
 
 // isTimeout reports whether err is a network timeout (a server that does
@@ -309,13 +341,20 @@ func isUnresolved(err error) bool {
 	return ok
 }
 
-// redactURL hides the passwords of a comma-separated server list.
+// redactURL hides the secrets of a comma-separated server list: the
+// password of nats://user:pass@host, and the token of nats://token@host
+// (url.URL.Redacted keeps a lone user name, which here is a token).
 func redactURL(servers string) string {
 	parts := strings.Split(servers, ",")
 	for i, p := range parts {
-		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
-			parts[i] = u.Redacted()
+		u, err := url.Parse(strings.TrimSpace(p))
+		if err != nil || u.User == nil {
+			continue
 		}
+		if _, ok := u.User.Password(); !ok {
+			u.User = url.User("xxxxx")
+		}
+		parts[i] = u.Redacted()
 	}
 	return strings.Join(parts, ",")
 }

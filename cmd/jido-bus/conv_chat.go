@@ -47,6 +47,9 @@ conversation it starts, as for conv start.`,
   printf 'what does main.go do?\n' | jido-bus conv chat demo c1`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if f.json {
+				return errors.New("conv chat talks with a person and prints no JSON: for a program, use conv send, and conv follow -o json to read the answers")
+			}
 			key := ""
 			if len(args) == 2 {
 				var err error
@@ -80,6 +83,10 @@ conversation it starts, as for conv start.`,
 		},
 	}
 	f.register(cmd)
+	// A chat prints for a person only: the output flags stay parsed (to
+	// refuse them with what to use instead) but are not offered.
+	_ = cmd.Flags().MarkHidden("output")
+	_ = cmd.Flags().MarkHidden("json")
 	opts.register(cmd, false)
 	return cmd
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -121,7 +122,9 @@ func newConvDecideCmd(decision string) *cobra.Command {
 			}
 			reply, err := f.control(cmd.Context(), "approve", args[0], body)
 			if err != nil {
-				return err
+				// Both answers ask jido.api.conv.approve; the error names
+				// the command the user typed.
+				return relabel(err, "conv approve ", "conv "+decision+" ")
 			}
 			return printControl(cmd, &f, reply, decision+"d call "+args[1]+" of")
 		},
@@ -148,3 +151,20 @@ waiting is refused (exit 3): conv show CONV lists those that are.`
 	documentJSON(cmd, `{"id":"approval.<call-id>.`+decision+`","conv","version":N}.`)
 	return cmd
 }
+
+// relabel is err with the prefix its message starts with replaced: the
+// type a script reads (errors.As, exit code) is kept.
+func relabel(err error, from, to string) error {
+	if from == to || !strings.HasPrefix(err.Error(), from) {
+		return err
+	}
+	return &relabelled{err: err, msg: to + strings.TrimPrefix(err.Error(), from)}
+}
+
+type relabelled struct {
+	err error
+	msg string
+}
+
+func (r *relabelled) Error() string { return r.msg }
+func (r *relabelled) Unwrap() error { return r.err }

@@ -28,17 +28,38 @@ type convFollower struct {
 	// item whose rendering changes (a tool call completing) is printed
 	// again.
 	shown []string
-	// inDelta is true while streamed text has been printed with no
-	// newline after it yet.
+	// inDelta is true while a stream is printing: its text has been
+	// printed with no newline after it yet, and no item since.
 	inDelta bool
+	// pending holds the deltas of a stream that has not begun printing:
+	// the items committed before the stream began (the user's message, a
+	// tool call's outcome) may not have been polled yet, and are printed
+	// first, so that streamed text is never cut by the items before it.
+	pending []string
+	// kick asks the poll loop to poll at once: a stream began.
+	kick chan struct{}
 }
 
 // delta prints streamed assistant text as it comes.
 func (c *convFollower) delta(text string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.inDelta {
+		c.pending = append(c.pending, text)
+		select {
+		case c.kick <- struct{}{}:
+		default:
+		}
+		return
+	}
+	c.printDelta(text)
+}
+
+// printDelta prints one delta; c.mu is held.
+func (c *convFollower) printDelta(text string) {
 	if c.asJSON {
 		_ = writeJSON(c.out, map[string]string{"kind": "delta", "text": text})
+		c.inDelta = true
 		return
 	}
 	if text == "" {
@@ -46,6 +67,25 @@ func (c *convFollower) delta(text string) {
 	}
 	fmt.Fprint(c.out, text)
 	c.inDelta = true
+}
+
+// hasPending reports whether deltas wait for the timeline to catch up.
+func (c *convFollower) hasPending() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending) > 0
+}
+
+// flushPending prints the deltas held back: the timeline has been polled
+// after they arrived, so everything committed before their stream began is
+// printed.
+func (c *convFollower) flushPending() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, text := range c.pending {
+		c.printDelta(text)
+	}
+	c.pending = nil
 }
 
 // timeline prints the items not printed yet and those that changed.
@@ -59,8 +99,10 @@ func (c *convFollower) timeline(items []conversation.TimelineItem) {
 		}
 		if c.inDelta {
 			// The committed message follows the text streamed before it:
-			// the streamed line ends here.
-			fmt.Fprintln(c.out)
+			// the streamed line ends here (a JSON line ends itself).
+			if !c.asJSON {
+				fmt.Fprintln(c.out)
+			}
 			c.inDelta = false
 		}
 		fmt.Fprint(c.out, line)
@@ -82,13 +124,13 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 	if every <= 0 {
 		return fmt.Errorf("--every %s: want a positive duration such as 250ms", every)
 	}
-	f.follower = &syncWriter{w: cmd.ErrOrStderr()}
+	f.follower, f.followerName = &syncWriter{w: cmd.ErrOrStderr()}, "conv follow"
 	nc, subjects, err := f.connect()
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	c := &convFollower{out: cmd.OutOrStdout(), asJSON: f.json}
+	c := &convFollower{out: cmd.OutOrStdout(), asJSON: f.json, kick: make(chan struct{}, 1)}
 	deltas, err := nc.Subscribe(subjects.Emit(key, convevent.AssistantDelta), func(m *nats.Msg) {
 		var d convevent.Data
 		if json.Unmarshal(m.Data, &d) == nil {
@@ -103,10 +145,18 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	ctx := cmd.Context()
+	// answered: the node has answered once. Until then a node that is not
+	// there (or a wrong --prefix) fails at once, exit 4, as top and log
+	// tail -f do; after that, its absence is a restart to outlive.
+	waiting, answered := false, false
 	for {
+		// Deltas that arrived before this poll began follow what it
+		// returns; later ones kick another poll.
+		streamed := c.hasPending()
 		reply, err := client.ConvShow(ctx, projectionapi.ConvShowRequest{Conv: key, View: conversation.ViewTimeline})
 		switch {
 		case err == nil:
+			answered = true
 			var tl conversation.Timeline
 			if err := json.Unmarshal(reply.State, &tl); err != nil {
 				return fmt.Errorf("timeline of %s: %w", key, err)
@@ -114,15 +164,31 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 			c.timeline(tl.Items)
 		case ctx.Err() != nil:
 			return nil
-		case bus.ErrorType(err) == bus.ReasonNotFound, transient(err):
-			// Not started yet, or the node is away: ask again.
+		case bus.ErrorType(err) == bus.ReasonNotFound:
+			// Not started yet: it may be (conv send starts it), so wait,
+			// but say so once, for a mistyped id.
+			answered = true
+			if !waiting {
+				fmt.Fprintf(f.follower, "jido-bus conv follow: no conversation %s yet; waiting for it to start ('jido-bus conv ls' lists the conversations)\n", key)
+				waiting = true
+			}
+		case !answered:
+			return err
+		case transient(err):
+			// The node is away: ask again.
 		default:
 			return err
+		}
+		if streamed {
+			// Printed even when the poll failed: text is held back one
+			// poll at most.
+			c.flushPending()
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
+		case <-c.kick:
 		}
 	}
 }

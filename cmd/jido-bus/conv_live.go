@@ -20,6 +20,8 @@ type liveFlags struct {
 	// follower, when set, makes the connection reconnect for ever,
 	// telling it (stderr) when the node is lost and back.
 	follower io.Writer
+	// followerName is the command a follower's messages name.
+	followerName string
 }
 
 func (f *liveFlags) register(cmd *cobra.Command) {
@@ -30,7 +32,11 @@ func (f *liveFlags) register(cmd *cobra.Command) {
 // connect is connFlags.connect, reconnecting for ever for a follower.
 func (f *liveFlags) connect() (*nats.Conn, bus.Subjects, error) {
 	if f.follower != nil {
-		return f.connFlags.connect(followerOptions(f.follower, "cli", func() string { return f.url })...)
+		name := f.followerName
+		if name == "" {
+			name = "cli"
+		}
+		return f.connFlags.connect(f.followerOptions(f.follower, name)...)
 	}
 	return f.connFlags.connect()
 }
@@ -95,7 +101,9 @@ conversation.assistant.delta events, never logged) as they stream, ending
 the streamed text with a newline when the message it belongs to is
 committed. A tool call's line is printed again when the call completes
 (or fails), with its outcome. It runs until interrupted, and outlives the
-node's restarts as 'nats sub' does, saying so on stderr.`,
+node's restarts as 'nats sub' does, saying so on stderr; a node that does
+not answer when it starts is an error (exit 4). A conversation that does
+not exist yet is waited for, saying so once on stderr.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runConvFollow(cmd, &f, args[0], every)

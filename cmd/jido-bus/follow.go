@@ -30,9 +30,31 @@ const followReconnectWait = 250 * time.Millisecond
 // the reconnect instead of reaching the node late.
 // Closing the connection also calls the disconnect handler: a closed
 // connection was not lost, and says nothing.
-func followerOptions(w io.Writer, what string, url func() string) []nats.Option {
+func (f *connFlags) followerOptions(w io.Writer, what string) []nats.Option {
+	url := func() string { return f.url }
+	// refused is the last authorization error said, so that a node that
+	// refuses the follower's credentials is said once, not every attempt.
+	var (
+		mu      sync.Mutex
+		refused string
+	)
+	// A node back with other credentials is said on stderr (connect's
+	// error handler calls onAuthError) and tried again for ever: nats.go
+	// would give up after the second refusal and leave the follower on a
+	// closed connection, polling in silence. It resumes once the node
+	// accepts it again.
+	f.onAuthError = func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err.Error() == refused {
+			return
+		}
+		refused = err.Error()
+		fmt.Fprintf(w, "jido-bus %s: authorization failed at %s (%v): the node refuses these credentials now; still trying (Ctrl-C to stop)\n", what, url(), err)
+	}
 	return []nats.Option{
 		nats.MaxReconnects(-1),
+		nats.IgnoreAuthErrorAbort(),
 		nats.ReconnectWait(followReconnectWait),
 		nats.ReconnectBufSize(-1),
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
@@ -45,11 +67,15 @@ func followerOptions(w io.Writer, what string, url func() string) []nats.Option 
 			}
 			fmt.Fprintf(w, "jido-bus %s: lost the node at %s%s; reconnecting…\n", what, url(), reason)
 		}),
+		// nats.go's ConnectedUrlRedacted shows a token URL's token.
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			if nc.IsClosed() {
 				return
 			}
-			fmt.Fprintf(w, "jido-bus %s: reconnected to %s\n", what, nc.ConnectedUrlRedacted())
+			mu.Lock()
+			refused = ""
+			mu.Unlock()
+			fmt.Fprintf(w, "jido-bus %s: reconnected to %s\n", what, redactURL(nc.ConnectedUrl()))
 		}),
 	}
 }

@@ -41,7 +41,7 @@ type logFlags struct {
 	dataDir string
 	json    bool
 	// follower, when set, makes the connection to a node reconnect for
-	// ever, telling it (stderr) when it is lost and back (followerOptions).
+	// ever, telling it (stderr) when it is lost and back (connFlags.followerOptions).
 	follower io.Writer
 }
 
@@ -62,7 +62,7 @@ const connectTimeout = 500 * time.Millisecond
 func (f *logFlags) openBackend(ctx context.Context, create bool) (logBackend, func(), error) {
 	opts := []nats.Option{nats.Timeout(connectTimeout), nats.NoReconnect(), nats.Name("jido-bus log")}
 	if f.follower != nil {
-		opts = append(append([]nats.Option{nats.Timeout(connectTimeout)}, followerOptions(f.follower, "log", func() string { return f.url })...), nats.Name("jido-bus log follower"))
+		opts = append(append([]nats.Option{nats.Timeout(connectTimeout)}, f.followerOptions(f.follower, "log")...), nats.Name("jido-bus log follower"))
 	}
 	nc, subjects, err := f.connect(opts...)
 	if err == nil {

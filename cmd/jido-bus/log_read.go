@@ -188,6 +188,9 @@ printed, so that nothing is printed twice or skipped.`,
 			if lines < 0 {
 				return fmt.Errorf("-n %d: want 0 (none: only what follows, with -f) or more", lines)
 			}
+			if follow && poll <= 0 {
+				return fmt.Errorf("--poll %s: want a positive duration such as 250ms", poll)
+			}
 			stream := ""
 			if len(args) == 1 {
 				stream = args[0]

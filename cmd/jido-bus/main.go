@@ -25,7 +25,15 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := newRootCmd().ExecuteContext(ctx)
+	interrupted := ctx.Err() != nil
 	stop()
+	if interrupted && errors.Is(err, context.Canceled) && !errors.As(err, new(exitError)) {
+		// Ctrl-C (or SIGTERM) ended a command that was waiting: that is
+		// the user's doing, not an error to explain. A follower ends
+		// quietly with 0 by itself; serve returns its own exit codes.
+		fmt.Fprintln(os.Stderr, "jido-bus: interrupted")
+		os.Exit(exitInterrupted)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "jido-bus:", err)
 		os.Exit(exitCode(err))
@@ -41,6 +49,8 @@ const (
 	exitNotFound    = 3 // the agent, stream or object does not exist
 	exitUnreachable = 4 // no NATS server, no node, or no answer in time
 	exitForbidden   = 5 // refused credentials, or a role that does not allow it
+	// exitInterrupted is the shell's code for a command ended by SIGINT.
+	exitInterrupted = 130
 )
 
 // exitCode maps err to the process's exit code: an exitError's own code,
@@ -83,7 +93,8 @@ Exit codes: 0 ok; 1 an error; 2 a verification found damage (log verify,
 log replay --verify); 3 not found (the agent, stream or conversation does
 not exist); 4 unreachable or timed out (no NATS server, no node answering,
 no answer within --timeout); 5 forbidden (credentials refused, or the
-user's role does not allow the request). serve differs: 3 means the event
+user's role does not allow the request); 130 interrupted (Ctrl-C) while
+waiting for an answer. serve differs: 3 means the event
 log failed to write and the node stopped (a supervisor should restart it
 once the disk is usable), 1 any other failure.`,
 		Version:       version,

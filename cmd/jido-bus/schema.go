@@ -72,7 +72,7 @@ lists the names.`,
 			}
 			s, ok := reg.Lookup(args[0])
 			if !ok {
-				return fmt.Errorf("no schema named %q; 'jido-bus schema ls' lists them", args[0])
+				return exitError{code: exitNotFound, err: fmt.Errorf("no schema named %q; 'jido-bus schema ls' lists them", args[0])}
 			}
 			var out bytes.Buffer
 			if asJSON {

@@ -67,6 +67,7 @@ terminal it prints one frame after another, separated by a blank line.
 				o.live.follower = io.Discard
 			} else {
 				o.live.follower = &syncWriter{w: cmd.ErrOrStderr()}
+				o.live.followerName = "top"
 			}
 			if !o.once && !o.live.json && isTerminal(out) && isTerminalReader(cmd.InOrStdin()) {
 				restore, err := rawTerminal(cmd.InOrStdin())
@@ -125,6 +126,11 @@ func runTop(ctx context.Context, out io.Writer, o topOptions) error {
 	p := &topPoller{nc: nc, subjects: subjects, req: o.live.requester(nc, subjects), url: o.live.url, agents: o.agents}
 	frame, err := p.poll(ctx)
 	if err != nil {
+		if ctx.Err() != nil && !o.once {
+			// Interrupted before the first frame: a follower ends
+			// quietly whenever it is stopped.
+			return nil
+		}
 		return err
 	}
 	if o.once {

@@ -46,7 +46,7 @@ func buildVersion() versionInfo {
 }
 
 func newVersionCmd() *cobra.Command {
-	var output string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit, Go version and log format of this build",
@@ -55,29 +55,26 @@ func newVersionCmd() *cobra.Command {
 version of the event log's on-disk format, which a node refuses to open in
 another format.
 
--o json prints {"version","commit","modified","go","log_format"}.`,
+-o json (or --json) prints {"version","commit","modified"?,"go","log_format"}.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := buildVersion()
-			switch output {
-			case "json":
+			if asJSON {
 				b, err := json.Marshal(v)
 				if err != nil {
 					return err
 				}
 				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", b)
 				return err
-			case "", "text":
-				modified := ""
-				if v.Modified {
-					modified = " (modified)"
-				}
-				_, err := fmt.Fprintf(cmd.OutOrStdout(), "jido-bus %s\ncommit:     %s%s\ngo:         %s\nlog format: %d\n", v.Version, v.Commit, modified, v.Go, v.LogFormat)
-				return err
 			}
-			return fmt.Errorf("-o %q: want text or json", output)
+			modified := ""
+			if v.Modified {
+				modified = " (modified)"
+			}
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "jido-bus %s\ncommit:     %s%s\ngo:         %s\nlog format: %d\n", v.Version, v.Commit, modified, v.Go, v.LogFormat)
+			return err
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "text", "output format: text or json")
+	addOutputFlags(cmd, &asJSON)
 	return cmd
 }
