@@ -65,6 +65,10 @@ func (c NATSConfig) authenticated() bool {
 	return len(c.Users) > 0 || c.User != "" || c.Token != "" || c.TLS.VerifyClients
 }
 
+// rolesEnforced says whether the embedded server gives users roles: their
+// replies then come on their inboxes only.
+func (c NATSConfig) rolesEnforced() bool { return c.URL == "" && len(c.Users) > 0 }
+
 type natsConn struct {
 	nc  *nats.Conn
 	srv *natsserver.Server // nil with an external server

@@ -218,6 +218,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Logger:       log,
 		OnDeadLetter: n.fileDeadLetter,
 		OnRefused:    n.metrics.Refused,
+		// Users with roles read their own inbox only, so an answer
+		// anywhere else is one published for them with the node's rights.
+		InboxReplies: cfg.NATS.rolesEnforced(),
 	})
 	n.filing.Store(true)
 	rcfg := runtime.Config{

@@ -1,0 +1,60 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// The attack audit of issue 12's permission model, through the binary.
+
+// TestForgedReplySubjectIsRefused: a client may not publish on an agent's
+// emit subject, but NATS lets it name any reply subject; the node answers
+// with its own rights, so a call with the reply subject
+// jido.emit.c1.<type> would have the node forge what c1 emits to every
+// subscriber (and $JS.API.STREAM.PURGE.<s> would ask JetStream to purge a
+// stream for the client). Such a request is refused forbidden: not
+// handled (the counter is unchanged), not answered there, a dead letter
+// naming the reply subject.
+func TestForgedReplySubjectIsRefused(t *testing.T) {
+	node := startSecured(t)
+	admin := func(args ...string) string {
+		t.Helper()
+		out, err := natsAs(t, node, "boss", adminPW, args...)
+		if err != nil {
+			t.Fatalf("nats %v as admin: %v\n%s", args, err, out)
+		}
+		return out
+	}
+	if out := admin("req", "--raw", "jido.api.agent.start", `{"type":"counter","id":"c1"}`); !strings.Contains(out, `"ok":true`) {
+		t.Fatalf("admin start: %s", out)
+	}
+	emits, _ := node.StartNATS(t, "--user", "boss", "--password", adminPW, "sub", "jido.emit.c1.>")
+	waitFor(t, "the emit subscription", func() bool { return strings.Contains(emits.String(), "Subscribing") })
+	for _, c := range []struct{ subject, body, reply string }{
+		{"jido.api.agent.call", `{"id":"c1","type":"counter.increment","data":{"by":5}}`, "jido.emit.c1.counter.changed"},
+		{"jido.agent.c1.counter.increment", `{"by":7}`, "jido.emit.c1.forged"},
+		{"jido.api.ping", ``, "$JS.API.STREAM.PURGE.MINE"},
+		{"jido.api.agent.state", `{"id":"c1"}`, "orders.created"},
+	} {
+		out, err := natsAs(t, node, "app", clientPW, "pub", "--reply", c.reply, c.subject, c.body)
+		if err != nil {
+			t.Fatalf("client pub %s --reply %s: %v\n%s", c.subject, c.reply, err, out)
+		}
+		waitFor(t, "the dead letter of the reply "+c.reply, func() bool {
+			out, _ := natsAs(t, node, "boss", adminPW, "req", "--raw", "jido.api.log.show", `{"stream":"dlq"}`)
+			return strings.Contains(out, `reply subject \"`+c.reply+`\"`) || strings.Contains(out, `reply subject \u0022`+c.reply)
+		})
+	}
+	if out := admin("req", "--raw", "jido.api.agent.state", `{"id":"c1"}`); !strings.Contains(out, `"count":0`) {
+		t.Fatalf("a request with a forged reply subject was handled: %s", out)
+	}
+	// A genuine call (its own inbox) goes through, and the emit watcher
+	// sees its counter.changed and nothing forged before it.
+	if out, err := natsAs(t, node, "app", clientPW, "req", "--raw", "jido.api.agent.call", `{"id":"c1","type":"counter.increment","data":{"by":1}}`); err != nil || !strings.Contains(out, `"count":1`) {
+		t.Fatalf("client call: %v\n%s", err, out)
+	}
+	waitFor(t, "the genuine emit", func() bool { return strings.Contains(emits.String(), `{"count":1}`) })
+	if got := emits.String(); strings.Contains(got, "forged") || strings.Contains(got, `"ok":`) {
+		t.Fatalf("a reply was published on an emit subject:\n%s", got)
+	}
+}
