@@ -58,3 +58,57 @@ func TestForgedReplySubjectIsRefused(t *testing.T) {
 		t.Fatalf("a reply was published on an emit subject:\n%s", got)
 	}
 }
+
+// TestForgedRuntimeSignalsAreRefused: a client may publish on
+// jido.agent.<id>.<type>, but not types only the runtime produces. A
+// forged jido.agent.stopped used to be committed to the agent's stream,
+// and the agent then failed at the next start ("stops the incarnation
+// the index lists as running"): one publish broke any agent for good.
+// Now it is refused forbidden (the NATS CLI's reply says so), a dead
+// letter, and the agent comes back running after a restart.
+func TestForgedRuntimeSignalsAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	config := writeFile(t, "jido.yaml", `
+users:
+  - name: app
+    password: '`+bcryptHash(t, clientPW)+`'
+    role: client
+  - name: boss
+    password: '`+bcryptHash(t, adminPW)+`'
+    role: admin
+`)
+	node := StartNode(t, tools, dir, "--config", config)
+	admin := func(node *Node, args ...string) string {
+		t.Helper()
+		out, err := natsAs(t, node, "boss", adminPW, args...)
+		if err != nil {
+			t.Fatalf("nats %v as admin: %v\n%s", args, err, out)
+		}
+		return out
+	}
+	if out := admin(node, "req", "--raw", "jido.api.agent.start", `{"type":"counter","id":"c1"}`); !strings.Contains(out, `"ok":true`) {
+		t.Fatalf("admin start: %s", out)
+	}
+	for _, c := range []struct{ subject, body string }{
+		{"jido.agent.c1.jido.agent.stopped", `{"reason":"forged"}`},
+		{"jido.agent.c1.jido.agent.instruction.result", `{"result_action":"increment","result":{"by":100}}`},
+		{"jido.api.agent.cast", `{"id":"c1","type":"jido.agent.child.exit","data":{"tag":"x","id":"c1/x","reason":"forged"}}`},
+		{"jido.signal.jido.cron_tick", `{"job_id":"j"}`},
+	} {
+		out, err := natsAs(t, node, "app", clientPW, "req", "--raw", c.subject, c.body)
+		if err != nil || !strings.Contains(out, `"type":"forbidden"`) {
+			t.Fatalf("client req %s: %v\n%s", c.subject, err, out)
+		}
+	}
+	waitFor(t, "the dead letters", func() bool {
+		out, _ := natsAs(t, node, "boss", adminPW, "req", "--raw", "jido.api.log.show", `{"stream":"dlq"}`)
+		return strings.Count(out, "a signal type of the runtime") >= 4
+	})
+	if err := node.Stop(t); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	node = StartNode(t, tools, dir, "--config", config)
+	if out := admin(node, "req", "--raw", "jido.api.agent.state", `{"id":"c1"}`); !strings.Contains(out, `"status":"running"`) || !strings.Contains(out, `"version":0`) {
+		t.Fatalf("c1 after the forged signals and a restart: %s", out)
+	}
+}

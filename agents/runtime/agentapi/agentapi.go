@@ -93,18 +93,19 @@ func Serve(b *natsbus.Bus, rt *runtime.Runtime, opts Options) error {
 
 // Options adjust the agent API.
 type Options struct {
-	// Admit, when set, is asked before a call, a cast or a stop reaches
-	// agent id; its error (forbidden, typically) is the reply. The node
-	// keeps agents whose stream another component writes alone (a
-	// project's) out of reach of callers this way.
-	Admit func(id string) error
+	// Admit, when set, is asked before a call or a cast of a signal of
+	// type typ, or a stop (typ empty), reaches agent id; its error
+	// (forbidden, typically) is the reply. The node keeps agents whose
+	// stream another component writes alone (a project's), and signal
+	// types only the runtime produces, out of reach of callers this way.
+	Admit func(id, typ string) error
 }
 
-func (o Options) admit(id string) error {
+func (o Options) admit(id, typ string) error {
 	if o.Admit == nil {
 		return nil
 	}
-	return o.Admit(id)
+	return o.Admit(id, typ)
 }
 
 type idRequest struct {
@@ -147,7 +148,7 @@ func stop(ctx context.Context, rt *runtime.Runtime, opts Options, req []byte) (a
 	if err != nil {
 		return nil, err
 	}
-	if err := opts.admit(r.ID); err != nil {
+	if err := opts.admit(r.ID, ""); err != nil {
 		return nil, err
 	}
 	if err := rt.Stop(ctx, r.ID, r.Reason); err != nil {
@@ -230,11 +231,11 @@ func call(ctx context.Context, rt *runtime.Runtime, opts Options, req []byte) (a
 	if err := natsbus.DecodeRequest(req, &r); err != nil {
 		return nil, err
 	}
-	if err := opts.admit(r.ID); err != nil {
-		return nil, err
-	}
 	sig, err := r.build()
 	if err != nil {
+		return nil, err
+	}
+	if err := opts.admit(r.ID, sig.Type()); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
@@ -247,11 +248,11 @@ func cast(rt *runtime.Runtime, opts Options, req []byte) (any, error) {
 	if err := natsbus.DecodeRequest(req, &r); err != nil {
 		return nil, err
 	}
-	if err := opts.admit(r.ID); err != nil {
-		return nil, err
-	}
 	sig, err := r.build()
 	if err != nil {
+		return nil, err
+	}
+	if err := opts.admit(r.ID, sig.Type()); err != nil {
 		return nil, err
 	}
 	if err := rt.Cast(r.ID, sig); err != nil {
