@@ -112,3 +112,72 @@ users:
 		t.Fatalf("c1 after the forged signals and a restart: %s", out)
 	}
 }
+
+// TestOperatorRoleThroughNATSCLI: the operator role had no end-to-end
+// proof. An operator controls agents, reads the log and the dead letters
+// and JetStream's state; it may not truncate or import, nor create,
+// purge or delete JetStream streams, nor read everything (">"). Each
+// refused publish is a dead letter naming the operator, and the admin's
+// stream is untouched.
+func TestOperatorRoleThroughNATSCLI(t *testing.T) {
+	const opPW = "operator-secret-1"
+	config := writeFile(t, "jido.yaml", `
+users:
+  - name: oncall
+    password: '`+bcryptHash(t, opPW)+`'
+    role: operator
+  - name: boss
+    password: '`+bcryptHash(t, adminPW)+`'
+    role: admin
+`)
+	node := StartNode(t, tools, t.TempDir(), "--config", config)
+	admin := func(args ...string) string {
+		t.Helper()
+		out, err := natsAs(t, node, "boss", adminPW, args...)
+		if err != nil {
+			t.Fatalf("nats %v as admin: %v\n%s", args, err, out)
+		}
+		return out
+	}
+	op := func(args ...string) (string, error) { return natsAs(t, node, "oncall", opPW, args...) }
+	admin("stream", "add", "KEEP", "--subjects", "keep.>", "--defaults")
+	admin("pub", "keep.a", "precious")
+	dlq, _ := node.StartNATS(t, "--user", "oncall", "--password", opPW, "--inbox-prefix", "_INBOX_oncall", "sub", "jido.dlq.>")
+	waitFor(t, "the operator's dead-letter subscription", func() bool { return strings.Contains(dlq.String(), "Subscribing") })
+	for _, c := range []struct{ subject, body, want string }{
+		{"jido.api.agent.start", `{"type":"counter","id":"c1"}`, `"status":"running"`},
+		{"jido.api.agent.stop", `{"id":"c1"}`, `"ok":true`},
+		{"jido.api.log.streams", `{}`, `"agent/c1"`},
+		{"jido.api.log.show", `{"stream":"agent/c1"}`, `"seq":1,`},
+		{"jido.api.log.verify", `{}`, `"ok":true`},
+	} {
+		if out, err := op("req", "--raw", c.subject, c.body); err != nil || !strings.Contains(out, c.want) {
+			t.Fatalf("operator req %s: %v\n%s", c.subject, err, out)
+		}
+	}
+	if out, err := op("stream", "ls"); err != nil || !strings.Contains(out, "KEEP") {
+		t.Fatalf("operator stream ls: %v\n%s", err, out)
+	}
+	refused := []string{"jido.api.log.truncate", "jido.api.log.import", "$JS.API.STREAM.PURGE.KEEP", "$JS.API.STREAM.DELETE.KEEP", "$JS.API.STREAM.CREATE.EVIL", "jido.emit.c1.forged", "jido.dlq.forged"}
+	for _, subject := range refused {
+		out, _ := op("req", "--raw", subject, `{}`)
+		if !strings.Contains(out, `Permissions Violation for Publish to "`+subject+`"`) {
+			t.Fatalf("operator req %s:\n%s", subject, out)
+		}
+	}
+	if out, _ := op("sub", ">", "--count", "1"); !strings.Contains(out, `Permissions Violation for Subscription to ">"`) {
+		t.Fatalf("operator sub >:\n%s", out)
+	}
+	waitFor(t, "a dead letter for each refused publish, naming the operator", func() bool {
+		got := dlq.String()
+		for _, subject := range refused {
+			if !strings.Contains(got, "user oncall may not publish to "+subject) {
+				return false
+			}
+		}
+		return true
+	})
+	if out := admin("stream", "info", "KEEP", "--json"); !strings.Contains(out, `"messages": 1`) {
+		t.Fatalf("KEEP after the operator's attempts:\n%s", out)
+	}
+}
