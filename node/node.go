@@ -348,7 +348,7 @@ func (n *Node) register() error {
 	if err = projectionapi.Serve(n.bus, projectionapi.Local{Runner: n.runner, Log: n.evlog, Append: n.startFork}); err != nil {
 		return err
 	}
-	if err = agentapi.Serve(n.bus, n.rt, agentapi.Options{Admit: n.admitSignal}); err != nil {
+	if err = agentapi.Serve(n.bus, n.rt, agentapi.Options{Admit: n.admitSignal, AdmitStart: n.admitStart}); err != nil {
 		return err
 	}
 	if err = n.bus.HandleAPI(n.subjects.API("conv", "send"), n.convSend); err != nil {

@@ -3,7 +3,9 @@ package node
 import (
 	"strings"
 
+	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projects"
 )
 
 // runtimeTypePrefix starts every signal type the runtime itself writes or
@@ -41,4 +43,15 @@ func (n *Node) admitSignal(id, typ string) error {
 		}
 	}
 	return n.projectSignal(id)
+}
+
+// admitStart refuses agent.start of a project: a project agent is
+// started by the engine's project.open, which checks its root, loads its
+// assets and policy and knows it from then on; started directly it would
+// be a project without a root that the engine does not guard.
+func (n *Node) admitStart(r runtime.StartRequest) error {
+	if r.Type != projects.AgentType {
+		return nil
+	}
+	return bus.Errorf(bus.ReasonForbidden, "agents of type %s are started by project open (jido-bus project open PATH, %s), which checks the project's root and policy; agent start does not start them", projects.AgentType, n.subjects.API("project", "open"))
 }

@@ -147,3 +147,31 @@ func TestAgentAPICannotForgeConversationEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentStartCannotStartAProject: agent.start with type project made
+// a project agent the engine did not know (no root, no policy), to which
+// clients could then send project signals until the next start listed
+// it as broken. A project is opened by the engine (project.open) alone;
+// agent.start refuses the type forbidden, and no project stream exists.
+func TestAgentStartCannotStartAProject(t *testing.T) {
+	n := startNode(t, t.TempDir())
+	defer n.Close(5 * time.Second)
+	nc, err := nats.Connect(n.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	m, err := nc.Request("jido.api.agent.start", []byte(`{"type":"project","id":"px"}`), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(m.Data), `"type":"forbidden"`) || !strings.Contains(string(m.Data), "project open") {
+		t.Fatalf("agent.start type project: %s; want forbidden pointing at project open", m.Data)
+	}
+	if _, err := n.Log().Stream("project/px"); err == nil {
+		t.Fatal("a project stream was created")
+	}
+	if _, err := n.Runtime().State("px"); err == nil {
+		t.Fatal("a project agent runs")
+	}
+}
