@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"context"
+	"errors"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The attack audit of issue 12's permission model, through the binary.
@@ -179,5 +183,48 @@ users:
 	})
 	if out := admin("stream", "info", "KEEP", "--json"); !strings.Contains(out, `"messages": 1`) {
 		t.Fatalf("KEEP after the operator's attempts:\n%s", out)
+	}
+}
+
+// TestServeRefusesUnsafeSettings: every form of "all interfaces" without
+// auth is refused by protected mode, and every unsafe or ambiguous user
+// entry in --config stops the start with exit 1 and a message naming the
+// fix; localhost is loopback.
+func TestServeRefusesUnsafeSettings(t *testing.T) {
+	hash := bcryptHash(t, "pw")
+	serve := func(args ...string) (string, int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, tools.JidoBus, append([]string{"serve", "--data-dir", t.TempDir()}, args...)...)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("serve %v: %v (want it to refuse)\n%s", args, err, out)
+		}
+		return string(out), ee.ExitCode()
+	}
+	for _, listen := range []string{":0", "[::]:0", "0:0"} {
+		if out, code := serve("--listen", listen); code != 1 || !strings.Contains(out, "protected mode") || !strings.Contains(out, "--insecure") {
+			t.Fatalf("serve --listen %s without auth: exit %d\n%s", listen, code, out)
+		}
+	}
+	for _, c := range []struct{ users, want string }{
+		{"{name: a, password: plain, role: admin}", "bcrypt hash"},
+		{"{name: a, nkey: SUAKYRHVIOREXV7EUZTBHUHL7NUMHPMAS7QMDU3GTIUWEI5LDNOXD43IZY, role: admin}", "seed"},
+		{"{name: a, password: '" + hash + "', role: root}", `unknown role "root"`},
+		{"{name: a, password: '" + hash + "'}", "needs a role"},
+		{"{name: a, password: '', role: client}", "needs a password"},
+		{"{name: _jido_node, password: '" + hash + "', role: client}", "not starting with '_'"},
+		{"{name: a, password: '" + hash + "', role: admin}\n  - {name: a, password: '" + hash + "', role: client}", "configured twice"},
+	} {
+		config := writeFile(t, "jido.yaml", "users:\n  - "+c.users+"\n")
+		if out, code := serve("--listen", "127.0.0.1:0", "--config", config); code != 1 || !strings.Contains(out, c.want) {
+			t.Fatalf("users %s: exit %d, want 1 saying %q\n%s", c.users, code, c.want, out)
+		}
+	}
+	node := StartNode(t, tools, t.TempDir(), "--listen", "localhost:0")
+	if out := node.NATS(t, "req", "--raw", "jido.api.ping", ""); !strings.Contains(out, `"ok":true`) || strings.Contains(out, `"insecure":true`) {
+		t.Fatalf("ping on localhost: %s", out)
 	}
 }
