@@ -228,3 +228,20 @@ func TestServeRefusesUnsafeSettings(t *testing.T) {
 		t.Fatalf("ping on localhost: %s", out)
 	}
 }
+
+// TestRefusedSubscriptionsAreDeadLetters: a client running `nats sub` on
+// the dead letters or on everything is refused by the server, and the
+// attempt is a dead letter naming the client, as refused publishes are.
+func TestRefusedSubscriptionsAreDeadLetters(t *testing.T) {
+	node := startSecured(t)
+	for _, subject := range []string{"jido.dlq.>", ">"} {
+		if out, _ := natsAs(t, node, "app", clientPW, "sub", subject, "--count", "1"); !strings.Contains(out, `Permissions Violation for Subscription to "`+subject+`"`) {
+			t.Fatalf("client sub %s:\n%s", subject, out)
+		}
+	}
+	waitFor(t, "the dead letters of the refused subscriptions", func() bool {
+		out, _ := natsAs(t, node, "boss", adminPW, "req", "--raw", "jido.api.log.show", `{"stream":"dlq"}`)
+		out = strings.ReplaceAll(out, `\u003e`, ">") // JSON may escape '>'
+		return strings.Contains(out, "user app may not subscribe to jido.dlq.> ") && strings.Contains(out, "user app may not subscribe to > ")
+	})
+}
