@@ -75,20 +75,28 @@ func TestRuntimeSignalTypesFromOutsideAreForbidden(t *testing.T) {
 	if st.Version != 0 {
 		t.Fatalf("c1 at version %d after only refused signals; want 0", st.Version)
 	}
-	var dead int
-	for e, err := range n.Log().ReadStream(DeadLetterStream, eventlog.ReadOptions{}) {
-		if err != nil {
-			t.Fatal(err)
+	// Dead letters are appended to the log after the reply: wait for them.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		dead := 0
+		for e, err := range n.Log().ReadStream(DeadLetterStream, eventlog.ReadOptions{}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			var d struct {
+				Reason string `json:"reason"`
+			}
+			if json.Unmarshal(e.Event.Data(), &d) == nil && d.Reason == bus.ReasonForbidden {
+				dead++
+			}
 		}
-		var d struct {
-			Reason string `json:"reason"`
+		if dead == want {
+			break
 		}
-		if json.Unmarshal(e.Event.Data(), &d) == nil && d.Reason == bus.ReasonForbidden {
-			dead++
+		if dead > want || time.Now().After(deadline) {
+			t.Fatalf("%d forbidden dead letters, want %d", dead, want)
 		}
-	}
-	if dead != want {
-		t.Fatalf("%d forbidden dead letters, want %d", dead, want)
+		time.Sleep(10 * time.Millisecond)
 	}
 	// What a client may send still works, and the agent survives a restart.
 	if got := ask("jido.agent.c1.counter.increment", `{"by":2}`); !strings.Contains(got, `"count":2`) {
