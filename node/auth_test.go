@@ -147,6 +147,8 @@ func TestRoles(t *testing.T) {
 		nc.Close()
 	}
 	_ = cl
+	// Each refused subscription is a dead letter too.
+	refusals += 3
 
 	// Every refused publish is a dead letter: forbidden, subject, user.
 	var letters []string

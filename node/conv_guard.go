@@ -55,6 +55,9 @@ func loopOn(state json.RawMessage) bool {
 // into every conversation (a forged tool call into each the assistant
 // drives). Conversation events are sent to one conversation's subject.
 func (n *Node) broadcastAllowed(typ string) error {
+	if err := runtimeSignal(typ); err != nil {
+		return err
+	}
 	if err := n.projectBroadcast(typ); err != nil {
 		return err
 	}

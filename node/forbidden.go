@@ -15,8 +15,8 @@ import (
 // refused, when it is known.
 const HeaderUser = "jido-dlq-user"
 
-// onViolation files a publish the embedded server refused by permission
-// as a dead letter of reason forbidden: the refused client is told by the
+// onViolation files a publish or a subscription the embedded server
+// refused by permission as a dead letter of reason forbidden: the refused client is told by the
 // server, and the operator finds the attempt on <prefix>.dlq.forbidden,
 // in the stream dlq and in jido_signals_refused_total. The payload is not
 // kept: the server drops it before anyone sees it. It runs on the refused
@@ -27,8 +27,14 @@ func (n *Node) onViolation(v natsserver.Violation) {
 		return
 	}
 	what := "publish to"
-	if v.Reply {
+	switch {
+	case v.Reply:
 		what = "publish with the reply subject"
+	case v.Subscribe:
+		// Nothing was published, but a client reaching for the dead
+		// letters, another's inbox or everything is what an operator
+		// wants to see, where the other refusals are.
+		what = "subscribe to"
 	}
 	who := "a client"
 	if v.User != "" {

@@ -18,6 +18,11 @@ import (
 // recorded in the agent's stream and is answered with its error. A transient conversation event (an assistant delta) is
 // published for live views and never committed.
 func (n *Node) toAgent(_ context.Context, d *natsbus.Delivery) {
+	if err := runtimeSignal(d.Signal.Type()); err != nil {
+		n.metrics.Refused(bus.ReasonForbidden)
+		d.Reject(err)
+		return
+	}
 	if err := n.conversationSignal(d.Address.AgentID, d.Signal.Type()); err != nil {
 		n.metrics.Refused(bus.ReasonForbidden)
 		d.Reject(err)

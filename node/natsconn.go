@@ -65,6 +65,10 @@ func (c NATSConfig) authenticated() bool {
 	return len(c.Users) > 0 || c.User != "" || c.Token != "" || c.TLS.VerifyClients
 }
 
+// rolesEnforced says whether the embedded server gives users roles: their
+// replies then come on their inboxes only.
+func (c NATSConfig) rolesEnforced() bool { return c.URL == "" && len(c.Users) > 0 }
+
 type natsConn struct {
 	nc  *nats.Conn
 	srv *natsserver.Server // nil with an external server
@@ -100,7 +104,7 @@ func connect(cfg NATSConfig, subjects bus.Subjects, storeDir string, log *slog.L
 		}
 		nc, err := nats.Connect(cfg.URL, append(opts, nats.MaxReconnects(-1))...)
 		if err != nil {
-			return nil, fmt.Errorf("connect to %s: %w (is the server running? does it want TLS (--tlsca) or credentials? leave out --nats-url to start an embedded one)", cfg.URL, err)
+			return nil, fmt.Errorf("connect to %s: %w (is the server running? does it want TLS (--tlsca CA, and --tlscert/--tlskey when it asks for a client certificate) or credentials (--user with JIDO_PASSWORD, or JIDO_TOKEN)? leave out --nats-url to start an embedded one)", cfg.URL, err)
 		}
 		return &natsConn{nc: nc, url: nc.ConnectedUrlRedacted()}, nil
 	}

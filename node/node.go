@@ -218,6 +218,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Logger:       log,
 		OnDeadLetter: n.fileDeadLetter,
 		OnRefused:    n.metrics.Refused,
+		// Users with roles read their own inbox only, so an answer
+		// anywhere else is one published for them with the node's rights.
+		InboxReplies: cfg.NATS.rolesEnforced(),
 	})
 	n.filing.Store(true)
 	rcfg := runtime.Config{
@@ -345,7 +348,7 @@ func (n *Node) register() error {
 	if err = projectionapi.Serve(n.bus, projectionapi.Local{Runner: n.runner, Log: n.evlog, Append: n.startFork}); err != nil {
 		return err
 	}
-	if err = agentapi.Serve(n.bus, n.rt, agentapi.Options{Admit: n.projectSignal}); err != nil {
+	if err = agentapi.Serve(n.bus, n.rt, agentapi.Options{Admit: n.admitSignal, AdmitStart: n.admitStart}); err != nil {
 		return err
 	}
 	if err = n.bus.HandleAPI(n.subjects.API("conv", "send"), n.convSend); err != nil {

@@ -39,6 +39,13 @@ type Options struct {
 	QueueGroup string
 	// Now is the clock for dead-letter times; nil means time.Now.
 	Now func() time.Time
+	// InboxReplies accepts only inboxes (subjects starting with _INBOX:
+	// "_INBOX.…", "_INBOX_<user>.…") as reply subjects: set it when the
+	// server enforces roles, whose users may only read their own inbox, so
+	// that no requester makes the bus publish where it could not. Without
+	// it only subjects under the prefix and $-subjects are refused (see
+	// checkReply).
+	InboxReplies bool
 }
 
 // Bus is jido-bus's side of a NATS connection. It does not own the

@@ -2,6 +2,7 @@ package natsserver
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -17,6 +18,9 @@ type Violation struct {
 	// violation (Reply is then true).
 	Subject string
 	Reply   bool
+	// Subscribe: the client subscribed to Subject (a queue subscription
+	// too) and the server refused it. Nothing was published.
+	Subscribe bool
 	// User is the configured name of the client's user ("" when the
 	// server's log line named none, e.g. a token).
 	User string
@@ -35,9 +39,24 @@ const (
 	replyViolation   = " - Publish Violation - Reply %q"
 )
 
-// violation recognises a refused publish among the server's error lines.
+// A refused subscription is logged differently (client.go,
+// subPermissionViolation): Errorf(ADDR… - Subscription Violation - Subject
+// %q[, Queue: %q], SID N), already formatted, with no arguments.
+var subscribeViolation = regexp.MustCompile(`^(.*) - Subscription Violation - Subject ("(?:[^"\\]|\\.)*")(?:, Queue: "(?:[^"\\]|\\.)*")?, SID \S+$`)
+
+// violation recognises a refused publish or subscription among the
+// server's error lines.
 func (o *Options) violation(format string, v []any) (Violation, bool) {
 	var x Violation
+	if m := subscribeViolation.FindStringSubmatch(format); m != nil && len(v) == 0 {
+		subject, err := strconv.Unquote(m[2])
+		if err != nil {
+			return Violation{}, false
+		}
+		x.Client, x.Subject, x.Subscribe = m[1], subject, true
+		x.User = o.userOf(x.Client)
+		return x, true
+	}
 	switch {
 	case strings.HasSuffix(format, publishViolation):
 		x.Client = strings.TrimSuffix(format, publishViolation)

@@ -39,6 +39,7 @@ type serveConfig struct {
 	webhooks       dispatch.WebhookPolicy
 	listenFromFile bool     // the config file set listen
 	secretFlags    []string // flags given that carry a secret (ps shows them)
+	warnings       []string // what serve logs at start about its configuration
 
 	http         node.HTTPConfig // the gateways' listener (serve --http)
 	httpTokenEnv string          // the variable holding its token
@@ -177,6 +178,9 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 	log, err := newLogger(cfg.logLevel, cfg.logFormat)
 	if err != nil {
 		return err
+	}
+	for _, w := range cfg.warnings {
+		log.Warn(w)
 	}
 	for _, f := range cfg.secretFlags {
 		log.Warn(f+" on the command line is visible to every user of this machine (ps); set "+map[string]string{"--password": envPassword, "--token": envToken}[f]+" or use --config instead", "flag", f)

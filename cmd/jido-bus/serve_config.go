@@ -160,8 +160,16 @@ func resolveServeConfig(cmd *cobra.Command, flags *serveConfig, getenv func(stri
 		}
 		applyServeFile(&cfg, f, changed)
 		file = f
+		if w := worldReadable(cfg.configPath, f); w != "" {
+			cfg.warnings = append(cfg.warnings, w)
+		}
 	}
 	applyServeEnv(&cfg, changed, getenv)
+	for _, u := range file.Users {
+		if cfg.user != "" && u.Name == cfg.user {
+			return cfg, fmt.Errorf("the user %q of --user or %s (the default name of %s's user is %q) is also a user of --config %s: rename one of them", cfg.user, envUser, envPassword, node.RoleAdmin, cfg.configPath)
+		}
+	}
 	if err := resolveServeHTTP(&cfg, file.HTTP, changed, getenv); err != nil {
 		return cfg, err
 	}
@@ -182,4 +190,19 @@ func secretsOnCommandLine(changed func(flag string) bool) []string {
 		}
 	}
 	return out
+}
+
+// worldReadable warns when path, holding users' password hashes, may be
+// read by every user of the machine: a bcrypt hash is what an attacker
+// cracks offline. Like nats-server, serve starts anyway.
+func worldReadable(path string, f serveFile) string {
+	hashes := false
+	for _, u := range f.Users {
+		hashes = hashes || u.Password != ""
+	}
+	st, err := os.Stat(path)
+	if !hashes || err != nil || st.Mode().Perm()&0o004 == 0 {
+		return ""
+	}
+	return fmt.Sprintf("--config %s holds password hashes and every user of this machine may read it (mode %v): chmod 600 %s (or 640 with the group serve runs as)", path, st.Mode().Perm(), path)
 }

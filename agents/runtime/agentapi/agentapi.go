@@ -65,7 +65,7 @@ const (
 func Serve(b *natsbus.Bus, rt *runtime.Runtime, opts Options) error {
 	s := b.Subjects()
 	handlers := map[string]natsbus.APIFunc{
-		VerbStart:   func(ctx context.Context, req []byte) (any, error) { return start(ctx, rt, req) },
+		VerbStart:   func(ctx context.Context, req []byte) (any, error) { return start(ctx, rt, opts, req) },
 		VerbStop:    func(ctx context.Context, req []byte) (any, error) { return stop(ctx, rt, opts, req) },
 		VerbState:   func(_ context.Context, req []byte) (any, error) { return state(rt, req) },
 		VerbWhereis: func(_ context.Context, req []byte) (any, error) { return whereis(rt, req) },
@@ -93,18 +93,23 @@ func Serve(b *natsbus.Bus, rt *runtime.Runtime, opts Options) error {
 
 // Options adjust the agent API.
 type Options struct {
-	// Admit, when set, is asked before a call, a cast or a stop reaches
-	// agent id; its error (forbidden, typically) is the reply. The node
-	// keeps agents whose stream another component writes alone (a
-	// project's) out of reach of callers this way.
-	Admit func(id string) error
+	// Admit, when set, is asked before a call or a cast of a signal of
+	// type typ, or a stop (typ empty), reaches agent id; its error
+	// (forbidden, typically) is the reply. The node keeps agents whose
+	// stream another component writes alone (a project's), and signal
+	// types only the runtime produces, out of reach of callers this way.
+	Admit func(id, typ string) error
+	// AdmitStart, when set, is asked before a start; its error
+	// (forbidden, typically) is the reply. The node keeps agent types
+	// another component starts alone (a project's) out of it this way.
+	AdmitStart func(runtime.StartRequest) error
 }
 
-func (o Options) admit(id string) error {
+func (o Options) admit(id, typ string) error {
 	if o.Admit == nil {
 		return nil
 	}
-	return o.Admit(id)
+	return o.Admit(id, typ)
 }
 
 type idRequest struct {
@@ -123,7 +128,7 @@ func decodeID(req []byte) (idRequest, error) {
 	return r, nil
 }
 
-func start(ctx context.Context, rt *runtime.Runtime, req []byte) (any, error) {
+func start(ctx context.Context, rt *runtime.Runtime, opts Options, req []byte) (any, error) {
 	var r runtime.StartRequest
 	if err := natsbus.DecodeRequest(req, &r); err != nil {
 		return nil, err
@@ -139,6 +144,11 @@ func start(ctx context.Context, rt *runtime.Runtime, req []byte) (any, error) {
 	if r.Type == "" {
 		return nil, bus.Errorf(bus.ReasonInvalidRequest, `request names no agent type: send {"type":"counter","id":"c1"}`)
 	}
+	if opts.AdmitStart != nil {
+		if err := opts.AdmitStart(r); err != nil {
+			return nil, err
+		}
+	}
 	return rt.Start(ctx, r)
 }
 
@@ -147,7 +157,7 @@ func stop(ctx context.Context, rt *runtime.Runtime, opts Options, req []byte) (a
 	if err != nil {
 		return nil, err
 	}
-	if err := opts.admit(r.ID); err != nil {
+	if err := opts.admit(r.ID, ""); err != nil {
 		return nil, err
 	}
 	if err := rt.Stop(ctx, r.ID, r.Reason); err != nil {
@@ -230,11 +240,11 @@ func call(ctx context.Context, rt *runtime.Runtime, opts Options, req []byte) (a
 	if err := natsbus.DecodeRequest(req, &r); err != nil {
 		return nil, err
 	}
-	if err := opts.admit(r.ID); err != nil {
-		return nil, err
-	}
 	sig, err := r.build()
 	if err != nil {
+		return nil, err
+	}
+	if err := opts.admit(r.ID, sig.Type()); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
@@ -247,11 +257,11 @@ func cast(rt *runtime.Runtime, opts Options, req []byte) (any, error) {
 	if err := natsbus.DecodeRequest(req, &r); err != nil {
 		return nil, err
 	}
-	if err := opts.admit(r.ID); err != nil {
-		return nil, err
-	}
 	sig, err := r.build()
 	if err != nil {
+		return nil, err
+	}
+	if err := opts.admit(r.ID, sig.Type()); err != nil {
 		return nil, err
 	}
 	if err := rt.Cast(r.ID, sig); err != nil {
