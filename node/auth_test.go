@@ -267,6 +267,18 @@ func TestProtectedMode(t *testing.T) {
 		}
 		n.Close(5 * time.Second)
 	}
+	// A password without a user configures nobody: refused, on loopback
+	// too, rather than a server that takes anyone.
+	for _, nc := range []NATSConfig{{Listen: "127.0.0.1:0", Password: "pw"}, {Listen: "0.0.0.0:0", Password: "pw"}} {
+		n, err := Start(context.Background(), Config{DataDir: t.TempDir(), NoSync: true, NATS: nc})
+		if err == nil {
+			n.Close(5 * time.Second)
+			t.Fatalf("%+v started", nc)
+		}
+		if !strings.Contains(err.Error(), "--user") {
+			t.Fatalf("%+v: %v", nc, err)
+		}
+	}
 	n, err := Start(context.Background(), Config{DataDir: t.TempDir(), NoSync: true, NATS: NATSConfig{Listen: "0.0.0.0:0", Insecure: true}})
 	if err != nil {
 		t.Fatal(err)

@@ -89,6 +89,12 @@ func connect(cfg NATSConfig, subjects bus.Subjects, storeDir string, log *slog.L
 			log.Error("NATS async error", "subject", subject, "err", err)
 		}),
 	}
+	if cfg.Password != "" && cfg.User == "" {
+		// Without a name the password configures nobody: the embedded
+		// server would take anyone, and an external one would get no
+		// credentials.
+		return nil, errors.New("a password without a user: name the user it belongs to (--user or JIDO_USER)")
+	}
 	if cfg.URL != "" {
 		switch {
 		case cfg.Token != "":

@@ -137,9 +137,12 @@ func applyServeEnv(cfg *serveConfig, changed func(flag string) bool, getenv func
 	}
 	if v := getenv(envPassword); v != "" && !changed("password") {
 		cfg.password = v
-		if cfg.user == "" {
-			cfg.user = getenv(envUser)
-		}
+	}
+	// A password, from the flag or the environment, is an admin's: named
+	// by --user or JIDO_USER, else "admin". Left without a name it would
+	// configure no user at all, and the server would take anyone.
+	if cfg.password != "" && cfg.user == "" {
+		cfg.user = getenv(envUser)
 		if cfg.user == "" {
 			cfg.user = node.RoleAdmin
 		}

@@ -122,4 +122,14 @@ func TestServeSecretsFromTheEnvironment(t *testing.T) {
 	if err != nil || cfg.user != "root" {
 		t.Fatalf("JIDO_USER: %+v %v", cfg, err)
 	}
+	// --password alone names the same admin as JIDO_PASSWORD alone: it
+	// used to configure no user, and the node took anyone.
+	cfg, err = serveFlags(t, nil, "--password", "pw")
+	if err != nil || cfg.user != "admin" || cfg.password != "pw" {
+		t.Fatalf("--password alone: %+v %v", cfg, err)
+	}
+	cfg, err = serveFlags(t, map[string]string{"JIDO_USER": "root"}, "--password", "pw")
+	if err != nil || cfg.user != "root" {
+		t.Fatalf("--password with JIDO_USER: %+v %v", cfg, err)
+	}
 }
