@@ -22,7 +22,9 @@ type APIFunc func(ctx context.Context, req []byte) (result any, err error)
 // {"ok":true,…} or {"ok":false,"error":…}; a request that cannot be read
 // (an *bus.Error of type invalid_request or malformed) or is not allowed
 // (forbidden) is refused: also filed as a dead letter and reported to
-// Options.OnRefused. Requests on
+// Options.OnRefused; so is a request without a reply subject, which is
+// not served (its outcome would reach no one). A reply larger than the
+// server's max payload is answered too_large instead. Requests on
 // one subject are served one at a time, in order.
 func (b *Bus) HandleAPI(subject string, fn APIFunc) error {
 	return b.subscribeAPI(subject, fn, nil)
@@ -57,6 +59,14 @@ func (b *Bus) apiHandler(subject string, fn APIFunc, sem chan struct{}) nats.Msg
 			return
 		}
 		b.metrics.apiRequests.Add(1)
+		if msg.Reply == "" {
+			// Done without a reply subject, a request's outcome — even
+			// a truncation's — would reach no one: refuse it instead,
+			// and the dead letter is its record.
+			defer b.inflight.Done()
+			b.refuse(msg, bus.Errorf(bus.ReasonInvalidRequest, "%s is a request and came without a reply subject, so it was not done: send it as a request (nats req, or any client's request call) to be told the outcome", msg.Subject))
+			return
+		}
 		if sem == nil {
 			defer b.inflight.Done()
 			b.serveAPI(msg, subject, fn)
@@ -92,6 +102,12 @@ func (b *Bus) serveAPI(msg *nats.Msg, subject string, fn APIFunc) {
 	if err != nil {
 		b.log.Error("encode API reply", "subject", subject, "err", err)
 		body = bus.ErrorReply(err)
+	}
+	if max := b.nc.MaxPayload(); max > 0 && int64(len(body)) > max {
+		// NATS would refuse to send it, leaving the requester to its
+		// timeout: say why instead.
+		b.log.Error("API reply too large", "subject", subject, "bytes", len(body), "max_payload", max)
+		body = bus.ErrorReply(bus.Errorf(bus.ReasonTooLarge, "the reply on %s is %d bytes, over the NATS server's max payload of %d: ask for less (a smaller limit, a narrower prefix or filter) or raise the server's max_payload", subject, len(body), max))
 	}
 	b.reply(msg, body)
 }

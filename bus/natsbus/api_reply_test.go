@@ -1,0 +1,81 @@
+package natsbus
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jido-bus/jido-bus/bus"
+)
+
+// TestAPIRequestWithoutReplyIsRefused: a control-plane request published
+// with no reply subject (nats pub jido.api.log.truncate …) is not done —
+// no one could be told what happened — but refused: counted once,
+// dead-lettered under invalid_request with a message that says to send a
+// request, and the handler never runs.
+func TestAPIRequestWithoutReplyIsRefused(t *testing.T) {
+	var r refusals
+	f := newFixture(t, Options{OnRefused: r.add})
+	var ran atomic.Int32
+	serve := func(context.Context, []byte) (any, error) { ran.Add(1); return nil, nil }
+	if err := f.bus.HandleAPI("jido.api.log.truncate", serve); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.bus.HandleAPIConcurrent("jido.api.log.verify", 1, serve); err != nil {
+		t.Fatal(err)
+	}
+	for _, subject := range []string{"jido.api.log.truncate", "jido.api.log.verify"} {
+		if err := f.client.Publish(subject, []byte(`{"stream":"agent/a","before":3}`)); err != nil {
+			t.Fatal(err)
+		}
+		dl := f.nextDeadLetter(t)
+		if dl.Subject != "jido.dlq.invalid_request" || dl.Header.Get(HeaderDLQSubject) != subject {
+			t.Fatalf("dead letter on %s for %s, want jido.dlq.invalid_request for %s", dl.Subject, dl.Header.Get(HeaderDLQSubject), subject)
+		}
+		if msg := dl.Header.Get(HeaderDLQError); !strings.Contains(msg, "reply subject") || !strings.Contains(msg, "nats req") {
+			t.Fatalf("dead letter error %q does not say to send a request with a reply subject", msg)
+		}
+	}
+	// A request that can be answered still runs: the refusals above were
+	// filed before it was served, serially per subject.
+	if _, err := f.client.Request("jido.api.log.truncate", nil, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := ran.Load(); got != 1 {
+		t.Fatalf("the handler ran %d times, want once (for the request with a reply subject only)", got)
+	}
+	if got := r.snapshot(); got[bus.ReasonInvalidRequest] != 2 || len(got) != 1 {
+		t.Fatalf("OnRefused told %v, want invalid_request twice", got)
+	}
+	if st := f.bus.Stats(); st.Rejected != 2 || st.DeadLetters != 2 {
+		t.Fatalf("stats = %+v, want 2 rejected and 2 dead letters", st)
+	}
+}
+
+// TestAPIReplyTooLargeIsAnswered: a reply that does not fit the server's
+// max payload cannot be sent; the requester gets an error that says so
+// and what to do, at once, instead of waiting out its timeout.
+func TestAPIReplyTooLargeIsAnswered(t *testing.T) {
+	f := newFixture(t, Options{})
+	big := strings.Repeat("x", int(f.client.MaxPayload()))
+	if err := f.bus.HandleAPI("jido.api.log.streams", func(context.Context, []byte) (any, error) {
+		return map[string]string{"streams": big}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := f.client.Request("jido.api.log.streams", nil, 5*time.Second)
+	if err != nil {
+		t.Fatalf("no answer to a request whose reply is too large: %v", err)
+	}
+	var st bus.ReplyStatus
+	if err := json.Unmarshal(m.Data, &st); err != nil {
+		t.Fatal(err)
+	}
+	e := bus.AsError(st.Err())
+	if st.OK || e.Type != bus.ReasonTooLarge || !strings.Contains(e.Message, "max payload") {
+		t.Fatalf("reply = %s, want a too_large error naming the max payload", m.Data)
+	}
+}
