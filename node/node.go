@@ -244,7 +244,6 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if n.recovered, err = n.rt.Recover(ctx); err != nil {
 		log.Error("some agents could not be recovered", "err", err)
 	}
-	n.health.recovered.Store(true)
 
 	if n.store, err = projections.OpenStore(ProjectionsDir(cfg.DataDir), projections.StoreOptions{Logger: log}); err != nil {
 		return nil, fmt.Errorf("open the projection store: %w", err)
@@ -272,6 +271,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err := n.serveHTTP(cfg.HTTP); err != nil {
 		return nil, err
 	}
+	// Ready only now: conversations resumed, projects reopened, and the
+	// control plane answers; a 200 from /readyz before would send
+	// requests that nothing serves yet.
+	n.health.recovered.Store(true)
 	log.Info("jido-bus ready", "nats", n.conn.url, "embedded", n.conn.srv != nil, "agents_recovered", n.recovered,
 		"agent_types", types.Names(), "prefix", subjects.All(""), "data_dir", cfg.DataDir, "version", cfg.Version)
 	ready = true
