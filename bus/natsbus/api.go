@@ -93,7 +93,15 @@ func (b *Bus) serveAPI(msg *nats.Msg, subject string, fn APIFunc) {
 		switch bus.ErrorType(err) {
 		case bus.ReasonInvalidRequest, bus.ReasonMalformed, bus.ReasonForbidden:
 			b.refuse(msg, err)
+		case bus.ReasonUnavailable:
+			b.reply(msg, bus.ErrorReply(err))
 		default:
+			if b.ctx.Err() != nil {
+				// Shutdown cancelled the request's context: whatever the
+				// handler made of that (an await's timeout), the truth
+				// for the requester is that the node went away.
+				err = bus.Errorf(bus.ReasonUnavailable, "the node shut down before the request on %s finished (%s): retry after it restarts or against another node", subject, bus.AsError(err).Message)
+			}
 			b.reply(msg, bus.ErrorReply(err))
 		}
 		return

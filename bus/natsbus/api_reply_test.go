@@ -79,3 +79,49 @@ func TestAPIReplyTooLargeIsAnswered(t *testing.T) {
 		t.Fatalf("reply = %s, want a too_large error naming the max payload", m.Data)
 	}
 }
+
+// TestAPIRequestCutShortByShutdownIsUnavailable: a long request in flight
+// when the node shuts down (an await, a verify) has its context cancelled;
+// whatever error the handler then returns (an await's "timeout"), the
+// requester is told unavailable — the node is going away, retry — not a
+// timeout it did not ask for.
+func TestAPIRequestCutShortByShutdownIsUnavailable(t *testing.T) {
+	f := newFixture(t, Options{})
+	entered := make(chan struct{})
+	if err := f.bus.HandleAPIConcurrent("jido.api.agent.await", 4, func(ctx context.Context, _ []byte) (any, error) {
+		close(entered)
+		<-ctx.Done()
+		return nil, bus.Errorf("timeout", "agent a1 has not completed")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		data []byte
+		err  error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		m, err := f.client.Request("jido.api.agent.await", []byte(`{"id":"a1"}`), 10*time.Second)
+		if err != nil {
+			got <- answer{err: err}
+			return
+		}
+		got <- answer{data: m.Data}
+	}()
+	<-entered
+	if err := f.bus.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a := <-got
+	if a.err != nil {
+		t.Fatalf("no answer to a request cut short by shutdown: %v", a.err)
+	}
+	var st bus.ReplyStatus
+	if err := json.Unmarshal(a.data, &st); err != nil {
+		t.Fatal(err)
+	}
+	e := bus.AsError(st.Err())
+	if e.Type != bus.ReasonUnavailable || !strings.Contains(e.Message, "shut") || !strings.Contains(e.Message, "has not completed") {
+		t.Fatalf("reply = %s, want unavailable saying the node shut down, keeping the handler's message", a.data)
+	}
+}
