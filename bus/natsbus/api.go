@@ -34,7 +34,8 @@ func (b *Bus) HandleAPI(subject string, fn APIFunc) error {
 // await, a verify of the whole log): each request is served on its own
 // goroutine, at most maxInFlight at a time (further ones are refused with
 // queue_overflow, not queued). Shutdown cancels the context the requests
-// in flight received and waits for them.
+// in flight received and waits for them; one that then fails is answered
+// unavailable (the node went away), whatever its handler returned.
 func (b *Bus) HandleAPIConcurrent(subject string, maxInFlight int, fn APIFunc) error {
 	if maxInFlight < 1 {
 		return fmt.Errorf("natsbus: HandleAPIConcurrent %s: maxInFlight %d, want at least 1", subject, maxInFlight)
