@@ -34,7 +34,10 @@ func (c Local) Streams(_ context.Context, req StreamsRequest) (StreamsReply, err
 // skipped, so one bad entry does not stop a page.
 func (c Local) Read(ctx context.Context, req ReadRequest) (ReadReply, error) {
 	limit := req.Limit
-	if limit <= 0 {
+	switch {
+	case limit < 0:
+		return ReadReply{}, bus.Errorf(bus.ReasonInvalidRequest, "limit %d: want 0 (a page of %d) or more; a page also stops at %d bytes", limit, DefaultPageSize, MaxReplyBytes)
+	case limit == 0:
 		limit = DefaultPageSize
 	}
 	opts := eventlog.ReadOptions{From: req.From, Backward: req.Backward, Types: req.Types}

@@ -38,7 +38,8 @@ type StreamsReply struct {
 
 // ReadRequest asks for one page of a stream, or of the global log when
 // Stream is empty. From, Limit, Backward and Types are as in
-// eventlog.ReadOptions; Limit zero means DefaultPageSize.
+// eventlog.ReadOptions; Limit zero means DefaultPageSize, a negative one
+// is refused (invalid_request).
 type ReadRequest struct {
 	Stream   string `json:"stream,omitempty"`
 	From     uint64 `json:"from,omitempty"`
