@@ -26,14 +26,19 @@ const MaxReplyBytes = 512 << 10
 // DefaultPageSize is the page Limit when a request gives none.
 const DefaultPageSize = 1000
 
-// StreamsRequest lists streams whose name starts with Prefix.
+// StreamsRequest lists streams whose name starts with Prefix, sorted by
+// name, from the first after After (all when empty).
 type StreamsRequest struct {
 	Prefix string `json:"prefix,omitempty"`
+	After  string `json:"after,omitempty"`
 }
 
-// StreamsReply lists streams sorted by name.
+// StreamsReply is one page of streams, sorted by name. A page ends before
+// its reply would pass MaxReplyBytes; Next is then the After of the
+// following page (empty: this page is the last).
 type StreamsReply struct {
 	Streams []eventlog.StreamInfo `json:"streams"`
+	Next    string                `json:"next,omitempty"`
 }
 
 // ReadRequest asks for one page of a stream, or of the global log when
