@@ -512,7 +512,12 @@ type pingReply struct {
 	HTTP string `json:"http,omitempty"`
 }
 
-func (n *Node) ping(context.Context, []byte) (any, error) {
+func (n *Node) ping(_ context.Context, req []byte) (any, error) {
+	// Ping takes no fields; one it does not know is refused, as on
+	// every verb.
+	if err := natsbus.DecodeRequest(req, &struct{}{}); err != nil {
+		return nil, err
+	}
 	// A node whose log failed answers, but not ok: it takes no input.
 	if err := n.evlog.Failed(); err != nil {
 		return nil, err

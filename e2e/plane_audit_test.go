@@ -1,0 +1,176 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
+)
+
+// metricValue returns the value of the sample `series` (name and labels,
+// exactly as exposed) on the node's /metrics, or -1 when there is none.
+func metricValue(t *testing.T, base, series string) float64 {
+	t.Helper()
+	_, body := httpGet(t, base+"/metrics")
+	for line := range strings.SplitSeq(body, "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return f
+		}
+	}
+	return -1
+}
+
+// dlqSubjects returns the subjects of the dead letters in the log stream
+// dlq, by reason, as log.show reads them.
+func dlqSubjects(t *testing.T, node *Node) map[string][]string {
+	t.Helper()
+	var page struct {
+		OK      bool `json:"ok"`
+		Entries []struct {
+			Event struct {
+				Data struct {
+					Reason  string `json:"reason"`
+					Subject string `json:"subject"`
+				} `json:"data"`
+			} `json:"event"`
+		} `json:"entries"`
+	}
+	out := node.NATS(t, "req", "--raw", "jido.api.log.show", `{"stream":"dlq"}`)
+	if err := json.Unmarshal([]byte(out), &page); err != nil || !page.OK {
+		if strings.Contains(out, "not_found") {
+			return map[string][]string{}
+		}
+		t.Fatalf("log.show dlq: %v %s", err, out)
+	}
+	got := map[string][]string{}
+	for _, e := range page.Entries {
+		got[e.Event.Data.Reason] = append(got[e.Event.Data.Reason], e.Event.Data.Subject)
+	}
+	return got
+}
+
+// TestPlaneRequestWithoutReplyIsNotDone: `nats pub jido.api.log.truncate`
+// — a request with no reply subject — used to truncate the stream with no
+// one told and nothing recorded. It is refused: the stream is whole, the
+// refusal is a dead letter naming the subject, counted once.
+func TestPlaneRequestWithoutReplyIsNotDone(t *testing.T) {
+	node := StartNode(t, tools, t.TempDir(), "--metrics", "127.0.0.1:0")
+	base := metricsBase(t, node)
+	tools.Run(t, "agent", "start", "counter", "--id", "c1", "--nats-url", node.URL)
+	for range 3 {
+		tools.Run(t, "agent", "call", "c1", "counter.increment", `{"by":1}`, "--nats-url", node.URL)
+	}
+	node.NATS(t, "pub", "jido.api.log.truncate", `{"stream":"agent/c1","before":4}`)
+	var dl map[string][]string
+	waitFor(t, "the dead letter of the request without a reply subject", func() bool {
+		dl = dlqSubjects(t, node)
+		return len(dl[bus.ReasonInvalidRequest]) > 0
+	})
+	if got := dl[bus.ReasonInvalidRequest]; len(got) != 1 || got[0] != "jido.api.log.truncate" {
+		t.Fatalf("dead letters %v, want one invalid_request for jido.api.log.truncate", dl)
+	}
+	var first struct {
+		Streams []struct {
+			Stream string `json:"stream"`
+			First  uint64 `json:"first"`
+		} `json:"streams"`
+	}
+	if err := json.Unmarshal([]byte(node.NATS(t, "req", "--raw", "jido.api.log.streams", `{"prefix":"agent/c1"}`)), &first); err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Streams) != 1 || first.Streams[0].First != 1 {
+		t.Fatalf("agent/c1 after a truncate published without a reply subject: %+v, want it whole (first 1)", first.Streams)
+	}
+	if v := metricValue(t, base, `jido_signals_refused_total{reason="invalid_request"}`); v != 1 {
+		t.Fatalf("jido_signals_refused_total{invalid_request} = %v, want 1", v)
+	}
+}
+
+// TestPlaneRefusalsCountedOncePerArea: an unreadable request to one verb
+// of every control-plane area — log, projection, conv (the projection
+// API's and the node's own), agent, project, ping — is answered
+// invalid_request, dead-lettered once naming its subject, and counted
+// once in jido_signals_refused_total and jido_dead_letters_total.
+func TestPlaneRefusalsCountedOncePerArea(t *testing.T) {
+	node := StartNode(t, tools, t.TempDir(), "--metrics", "127.0.0.1:0")
+	base := metricsBase(t, node)
+	subjects := []string{
+		"jido.api.ping", "jido.api.log.show", "jido.api.log.truncate", "jido.api.projection.get",
+		"jido.api.conv.show", "jido.api.conv.send", "jido.api.conv.approve", "jido.api.agent.state",
+		"jido.api.agent.await", "jido.api.project.get", "jido.api.project.conv.start",
+	}
+	bodies := []string{`{"no_such_field":1}`, `[1]`, `"x"`, `{"a":1} {}`}
+	for i, s := range subjects {
+		body := bodies[i%len(bodies)]
+		if got := errorType(reply(t, node.NATS(t, "req", "--raw", s, body))); got != bus.ReasonInvalidRequest {
+			t.Errorf("%s %s: %q, want %s", s, body, got, bus.ReasonInvalidRequest)
+		}
+	}
+	want := float64(len(subjects))
+	waitFor(t, "every refusal counted", func() bool {
+		return metricValue(t, base, `jido_dead_letters_total{reason="invalid_request"}`) >= want
+	})
+	for _, series := range []string{`jido_signals_refused_total{reason="invalid_request"}`, `jido_dead_letters_total{reason="invalid_request"}`} {
+		if v := metricValue(t, base, series); v != want {
+			t.Errorf("%s = %v, want %v (each refusal once)", series, v, want)
+		}
+	}
+	var dl map[string][]string
+	waitFor(t, "every dead letter in the dlq stream", func() bool {
+		dl = dlqSubjects(t, node)
+		return len(dl[bus.ReasonInvalidRequest]) >= len(subjects)
+	})
+	if got := fmt.Sprint(dl[bus.ReasonInvalidRequest]); got != fmt.Sprint(subjects) {
+		t.Fatalf("dead letters %s, want one per subject, in order: %v", got, subjects)
+	}
+}
+
+// TestPlaneTwoNodesOneNATS: two nodes on one external NATS server and one
+// prefix share the control plane's queue group: each request is answered
+// by one of them, never by both; both serve. A third node on the data dir
+// of one of them is refused at start.
+func TestPlaneTwoNodesOneNATS(t *testing.T) {
+	srv := natstest.RunServer(t)
+	dirA := t.TempDir()
+	a := StartNode(t, tools, dirA, "--nats-url", srv.ClientURL(), "--metrics", "127.0.0.1:0")
+	b := StartNode(t, tools, t.TempDir(), "--nats-url", srv.ClientURL(), "--metrics", "127.0.0.1:0")
+	baseA, baseB := metricsBase(t, a), metricsBase(t, b)
+	served := func() (float64, float64) {
+		return metricValue(t, baseA, "jido_api_requests_total"), metricValue(t, baseB, "jido_api_requests_total")
+	}
+	a0, b0 := served()
+	const n = 40
+	for range n {
+		if r := reply(t, a.NATS(t, "req", "--raw", "jido.api.ping", "")); r["ok"] != true {
+			t.Fatalf("ping: %v", r)
+		}
+	}
+	waitFor(t, "both nodes' request counters to add up to the requests sent", func() bool {
+		a1, b1 := served()
+		return a1-a0+b1-b0 >= n
+	})
+	a1, b1 := served()
+	if got := a1 - a0 + b1 - b0; got != n {
+		t.Fatalf("%d requests were served %v times (node A %v, node B %v): each must be answered by one node", n, got, a1-a0, b1-b0)
+	}
+	if a1 == a0 || b1 == b0 {
+		t.Fatalf("node A served %v and node B %v of %d requests: the queue group should spread them", a1-a0, b1-b0, n)
+	}
+
+	r := runCLI(t, nil, "serve", "--nats-url", srv.ClientURL(), "--data-dir", dirA)
+	if r.code != 1 || !strings.Contains(r.stderr, "in use by another jido-bus process") {
+		t.Fatalf("a second node on %s: exit %d, %s; want it refused naming the data dir in use", dirA, r.code, r.stderr)
+	}
+	if code, _ := httpGet(t, baseA+"/readyz"); code != http.StatusOK {
+		t.Fatalf("node A's /readyz after the refused start: %d", code)
+	}
+}
