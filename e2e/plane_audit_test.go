@@ -134,43 +134,40 @@ func TestPlaneRefusalsCountedOncePerArea(t *testing.T) {
 	}
 }
 
-// TestPlaneTwoNodesOneNATS: two nodes on one external NATS server and one
-// prefix share the control plane's queue group: each request is answered
-// by one of them, never by both; both serve. A third node on the data dir
-// of one of them is refused at start.
+// TestPlaneTwoNodesOneNATS: nodes share one external NATS server only
+// under prefixes of their own. A second node on the prefix of a running
+// one would take every signal too — each has its own log and agents — and
+// answer calls to the first one's agents not_found, dead-lettering what
+// the first acknowledged; it is refused at start, saying what to do.
+// Under another prefix it runs beside the first, each answering its own.
+// A node on the data dir of a running one is refused too.
 func TestPlaneTwoNodesOneNATS(t *testing.T) {
 	srv := natstest.RunServer(t)
 	dirA := t.TempDir()
 	a := StartNode(t, tools, dirA, "--nats-url", srv.ClientURL(), "--metrics", "127.0.0.1:0")
-	b := StartNode(t, tools, t.TempDir(), "--nats-url", srv.ClientURL(), "--metrics", "127.0.0.1:0")
-	baseA, baseB := metricsBase(t, a), metricsBase(t, b)
-	served := func() (float64, float64) {
-		return metricValue(t, baseA, "jido_api_requests_total"), metricValue(t, baseB, "jido_api_requests_total")
+	tools.Run(t, "agent", "start", "counter", "--id", "c1", "--nats-url", a.URL)
+
+	r := runCLI(t, nil, "serve", "--nats-url", srv.ClientURL(), "--data-dir", t.TempDir())
+	if r.code != 1 || !strings.Contains(r.stderr, "already serves --prefix jido") || !strings.Contains(r.stderr, "its own --prefix") {
+		t.Fatalf("a second node on prefix jido: exit %d, %s; want it refused naming the prefix and what to do", r.code, r.stderr)
 	}
-	a0, b0 := served()
-	const n = 40
-	for range n {
-		if r := reply(t, a.NATS(t, "req", "--raw", "jido.api.ping", "")); r["ok"] != true {
-			t.Fatalf("ping: %v", r)
+	b := StartNode(t, tools, t.TempDir(), "--nats-url", srv.ClientURL(), "--prefix", "other")
+	// Every call to c1 is answered by the node that runs it.
+	for i := range 10 {
+		out := a.NATS(t, "req", "--raw", "jido.agent.c1.counter.increment", `{"by":1}`)
+		if rep := reply(t, out); rep["ok"] != true {
+			t.Fatalf("call %d to c1 with a node under another prefix beside: %s", i, out)
 		}
 	}
-	waitFor(t, "both nodes' request counters to add up to the requests sent", func() bool {
-		a1, b1 := served()
-		return a1-a0+b1-b0 >= n
-	})
-	a1, b1 := served()
-	if got := a1 - a0 + b1 - b0; got != n {
-		t.Fatalf("%d requests were served %v times (node A %v, node B %v): each must be answered by one node", n, got, a1-a0, b1-b0)
-	}
-	if a1 == a0 || b1 == b0 {
-		t.Fatalf("node A served %v and node B %v of %d requests: the queue group should spread them", a1-a0, b1-b0, n)
+	if got := errorType(reply(t, b.NATS(t, "req", "--raw", "other.api.agent.state", `{"id":"c1"}`))); got != bus.ReasonNotFound {
+		t.Fatalf("node B's agent.state c1: %q, want not_found (c1 runs on node A)", got)
 	}
 
-	r := runCLI(t, nil, "serve", "--nats-url", srv.ClientURL(), "--data-dir", dirA)
+	r = runCLI(t, nil, "serve", "--nats-url", srv.ClientURL(), "--prefix", "third", "--data-dir", dirA)
 	if r.code != 1 || !strings.Contains(r.stderr, "in use by another jido-bus process") {
-		t.Fatalf("a second node on %s: exit %d, %s; want it refused naming the data dir in use", dirA, r.code, r.stderr)
+		t.Fatalf("a node on %s, in use: exit %d, %s; want it refused naming the data dir in use", dirA, r.code, r.stderr)
 	}
-	if code, _ := httpGet(t, baseA+"/readyz"); code != http.StatusOK {
-		t.Fatalf("node A's /readyz after the refused start: %d", code)
+	if code, _ := httpGet(t, metricsBase(t, a)+"/readyz"); code != http.StatusOK {
+		t.Fatalf("node A's /readyz after the refused starts: %d", code)
 	}
 }

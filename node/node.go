@@ -180,6 +180,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if n.conn, err = connect(cfg.NATS, subjects, NATSDir(cfg.DataDir), log, n.onViolation); err != nil {
 		return nil, err
 	}
+	if err := checkPrefixFree(ctx, n.conn.nc, subjects, n.conn.url); err != nil {
+		return nil, err
+	}
 	n.evlog, err = eventlog.Open(LogDir(cfg.DataDir), eventlog.Options{Limits: cfg.Limits, Logger: log, NoSync: cfg.NoSync, AcceptWALLoss: cfg.AcceptWALLoss, FS: cfg.logFS})
 	if errors.Is(err, eventlog.ErrLocked) {
 		return nil, fmt.Errorf("the data dir %s is in use by another jido-bus process; stop it or choose another --data-dir: %w", cfg.DataDir, err)
