@@ -55,6 +55,10 @@ func (b *Bus) subscribeAPI(subject string, fn APIFunc, sem chan struct{}) error 
 // nil, else each request on a goroutine of its own while sem has room.
 func (b *Bus) apiHandler(subject string, fn APIFunc, sem chan struct{}) nats.MsgHandler {
 	return func(msg *nats.Msg) {
+		if err := b.checkReplyTo(msg); err != nil {
+			b.refuseUnanswered(msg, err)
+			return
+		}
 		if err := b.enter(); err != nil {
 			b.refuse(msg, err)
 			return

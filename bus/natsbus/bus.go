@@ -233,6 +233,11 @@ func (b *Bus) reply(msg *nats.Msg, body []byte) {
 	if msg.Reply == "" {
 		return
 	}
+	if err := b.checkReplyTo(msg); err != nil {
+		// Refused on arrival (checkReplyTo); never published on.
+		b.log.Error("reply", "subject", msg.Subject, "err", err)
+		return
+	}
 	if err := msg.Respond(body); err != nil {
 		b.log.Error("reply", "subject", msg.Subject, "reply", msg.Reply, "err", err)
 	}

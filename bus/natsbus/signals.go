@@ -79,6 +79,10 @@ func (b *Bus) HandleSignals(kind string, h Handler, mw ...Middleware) error {
 }
 
 func (b *Bus) dispatch(msg *nats.Msg, h Handler) {
+	if err := b.checkReplyTo(msg); err != nil {
+		b.refuseUnanswered(msg, err)
+		return
+	}
 	if err := b.enter(); err != nil {
 		b.refuse(msg, err) // a signal refused, not lost: answered and dead-lettered
 		return
