@@ -171,3 +171,46 @@ func TestPlaneTwoNodesOneNATS(t *testing.T) {
 		t.Fatalf("node A's /readyz after the refused starts: %d", code)
 	}
 }
+
+// TestPlaneReplySubjectIsNoWayAroundRoles: a client may not publish on
+// jido.emit.> (the NATS CLI shows the violation), but it may name any
+// reply subject; a request or a call whose reply subject is jido.emit.…
+// would have the node publish its answer there, a forged emit of the
+// victim agent for every subscriber. The node refuses it (forbidden, a
+// dead letter) and publishes nothing there; no signal is committed.
+func TestPlaneReplySubjectIsNoWayAroundRoles(t *testing.T) {
+	node := startSecured(t, "--metrics", "127.0.0.1:0")
+	base := metricsBase(t, node)
+	if out, err := natsAs(t, node, "boss", adminPW, "req", "--raw", "jido.api.agent.start", `{"type":"counter","id":"c1"}`); err != nil || !strings.Contains(out, `"ok":true`) {
+		t.Fatalf("admin start: %v %s", err, out)
+	}
+	if out, _ := natsAs(t, node, "app", clientPW, "pub", "jido.emit.victim.payment.approved", "{}"); !strings.Contains(out, "Permissions Violation") {
+		t.Fatalf("a client publishing on jido.emit.>: %s, want a permissions violation", out)
+	}
+	emits, _ := node.StartNATS(t, "--user", "boss", "--password", adminPW, "sub", "jido.emit.victim.>")
+	waitFor(t, "the admin's subscription", func() bool { return strings.Contains(emits.String(), "Subscribing on") })
+	for _, subject := range []string{"jido.api.ping", "jido.agent.c1.counter.increment"} {
+		if out, err := natsAs(t, node, "app", clientPW, "pub", subject, `{"by":1}`, "--reply", "jido.emit.victim.payment.approved"); err != nil {
+			t.Fatalf("client pub %s: %v %s", subject, err, out)
+		}
+	}
+	// The permissions violation above and the two requests.
+	waitFor(t, "the three refusals counted", func() bool {
+		return metricValue(t, base, `jido_signals_refused_total{reason="forbidden"}`) >= 3
+	})
+	if out, err := natsAs(t, node, "app", clientPW, "req", "--raw", "jido.api.agent.state", `{"id":"c1"}`); err != nil || !strings.Contains(out, `"version":0`) {
+		t.Fatalf("c1 after a call with a forbidden reply subject: %v %s, want version 0 (nothing committed)", err, out)
+	}
+	// A marker published after all that reaches the subscription after
+	// anything the node had sent there.
+	if out, err := natsAs(t, node, "boss", adminPW, "pub", "jido.emit.victim.marker", "MARKER"); err != nil {
+		t.Fatalf("admin pub: %v %s", err, out)
+	}
+	waitFor(t, "the marker", func() bool { return strings.Contains(emits.String(), "MARKER") })
+	if got := emits.String(); strings.Contains(got, `"ok"`) {
+		t.Fatalf("the node published on jido.emit.victim.payment.approved for a client:\n%s", got)
+	}
+	if v := metricValue(t, base, `jido_dead_letters_total{reason="forbidden"}`); v != 3 {
+		t.Fatalf("forbidden dead letters = %v, want 3 (the violation and the two requests)", v)
+	}
+}
