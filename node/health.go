@@ -70,13 +70,14 @@ func (h *health) check(log *eventlog.Log, nc *nats.Conn) readiness {
 }
 
 // healthHandlers serves /healthz (200 while the process serves HTTP) and
-// /readyz (200 when ready, else 503; both with the checks as JSON).
+// /readyz (200 when ready, else 503; both with the checks as JSON), to
+// GET and HEAD only: any other method is 405.
 func healthHandlers(mux *http.ServeMux, ready func() readiness) {
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"alive":true}` + "\n"))
 	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		r := ready()
 		body, _ := json.Marshal(r) // strings and bools
 		w.Header().Set("Content-Type", "application/json")

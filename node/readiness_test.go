@@ -81,3 +81,36 @@ func getURL(t *testing.T, url string) (int, string) {
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body)
 }
+
+// TestHealthEndpointsAnswerGETOnly: /healthz and /readyz are probes: GET
+// and HEAD are answered, any other method is 405 naming the allowed ones
+// (a POST is a mistake or a probe of what the listener does).
+func TestHealthEndpointsAnswerGETOnly(t *testing.T) {
+	n := startNode(t, t.TempDir())
+	defer n.Close(5 * time.Second)
+	base := "http://" + n.metrics.ln.Addr().String()
+	for _, path := range []string{"/healthz", "/readyz"} {
+		for _, method := range []string{http.MethodGet, http.MethodHead} {
+			req, _ := http.NewRequest(method, base+path, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("%s %s: %d, want 200", method, path, resp.StatusCode)
+			}
+		}
+		for _, method := range []string{http.MethodPost, http.MethodDelete, http.MethodPut} {
+			req, _ := http.NewRequest(method, base+path, strings.NewReader("x"))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusMethodNotAllowed || !strings.Contains(resp.Header.Get("Allow"), "GET") {
+				t.Errorf("%s %s: %d (Allow %q), want 405 allowing GET", method, path, resp.StatusCode, resp.Header.Get("Allow"))
+			}
+		}
+	}
+}
