@@ -214,3 +214,40 @@ func TestPlaneReplySubjectIsNoWayAroundRoles(t *testing.T) {
 		t.Fatalf("forbidden dead letters = %v, want 3 (the violation and the two requests)", v)
 	}
 }
+
+// TestPlaneBadInputCountedOnce: a request that reads but breaks a grammar
+// — an agent id, a pattern, a signal type — is refused like an unreadable
+// one: answered with its reason, a dead letter, counted once (not once by
+// the control plane and again by the runtime).
+func TestPlaneBadInputCountedOnce(t *testing.T) {
+	node := StartNode(t, tools, t.TempDir(), "--metrics", "127.0.0.1:0")
+	base := metricsBase(t, node)
+	tools.Run(t, "agent", "start", "counter", "--id", "c1", "--nats-url", node.URL)
+	cases := []struct{ subject, body, reason string }{
+		{"jido.api.agent.start", `{"type":"counter","id":"bad..id"}`, bus.ReasonInvalidAgentID},
+		{"jido.api.log.show", `{"types":"**.**"}`, bus.ReasonInvalidPattern},
+		{"jido.api.agent.call", `{"id":"c1","type":"bad type!"}`, bus.ReasonInvalidType},
+		{"jido.api.agent.cast", `{"id":"c1","type":"bad type!"}`, bus.ReasonInvalidType},
+	}
+	want := map[string]float64{}
+	for _, c := range cases {
+		if got := errorType(reply(t, node.NATS(t, "req", "--raw", c.subject, c.body))); got != c.reason {
+			t.Errorf("%s %s: %q, want %s", c.subject, c.body, got, c.reason)
+		}
+		want[c.reason]++
+	}
+	waitFor(t, "every refusal filed", func() bool {
+		n := 0
+		for _, subjects := range dlqSubjects(t, node) {
+			n += len(subjects)
+		}
+		return n >= len(cases)
+	})
+	for reason, n := range want {
+		for _, series := range []string{"jido_signals_refused_total", "jido_dead_letters_total"} {
+			if v := metricValue(t, base, series+`{reason="`+reason+`"}`); v != n {
+				t.Errorf("%s{%s} = %v, want %v", series, reason, v, n)
+			}
+		}
+	}
+}

@@ -19,9 +19,10 @@ type APIFunc func(ctx context.Context, req []byte) (result any, err error)
 // HandleAPI serves requests on subject, normally built with
 // Subjects().API(area, verb), in the Bus's queue group (of the nodes on
 // one prefix, one answers each request). Each request is answered with
-// {"ok":true,…} or {"ok":false,"error":…}; a request that cannot be read
-// (an *bus.Error of type invalid_request or malformed) or is not allowed
-// (forbidden) is refused: also filed as a dead letter and reported to
+// {"ok":true,…} or {"ok":false,"error":…}; a request that is bad input
+// (an *bus.Error of a type in refusedReasons: unreadable, breaking a
+// grammar) or is not allowed (forbidden) is refused: also filed as a dead
+// letter and reported to
 // Options.OnRefused; so is a request without a reply subject, which is
 // not served (its outcome would reach no one). A reply larger than the
 // server's max payload is answered too_large instead. Requests on
@@ -95,10 +96,10 @@ func (b *Bus) apiHandler(subject string, fn APIFunc, sem chan struct{}) nats.Msg
 func (b *Bus) serveAPI(msg *nats.Msg, subject string, fn APIFunc) {
 	result, err := fn(b.ctx, msg.Data)
 	if err != nil {
-		switch bus.ErrorType(err) {
-		case bus.ReasonInvalidRequest, bus.ReasonMalformed, bus.ReasonForbidden:
+		switch typ := bus.ErrorType(err); {
+		case refusedReasons[typ]:
 			b.refuse(msg, err)
-		case bus.ReasonUnavailable:
+		case typ == bus.ReasonUnavailable:
 			b.reply(msg, bus.ErrorReply(err))
 		default:
 			if b.ctx.Err() != nil {
@@ -123,6 +124,19 @@ func (b *Bus) serveAPI(msg *nats.Msg, subject string, fn APIFunc) {
 		body = bus.ErrorReply(bus.Errorf(bus.ReasonTooLarge, "the reply on %s is %d bytes, over the NATS server's max payload of %d: ask for less (a smaller limit, a narrower prefix or filter) or raise the server's max_payload", subject, len(body), max))
 	}
 	b.reply(msg, body)
+}
+
+// refusedReasons are the error types of a request that is bad input —
+// unreadable, breaking a grammar (an agent id, a pattern, a type), or not
+// allowed — so refused: answered, dead-lettered and counted. Other errors
+// (not_found, timeout, …) answer a readable request about the world.
+// too_large is not one: the runtime files a signal the log refuses as too
+// large itself.
+var refusedReasons = map[string]bool{
+	bus.ReasonInvalidRequest: true, bus.ReasonMalformed: true, bus.ReasonForbidden: true,
+	bus.ReasonInvalidAgentID: true, bus.ReasonInvalidPattern: true, bus.ReasonInvalidType: true,
+	bus.ReasonInvalidSubject: true, bus.ReasonInvalidAttribute: true, bus.ReasonMissingAttribute: true,
+	bus.ReasonInvalidSpecVersion: true, bus.ReasonTypeMismatch: true,
 }
 
 // Typed adapts op, which takes its request decoded, to an APIFunc: the

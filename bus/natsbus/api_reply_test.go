@@ -125,3 +125,50 @@ func TestAPIRequestCutShortByShutdownIsUnavailable(t *testing.T) {
 		t.Fatalf("reply = %s, want unavailable saying the node shut down, keeping the handler's message", a.data)
 	}
 }
+
+// TestAPIBadInputIsRefused: a request whose content breaks a grammar — an
+// invalid agent id, pattern, type, subject, attribute — is bad input like
+// an unreadable one: answered with its reason, dead-lettered and counted
+// once. Answers about the world (not_found, a timeout) are not refusals.
+func TestAPIBadInputIsRefused(t *testing.T) {
+	var r refusals
+	f := newFixture(t, Options{OnRefused: r.add})
+	bad := []string{
+		bus.ReasonInvalidAgentID, bus.ReasonInvalidPattern, bus.ReasonInvalidType, bus.ReasonInvalidSubject,
+		bus.ReasonInvalidAttribute, bus.ReasonMissingAttribute, bus.ReasonInvalidSpecVersion, bus.ReasonTypeMismatch,
+	}
+	if err := f.bus.HandleAPI("jido.api.x.do", func(_ context.Context, req []byte) (any, error) {
+		var v struct {
+			Reason string `json:"reason"`
+		}
+		if err := DecodeRequest(req, &v); err != nil {
+			return nil, err
+		}
+		return nil, bus.Errorf(v.Reason, "the request's %s", v.Reason)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, reason := range append(bad, bus.ReasonNotFound, "timeout") {
+		m, err := f.client.Request("jido.api.x.do", []byte(`{"reason":"`+reason+`"}`), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(m.Data), `"type":"`+reason+`"`) {
+			t.Fatalf("reply %s, want type %s", m.Data, reason)
+		}
+	}
+	for _, reason := range bad {
+		if dl := f.nextDeadLetter(t); dl.Subject != "jido.dlq."+reason {
+			t.Fatalf("dead letter on %s, want jido.dlq.%s", dl.Subject, reason)
+		}
+	}
+	got := r.snapshot()
+	for _, reason := range bad {
+		if got[reason] != 1 {
+			t.Errorf("OnRefused told %s %d times, want once", reason, got[reason])
+		}
+	}
+	if len(got) != len(bad) {
+		t.Errorf("OnRefused told %v, want only the bad-input reasons", got)
+	}
+}
