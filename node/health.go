@@ -14,13 +14,13 @@ import (
 // Readiness checks, by the name /readyz and ping report them under.
 const (
 	checkLog      = "log"      // the event log takes writes (not failed)
-	checkRecovery = "recovery" // the agents came back from the log
+	checkRecovery = "recovery" // the start is done: agents recovered, conversations and projects back, the control plane answering
 	checkNATS     = "nats"     // the node's NATS connection is up
 )
 
 // health tracks what readiness needs beyond the parts themselves.
 type health struct {
-	recovered atomic.Bool // Start's recovery of the agents has ended
+	recovered atomic.Bool // Start has ended: recovery done, the control plane answers
 }
 
 // readiness is the answer of /readyz and the readiness part of ping: each
@@ -56,7 +56,7 @@ func (h *health) check(log *eventlog.Log, nc *nats.Conn) readiness {
 	if h.recovered.Load() {
 		set(checkRecovery, "")
 	} else {
-		set(checkRecovery, "the agents are being recovered from the log")
+		set(checkRecovery, "the node is starting: recovering the agents from the log, resuming conversations, reopening projects")
 	}
 	switch {
 	case nc == nil:
@@ -70,13 +70,14 @@ func (h *health) check(log *eventlog.Log, nc *nats.Conn) readiness {
 }
 
 // healthHandlers serves /healthz (200 while the process serves HTTP) and
-// /readyz (200 when ready, else 503; both with the checks as JSON).
+// /readyz (200 when ready, else 503; both with the checks as JSON), to
+// GET and HEAD only: any other method is 405.
 func healthHandlers(mux *http.ServeMux, ready func() readiness) {
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"alive":true}` + "\n"))
 	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		r := ready()
 		body, _ := json.Marshal(r) // strings and bools
 		w.Header().Set("Content-Type", "application/json")

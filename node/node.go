@@ -180,6 +180,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if n.conn, err = connect(cfg.NATS, subjects, NATSDir(cfg.DataDir), log, n.onViolation); err != nil {
 		return nil, err
 	}
+	if err := checkPrefixFree(ctx, n.conn.nc, subjects, n.conn.url); err != nil {
+		return nil, err
+	}
 	n.evlog, err = eventlog.Open(LogDir(cfg.DataDir), eventlog.Options{Limits: cfg.Limits, Logger: log, NoSync: cfg.NoSync, AcceptWALLoss: cfg.AcceptWALLoss, FS: cfg.logFS})
 	if errors.Is(err, eventlog.ErrLocked) {
 		return nil, fmt.Errorf("the data dir %s is in use by another jido-bus process; stop it or choose another --data-dir: %w", cfg.DataDir, err)
@@ -247,7 +250,6 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if n.recovered, err = n.rt.Recover(ctx); err != nil {
 		log.Error("some agents could not be recovered", "err", err)
 	}
-	n.health.recovered.Store(true)
 
 	if n.store, err = projections.OpenStore(ProjectionsDir(cfg.DataDir), projections.StoreOptions{Logger: log}); err != nil {
 		return nil, fmt.Errorf("open the projection store: %w", err)
@@ -275,6 +277,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err := n.serveHTTP(cfg.HTTP); err != nil {
 		return nil, err
 	}
+	// Ready only now: conversations resumed, projects reopened, and the
+	// control plane answers; a 200 from /readyz before would send
+	// requests that nothing serves yet.
+	n.health.recovered.Store(true)
 	log.Info("jido-bus ready", "nats", n.conn.url, "embedded", n.conn.srv != nil, "agents_recovered", n.recovered,
 		"agent_types", types.Names(), "prefix", subjects.All(""), "data_dir", cfg.DataDir, "version", cfg.Version)
 	ready = true
@@ -512,7 +518,12 @@ type pingReply struct {
 	HTTP string `json:"http,omitempty"`
 }
 
-func (n *Node) ping(context.Context, []byte) (any, error) {
+func (n *Node) ping(_ context.Context, req []byte) (any, error) {
+	// Ping takes no fields; one it does not know is refused, as on
+	// every verb.
+	if err := natsbus.DecodeRequest(req, &struct{}{}); err != nil {
+		return nil, err
+	}
 	// A node whose log failed answers, but not ok: it takes no input.
 	if err := n.evlog.Failed(); err != nil {
 		return nil, err

@@ -19,10 +19,13 @@ type APIFunc func(ctx context.Context, req []byte) (result any, err error)
 // HandleAPI serves requests on subject, normally built with
 // Subjects().API(area, verb), in the Bus's queue group (of the nodes on
 // one prefix, one answers each request). Each request is answered with
-// {"ok":true,…} or {"ok":false,"error":…}; a request that cannot be read
-// (an *bus.Error of type invalid_request or malformed) or is not allowed
-// (forbidden) is refused: also filed as a dead letter and reported to
-// Options.OnRefused. Requests on
+// {"ok":true,…} or {"ok":false,"error":…}; a request that is bad input
+// (an *bus.Error of a type in refusedReasons: unreadable, breaking a
+// grammar) or is not allowed (forbidden) is refused: also filed as a dead
+// letter and reported to
+// Options.OnRefused; so is a request without a reply subject, which is
+// not served (its outcome would reach no one). A reply larger than the
+// server's max payload is answered too_large instead. Requests on
 // one subject are served one at a time, in order.
 func (b *Bus) HandleAPI(subject string, fn APIFunc) error {
 	return b.subscribeAPI(subject, fn, nil)
@@ -32,7 +35,8 @@ func (b *Bus) HandleAPI(subject string, fn APIFunc) error {
 // await, a verify of the whole log): each request is served on its own
 // goroutine, at most maxInFlight at a time (further ones are refused with
 // queue_overflow, not queued). Shutdown cancels the context the requests
-// in flight received and waits for them.
+// in flight received and waits for them; one that then fails is answered
+// unavailable (the node went away), whatever its handler returned.
 func (b *Bus) HandleAPIConcurrent(subject string, maxInFlight int, fn APIFunc) error {
 	if maxInFlight < 1 {
 		return fmt.Errorf("natsbus: HandleAPIConcurrent %s: maxInFlight %d, want at least 1", subject, maxInFlight)
@@ -61,6 +65,14 @@ func (b *Bus) apiHandler(subject string, fn APIFunc, sem chan struct{}) nats.Msg
 			return
 		}
 		b.metrics.apiRequests.Add(1)
+		if msg.Reply == "" {
+			// Done without a reply subject, a request's outcome — even
+			// a truncation's — would reach no one: refuse it instead,
+			// and the dead letter is its record.
+			defer b.inflight.Done()
+			b.refuse(msg, bus.Errorf(bus.ReasonInvalidRequest, "%s is a request and came without a reply subject, so it was not done: send it as a request (nats req, or any client's request call) to be told the outcome", msg.Subject))
+			return
+		}
 		if sem == nil {
 			defer b.inflight.Done()
 			b.serveAPI(msg, subject, fn)
@@ -84,10 +96,18 @@ func (b *Bus) apiHandler(subject string, fn APIFunc, sem chan struct{}) nats.Msg
 func (b *Bus) serveAPI(msg *nats.Msg, subject string, fn APIFunc) {
 	result, err := fn(b.ctx, msg.Data)
 	if err != nil {
-		switch bus.ErrorType(err) {
-		case bus.ReasonInvalidRequest, bus.ReasonMalformed, bus.ReasonForbidden:
+		switch typ := bus.ErrorType(err); {
+		case refusedReasons[typ]:
 			b.refuse(msg, err)
+		case typ == bus.ReasonUnavailable:
+			b.reply(msg, bus.ErrorReply(err))
 		default:
+			if b.ctx.Err() != nil {
+				// Shutdown cancelled the request's context: whatever the
+				// handler made of that (an await's timeout), the truth
+				// for the requester is that the node went away.
+				err = bus.Errorf(bus.ReasonUnavailable, "the node shut down before the request on %s finished (%s): retry after it restarts or against another node", subject, bus.AsError(err).Message)
+			}
 			b.reply(msg, bus.ErrorReply(err))
 		}
 		return
@@ -97,7 +117,26 @@ func (b *Bus) serveAPI(msg *nats.Msg, subject string, fn APIFunc) {
 		b.log.Error("encode API reply", "subject", subject, "err", err)
 		body = bus.ErrorReply(err)
 	}
+	if max := b.nc.MaxPayload(); max > 0 && int64(len(body)) > max {
+		// NATS would refuse to send it, leaving the requester to its
+		// timeout: say why instead.
+		b.log.Error("API reply too large", "subject", subject, "bytes", len(body), "max_payload", max)
+		body = bus.ErrorReply(bus.Errorf(bus.ReasonTooLarge, "the reply on %s is %d bytes, over the NATS server's max payload of %d: ask for less (a smaller limit, a narrower prefix or filter) or raise the server's max_payload", subject, len(body), max))
+	}
 	b.reply(msg, body)
+}
+
+// refusedReasons are the error types of a request that is bad input —
+// unreadable, breaking a grammar (an agent id, a pattern, a type), or not
+// allowed — so refused: answered, dead-lettered and counted. Other errors
+// (not_found, timeout, …) answer a readable request about the world.
+// too_large is not one: the runtime files a signal the log refuses as too
+// large itself.
+var refusedReasons = map[string]bool{
+	bus.ReasonInvalidRequest: true, bus.ReasonMalformed: true, bus.ReasonForbidden: true,
+	bus.ReasonInvalidAgentID: true, bus.ReasonInvalidPattern: true, bus.ReasonInvalidType: true,
+	bus.ReasonInvalidSubject: true, bus.ReasonInvalidAttribute: true, bus.ReasonMissingAttribute: true,
+	bus.ReasonInvalidSpecVersion: true, bus.ReasonTypeMismatch: true,
 }
 
 // Typed adapts op, which takes its request decoded, to an APIFunc: the

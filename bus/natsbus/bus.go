@@ -240,6 +240,11 @@ func (b *Bus) reply(msg *nats.Msg, body []byte) {
 	if msg.Reply == "" {
 		return
 	}
+	if err := b.checkReply(msg); err != nil {
+		// Refused on arrival (checkReply); never published on.
+		b.log.Error("reply", "subject", msg.Subject, "err", err)
+		return
+	}
 	if err := msg.Respond(body); err != nil {
 		b.log.Error("reply", "subject", msg.Subject, "reply", msg.Reply, "err", err)
 	}

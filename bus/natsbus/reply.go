@@ -30,7 +30,7 @@ func (b *Bus) checkReply(msg *nats.Msg) error {
 	prefix := strings.TrimSuffix(b.opts.Subjects.All(""), ">")
 	inbox := strings.HasPrefix(reply, "_INBOX.") || strings.HasPrefix(reply, "_INBOX_")
 	switch {
-	case strings.HasPrefix(reply, prefix), strings.HasPrefix(reply, "$"):
+	case strings.HasPrefix(reply, prefix), reply+"." == prefix, strings.HasPrefix(reply, "$"):
 	case b.opts.InboxReplies && !inbox:
 	default:
 		return nil

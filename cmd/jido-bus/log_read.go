@@ -33,11 +33,20 @@ is retained.`,
 				return err
 			}
 			defer done()
-			r, err := b.Streams(cmd.Context(), logapi.StreamsRequest{Prefix: prefix})
-			if err != nil {
-				return err
+			var all []eventlog.StreamInfo
+			req := logapi.StreamsRequest{Prefix: prefix}
+			for {
+				r, err := b.Streams(cmd.Context(), req)
+				if err != nil {
+					return err
+				}
+				all = append(all, r.Streams...)
+				if r.Next == "" {
+					break
+				}
+				req.After = r.Next
 			}
-			return printStreams(cmd.OutOrStdout(), r.Streams, f.json)
+			return printStreams(cmd.OutOrStdout(), all, f.json)
 		},
 	}
 	f.register(cmd)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/jido-bus/jido-bus/bus"
@@ -25,16 +26,39 @@ type Local struct {
 	ImportGuard func(ctx context.Context, req ImportRequest) error
 }
 
-// Streams lists the streams.
+// streamsReserve is the part of MaxReplyBytes kept for a streams reply's
+// envelope and its Next (a stream name, at most 1 KiB).
+const streamsReserve = 4 << 10
+
+// Streams lists one page of the streams.
 func (c Local) Streams(_ context.Context, req StreamsRequest) (StreamsReply, error) {
-	return StreamsReply{Streams: c.Log.Streams(req.Prefix)}, nil
+	all := c.Log.Streams(req.Prefix)
+	if req.After != "" {
+		all = all[sort.Search(len(all), func(i int) bool { return all[i].Stream > req.After }):]
+	}
+	reply := StreamsReply{Streams: all}
+	size := 0
+	for i, s := range all {
+		body, err := json.Marshal(s)
+		if err != nil {
+			return StreamsReply{}, fmt.Errorf("encode stream %s: %w", s.Stream, err)
+		}
+		if size += len(body) + 1; size > MaxReplyBytes-streamsReserve && i > 0 {
+			reply.Streams, reply.Next = all[:i], all[i-1].Stream
+			break
+		}
+	}
+	return reply, nil
 }
 
 // Read reads one page. Damaged entries are listed in the reply and
 // skipped, so one bad entry does not stop a page.
 func (c Local) Read(ctx context.Context, req ReadRequest) (ReadReply, error) {
 	limit := req.Limit
-	if limit <= 0 {
+	switch {
+	case limit < 0:
+		return ReadReply{}, bus.Errorf(bus.ReasonInvalidRequest, "limit %d: want 0 (a page of %d) or more; a page also stops at %d bytes", limit, DefaultPageSize, MaxReplyBytes)
+	case limit == 0:
 		limit = DefaultPageSize
 	}
 	opts := eventlog.ReadOptions{From: req.From, Backward: req.Backward, Types: req.Types}

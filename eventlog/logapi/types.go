@@ -26,19 +26,25 @@ const MaxReplyBytes = 512 << 10
 // DefaultPageSize is the page Limit when a request gives none.
 const DefaultPageSize = 1000
 
-// StreamsRequest lists streams whose name starts with Prefix.
+// StreamsRequest lists streams whose name starts with Prefix, sorted by
+// name, from the first after After (all when empty).
 type StreamsRequest struct {
 	Prefix string `json:"prefix,omitempty"`
+	After  string `json:"after,omitempty"`
 }
 
-// StreamsReply lists streams sorted by name.
+// StreamsReply is one page of streams, sorted by name. A page ends before
+// its reply would pass MaxReplyBytes; Next is then the After of the
+// following page (empty: this page is the last).
 type StreamsReply struct {
 	Streams []eventlog.StreamInfo `json:"streams"`
+	Next    string                `json:"next,omitempty"`
 }
 
 // ReadRequest asks for one page of a stream, or of the global log when
 // Stream is empty. From, Limit, Backward and Types are as in
-// eventlog.ReadOptions; Limit zero means DefaultPageSize.
+// eventlog.ReadOptions; Limit zero means DefaultPageSize, a negative one
+// is refused (invalid_request).
 type ReadRequest struct {
 	Stream   string `json:"stream,omitempty"`
 	From     uint64 `json:"from,omitempty"`

@@ -61,12 +61,21 @@ func (c Local) Rebuild(_ context.Context, req RebuildRequest) (RebuildReply, err
 	return RebuildReply{}, nil
 }
 
+// replyReserve is the part of MaxReplyBytes kept for a conv.ls reply's
+// envelope and its Next key (at most a stream name's 1 KiB).
+const replyReserve = 4 << 10
+
 // ConvList lists conversations with their status.
 func (c Local) ConvList(_ context.Context, req ConvListRequest) (ConvListReply, error) {
 	limit := req.Limit
-	if limit <= 0 {
+	switch {
+	case limit < 0:
+		return ConvListReply{}, bus.Errorf(bus.ReasonInvalidRequest, "limit %d: want 0 (a page of %d) up to %d", limit, DefaultPageSize, MaxPageSize)
+	case limit == 0:
 		limit = DefaultPageSize
 	}
+	// Bounded, so that limit+1 below cannot overflow.
+	limit = min(limit, MaxPageSize)
 	prefix := ""
 	if req.Project != "" {
 		prefix = req.Project + "/"
@@ -80,7 +89,8 @@ func (c Local) ConvList(_ context.Context, req ConvListRequest) (ConvListReply, 
 		keys = keys[:limit]
 		reply.Next = keys[limit-1]
 	}
-	for _, key := range keys {
+	size := 0
+	for i, key := range keys {
 		st, err := c.Runner.Get(conversation.ViewStatus, key)
 		if err != nil {
 			return ConvListReply{}, asNotFound(err)
@@ -92,6 +102,17 @@ func (c Local) ConvList(_ context.Context, req ConvListRequest) (ConvListReply, 
 		sum := ConvSummary{Conv: key, State: s.State, PendingTools: len(s.PendingTools), LastSeq: s.LastSeq, UpdatedAt: s.UpdatedAt}
 		if s.Parent != nil {
 			sum.Parent = fmt.Sprintf("%s@%d", s.Parent.Conversation, s.Parent.Seq)
+		}
+		body, err := json.Marshal(sum)
+		if err != nil {
+			return ConvListReply{}, fmt.Errorf("encode the summary of %s: %w", key, err)
+		}
+		// The page ends before the reply would pass MaxReplyBytes, well
+		// within NATS's max payload (a reply too large is never sent);
+		// replyReserve keeps room for the envelope and Next.
+		if size += len(body) + 1; size > MaxReplyBytes-replyReserve && i > 0 {
+			reply.Next = keys[i-1]
+			break
 		}
 		reply.Conversations = append(reply.Conversations, sum)
 	}

@@ -47,15 +47,24 @@ type RebuildReply struct {
 }
 
 // ConvListRequest lists conversations, in key order: those of Project (all
-// when empty), after the key After, at most Limit (zero: DefaultPageSize).
+// when empty), after the key After, at most Limit (zero: DefaultPageSize;
+// negative: refused) and at most MaxReplyBytes of them.
 type ConvListRequest struct {
 	Project string `json:"project,omitempty"`
 	After   string `json:"after,omitempty"`
 	Limit   int    `json:"limit,omitempty"`
 }
 
-// DefaultPageSize is the conv.ls page size when a request gives none.
-const DefaultPageSize = 500
+// DefaultPageSize is the conv.ls page size when a request gives none;
+// MaxPageSize the largest, which a larger limit asks for.
+const (
+	DefaultPageSize = 500
+	MaxPageSize     = 10000
+)
+
+// MaxReplyBytes bounds one conv.ls reply (NATS's default maximum payload
+// is 1 MiB): a page stops before it would pass this, with Next set.
+const MaxReplyBytes = 512 << 10
 
 // ConvListReply is one page of conversations. Next is the After of the
 // following page; empty at the end.
