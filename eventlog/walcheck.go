@@ -114,8 +114,16 @@ func openLocked(dir string, po *pebble.Options, opts Options) (*pebble.DB, *WALC
 			loss = damage
 			continue
 		}
+		desc, err := pebble.Peek(dir, po.FS)
+		if err != nil {
+			return nil, loss, err
+		}
 		db, err := pebble.Open(dir, po)
 		if err == nil {
+			if err := ensureWALSyncOffsets(db, desc); err != nil {
+				_ = db.Close()
+				return nil, loss, err
+			}
 			return db, loss, nil
 		}
 		// Pebble marks replay damage with its ErrCorruption, a mark the
@@ -142,6 +150,24 @@ func openLocked(dir string, po *pebble.Options, opts Options) (*pebble.DB, *WALC
 		loss = damage
 	}
 	return nil, loss, fmt.Errorf("%w: the write-ahead log is still damaged after dropping %d damaged parts", ErrCorrupt, maxSalvages)
+}
+
+// ensureWALSyncOffsets starts a new WAL when the one Pebble just created
+// lacks synced offsets. Pebble creates the WAL of an Open before it raises
+// the format to po.FormatMajorVersion, so the first WAL of a new
+// directory (or of one written in an older format) is in the recyclable
+// format, whose chunks say nothing of how far the file was synced: damage
+// in it would read as a torn tail, with nothing after it to prove
+// otherwise, and replay would drop every acknowledged entry after the
+// damage. A flush moves to a new WAL, written in the format now in force.
+func ensureWALSyncOffsets(db *pebble.DB, before *pebble.DBDesc) error {
+	if before.Exists && before.FormatMajorVersion >= pebble.FormatWALSyncChunks {
+		return nil
+	}
+	if err := db.Flush(); err != nil {
+		return fmt.Errorf("start a write-ahead log with synced offsets: %w", err)
+	}
+	return nil
 }
 
 // replayedWAL returns the number of the WAL whose replay failed, from the

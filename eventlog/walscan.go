@@ -40,13 +40,30 @@ import (
 //     after that, and the sync that stored the third began after it
 //     ended: after the damaged chunk was written, which it covered.
 //
+// And, whatever the synced offsets say:
+//
+//   - a valid chunk of this log lies after garbled bytes (neither zeroes
+//     nor a chunk of another log). A crash cuts a WAL short, or (a power
+//     loss, the later of two unsynced writes reaching the disk first)
+//     leaves a hole that reads as zeroes or as a recycled file's stale
+//     chunks; it never writes bytes that were not written. This is the
+//     proof for a WAL without synced offsets (the recyclable format, which
+//     Pebble writes the first WAL of a new directory in: see
+//     ensureWALSyncOffsets) and for damage to the last records.
+//
+// Past a chunk whose header is damaged the frame is lost; the scan then
+// looks for the next valid chunk byte by byte, in the same block and
+// after it (a match by chance needs the log's number and a CRC-32C over
+// the header and payload to agree).
+//
 // A chunk is valid when its checksum matches and it carries this log's
 // number (a recycled file's stale chunks carry another). Without proof
 // the end is a torn tail: a crash (kill -9 or power loss) can leave
 // unsynced data after a hole, and the unsynced data was never
 // acknowledged. The blind spot: after a crash (no clean close), damage to
-// the last two or three records, with too few syncs after it to prove
-// anything, still reads as a torn tail.
+// the last record (nothing valid after it), or zeroes over one of the
+// last two or three (too few syncs after them to prove anything), still
+// reads as a torn tail.
 
 // The chunk format of Pebble's record package (record/record.go, the wire
 // format its doc comment describes): a file is a run of 32 KiB blocks,
@@ -176,6 +193,12 @@ type walStop struct {
 	reason  string // what is wrong with it
 	proof   string // why it is not a torn tail; empty when nothing proves it
 
+	// garbled says the damaged bytes are neither zeroes nor another log's
+	// chunk, the two things a crash can leave before a later write that
+	// reached the disk first. Any valid chunk after garbled bytes proves
+	// damage.
+	garbled bool
+
 	// What lookPast saw of the synced offsets past the chunk: how many
 	// different values, and the last.
 	syncs    int
@@ -247,11 +270,11 @@ func scanWALFile(r io.Reader, num uint32) (*walStop, error) {
 				pos += c.size()
 				continue
 			}
-			stop = &walStop{records: records, record: at, chunk: at, reason: why}
+			stop = &walStop{records: records, record: at, chunk: at, reason: why, garbled: garbled(v, c, num, why)}
 			if !boundary {
 				stop.record = start
 			}
-			next := n // past a chunk whose frame is in doubt, resume at the next block
+			next := pos + 1 // past a chunk whose frame is in doubt, look for the next valid one
 			if framed {
 				next = pos + c.size()
 			}
@@ -263,9 +286,23 @@ func scanWALFile(r io.Reader, num uint32) (*walStop, error) {
 	}
 }
 
+// garbled says whether the bad chunk parseChunk found (verdict v, reason
+// why) is garbled bytes rather than what a crash leaves where a write
+// never landed: zeroes (a hole, a preallocated file) or a chunk of another
+// log (a recycled file's stale contents). A crash only ever cuts a WAL
+// short or leaves such a hole; it does not write bytes that were never
+// written, so garbled bytes are damage whenever a valid chunk follows.
+func garbled(v chunkVerdict, c walChunk, num uint32, why string) bool {
+	return v == chunkBad && why != "zeroed chunk" && !(c.hasNum && c.logNum != num)
+}
+
 // lookPast looks for proof, in block b from pos on, that the chunk the
 // replay stops at had been synced; it keeps what it saw of the synced
 // offsets in s. It returns the proof, or "" when the block holds none.
+// Where the block cannot be framed (more damage, or a frame lost with a
+// damaged header) it looks for the next valid chunk of this log byte by
+// byte: a checksum over the header and the payload, with the log's
+// number, does not match by chance.
 func (s *walStop) lookPast(b []byte, pos int, block int64, num uint32) string {
 	for pos+walLegacyHeader <= len(b) {
 		c, v, _, _ := parseChunk(b, pos, num)
@@ -273,9 +310,12 @@ func (s *walStop) lookPast(b []byte, pos int, block int64, num uint32) string {
 		switch {
 		case v == chunkOther && isTrailer(b, pos, c, num):
 			return fmt.Sprintf("the log was closed cleanly after it (end-of-log chunk at offset %d)", at)
-		case v != chunkValid:
-			return "" // the rest of the block cannot be framed
-		case c.hasNum && c.header == walSyncHeader:
+		case v != chunkValid || !c.hasNum:
+			pos++ // resynchronise on the next valid chunk of this log
+			continue
+		case s.garbled:
+			return fmt.Sprintf("a valid chunk of this log follows it at offset %d (a crash cuts a log short, it does not garble it)", at)
+		case c.header == walSyncHeader:
 			if int64(c.synced) > s.chunk {
 				return fmt.Sprintf("the chunk at offset %d was written after the file was synced to offset %d", at, c.synced)
 			}
