@@ -116,7 +116,7 @@ func openLocked(dir string, po *pebble.Options, opts Options) (*pebble.DB, *WALC
 		}
 		desc, err := pebble.Peek(dir, po.FS)
 		if err != nil {
-			return nil, loss, err
+			return nil, loss, metadataDamage(dir, err)
 		}
 		db, err := pebble.Open(dir, po)
 		if err == nil {
@@ -132,7 +132,7 @@ func openLocked(dir string, po *pebble.Options, opts Options) (*pebble.DB, *WALC
 		// replay does says whether it is damaged.
 		num, ok := replayedWAL(err)
 		if !ok {
-			return nil, loss, err
+			return nil, loss, metadataDamage(dir, err)
 		}
 		damage, derr := findWALDamage(po.FS, dir, num)
 		if derr != nil {
@@ -168,6 +168,18 @@ func ensureWALSyncOffsets(db *pebble.DB, before *pebble.DBDesc) error {
 		return fmt.Errorf("start a write-ahead log with synced offsets: %w", err)
 	}
 	return nil
+}
+
+// metadataDamage marks an open that failed on a damaged MANIFEST (or
+// another file Pebble reads before any entry) as ErrCorrupt, with what to
+// do: such damage cannot be salvaged here, and log verify reports it as
+// damage (exit 2) rather than as a check that could not run. Other errors
+// are returned as they are.
+func metadataDamage(dir string, err error) error {
+	if !pebble.IsCorruptionError(err) {
+		return err
+	}
+	return fmt.Errorf("%w: %v: the log's metadata is damaged and cannot be repaired in place; restore %s from a backup (or keep it for analysis and start a new data dir)", ErrCorrupt, err, dir)
 }
 
 // replayedWAL returns the number of the WAL whose replay failed, from the
