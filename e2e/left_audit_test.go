@@ -74,3 +74,29 @@ func TestLeftAuditTLSErrorsSayWhatToDo(t *testing.T) {
 		runCLI(t, env, "agent", "list", "--tlscert", pki.ClientCert, "--tlskey", pki.ClientKey).must(t, "agent list --tlscert")
 	})
 }
+
+// TestLeftAuditGrammarRefusalsAndEmptyLists: through the binary and the
+// NATS CLI, an agent id or a stream name that breaks its grammar is
+// answered with its own word (not not_found, not invalid_request) and
+// dead-lettered; an undamaged log's verify lists "damaged":[].
+func TestLeftAuditGrammarRefusalsAndEmptyLists(t *testing.T) {
+	node := StartNode(t, tools, t.TempDir())
+	if out := node.NATS(t, "req", "--raw", "jido.api.log.verify", ""); !strings.Contains(out, `"damaged":[]`) {
+		t.Errorf("log.verify of an undamaged log: %s", out)
+	}
+	for _, c := range []struct{ subject, body, want string }{
+		{"jido.api.agent.state", `{"id":"a b"}`, "invalid_agent_id"},
+		{"jido.api.agent.whereis", `{"id":"x.y.z"}`, "invalid_agent_id"},
+		{"jido.api.agent.await", `{"id":"x.y.z","timeout":"1s"}`, "invalid_agent_id"},
+		{"jido.api.log.show", `{"stream":"a//b"}`, "invalid_stream"},
+		{"jido.api.log.truncate", `{"stream":"a b","before":2}`, "invalid_stream"},
+	} {
+		if out := node.NATS(t, "req", "--raw", c.subject, c.body); !strings.Contains(out, `"type":"`+c.want+`"`) {
+			t.Errorf("%s %s: %s, want %s", c.subject, c.body, out, c.want)
+		}
+	}
+	out := node.NATS(t, "req", "--raw", "jido.api.log.streams", `{"prefix":"dlq"}`)
+	if !strings.Contains(out, `"stream":"dlq"`) || !strings.Contains(out, `"count":5`) {
+		t.Errorf("the dead-letter stream after 5 refusals: %s", out)
+	}
+}
