@@ -73,6 +73,22 @@ func TestLeftAuditTLSErrorsSayWhatToDo(t *testing.T) {
 		}
 		runCLI(t, env, "agent", "list", "--tlscert", pki.ClientCert, "--tlskey", pki.ClientKey).must(t, "agent list --tlscert")
 	})
+	t.Run("the wrong CA", func(t *testing.T) {
+		config := writeFile(t, "jido.yaml", "tls:\n  cert: "+pki.ServerCert+"\n  key: "+pki.ServerKey+"\n")
+		node := StartNode(t, tools, t.TempDir(), "--config", config)
+		other := natstest.NewPKI(t, "127.0.0.1")
+		r := runCLI(t, []string{"NATS_URL=" + node.URL, "NATS_CA=" + other.CA}, "agent", "list")
+		if r.code != 4 || !strings.Contains(r.stderr, "not signed by the CA in "+other.CA+" (from NATS_CA)") {
+			t.Errorf("agent list with another CA: exit %d, stderr %q; want 4 naming the CA file", r.code, r.stderr)
+		}
+	})
+	t.Run("TLS files for a plain server", func(t *testing.T) {
+		node := StartNode(t, tools, t.TempDir())
+		r := runCLI(t, []string{"NATS_URL=" + node.URL}, "agent", "list", "--tlsca", pki.CA)
+		if r.code != 4 || !strings.Contains(r.stderr, "does not offer TLS") || !strings.Contains(r.stderr, "--tlsca") {
+			t.Errorf("agent list --tlsca against a plain server: exit %d, stderr %q; want 4, no TLS offered", r.code, r.stderr)
+		}
+	})
 }
 
 // TestLeftAuditGrammarRefusalsAndEmptyLists: through the binary and the
