@@ -85,11 +85,12 @@ func (r Requester) Request(ctx context.Context, subject string, req any) (json.R
 		}
 	}
 	switch {
-	case !r.NC.IsConnected() && isAuthError(r.NC.LastError()):
-		// Closed, or reconnecting in vain (a stale error of a connection
-		// that is back is not looked at), because the server refused the
-		// credentials (changed or removed since the connect): no node
-		// will answer this connection, and the fix is the credentials.
+	case r.NC.IsClosed() && isAuthError(r.NC.LastError()):
+		// Closed because the server refused the credentials (changed or
+		// removed since the connect): no node will answer this
+		// connection, and the fix is the credentials. A connection still
+		// reconnecting is not: a follower's keeps trying, and the
+		// credentials may be accepted again.
 		return nil, r.authFailed()
 	case r.NC.IsClosed():
 		return nil, bus.Errorf(bus.ReasonUnavailable, "the connection to %s is closed: is a jido-bus node running there?", r.url())
