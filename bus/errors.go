@@ -21,6 +21,7 @@ const (
 	ReasonTooLarge           = "too_large"           // data over the size limit
 	ReasonInvalidAgentID     = "invalid_agent_id"    // an agent id breaks the id grammar
 	ReasonInvalidPattern     = "invalid_pattern"     // a pattern breaks the pattern grammar
+	ReasonInvalidStream      = "invalid_stream"      // an event-log stream name breaks the stream grammar
 	ReasonInvalidSubject     = "invalid_subject"     // a subject outside the scheme
 	ReasonInvalidRequest     = "invalid_request"     // a control-plane request that cannot be served as sent
 	ReasonNotFound           = "not_found"           // the addressed agent, stream or object does not exist

@@ -3,6 +3,8 @@ package eventlog
 import (
 	"errors"
 	"fmt"
+
+	"github.com/jido-bus/jido-bus/bus"
 )
 
 // Sentinel errors, for errors.Is. The typed errors below wrap them.
@@ -32,10 +34,10 @@ var (
 // Error type words, for replies over NATS (bus.Error.Type). They extend the
 // bus.Reason words with what only the log knows.
 const (
-	ReasonInvalidStream = "invalid_stream" // a stream name breaks the grammar
-	ReasonWrongVersion  = "wrong_version"  // expected version mismatch
-	ReasonCorrupt       = "corrupt"        // a damaged entry
-	ReasonGone          = "gone"           // a truncated or deleted position
+	ReasonInvalidStream = bus.ReasonInvalidStream // a stream name breaks the grammar (a refusal: natsbus dead-letters it)
+	ReasonWrongVersion  = "wrong_version"         // expected version mismatch
+	ReasonCorrupt       = "corrupt"               // a damaged entry
+	ReasonGone          = "gone"                  // a truncated or deleted position
 )
 
 // AppendError reports an expected-version mismatch on one stream. It wraps

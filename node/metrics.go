@@ -74,7 +74,7 @@ func newMetrics(version string) *metrics {
 var refusalReasons = []string{
 	bus.ReasonMissingAttribute, bus.ReasonInvalidAttribute, bus.ReasonInvalidSpecVersion,
 	bus.ReasonInvalidType, bus.ReasonTypeMismatch, bus.ReasonMalformed, bus.ReasonTooLarge,
-	bus.ReasonInvalidAgentID, bus.ReasonInvalidPattern, bus.ReasonInvalidSubject,
+	bus.ReasonInvalidAgentID, bus.ReasonInvalidPattern, bus.ReasonInvalidSubject, bus.ReasonInvalidStream,
 	bus.ReasonInvalidRequest, bus.ReasonNotFound, bus.ReasonQueueOverflow,
 	bus.ReasonUnavailable, bus.ReasonInternal, bus.ReasonForbidden,
 	runtime.ReasonStopped, runtime.ReasonAgentFailed, runtime.ReasonClosed,

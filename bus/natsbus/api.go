@@ -127,7 +127,8 @@ func (b *Bus) serveAPI(msg *nats.Msg, subject string, fn APIFunc) {
 }
 
 // refusedReasons are the error types of a request that is bad input —
-// unreadable, breaking a grammar (an agent id, a pattern, a type), or not
+// unreadable, breaking a grammar (an agent id, a pattern, a type, a
+// stream name), or not
 // allowed — so refused: answered, dead-lettered and counted. Other errors
 // (not_found, timeout, …) answer a readable request about the world.
 // too_large is not one: the runtime files a signal the log refuses as too
@@ -135,6 +136,7 @@ func (b *Bus) serveAPI(msg *nats.Msg, subject string, fn APIFunc) {
 var refusedReasons = map[string]bool{
 	bus.ReasonInvalidRequest: true, bus.ReasonMalformed: true, bus.ReasonForbidden: true,
 	bus.ReasonInvalidAgentID: true, bus.ReasonInvalidPattern: true, bus.ReasonInvalidType: true,
+	bus.ReasonInvalidStream:  true,
 	bus.ReasonInvalidSubject: true, bus.ReasonInvalidAttribute: true, bus.ReasonMissingAttribute: true,
 	bus.ReasonInvalidSpecVersion: true, bus.ReasonTypeMismatch: true,
 }

@@ -85,6 +85,13 @@ func (r Requester) Request(ctx context.Context, subject string, req any) (json.R
 		}
 	}
 	switch {
+	case r.NC.IsClosed() && isAuthError(r.NC.LastError()):
+		// Closed because the server refused the credentials (changed or
+		// removed since the connect): no node will answer this
+		// connection, and the fix is the credentials. A connection still
+		// reconnecting is not: a follower's keeps trying, and the
+		// credentials may be accepted again.
+		return nil, r.authFailed()
 	case r.NC.IsClosed():
 		return nil, bus.Errorf(bus.ReasonUnavailable, "the connection to %s is closed: is a jido-bus node running there?", r.url())
 	case !r.NC.IsConnected():
@@ -129,6 +136,9 @@ func (r Requester) Request(ctx context.Context, subject string, req any) (json.R
 		default:
 		}
 		return nil, bus.Errorf(bus.ReasonUnavailable, "no answer on %s at %s within %s (the request timeout, --timeout on the CLI): the node is overloaded or stuck; check its log, or raise the timeout", subject, r.url(), timeout)
+	case errors.Is(a.err, nats.ErrConnectionClosed) && isAuthError(r.NC.LastError()):
+		// Closed under the request, the credentials refused on the way.
+		return nil, r.authFailed()
 	case a.err != nil:
 		return nil, fmt.Errorf("request on %s at %s: %w", subject, r.url(), a.err)
 	}
@@ -140,6 +150,19 @@ func (r Requester) Request(ctx context.Context, subject string, req any) (json.R
 		return nil, err
 	}
 	return a.msg.Data, nil
+}
+
+// authFailed is the forbidden error of a connection the server closed,
+// or keeps refusing to reconnect, because of its credentials.
+func (r Requester) authFailed() error {
+	return bus.Errorf(bus.ReasonForbidden, "authorization failed at %s: the server refused this connection's credentials (%v); check the user, password, token, credentials or nkey it connects with", r.url(), r.NC.LastError())
+}
+
+// isAuthError reports whether err is the server refusing the
+// connection's credentials.
+func isAuthError(err error) bool {
+	return err != nil && (errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) ||
+		errors.Is(err, nats.ErrAuthRevoked) || errors.Is(err, nats.ErrAccountAuthExpired))
 }
 
 func (r Requester) timeout() time.Duration {

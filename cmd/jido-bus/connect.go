@@ -313,6 +313,8 @@ func connectError(url string, s connSettings, err error) error {
 	case isAuthError(err):
 		return &bus.Error{Type: bus.ReasonForbidden, Message: fmt.Sprintf(
 			"authorization failed at %s with %s: %v; check --user/--password, --token, --creds, --nkey, their NATS_* variables or the NATS context", url, s.who(), err)}
+	case isTLSError(err):
+		return &bus.Error{Type: bus.ReasonUnavailable, Message: tlsAdvice(url, s, err)}
 	case errors.Is(err, nats.ErrNoServers), errors.Is(err, nats.ErrTimeout), isTimeout(err), isUnresolved(err):
 		return &bus.Error{Type: bus.ReasonUnavailable, Message: fmt.Sprintf(
 			"no NATS server at %s (%v): start a node with 'jido-bus serve', or point -s/--server or NATS_URL at one", url, err)}

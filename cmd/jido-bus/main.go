@@ -47,7 +47,7 @@ const (
 	exitFailed      = 1 // any other error
 	exitDamage      = 2 // a verification found damage
 	exitNotFound    = 3 // the agent, stream or object does not exist
-	exitUnreachable = 4 // no NATS server, no node, or no answer in time
+	exitUnreachable = 4 // no NATS server, no TLS connection, no node, or no answer in time
 	exitForbidden   = 5 // refused credentials, or a role that does not allow it
 	// exitInterrupted is the shell's code for a command ended by SIGINT.
 	exitInterrupted = 130
@@ -92,7 +92,9 @@ Start a node with 'jido-bus serve'; publish signals with any NATS client.
 Exit codes: 0 ok; 1 an error; 2 a verification found damage (log verify,
 log replay --verify); 3 not found (the agent, stream or conversation does
 not exist); 4 unreachable or timed out (no NATS server, no node answering,
-no answer within --timeout); 5 forbidden (credentials refused, or the
+a TLS connection that cannot be made: a server certificate not trusted
+without --tlsca, a client certificate required without --tlscert; no
+answer within --timeout); 5 forbidden (credentials refused, or the
 user's role does not allow the request); 130 interrupted (Ctrl-C) while
 waiting for an answer. serve differs: 3 means the event
 log failed to write and the node stopped (a supervisor should restart it

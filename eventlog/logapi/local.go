@@ -143,7 +143,12 @@ func (c Local) Import(ctx context.Context, req ImportRequest) (ImportReply, erro
 
 // Verify checks the whole log.
 func (c Local) Verify(ctx context.Context, _ VerifyRequest) (eventlog.VerifyReport, error) {
-	return c.Log.Verify(ctx, c.VerifyProgress)
+	r, err := c.Log.Verify(ctx, c.VerifyProgress)
+	if err == nil && r.Damaged == nil {
+		// Nothing damaged is an empty list, not null, in the reply.
+		r.Damaged = []*eventlog.CorruptError{}
+	}
+	return r, err
 }
 
 // Truncate removes a stream's entries below req.Before, once Guard
@@ -153,7 +158,7 @@ func (c Local) Truncate(ctx context.Context, req TruncateRequest) (TruncateReply
 		return TruncateReply{}, bus.Errorf(bus.ReasonInvalidRequest, "truncate %s: before must be a sequence of 1 or more", req.Stream)
 	}
 	if err := eventlog.ValidateStream(req.Stream); err != nil {
-		return TruncateReply{}, bus.Errorf(bus.ReasonInvalidRequest, "truncate: %v", err)
+		return TruncateReply{}, fmt.Errorf("truncate: %w", err)
 	}
 	info, err := c.Log.Stream(req.Stream)
 	if err != nil {

@@ -125,7 +125,9 @@ func decodeID(req []byte) (idRequest, error) {
 	if r.ID == "" {
 		return r, bus.Errorf(bus.ReasonInvalidRequest, `request names no agent: send {"id":"<agent-id>"}`)
 	}
-	return r, nil
+	// An id no agent can have is bad input (refused, dead-lettered), not
+	// an absent agent (not_found).
+	return r, bus.ValidateAgentID(r.ID)
 }
 
 func start(ctx context.Context, rt *runtime.Runtime, opts Options, req []byte) (any, error) {
@@ -216,6 +218,9 @@ func (r signalRequest) build() (bus.Signal, error) {
 	if r.ID == "" {
 		return bus.Signal{}, bus.Errorf(bus.ReasonInvalidRequest, `request names no agent: send {"id":"c1","type":"counter.increment","data":{…}}`)
 	}
+	if err := bus.ValidateAgentID(r.ID); err != nil {
+		return bus.Signal{}, err
+	}
 	if r.Signal != nil {
 		if r.Type != "" || r.Data != nil {
 			return bus.Signal{}, bus.Errorf(bus.ReasonInvalidRequest, "send either a signal or a type with data, not both")
@@ -280,6 +285,9 @@ func await(ctx context.Context, rt *runtime.Runtime, req []byte) (any, error) {
 	}
 	if r.ID == "" {
 		return nil, bus.Errorf(bus.ReasonInvalidRequest, `request names no agent: send {"id":"c1","timeout":"5s"}`)
+	}
+	if err := bus.ValidateAgentID(r.ID); err != nil {
+		return nil, err
 	}
 	timeout := DefaultAwaitTimeout
 	if r.Timeout != "" {

@@ -32,6 +32,7 @@ const smallPayload = 4096
 type fixture struct {
 	rt *runtime.Runtime
 	nc *nats.Conn
+	b  *natsbus.Bus
 }
 
 // serve runs a runtime with the agent API on a NATS server whose
@@ -62,7 +63,7 @@ func serve(t *testing.T, passivateAfter time.Duration) fixture {
 		_ = rt.Close()
 		_ = l.Close()
 	})
-	return fixture{rt: rt, nc: natstest.Connect(t, srv)}
+	return fixture{rt: rt, nc: natstest.Connect(t, srv), b: b}
 }
 
 type listReply struct {
