@@ -1,8 +1,6 @@
 package bus
 
-import (
-	"strings"
-)
+import "strings"
 
 // DefaultPrefix is the first token of every jido-bus subject.
 const DefaultPrefix = "jido"
@@ -33,6 +31,13 @@ func NewSubjects(prefix string) (Subjects, error) {
 	}
 	if err := ValidateType(prefix); err != nil {
 		return Subjects{}, Errorf(ReasonInvalidSubject, "subject prefix %q: segments must be [A-Za-z0-9_-]+ joined by '.'", prefix)
+	}
+	if strings.HasPrefix(prefix, "_") {
+		// NATS clients keep subjects starting with '_' for inboxes
+		// (_INBOX.…, and the roles' _INBOX_<user>.…): under such a prefix
+		// every reply would land in the node's own subject space (and be
+		// refused), and a user's inbox could cover the whole of it.
+		return Subjects{}, Errorf(ReasonInvalidSubject, "subject prefix %q: a prefix may not start with '_', which NATS clients keep for inboxes (_INBOX); choose a name such as jido or acme.jido", prefix)
 	}
 	return Subjects{Prefix: prefix}, nil
 }

@@ -37,7 +37,9 @@ func TestSubjectsPrefix(t *testing.T) {
 	if _, err := s.Parse("jido.agent.a.t"); ErrorType(err) != ReasonInvalidSubject {
 		t.Fatalf("a subject under another prefix parsed: %v", err)
 	}
-	for _, bad := range []string{"a..b", "a.*", "a.>", "a b"} {
+	// '_' first is NATS's (inboxes _INBOX.…, the roles' _INBOX_<user>.…):
+	// under such a prefix every reply would be the node's own subject.
+	for _, bad := range []string{"a..b", "a.*", "a.>", "a b", "_INBOX", "_INBOX_app", "_x.jido"} {
 		if _, err := NewSubjects(bad); err == nil {
 			t.Errorf("NewSubjects(%q) accepted", bad)
 		}
