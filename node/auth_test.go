@@ -1,14 +1,18 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
@@ -316,4 +320,62 @@ func TestTLSToNATSURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	n.Close(5 * time.Second)
+}
+
+// lockedBuffer is a log destination safe for the node's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestSecretsInClearWarned: a password or token crosses the network as a
+// client connects; on a non-loopback address without TLS the node says so
+// once at start. With TLS, on loopback, or with nkeys only, it does not.
+func TestSecretsInClearWarned(t *testing.T) {
+	cases := []struct {
+		nc   NATSConfig
+		warn bool
+	}{
+		{NATSConfig{Listen: "0.0.0.0:0", Token: "s3cret"}, true},
+		{NATSConfig{Listen: "0.0.0.0:0", Users: []User{{Name: "a", Password: bcryptHash(t, "pw"), Role: RoleAdmin}}}, true},
+		{NATSConfig{Listen: "127.0.0.1:0", Token: "s3cret"}, false},
+		{NATSConfig{Listen: "0.0.0.0:0", Users: []User{{Name: "a", NKey: testNKey(t), Role: RoleAdmin}}}, false},
+	}
+	for _, tc := range cases {
+		var buf lockedBuffer
+		n, err := Start(context.Background(), Config{DataDir: t.TempDir(), NoSync: true, NATS: tc.nc, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+		if err != nil {
+			t.Fatalf("%+v: %v", tc.nc, err)
+		}
+		n.Close(5 * time.Second)
+		if got := strings.Contains(buf.String(), "secrets travel in clear"); got != tc.warn {
+			t.Errorf("%+v: warned %v, want %v\n%s", tc.nc, got, tc.warn, buf.String())
+		}
+	}
+}
+
+// testNKey returns a new user nkey's public key.
+func testNKey(t *testing.T) string {
+	t.Helper()
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := kp.PublicKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pub
 }

@@ -65,6 +65,21 @@ func (c NATSConfig) authenticated() bool {
 	return len(c.Users) > 0 || c.User != "" || c.Token != "" || c.TLS.VerifyClients
 }
 
+// sendsSecrets says whether some client proves who it is by sending a
+// secret (a token or a password) rather than by an nkey's signature or a
+// client certificate.
+func (c NATSConfig) sendsSecrets() bool {
+	if c.Token != "" || c.User != "" {
+		return true
+	}
+	for _, u := range c.Users {
+		if u.Password != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // rolesEnforced says whether the embedded server gives users roles: their
 // replies then come on their inboxes only.
 func (c NATSConfig) rolesEnforced() bool { return c.URL == "" && len(c.Users) > 0 }
@@ -138,6 +153,9 @@ func connect(cfg NATSConfig, subjects bus.Subjects, storeDir string, log *slog.L
 		}
 		insecure = true
 		log.Warn("INSECURE: the embedded NATS server listens without authentication on a non-loopback address (--insecure); anyone who reaches it may do everything", "listen", listen)
+	}
+	if !cfg.DontListen && !isLoopback(host) && cfg.TLS.Cert == "" && cfg.sendsSecrets() {
+		log.Warn("secrets travel in clear: the embedded NATS server listens on a non-loopback address without TLS, and clients send their token or password as they connect; configure tls (cert and key) or give users nkeys, whose challenge reveals nothing", "listen", listen)
 	}
 	users, err := serverUsers(cfg, subjects)
 	if err != nil {
