@@ -42,6 +42,10 @@ func NewSubjects(prefix string) (Subjects, error) {
 	return Subjects{Prefix: prefix}, nil
 }
 
+// Name returns the prefix these subjects are under ("jido" by default),
+// as a user passes it to --prefix.
+func (s Subjects) Name() string { return s.prefix() }
+
 func (s Subjects) prefix() string {
 	if s.Prefix == "" {
 		return DefaultPrefix

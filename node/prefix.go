@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -36,8 +35,7 @@ func checkPrefixFree(ctx context.Context, nc *nats.Conn, subjects bus.Subjects, 
 		}
 		return nil
 	}
-	prefix := strings.TrimSuffix(subjects.Ping(), ".api.ping")
 	return fmt.Errorf("a jido-bus node already serves --prefix %s at %s: two nodes on one prefix would each take the other's signals "+
 		"(a call answered not_found by the node that does not run the agent); stop that node, or give this one its own --prefix",
-		prefix, url)
+		subjects.Name(), url)
 }

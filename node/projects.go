@@ -53,7 +53,7 @@ func (n *Node) projectSignal(agentID string) error {
 	if _, err := n.projects.Get(agentID); err != nil {
 		return nil
 	}
-	return bus.Errorf(bus.ReasonForbidden, "agent %s is a project: its stream is written by the engine alone; use %s.api.project.<verb> (jido-bus project …)", agentID, strings.TrimSuffix(n.subjects.All(""), ".>"))
+	return bus.Errorf(bus.ReasonForbidden, "agent %s is a project: its stream is written by the engine alone; use %s.api.project.<verb> (jido-bus project …)", agentID, n.subjects.Name())
 }
 
 // projectBroadcast refuses a broadcast of a project signal type: every
@@ -63,7 +63,7 @@ func (n *Node) projectBroadcast(typ string) error {
 	if n.projects == nil || !strings.HasPrefix(typ, projects.TypePrefix) {
 		return nil
 	}
-	return bus.Errorf(bus.ReasonForbidden, "%s is a project signal: project streams are written by the engine alone; use %s.api.project.<verb> (jido-bus project …)", typ, strings.TrimSuffix(n.subjects.All(""), ".>"))
+	return bus.Errorf(bus.ReasonForbidden, "%s is a project signal: project streams are written by the engine alone; use %s.api.project.<verb> (jido-bus project …)", typ, n.subjects.Name())
 }
 
 // openProjects opens the projects of Config.Open. A project already open

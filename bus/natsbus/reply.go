@@ -27,14 +27,14 @@ func (b *Bus) checkReply(msg *nats.Msg) error {
 	if reply == "" {
 		return nil
 	}
-	prefix := strings.TrimSuffix(b.opts.Subjects.All(""), ">")
+	prefix := b.opts.Subjects.Name()
 	inbox := strings.HasPrefix(reply, "_INBOX.") || strings.HasPrefix(reply, "_INBOX_")
 	switch {
-	case strings.HasPrefix(reply, prefix), reply+"." == prefix, strings.HasPrefix(reply, "$"):
+	case reply == prefix, strings.HasPrefix(reply, prefix+"."), strings.HasPrefix(reply, "$"):
 	case b.opts.InboxReplies && !inbox:
 	default:
 		return nil
 	}
 	msg.Reply = ""
-	return bus.Errorf(bus.ReasonForbidden, "reply subject %q: the node answers on an inbox only (_INBOX.… or _INBOX_<user>.…), never on its own subjects (%s>), NATS's $-subjects or another application's, where it would publish with its own rights for the requester", reply, prefix)
+	return bus.Errorf(bus.ReasonForbidden, "reply subject %q: the node answers on an inbox only (_INBOX.… or _INBOX_<user>.…), never on its own subjects (%s.>), NATS's $-subjects or another application's, where it would publish with its own rights for the requester", reply, prefix)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -184,7 +183,7 @@ func (r Requester) url() string {
 }
 
 // prefix is the subject prefix r's Subjects build under.
-func (r Requester) prefix() string { return strings.TrimSuffix(r.Subjects.Ping(), ".api.ping") }
+func (r Requester) prefix() string { return r.Subjects.Name() }
 
 // noResponders explains why nobody subscribes to subject: a node under the
 // default prefix while another was asked for, a node under this prefix
