@@ -37,6 +37,7 @@ func (n *Node) newAssistant() *assistant.Assistant {
 		Logger:    n.log.With("component", "assistant"),
 		Limits:    n.cfg.Limits,
 		Providers: n.secrets.providers,
+		Secrets:   n.secrets.set,
 	}
 	if n.cfg.Assistant != nil {
 		n.cfg.Assistant(&cfg)

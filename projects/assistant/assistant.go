@@ -20,6 +20,7 @@ import (
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
+	"github.com/jido-bus/jido-bus/projects/secrets"
 	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
@@ -66,6 +67,9 @@ type Config struct {
 	// (llm.Endpoints: the defaults and its operator's); nil means
 	// llm.DefaultEndpoints. The scripted provider is always there.
 	Providers []llm.Endpoint
+	// Secrets are the node's secrets, scrubbed from every text a provider
+	// call returns (with the providers' keys as Getenv reads them).
+	Secrets *secrets.Set
 	// Getenv reads the environment for keys (os.Getenv when nil).
 	Getenv func(string) string
 	// HTTPClient is the providers' client (http.DefaultClient when nil).
@@ -96,8 +100,10 @@ type Assistant struct {
 	// providers are made once per settings and root: a client keeps its
 	// connections, and a scripted provider its count of failures played.
 	providers map[providerKey]llm.Provider
-	// endpoints are cfg.Providers by name.
+	// endpoints are cfg.Providers by name; scrub hides cfg.Secrets and
+	// every endpoint's key in what a provider returns.
 	endpoints map[string]llm.Endpoint
+	scrub     *secrets.Set
 }
 
 type providerKey struct {
@@ -138,9 +144,14 @@ func New(cfg Config) *Assistant {
 		a.cfg.Providers = llm.DefaultEndpoints()
 	}
 	a.endpoints = map[string]llm.Endpoint{}
+	var keys []secrets.Value
 	for _, e := range a.cfg.Providers {
 		a.endpoints[e.Name] = e
+		if e.KeyEnv != "" {
+			keys = append(keys, secrets.Value{Label: "$" + e.KeyEnv, Secret: strings.TrimSpace(a.cfg.Getenv(e.KeyEnv))})
+		}
 	}
+	a.scrub = a.cfg.Secrets.With(keys...)
 	return a
 }
 
@@ -267,6 +278,7 @@ func (a *Assistant) provider(s LLMSettings, root string) (llm.Provider, error) {
 	if p, err = a.cfg.NewProvider(s, root); err != nil {
 		return nil, err // not kept: a key set meanwhile is read next time
 	}
+	p = llm.Scrubbing(p, a.scrub)
 	a.mu.Lock()
 	if old, ok := a.providers[k]; ok {
 		p = old
