@@ -235,6 +235,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.metrics.knowTypes(types.Names())
 	// The bus and the dead-letter writer come before the runtime, which
 	// files through them the signals it refuses (recovery may already).
+	digestKey, err := loadDigestKey(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
 	n.dlq = newDeadLetterWriter(n.evlog, cfg.Limits, log)
 	n.bus = natsbus.New(n.conn.nc, natsbus.Options{
 		Subjects:     subjects,
@@ -245,6 +249,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		// Users with roles read their own inbox only, so an answer
 		// anywhere else is one published for them with the node's rights.
 		InboxReplies: cfg.NATS.rolesEnforced(),
+		DigestKey:    digestKey,
 	})
 	n.filing.Store(true)
 	rcfg := runtime.Config{
