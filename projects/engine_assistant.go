@@ -49,7 +49,7 @@ func (e *Engine) Settings(id string) (assistant.Settings, string, error) {
 		return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "project %s: read %s: %v", id, name, err)
 	}
 	if err := refuseEndpoint(data); err != nil {
-		return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "project %s: %s: %v", id, name, err)
+		return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "%s of project %s: %v", name, id, err)
 	}
 	if err := yaml.UnmarshalWithOptions(data, &s, yaml.DisallowUnknownField()); err != nil {
 		return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "project %s: %s: %s", id, name, yaml.FormatError(err, false, false))
@@ -82,7 +82,11 @@ func refuseEndpoint(data []byte) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s refused: which key is sent where is the node operator's choice, not a project's (serve --provider NAME=KIND,base_url=URL,key_env=VAR, or providers: in the serve config); remove it and name one of the node's providers in llm.provider", strings.Join(keys, " and "))
+	verb := "is"
+	if len(keys) > 1 {
+		verb = "are"
+	}
+	return fmt.Errorf("%s %s refused: which key is sent where is the node operator's choice, not a project's (serve --provider NAME=KIND,base_url=URL,key_env=VAR, or providers: in the serve config); remove it and name one of the node's providers in llm.provider", strings.Join(keys, " and "), verb)
 }
 
 // NeedsApproval reports whether project id's policy asks a person before

@@ -40,7 +40,7 @@ func TestOpenRefusesACommandEnvTheOperatorDoesNotAllow(t *testing.T) {
 		{"default", "", "", ""},
 		{"among the operator's", `{"commands":{"env":["GOPATH"]}}`, "", ""},
 		{"inline, a key", `{"commands":{"env":["PATH","OPENAI_API_KEY"]}}`, "", "serve --command-env"},
-		{"inline, the admin password", `{"commands":{"env":["JIDO_PASSWORD"]}}`, "", "own credentials"},
+		{"inline, the admin password", `{"commands":{"env":["JIDO_PASSWORD"]}}`, "", "this node's secrets"},
 		{"the project's file", "", "commands:\n  env: [PATH, LANG]\n", "LANG, which this node does not let commands inherit"},
 	}
 	for i, c := range cases {

@@ -48,7 +48,7 @@ func (in *Inherit) Check(p *Policy) error {
 	allowed := in.names()
 	for _, name := range p.Commands.Env {
 		if in.secret(name, os.Getenv(name)) {
-			return bus.Errorf(bus.ReasonForbidden, "commands.env of the project's policy lists %s, which holds one of this node's own credentials: no command ever gets it, whatever a policy or the node's operator says; remove %s from commands.env", name, name)
+			return bus.Errorf(bus.ReasonForbidden, "commands.env of the project's policy lists %s, which holds one of this node's secrets (its credentials, a model provider's key, a webhook secret): no command ever gets it, whatever a policy or the node's operator says; remove %s from commands.env", name, name)
 		}
 		if !slices.Contains(allowed, name) {
 			return bus.Errorf(bus.ReasonForbidden, "commands.env of the project's policy lists %s, which this node does not let commands inherit (it allows %s): the node's operator chooses them (serve --command-env, or commands.env in the serve config); remove %s from commands.env or ask the operator",

@@ -78,8 +78,8 @@ func TestInheritCheckNamesTheServeSetting(t *testing.T) {
 		{"env: [PATH]", ""},
 		{"env: []", ""},
 		{"env: [PATH, OPENAI_API_KEY]", "serve --command-env"},
-		{"env: [JIDO_PASSWORD]", "own credentials"},
-		{"env: [JIDO_E2E_URL_WITH_TOKEN]", "own credentials"},
+		{"env: [JIDO_PASSWORD]", "this node's secrets"},
+		{"env: [JIDO_E2E_URL_WITH_TOKEN]", "this node's secrets"},
 	}
 	for _, c := range cases {
 		p := load(t, "commands: {"+c.env+"}")
