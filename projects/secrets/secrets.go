@@ -123,8 +123,9 @@ func build(names map[string]bool, values []Value) *Set {
 
 // forms are the spellings of secret a server may echo: the value itself
 // (which also covers "Bearer <value>" and a value inside a longer text),
-// its base64 in the standard and URL alphabets, with and without padding
-// (a Basic credential, a token encoded once more), and its percent- and
+// its base64 in the standard and URL alphabets, whole and as it reads
+// inside a longer encoded text (see base64Inside: "Bearer <value>" or
+// "user:<value>" encoded, as a Basic credential is), and its percent- and
 // JSON-escaped forms (echoed in a URL, or in a JSON body quoted as text).
 func forms(secret string) []string {
 	b := []byte(secret)
@@ -134,17 +135,41 @@ func forms(secret string) []string {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(secret)
 	p := strings.TrimSuffix(plain.String(), "\n")
-	return []string{
+	out := []string{
 		secret,
 		base64.StdEncoding.EncodeToString(b),
-		base64.RawStdEncoding.EncodeToString(b),
 		base64.URLEncoding.EncodeToString(b),
-		base64.RawURLEncoding.EncodeToString(b),
 		url.QueryEscape(secret),
 		url.PathEscape(secret),
 		string(j[1 : len(j)-1]),
 		p[1 : len(p)-1],
 	}
+	for _, e := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		out = append(out, base64Inside(e, b)...)
+	}
+	return out
+}
+
+// minInside is the shortest base64 run kept as a form: shorter runs of a
+// short secret would match unrelated base64 text.
+const minInside = 8
+
+// base64Inside returns the base64 of secret as it reads inside the
+// encoding of a longer text, at each of the three offsets it may start
+// at: the characters that encode the secret's bits alone, without the
+// one or two at each end that share bits with its neighbours. A text
+// that holds the secret, encoded, holds one of them.
+func base64Inside(e *base64.Encoding, secret []byte) []string {
+	var out []string
+	for k := range 3 {
+		enc := e.EncodeToString(append(make([]byte, k), secret...))
+		from := (8*k + 5) / 6           // the first character made of the secret's bits only
+		to := 8 * (k + len(secret)) / 6 // past the last such character
+		if to-from >= minInside {
+			out = append(out, enc[from:to])
+		}
+	}
+	return out
 }
 
 // Named reports whether name is a variable holding one of the node's

@@ -28,6 +28,36 @@ func TestScrubEveryFormAServerMayEcho(t *testing.T) {
 	}
 }
 
+// A secret encoded inside a longer text ("Bearer <key>" or "user:<key>"
+// in base64, as a Basic credential is) cannot be decoded back from what
+// Scrub leaves, at whatever offset it starts.
+func TestScrubBase64OfALongerText(t *testing.T) {
+	const key = "sk-0123456789abcdef"
+	s := New([]string{"K=" + key}, []string{"K"})
+	for _, prefix := range []string{"", "B", "Be", "Bearer ", "user:", "x:y:"} {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding} {
+			text := enc.EncodeToString([]byte(prefix + key + " and more"))
+			got := s.Scrub("header: " + text)
+			if !strings.Contains(got, "[redacted $K]") {
+				t.Errorf("%q encoded (%s): not scrubbed: %q", prefix+key, text, got)
+			}
+			// Whatever base64 run is left decodes to no more than a few
+			// bytes of the key.
+			for _, run := range strings.FieldsFunc(got, func(r rune) bool { return r == ' ' || r == '[' || r == ']' }) {
+				for cut := 0; cut < 4 && cut < len(run); cut++ {
+					dec, _ := base64.RawStdEncoding.DecodeString(strings.TrimRight(run[cut:], "="))
+					dec2, _ := base64.RawURLEncoding.DecodeString(strings.TrimRight(run[cut:], "="))
+					for _, d := range []string{string(dec), string(dec2)} {
+						if strings.Contains(d, key[:6]) || strings.Contains(d, key[len(key)-6:]) {
+							t.Errorf("%q encoded: what is left, %q, decodes to %q", prefix+key, got, d)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestWebhookSecretsAndValuesAreSecrets(t *testing.T) {
 	s := New([]string{"JIDO_SECRET_HOOK=hook-signing-key", "PATH=/usr/bin"}, nil, Value{Label: "--password", Secret: "flag-password"})
 	if !s.Named("JIDO_SECRET_HOOK") || s.Named("PATH") {
@@ -71,7 +101,7 @@ func TestPendingHoldsBackAPrefixOfASecret(t *testing.T) {
 		{"hello a", 1},
 		{"hello abcd", 4},
 		{"hello abcdefg", 7},
-		{"hello abcdefgh", 0}, // whole: Scrub's business
+		{"hello [redacted $K]", 0}, // a whole secret is Scrub's business
 		{"", 0},
 	}
 	for _, c := range cases {
