@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -44,6 +45,13 @@ func loadSecrets(cfg Config, environ []string) (nodeSecrets, error) {
 	}
 	if cfg.NATS.Token != "" {
 		values = append(values, secrets.Value{Label: "the node's NATS token", Secret: cfg.NATS.Token})
+	}
+	// A TLS key's path is no secret, its contents are; a file that cannot
+	// be read is the NATS setup's to report.
+	if cfg.NATS.TLS.Key != "" {
+		if pem, err := os.ReadFile(cfg.NATS.TLS.Key); err == nil && len(pem) > 0 {
+			values = append(values, secrets.Value{Label: "the TLS key " + cfg.NATS.TLS.Key, Secret: strings.TrimSpace(string(pem))})
+		}
 	}
 	for tok, name := range cfg.HTTP.Tokens {
 		values = append(values, secrets.Value{Label: "HTTP token " + name, Secret: tok})

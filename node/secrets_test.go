@@ -2,6 +2,8 @@ package node
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -56,12 +58,16 @@ func TestStartRefusesHandingOutTheNodesSecrets(t *testing.T) {
 func TestNodeSecretsScrubEveryCredential(t *testing.T) {
 	http := HTTPConfig{}
 	http.ProjectTokens = map[string]map[string]string{"p1": {"project-token-value": "bot"}}
-	s, err := loadSecrets(Config{NATS: NATSConfig{Password: "flag-password-value"}, HTTP: http},
+	key := filepath.Join(t.TempDir(), "key.pem")
+	if err := os.WriteFile(key, []byte("tls-private-key-contents\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := loadSecrets(Config{NATS: NATSConfig{Password: "flag-password-value", TLS: TLSFiles{Key: key}}, HTTP: http},
 		[]string{"JIDO_TOKEN=env-token-value", "ANTHROPIC_API_KEY=sk-ant-value", "JIDO_SECRET_X=hook-value"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := "flag-password-value env-token-value sk-ant-value hook-value project-token-value"
+	text := "flag-password-value env-token-value sk-ant-value hook-value project-token-value tls-private-key-contents"
 	got := s.set.Scrub(text)
 	for _, v := range strings.Fields(text) {
 		if strings.Contains(got, v) {
