@@ -34,8 +34,10 @@ func (n *Node) newAssistant() *assistant.Assistant {
 		Publish: func(key string, sig bus.Signal) error {
 			return n.bus.Publish(n.subjects.Emit(key, sig.Type()), &sig)
 		},
-		Logger: n.log.With("component", "assistant"),
-		Limits: n.cfg.Limits,
+		Logger:    n.log.With("component", "assistant"),
+		Limits:    n.cfg.Limits,
+		Providers: n.secrets.providers,
+		Secrets:   n.secrets.set,
 	}
 	if n.cfg.Assistant != nil {
 		n.cfg.Assistant(&cfg)

@@ -42,6 +42,7 @@ import (
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
+	"github.com/jido-bus/jido-bus/projects/assistant/llm"
 	"github.com/jido-bus/jido-bus/projects/projectapi"
 )
 
@@ -102,6 +103,21 @@ type Config struct {
 	Assistant func(*assistant.Config)
 	// HTTP configures the gateways' HTTP listener; off unless Listen.
 	HTTP HTTPConfig
+	// CommandEnv names the variables of the node's environment a
+	// project's commands may inherit (serve --command-env); a project's
+	// policy chooses among them. Nil means policy.DefaultCommandEnv. A
+	// variable holding one of the node's secrets is refused at start.
+	CommandEnv []string
+	// Providers are the model providers the operator configured
+	// (serve --provider), over llm.DefaultEndpoints; projects choose
+	// among them by name.
+	Providers []llm.Endpoint
+	// SecretEnv names more variables holding the node's credentials
+	// (serve's --http-token-env and http.tokens variables), beside
+	// CredentialEnv, the providers' key variables and JIDO_SECRET_*: none
+	// reaches a command, and their values are scrubbed from what a
+	// provider call returns.
+	SecretEnv []string
 
 	logFS vfs.FS // tests: the event log's filesystem (nil: the OS's)
 }
@@ -124,6 +140,7 @@ type Node struct {
 	health   health
 	dlq      *deadLetterWriter
 	webhooks *dispatch.WebhookGuard
+	secrets  nodeSecrets
 	projects *projects.Engine
 	convPub  *convPublisher
 	// assistant runs the conversation loop's LLM calls and tool runs;
@@ -159,10 +176,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	secrets, err := loadSecrets(cfg, os.Environ())
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create the data dir %s: %w (choose a --data-dir this user can write)", cfg.DataDir, err)
 	}
-	n := &Node{cfg: cfg, log: log, subjects: subjects, started: time.Now(), runDone: make(chan error, 1), metrics: newMetrics(cfg.Version), webhooks: webhooks}
+	n := &Node{cfg: cfg, log: log, subjects: subjects, started: time.Now(), runDone: make(chan error, 1), metrics: newMetrics(cfg.Version), webhooks: webhooks, secrets: secrets}
 	// Every return below this point is nil, err on failure: n stays the
 	// node being built, so releasing what it opened never meets a nil.
 	ready := false
@@ -214,6 +235,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.metrics.knowTypes(types.Names())
 	// The bus and the dead-letter writer come before the runtime, which
 	// files through them the signals it refuses (recovery may already).
+	digestKey, err := loadDigestKey(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
 	n.dlq = newDeadLetterWriter(n.evlog, cfg.Limits, log)
 	n.bus = natsbus.New(n.conn.nc, natsbus.Options{
 		Subjects:     subjects,
@@ -224,6 +249,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		// Users with roles read their own inbox only, so an answer
 		// anywhere else is one published for them with the node's rights.
 		InboxReplies: cfg.NATS.rolesEnforced(),
+		DigestKey:    digestKey,
 	})
 	n.filing.Store(true)
 	rcfg := runtime.Config{

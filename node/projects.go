@@ -22,6 +22,7 @@ func (n *Node) startProjects(ctx context.Context) error {
 		NodeDataDir: n.cfg.DataDir,
 		Streams:     n.evlog,
 		Artifacts:   conversation.Artifacts{Dir: ArtifactsDir(n.cfg.DataDir)},
+		CommandEnv:  n.secrets.inherit,
 		Logger:      n.log,
 	}
 	if n.cfg.Projects != nil {

@@ -68,6 +68,10 @@ type Config struct {
 	// conversation id whose stream exists is refused by ConvStart. Nil
 	// leaves that check to the runtime's running agents only.
 	Streams StreamLookup
+	// CommandEnv is what the node's operator lets commands inherit from
+	// its environment; a project whose policy asks for more is refused at
+	// open. Nil allows policy.DefaultCommandEnv and knows no secret.
+	CommandEnv *policy.Inherit
 	// CommitTimeout bounds each wait for a commit; 0 means
 	// DefaultCommitTimeout.
 	CommitTimeout time.Duration
@@ -222,6 +226,9 @@ func (e *Engine) Open(ctx context.Context, req OpenRequest) (ProjectInfo, error)
 	pol, doc, source, err := loadPolicy(root, dataDir, req.Policy)
 	if err != nil {
 		return ProjectInfo{}, err
+	}
+	if err := e.cfg.CommandEnv.Check(pol); err != nil {
+		return ProjectInfo{}, fmt.Errorf("project %s: %w", id, err)
 	}
 	p, err := e.build(id, root, dataDir, pol, doc, source)
 	if err != nil {

@@ -2,8 +2,10 @@ package projects
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"path"
+	"strings"
 
 	"github.com/goccy/go-yaml"
 
@@ -16,10 +18,8 @@ import (
 // dir (".jido/config.yaml"):
 //
 //	llm:
-//	  provider: openai          # openai | anthropic | scripted
+//	  provider: openai          # one of the node's providers: openai, anthropic, scripted, or its operator's
 //	  model: gpt-4o-mini
-//	  base_url: http://localhost:11434/v1   # any OpenAI-compatible server
-//	  api_key_env: OPENAI_API_KEY           # the variable holding the key
 //	  temperature: 0.2
 //	  max_tokens: 4096
 //	  timeout_ms: 120000
@@ -48,10 +48,45 @@ func (e *Engine) Settings(id string) (assistant.Settings, string, error) {
 	if err != nil {
 		return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "project %s: read %s: %v", id, name, err)
 	}
+	if err := refuseEndpoint(data); err != nil {
+		return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "%s of project %s: %v", name, id, err)
+	}
 	if err := yaml.UnmarshalWithOptions(data, &s, yaml.DisallowUnknownField()); err != nil {
 		return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "project %s: %s: %s", id, name, yaml.FormatError(err, false, false))
 	}
 	return s, p.root, nil
+}
+
+// refuseEndpoint refuses a project config that says where a key goes
+// (llm.base_url) or which variable is one (llm.api_key_env): with both, a
+// project's own file sent JIDO_PASSWORD as a bearer token to a listener
+// of its choosing. Endpoints and keys are the node operator's; a project
+// names one of its providers.
+func refuseEndpoint(data []byte) error {
+	var f struct {
+		LLM struct {
+			BaseURL   *string `yaml:"base_url"`
+			APIKeyEnv *string `yaml:"api_key_env"`
+		} `yaml:"llm"`
+	}
+	if yaml.Unmarshal(data, &f) != nil {
+		return nil // the strict decoding says what is wrong
+	}
+	var keys []string
+	if f.LLM.BaseURL != nil {
+		keys = append(keys, "llm.base_url")
+	}
+	if f.LLM.APIKeyEnv != nil {
+		keys = append(keys, "llm.api_key_env")
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	verb := "is"
+	if len(keys) > 1 {
+		verb = "are"
+	}
+	return fmt.Errorf("%s %s refused: which key is sent where is the node operator's choice, not a project's (serve --provider NAME=KIND,base_url=URL,key_env=VAR, or providers: in the serve config); remove it and name one of the node's providers in llm.provider", strings.Join(keys, " and "), verb)
 }
 
 // NeedsApproval reports whether project id's policy asks a person before

@@ -82,7 +82,8 @@ func policyFromDocument(doc json.RawMessage, dataDir string) (*policy.Policy, er
 }
 
 // policyDocument writes p in the policy file's form, every key given
-// (empty lists as [], so loading it back empties them again).
+// (empty lists as [], so loading it back empties them again) but
+// commands.env when the policy leaves it to the node.
 func policyDocument(p *policy.Policy) (json.RawMessage, error) {
 	list := func(s []string) []string {
 		if s == nil {
@@ -94,6 +95,17 @@ func policyDocument(p *policy.Policy) (json.RawMessage, error) {
 	for glob, m := range p.Tools {
 		tools[glob] = string(m)
 	}
+	commands := map[string]any{
+		"programs":           list(p.Commands.Programs),
+		"network":            p.Commands.Network,
+		"without_landlock":   p.Commands.WithoutLandlock,
+		"without_namespaces": p.Commands.WithoutNamespaces,
+	}
+	// No env is "what the node's operator allows", which may change from
+	// one start to the next; [] is none.
+	if p.Commands.Env != nil {
+		commands["env"] = p.Commands.Env
+	}
 	doc := map[string]any{
 		"tools": tools,
 		"paths": map[string]any{
@@ -101,13 +113,7 @@ func policyDocument(p *policy.Policy) (json.RawMessage, error) {
 			"deny":      list(p.Paths.Deny),
 			"read_only": list(p.Paths.ReadOnly),
 		},
-		"commands": map[string]any{
-			"programs":           list(p.Commands.Programs),
-			"env":                list(p.Commands.Env),
-			"network":            p.Commands.Network,
-			"without_landlock":   p.Commands.WithoutLandlock,
-			"without_namespaces": p.Commands.WithoutNamespaces,
-		},
+		"commands": commands,
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {

@@ -62,7 +62,7 @@ func (e *Engine) build(id string, root *policy.Root, dataDir string, pol *policy
 		return nil, bus.Errorf(bus.ReasonInvalidRequest, "project %s: %v", id, err)
 	}
 	p := &project{id: id, root: root.Path(), dataDir: dataDir, layout: l, policyDoc: doc, policySource: source,
-		sandbox: &policy.Sandbox{Root: root, Policy: pol}, set: &assets.Set{}}
+		sandbox: &policy.Sandbox{Root: root, Policy: pol.WithInherit(e.cfg.CommandEnv)}, set: &assets.Set{}}
 	p.statRoot()
 	snap, err := assets.Load(l.DataDir, e.loadOptions())
 	if err != nil {

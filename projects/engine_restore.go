@@ -100,6 +100,12 @@ func (e *Engine) reopen(ctx context.Context, id string, st agentState) (*project
 	if err != nil {
 		return nil, err
 	}
+	// The operator may have narrowed what commands inherit since the
+	// project was opened: it reopens, and its commands go without what
+	// it may no longer have (the sandbox drops it at each run).
+	if err := e.cfg.CommandEnv.Check(pol); err != nil {
+		e.log.Warn("project reopened; its commands do not get a variable its policy lists", "project", id, "reason", bus.AsError(err).Message)
+	}
 	p, err := e.build(id, root, dataDir, pol, st.Policy, st.PolicySource)
 	if err != nil {
 		return nil, err

@@ -46,6 +46,11 @@ type Options struct {
 	// it only subjects under the prefix and $-subjects are refused (see
 	// checkReply).
 	InboxReplies bool
+	// DigestKey keys the digests that replace credentials in dead letters
+	// (see DeadLetter): the node keeps one in its data dir so that the
+	// same token has the same digest across restarts. Nil means a random
+	// key, never none.
+	DigestKey []byte
 }
 
 // Bus is jido-bus's side of a NATS connection. It does not own the
@@ -94,6 +99,9 @@ func New(nc *nats.Conn, opts Options) *Bus {
 	}
 	if opts.QueueGroup == "" {
 		opts.QueueGroup = DefaultQueueGroup
+	}
+	if len(opts.DigestKey) == 0 {
+		opts.DigestKey = NewDigestKey()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Bus{

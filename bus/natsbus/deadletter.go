@@ -37,7 +37,13 @@ const (
 const DeadLetterType = "jido.deadletter"
 
 // DeadLetter is a refused input: the original subject, headers and bytes,
-// and why it was refused. A dead letter too large to store whole is
+// and why it was refused. A header that carries a credential
+// (Authorization, Cookie, X-Api-Key, ce-apikey, anything named like a
+// token, key, secret or password) keeps its name and has its value
+// replaced by a keyed digest (DigestPrefix…), and so has such an attribute
+// of a structured event's body: dead letters are read by operators and
+// published on <prefix>.dlq.<reason>, and a credential must not reach
+// either. A dead letter too large to store whole is
 // stored truncated: Truncated is set, Data is a prefix of the original
 // body, and Size and SHA256 describe the whole of it; when even the
 // headers do not fit, Header is dropped and HeaderBytes says how large
@@ -159,15 +165,17 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // Options.OnDeadLetter.
 func (b *Bus) deadLetter(msg *nats.Msg, err error) {
 	e := bus.AsError(err)
+	header := redactHeader(msg.Header, b.opts.DigestKey)
+	data := redactStructured(msg.Header, msg.Data, b.opts.DigestKey)
 	d := DeadLetter{
 		Reason:  e.Type,
 		Error:   e.Message,
 		Subject: msg.Subject,
-		Header:  maps.Clone(msg.Header),
-		Data:    msg.Data,
+		Header:  header,
+		Data:    data,
 		Time:    b.now().UTC(),
 	}
-	out := &nats.Msg{Subject: b.opts.Subjects.DLQ(d.Reason), Data: msg.Data, Header: maps.Clone(msg.Header)}
+	out := &nats.Msg{Subject: b.opts.Subjects.DLQ(d.Reason), Data: data, Header: maps.Clone(header)}
 	if out.Header == nil {
 		out.Header = nats.Header{}
 	}

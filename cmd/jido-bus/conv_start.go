@@ -15,8 +15,8 @@ import (
 
 // convLLM is the per-conversation model override of conv start: the
 // `llm` member of jido.api.project.conv.start, recorded in
-// conversation.started. Where the key goes (base_url) and which variable
-// holds it (api_key_env) come from the project's .jido/config.yaml only.
+// conversation.started. Where a key goes and which variable holds it are
+// the node operator's (serve --provider), never a conversation's.
 type convLLM struct {
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`
@@ -89,12 +89,12 @@ func newConvStartCmd() *cobra.Command {
 node (jido.api.project.conv.start) and prints its CONV,
 <project-id>/<conversation-id>, for conv send, conv chat, conv follow.
 
---provider and --model override the project's LLM settings
-(.jido/config.yaml) for this conversation; --system sets its system
-prompt. They are recorded in conversation.started. The endpoint and the
-variable holding its key are the project's (base_url, api_key_env in
-.jido/config.yaml): a client that could choose them could send the
-project's key anywhere.`,
+--provider (one of the node's providers, by name) and --model override
+the project's LLM settings (.jido/config.yaml) for this conversation;
+--system sets its system prompt. They are recorded in
+conversation.started. The endpoint and the variable holding its key are
+the node operator's (serve --provider): a client that could choose them
+could send the node's keys anywhere.`,
 		Example: `  jido-bus conv start demo
   jido-bus conv start demo --id review --model gpt-4.1 --system "Answer in one paragraph."`,
 		Args: cobra.ExactArgs(1),

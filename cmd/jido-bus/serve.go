@@ -12,6 +12,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/dispatch"
 	"github.com/jido-bus/jido-bus/node"
+	"github.com/jido-bus/jido-bus/projects/assistant/llm"
 )
 
 // serveConfig is everything `jido-bus serve` is told by its flags.
@@ -43,6 +44,11 @@ type serveConfig struct {
 
 	http         node.HTTPConfig // the gateways' listener (serve --http)
 	httpTokenEnv string          // the variable holding its token
+
+	commandEnv    []string       // what commands may inherit (--command-env); nil: the default
+	providerFlags []string       // --provider as given
+	providers     []llm.Endpoint // the operator's model providers
+	secretEnv     []string       // the variables holding the node's credentials
 }
 
 func newServeCmd() *cobra.Command {
@@ -85,6 +91,14 @@ needed). Clients send "Authorization: Bearer <token>", the token read from
 the variable --http-token-env names; without a token only a loopback
 address is allowed. Browser pages must be listed with --http-allow-origin.
 
+The node's secrets stay in the node. Commands a project runs inherit only
+the variables --command-env names (default PATH,LANG,LC_ALL,TERM,TZ; a
+project's policy chooses among them), never the node's credentials, a
+provider's key or a JIDO_SECRET_* variable. Model providers are the
+operator's: openai (key in $OPENAI_API_KEY) and anthropic
+($ANTHROPIC_API_KEY), and more with --provider NAME=KIND,base_url=URL,
+key_env=VAR; a project's .jido/config.yaml chooses one by name and a model.
+
 SIGINT or SIGTERM shuts the node down cleanly: it stops taking input,
 handles what NATS had already delivered, commits what the agents took
 (within --drain-timeout; whatever is left then is refused "unavailable"
@@ -119,6 +133,9 @@ start once with --accept-wal-loss to keep the entries before the damage
   # one admin secret from the environment, never on the command line
   JIDO_TOKEN=$(cat /run/secrets/jido) jido-bus serve --listen 0.0.0.0:4222
 
+  # a local model server projects may use (llm: {provider: local, model: llama3.1:8b})
+  jido-bus serve --provider local=openai,base_url=http://127.0.0.1:11434/v1
+
   jido-bus serve --nats-url tls://nats.internal:4222 --tlsca ca.pem`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -134,7 +151,7 @@ start once with --accept-wal-loss to keep the entries before the damage
 	f.StringVar(&cfg.natsURL, "nats-url", "", "connect to this NATS server instead of starting an embedded one (nats://host:port)")
 	addDataDirFlag(cmd, &cfg.dataDir)
 	f.StringVar(&cfg.prefix, "prefix", bus.DefaultPrefix, "first token(s) of every jido-bus subject")
-	f.StringVar(&cfg.configPath, "config", "", "YAML file of settings (listen, data_dir, prefix, users, tls, insecure, metrics, webhooks, http); flags override it")
+	f.StringVar(&cfg.configPath, "config", "", "YAML file of settings (listen, data_dir, prefix, users, tls, insecure, metrics, webhooks, http, commands, providers); flags override it")
 	f.StringVar(&cfg.user, "user", "", "an admin user clients may log in as (embedded server), or the user the node gives (--nats-url); its password from $JIDO_PASSWORD")
 	f.StringVar(&cfg.password, "password", "", "password of --user; prefer $JIDO_PASSWORD (ps shows command lines)")
 	f.StringVar(&cfg.token, "token", "", "token of the one admin (embedded server; excludes users), or the token the node gives (--nats-url); prefer $JIDO_TOKEN")
@@ -152,6 +169,7 @@ start once with --accept-wal-loss to keep the entries before the damage
 	f.StringArrayVar(&cfg.webhooks.Allow, "webhook-allow", nil, "a destination webhooks may POST to: scheme://host[:port][/path], host may be *.domain (repeatable; none: every webhook is refused)")
 	f.StringArrayVar(&cfg.webhooks.AllowPrivate, "webhook-allow-private", nil, "a network (CIDR) of private, loopback or link-local addresses webhooks may reach, e.g. 127.0.0.0/8 (repeatable)")
 	addServeHTTPFlags(cmd, &cfg)
+	addServeSecretFlags(cmd, &cfg)
 	f.BoolVar(&cfg.acceptWALLoss, "accept-wal-loss", false, "start even if the event log's write-ahead log is damaged, dropping the entries after the damage (they are copied aside)")
 	return cmd, &cfg
 }
@@ -202,6 +220,9 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 		AcceptWALLoss: cfg.acceptWALLoss,
 		HTTP:          cfg.http,
 		Open:          openRequests(cfg.open),
+		CommandEnv:    cfg.commandEnv,
+		Providers:     cfg.providers,
+		SecretEnv:     cfg.secretEnv,
 	})
 	if err != nil {
 		return err

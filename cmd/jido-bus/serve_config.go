@@ -34,7 +34,9 @@ type serveFile struct {
 		Allow        []string `yaml:"allow"`
 		AllowPrivate []string `yaml:"allow_private"`
 	} `yaml:"webhooks"`
-	HTTP serveHTTPFile `yaml:"http"`
+	HTTP      serveHTTPFile       `yaml:"http"`
+	Commands  serveCommandsFile   `yaml:"commands"`
+	Providers []serveProviderFile `yaml:"providers"`
 }
 
 // serveUser is one entry of the file's users: a name, a role, and either a
@@ -174,6 +176,9 @@ func resolveServeConfig(cmd *cobra.Command, flags *serveConfig, getenv func(stri
 		}
 	}
 	if err := resolveServeHTTP(&cfg, file.HTTP, changed, getenv); err != nil {
+		return cfg, err
+	}
+	if err := resolveServeSecrets(&cfg, file, changed); err != nil {
 		return cfg, err
 	}
 	cfg.secretFlags = secretsOnCommandLine(changed)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
+	"github.com/jido-bus/jido-bus/projects/secrets"
 	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
@@ -57,9 +59,17 @@ type Config struct {
 	// conversation's subscribers; it is never logged.
 	Publish func(key string, sig bus.Signal) error
 	// NewProvider makes the provider of an LLM call; nil means llm.New
-	// with the process environment.
+	// for the endpoint of Providers the settings name, with the key read
+	// through Getenv.
 	NewProvider func(s LLMSettings, root string) (llm.Provider, error)
 	Logger      *slog.Logger
+	// Providers are the node's model providers, by name
+	// (llm.Endpoints: the defaults and its operator's); nil means
+	// llm.DefaultEndpoints. The scripted provider is always there.
+	Providers []llm.Endpoint
+	// Secrets are the node's secrets, scrubbed from every text a provider
+	// call returns (with the providers' keys as Getenv reads them).
+	Secrets *secrets.Set
 	// Getenv reads the environment for keys (os.Getenv when nil).
 	Getenv func(string) string
 	// HTTPClient is the providers' client (http.DefaultClient when nil).
@@ -90,6 +100,10 @@ type Assistant struct {
 	// providers are made once per settings and root: a client keeps its
 	// connections, and a scripted provider its count of failures played.
 	providers map[providerKey]llm.Provider
+	// endpoints are cfg.Providers by name; scrub hides cfg.Secrets and
+	// every endpoint's key in what a provider returns.
+	endpoints map[string]llm.Endpoint
+	scrub     *secrets.Set
 }
 
 type providerKey struct {
@@ -126,6 +140,18 @@ func New(cfg Config) *Assistant {
 	if a.cfg.NewProvider == nil {
 		a.cfg.NewProvider = a.newProvider
 	}
+	if a.cfg.Providers == nil {
+		a.cfg.Providers = llm.DefaultEndpoints()
+	}
+	a.endpoints = map[string]llm.Endpoint{}
+	var keys []secrets.Value
+	for _, e := range a.cfg.Providers {
+		a.endpoints[e.Name] = e
+		if e.KeyEnv != "" {
+			keys = append(keys, secrets.Value{Label: "$" + e.KeyEnv, Secret: strings.TrimSpace(a.cfg.Getenv(e.KeyEnv))})
+		}
+	}
+	a.scrub = a.cfg.Secrets.With(keys...)
 	return a
 }
 
@@ -252,6 +278,7 @@ func (a *Assistant) provider(s LLMSettings, root string) (llm.Provider, error) {
 	if p, err = a.cfg.NewProvider(s, root); err != nil {
 		return nil, err // not kept: a key set meanwhile is read next time
 	}
+	p = llm.Scrubbing(p, a.scrub)
 	a.mu.Lock()
 	if old, ok := a.providers[k]; ok {
 		p = old
@@ -276,34 +303,61 @@ const (
 	maxContexts  = 64
 )
 
-// newProvider makes a provider from the settings with the process's
-// environment.
+// newProvider makes the provider the settings name: one of the node's
+// endpoints, with the model checked against the models it allows, or the
+// scripted provider, whose script is read inside the project's root.
 func (a *Assistant) newProvider(s LLMSettings, root string) (llm.Provider, error) {
-	script := s.Script
-	if script != "" && !strings.HasPrefix(script, "/") {
-		script = root + "/" + script
-	}
-	return llm.New(llm.Config{
-		Provider: s.Provider, Model: s.Model, BaseURL: s.BaseURL, APIKeyEnv: s.APIKeyEnv,
+	cfg := llm.Config{
+		Provider: s.Provider, Model: s.Model,
 		Temperature: s.Temperature, MaxTokens: s.MaxTokens, Timeout: time.Duration(s.TimeoutMS) * time.Millisecond,
-		Script: script,
-	}, a.cfg.Getenv, a.cfg.HTTPClient)
+	}
+	name := strings.ToLower(strings.TrimSpace(s.Provider))
+	if name == "" {
+		return llm.New(cfg, a.cfg.Getenv, a.cfg.HTTPClient) // says what to set
+	}
+	if name == llm.ProviderScripted {
+		// A script is a file of the project: read through an os.Root, so
+		// that "script: ../../etc/x" or an absolute path reads nothing
+		// outside it.
+		r, err := os.OpenRoot(root)
+		if err != nil {
+			return nil, &llm.Error{Kind: llm.KindConfig, Message: fmt.Sprintf("open the project's root %s to read its llm script: %v", root, err)}
+		}
+		defer r.Close()
+		cfg.Script, cfg.Files = s.Script, r.FS()
+		return llm.New(cfg, a.cfg.Getenv, a.cfg.HTTPClient)
+	}
+	e, ok := a.endpoints[name]
+	if !ok {
+		return nil, &llm.Error{Kind: llm.KindConfig, Message: fmt.Sprintf("unknown llm provider %q: this node's providers are %s; its operator configures them (serve --provider, or providers: in the serve config)", s.Provider, strings.Join(a.providerNames(), ", "))}
+	}
+	if !e.Allows(s.Model) {
+		return nil, &llm.Error{Kind: llm.KindConfig, Message: fmt.Sprintf("the provider %s does not offer the model %q: choose one of %s (its operator lists them: serve --provider, or providers: in the serve config)", e.Name, s.Model, strings.Join(e.Models, ", "))}
+	}
+	cfg.Provider, cfg.Name, cfg.BaseURL, cfg.APIKeyEnv = e.Kind, e.Name, e.BaseURL, e.KeyEnv
+	return llm.New(cfg, a.cfg.Getenv, a.cfg.HTTPClient)
+}
+
+// providerNames are the names a project's llm.provider may give.
+func (a *Assistant) providerNames() []string {
+	names := []string{llm.ProviderScripted}
+	for _, e := range a.cfg.Providers {
+		names = append(names, e.Name)
+	}
+	return names
 }
 
 // merge returns s with the members a conversation may override set from
-// over. Where the key goes (base_url), which variable holds it
-// (api_key_env) and which file a scripted provider reads (script) come
-// from the project's config file alone: a conversation's settings come
-// from a client, who could otherwise send the project's key, or any
-// variable of the node's environment, to an address of its choosing.
+// over: which of the node's providers, the model, the temperature, max
+// tokens and the timeout. Which file a scripted provider reads (script)
+// comes from the project's config file alone.
 func (s LLMSettings) merge(over *convevent.LLMConfig) LLMSettings {
 	if over == nil {
 		return s
 	}
 	if over.Provider != "" && over.Provider != s.Provider {
 		s.Provider = over.Provider
-		// Another provider's endpoint and key are not this one's.
-		s.BaseURL, s.APIKeyEnv, s.Script = "", "", ""
+		s.Script = ""
 	}
 	if over.Model != "" {
 		s.Model = over.Model
@@ -320,14 +374,14 @@ func (s LLMSettings) merge(over *convevent.LLMConfig) LLMSettings {
 	return s
 }
 
-// CheckOverride refuses a conversation's settings that name what only the
-// project's config file may (see merge).
+// CheckOverride refuses a conversation's settings that name an endpoint
+// or a key variable: those are the node operator's alone.
 func CheckOverride(over *convevent.LLMConfig) error {
 	if over == nil {
 		return nil
 	}
 	if over.BaseURL != "" || over.APIKeyEnv != "" {
-		return bus.Errorf(bus.ReasonInvalidRequest, "llm: base_url, api_key_env and script are set in the project's .jido/config.yaml, not per conversation (a client could otherwise send the project's key to an address of its choosing); a conversation may choose provider, model, temperature, max_tokens and timeout_ms")
+		return bus.Errorf(bus.ReasonInvalidRequest, "llm: base_url and api_key_env are refused: which key is sent where is the node operator's choice (serve --provider, or providers: in the serve config), never a conversation's (a client could otherwise send a key of the node to an address of its choosing); a conversation may choose provider (by name), model, temperature, max_tokens and timeout_ms")
 	}
 	return nil
 }

@@ -39,14 +39,13 @@ type LLMCall struct {
 	LLM *convevent.LLMConfig `json:"llm,omitempty"`
 }
 
-// LLMSettings are a project's model settings (.jido/config.yaml): which
-// provider, which model, where, and the name of the environment variable
-// holding the key.
+// LLMSettings are a project's model settings (.jido/config.yaml): which of
+// the node's providers (llm.Endpoint, by name), which model, and how. Where
+// the key goes and which variable holds it are the provider's, which the
+// node's operator configured: a project never names them.
 type LLMSettings struct {
 	Provider    string   `json:"provider,omitempty" yaml:"provider"`
 	Model       string   `json:"model,omitempty" yaml:"model"`
-	BaseURL     string   `json:"base_url,omitempty" yaml:"base_url"`
-	APIKeyEnv   string   `json:"api_key_env,omitempty" yaml:"api_key_env"`
 	Temperature *float64 `json:"temperature,omitempty" yaml:"temperature"`
 	MaxTokens   int      `json:"max_tokens,omitempty" yaml:"max_tokens"`
 	TimeoutMS   int64    `json:"timeout_ms,omitempty" yaml:"timeout_ms"`

@@ -48,7 +48,7 @@ func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtim
 				a.stopped(ctx, x, c, 0)
 				return
 			}
-			a.llmFailed(x, c, 0, &llm.Error{Kind: llm.KindConfig, Message: fmt.Sprintf("the assistant settings of project %s: %v", projectOf(c.Conversation), err)})
+			a.llmFailed(x, c, 0, &llm.Error{Kind: llm.KindConfig, Message: bus.AsError(err).Message})
 			return
 		}
 		a.complete(ctx, x, c, s, root)

@@ -12,8 +12,10 @@ type CommandRules struct {
 	// shell, an interpreter or a launcher (sh, bash, python, env, xargs)
 	// allows anything it can start.
 	Programs []string `yaml:"programs"`
-	// Env names the variables passed from the node's environment; every
-	// other one is dropped. HOME is always set to the project root.
+	// Env names the variables passed from the node's environment, among
+	// those its operator lets commands inherit (Inherit); every other one
+	// is dropped. Nil passes all the operator allows. HOME is always the
+	// project root, TMPDIR the command's private temporary folder.
 	Env []string `yaml:"env"`
 	// Network lets a command open sockets (enforced by the Landlock helper).
 	Network bool `yaml:"network"`
@@ -29,7 +31,7 @@ type CommandRules struct {
 }
 
 func defaultCommands() CommandRules {
-	return CommandRules{Env: []string{"PATH", "LANG", "LC_ALL", "TERM", "TZ"}, WithoutLandlock: "refuse", WithoutNamespaces: "refuse"}
+	return CommandRules{WithoutLandlock: "refuse", WithoutNamespaces: "refuse"}
 }
 
 func (c CommandRules) validate() error {
@@ -49,8 +51,8 @@ func (c CommandRules) validate() error {
 		}
 	}
 	for _, e := range c.Env {
-		if e == "" || e == "HOME" {
-			return bus.Errorf(bus.ReasonInvalidRequest, "commands.env holds %q; HOME is always the project root", e)
+		if e == "" || e == "HOME" || e == "TMPDIR" {
+			return bus.Errorf(bus.ReasonInvalidRequest, "commands.env holds %q; HOME is always the project root and TMPDIR the command's private temporary folder", e)
 		}
 	}
 	return nil

@@ -59,7 +59,8 @@ var shells = []string{"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh",
 
 // Command checks a run_command call for tool and returns the command to run.
 // environ is the node's environment (os.Environ()); only the variables the
-// policy lists are kept, and HOME is the root. Refusals: the tool or the
+// policy lists among those the node's operator allows are kept, never one
+// holding a secret of the node (see Inherit), and HOME is the root. Refusals: the tool or the
 // working directory denied, the directory outside the root (outside_root),
 // a program the policy does not list (denied), a program not found on the
 // scrubbed PATH (not_found). A program found by name in a PATH folder inside
@@ -68,7 +69,7 @@ func (s *Sandbox) Command(tool string, req CommandRequest, environ []string) (*C
 	if err := checkArgv(req.Argv); err != nil {
 		return nil, err
 	}
-	env := scrubEnv(environ, s.Policy.Commands.Env, s.Root.Path())
+	env := scrubEnv(environ, s.Policy, s.Root.Path())
 	program, err := s.program(req.Argv[0], env)
 	if err != nil {
 		return nil, err
@@ -200,14 +201,23 @@ func isUnder(base, p string) bool {
 	return p == base || strings.HasPrefix(p, base+string(filepath.Separator))
 }
 
-// scrubEnv keeps the variables of environ named in allow (the last value of
-// a name wins, as in exec) and sets HOME to root.
-func scrubEnv(environ, allow []string, root string) []string {
+// scrubEnv keeps the variables of environ p's commands may inherit (the
+// last value of a name wins, as in exec) and sets HOME to root. A variable
+// holding one of the node's secrets is dropped here whatever the lists
+// say: the operator's list was checked at start and the policy's at open,
+// but a value is only known now.
+func scrubEnv(environ []string, p *Policy, root string) []string {
+	allow := p.commandEnv()
 	val := map[string]string{}
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
 		if ok && slices.Contains(allow, k) {
 			val[k] = v
+		}
+	}
+	for k, v := range val {
+		if p.inherit.secret(k, v) {
+			delete(val, k)
 		}
 	}
 	env := make([]string, 0, len(val)+1)

@@ -56,6 +56,8 @@ type Policy struct {
 	Commands CommandRules    `yaml:"commands"`
 
 	dataDir string
+	// inherit is what the node lets commands inherit (WithInherit).
+	inherit *Inherit
 	// approved is the tool a person approved for one call (Approving).
 	approved string
 }

@@ -28,14 +28,15 @@ func newAnthropic(cfg Config, key string, hc *http.Client) Provider {
 		option.WithoutEnvironmentDefaults(),
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0), // one attempt per Complete: the caller retries
-		option.WithAPIKey(key),
+	}
+	if key != "" {
+		opts = append(opts, option.WithAPIKey(key))
 	}
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
 	client := anthropic.NewClient(opts...)
-	keyEnv := keyEnvOf(cfg, DefaultAnthropicKeyEnv)
-	return &anthropicProvider{description: describe(cfg, keyEnv), cfg: cfg, keyEnv: keyEnv, svc: client.Messages}
+	return &anthropicProvider{description: describe(cfg, cfg.APIKeyEnv), cfg: cfg, keyEnv: cfg.APIKeyEnv, svc: client.Messages}
 }
 
 func (p *anthropicProvider) Complete(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {

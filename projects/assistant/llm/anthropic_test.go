@@ -16,6 +16,9 @@ func anthropicFor(t *testing.T, fs *fakeServer, cfg Config) Provider {
 		cfg.Model = "claude-sonnet-4-5"
 	}
 	cfg.BaseURL = fs.URL
+	if cfg.APIKeyEnv == "" {
+		cfg.APIKeyEnv = DefaultAnthropicKeyEnv // as the built-in endpoint names it
+	}
 	p, err := New(cfg, env(map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test", "TEAM_KEY": "team-key"}), fs.Client())
 	if err != nil {
 		t.Fatal(err)

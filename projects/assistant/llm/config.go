@@ -3,6 +3,7 @@ package llm
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"strings"
@@ -16,7 +17,7 @@ const (
 	ProviderScripted  = "scripted"
 )
 
-// Default key variables, used when Config.APIKeyEnv is empty.
+// The key variables of DefaultEndpoints.
 const (
 	DefaultOpenAIKeyEnv    = "OPENAI_API_KEY"
 	DefaultAnthropicKeyEnv = "ANTHROPIC_API_KEY"
@@ -27,20 +28,24 @@ const (
 const DefaultAnthropicMaxTokens = 4096
 
 // Config says which model to talk to and how. It never holds a key, only the
-// name of the environment variable that does, so it may be logged and
-// recorded (conversation.started's llm member).
+// name of the environment variable that does, so it may be logged. Where
+// the key goes (BaseURL) and which variable holds it (APIKeyEnv) come from
+// an Endpoint of the node's operator, never from a project.
 type Config struct {
 	// Provider is openai (any OpenAI-compatible server), anthropic or scripted.
 	Provider string
+	// Name is the operator's name for the provider (Endpoint.Name), for
+	// messages; "" is Provider.
+	Name string
 	// Model is required for openai and anthropic; scripted reports it as the
 	// answering model (default "scripted").
 	Model string
 	// BaseURL overrides the API's address (http or https), e.g.
 	// http://127.0.0.1:11434/v1 for Ollama.
 	BaseURL string
-	// APIKeyEnv names the environment variable holding the key; default
-	// OPENAI_API_KEY or ANTHROPIC_API_KEY. An openai provider with a BaseURL
-	// and no APIKeyEnv may run without a key (local servers need none).
+	// APIKeyEnv names the environment variable holding the key; "" sends
+	// no key (a local server needs none). A variable named and empty is an
+	// error: it is never replaced by another.
 	APIKeyEnv string
 	// Temperature and MaxTokens are defaults that a Request may override.
 	Temperature *float64
@@ -48,8 +53,12 @@ type Config struct {
 	// Timeout bounds one attempt, from sending the request to the last
 	// piece of the stream; 0 means no bound beyond the caller's context.
 	Timeout time.Duration
-	// Script is the scripted provider's JSONL file.
+	// Script is the scripted provider's JSONL file, read from Files.
 	Script string
+	// Files is the folder Script is read from (the project's root, as an
+	// os.Root's FS, so that a script cannot name a file outside it); nil
+	// reads Script as a path of the file system.
+	Files fs.FS
 }
 
 // New builds the provider cfg describes. getenv reads the key variable (pass
@@ -75,14 +84,14 @@ func New(cfg Config, getenv func(string) string, httpClient *http.Client) (Provi
 	switch strings.ToLower(strings.TrimSpace(cfg.Provider)) {
 	case ProviderOpenAI:
 		cfg.Provider = ProviderOpenAI
-		key, err := apiKey(cfg, DefaultOpenAIKeyEnv, getenv, cfg.BaseURL != "")
+		key, err := apiKey(cfg, getenv)
 		if err != nil {
 			return nil, err
 		}
 		return newOpenAI(cfg, key, httpClient), nil
 	case ProviderAnthropic:
 		cfg.Provider = ProviderAnthropic
-		key, err := apiKey(cfg, DefaultAnthropicKeyEnv, getenv, false)
+		key, err := apiKey(cfg, getenv)
 		if err != nil {
 			return nil, err
 		}
@@ -91,38 +100,35 @@ func New(cfg Config, getenv func(string) string, httpClient *http.Client) (Provi
 		cfg.Provider = ProviderScripted
 		return newScripted(cfg)
 	case "":
-		return nil, configError("no llm provider: set llm.provider (openai, anthropic or scripted) in .jido/config.yaml")
+		return nil, configError("no llm provider: set llm.provider in .jido/config.yaml to one of the node's providers (openai, anthropic, scripted, or one its operator configured with serve --provider)")
 	default:
 		return nil, configError("unknown llm provider %q: use openai, anthropic or scripted", cfg.Provider)
 	}
 }
 
-// apiKey checks the model and reads the key. keyless allows a missing key
-// when the variable was not named explicitly (a local server).
-func apiKey(cfg Config, defaultEnv string, getenv func(string) string, keyless bool) (string, error) {
+// apiKey checks the model and reads the key: none when no variable is
+// named. A named variable that is empty is an error, never a reason to read
+// another: a key goes only where its operator sent it.
+func apiKey(cfg Config, getenv func(string) string) (string, error) {
 	if strings.TrimSpace(cfg.Model) == "" {
-		return "", configError("no model for the %s provider: set llm.model in .jido/config.yaml (or the conversation's llm.model)", cfg.Provider)
+		return "", configError("no model for the %s provider: set llm.model in .jido/config.yaml (or the conversation's llm.model)", cfg.name())
 	}
-	if cfg.APIKeyEnv != "" {
-		key := strings.TrimSpace(getenv(cfg.APIKeyEnv))
-		if key == "" {
-			return "", configError("the environment variable %s (llm.api_key_env) is empty: set %s to the %s API key", cfg.APIKeyEnv, cfg.APIKeyEnv, cfg.Provider)
-		}
-		return key, nil
+	if cfg.APIKeyEnv == "" {
+		return "", nil
 	}
-	key := strings.TrimSpace(getenv(defaultEnv))
-	if key == "" && !keyless {
-		return "", configError("no API key for the %s provider: set %s or api_key_env in .jido/config.yaml", cfg.Provider, defaultEnv)
+	key := strings.TrimSpace(getenv(cfg.APIKeyEnv))
+	if key == "" {
+		return "", configError("the provider %s reads its key from %s, which is not set where the node runs: export %s=… and restart the node (the variable is its operator's choice: serve --provider, or providers: in the serve config)", cfg.name(), cfg.APIKeyEnv, cfg.APIKeyEnv)
 	}
 	return key, nil
 }
 
-// keyEnvOf is the variable a provider's key came from, for auth errors.
-func keyEnvOf(cfg Config, defaultEnv string) string {
-	if cfg.APIKeyEnv != "" {
-		return cfg.APIKeyEnv
+// name is the provider as the operator calls it.
+func (c Config) name() string {
+	if c.Name != "" {
+		return c.Name
 	}
-	return defaultEnv
+	return c.Provider
 }
 
 // description is what a provider shows of itself: everything but the key.

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -21,9 +22,9 @@ func TestNewConfigErrorsSayWhatToSet(t *testing.T) {
 		{"no provider", Config{}, nil, []string{"provider", ".jido/config.yaml"}},
 		{"unknown provider", Config{Provider: "gpt"}, nil, []string{`"gpt"`, "openai, anthropic or scripted"}},
 		{"openai no model", Config{Provider: "openai"}, map[string]string{"OPENAI_API_KEY": "k"}, []string{"model"}},
-		{"openai no key", Config{Provider: "openai", Model: "m"}, nil, []string{"set OPENAI_API_KEY or api_key_env in .jido/config.yaml"}},
-		{"openai named key empty", Config{Provider: "openai", Model: "m", APIKeyEnv: "GATEWAY_KEY", BaseURL: "http://127.0.0.1:9/v1"}, nil, []string{"GATEWAY_KEY"}},
-		{"anthropic no key", Config{Provider: "anthropic", Model: "m"}, nil, []string{"set ANTHROPIC_API_KEY or api_key_env in .jido/config.yaml"}},
+		{"openai no key", Config{Provider: "openai", Model: "m", APIKeyEnv: "OPENAI_API_KEY"}, nil, []string{"export OPENAI_API_KEY=", "serve --provider"}},
+		{"openai named key empty", Config{Provider: "openai", Name: "gateway", Model: "m", APIKeyEnv: "GATEWAY_KEY", BaseURL: "http://127.0.0.1:9/v1"}, map[string]string{"OPENAI_API_KEY": "k"}, []string{"provider gateway", "GATEWAY_KEY"}},
+		{"anthropic no key", Config{Provider: "anthropic", Model: "m", APIKeyEnv: "ANTHROPIC_API_KEY"}, nil, []string{"export ANTHROPIC_API_KEY="}},
 		{"bad base url", Config{Provider: "openai", Model: "m", BaseURL: "localhost:11434"}, map[string]string{"OPENAI_API_KEY": "k"}, []string{"base_url", "localhost:11434"}},
 		{"negative timeout", Config{Provider: "openai", Model: "m", Timeout: -1}, map[string]string{"OPENAI_API_KEY": "k"}, []string{"timeout"}},
 		{"negative max tokens", Config{Provider: "anthropic", Model: "m", MaxTokens: -5}, map[string]string{"ANTHROPIC_API_KEY": "k"}, []string{"max_tokens"}},
@@ -47,6 +48,34 @@ func TestNewAcceptsKeylessLocalServer(t *testing.T) {
 	// Ollama and friends need no key: a base URL without api_key_env is fine.
 	if _, err := New(Config{Provider: "openai", Model: "llama3", BaseURL: "http://127.0.0.1:11434/v1"}, env(nil), nil); err != nil {
 		t.Fatalf("keyless local server: %v", err)
+	}
+}
+
+// A provider that names no key variable sends no key, whatever keys the
+// node holds: a base_url without api_key_env once got OPENAI_API_KEY.
+func TestNoKeyVariableSendsNoKey(t *testing.T) {
+	keys := env(map[string]string{"OPENAI_API_KEY": "sk-openai-node-key", "ANTHROPIC_API_KEY": "sk-ant-node-key"})
+	for _, kind := range []string{ProviderOpenAI, ProviderAnthropic} {
+		t.Run(kind, func(t *testing.T) {
+			fs := newFakeServer(t, reply{status: 500, body: `{"error":{"message":"x"}}`})
+			base := fs.URL
+			if kind == ProviderOpenAI {
+				base += "/v1"
+			}
+			p, err := New(Config{Provider: kind, Model: "m", BaseURL: base}, keys, fs.Client())
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = p.Complete(context.Background(), sampleRequest(), nil)
+			req, _ := fs.last()
+			for name, vals := range req.Header {
+				for _, v := range vals {
+					if strings.Contains(v, "node-key") {
+						t.Fatalf("the %s provider without a key variable sent %s: %s", kind, name, v)
+					}
+				}
+			}
+		})
 	}
 }
 

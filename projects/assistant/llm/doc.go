@@ -16,7 +16,12 @@
 //
 // # Keys
 //
-// API keys are read from the environment by [New], once, and live only
-// inside the SDK client: no exported field holds a key, and a provider's
-// String, GoString, Format and MarshalJSON never print it.
+// Which server gets which key is the node operator's decision: an
+// [Endpoint] (serve --provider) names the address and the variable holding
+// the key, and a project only chooses an endpoint by name. API keys are
+// read from that variable by [New], once, and live only inside the SDK
+// client: no exported field holds a key, and a provider's String,
+// GoString, Format and MarshalJSON never print it. A server may still echo
+// the key in an error: [Scrubbing] removes the node's secrets from every
+// text a call returns.
 package llm

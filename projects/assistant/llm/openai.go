@@ -42,14 +42,10 @@ func newOpenAI(cfg Config, key string, hc *http.Client) Provider {
 	if key != "" {
 		opts = append(opts, option.WithAPIKey(key))
 	}
-	keyEnv := keyEnvOf(cfg, DefaultOpenAIKeyEnv)
-	if key == "" {
-		keyEnv = "" // keyless local server
-	}
 	return &openAIProvider{
-		description: describe(cfg, keyEnv),
+		description: describe(cfg, cfg.APIKeyEnv),
 		cfg:         cfg,
-		keyEnv:      keyEnvOf(cfg, DefaultOpenAIKeyEnv),
+		keyEnv:      cfg.APIKeyEnv,
 		svc:         openai.NewChatCompletionService(opts...),
 	}
 }

@@ -17,6 +17,9 @@ func openAIFor(t *testing.T, fs *fakeServer, cfg Config) Provider {
 		cfg.Model = "gpt-4o-mini"
 	}
 	cfg.BaseURL = fs.URL + "/v1"
+	if cfg.APIKeyEnv == "" {
+		cfg.APIKeyEnv = DefaultOpenAIKeyEnv // as the built-in endpoint names it
+	}
 	p, err := New(cfg, env(map[string]string{"OPENAI_API_KEY": "sk-test-openai", "MY_GATEWAY_KEY": "gw-key"}), fs.Client())
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sync"
 	"time"
@@ -85,7 +86,15 @@ func newScripted(cfg Config) (Provider, error) {
 	if cfg.Script == "" {
 		return nil, configError("the scripted provider needs a script: set llm.script to a JSONL file of turns")
 	}
-	data, err := os.ReadFile(cfg.Script)
+	var (
+		data []byte
+		err  error
+	)
+	if cfg.Files != nil {
+		data, err = fs.ReadFile(cfg.Files, cfg.Script)
+	} else {
+		data, err = os.ReadFile(cfg.Script)
+	}
 	if err != nil {
 		return nil, &Error{Kind: KindConfig, Message: fmt.Sprintf("cannot read the llm script %s: %v", cfg.Script, err), cause: err}
 	}

@@ -157,3 +157,26 @@ func TestScriptedBadScripts(t *testing.T) {
 		t.Errorf("no script path: %v", err)
 	}
 }
+
+// A script names a file of the project, never one outside it.
+func TestScriptIsReadInsideItsFolder(t *testing.T) {
+	base := t.TempDir()
+	proj := filepath.Join(base, "proj")
+	if err := os.MkdirAll(proj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(base, "outside.jsonl"), []byte(`{"text":"outside"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	for _, script := range []string{"../outside.jsonl", filepath.Join(base, "outside.jsonl"), "/proc/self/environ"} {
+		_, err := New(Config{Provider: ProviderScripted, Script: script, Files: root.FS()}, env(nil), nil)
+		if e := Classify(err); e == nil || e.Kind != KindConfig {
+			t.Errorf("script %s: %v, want a config error", script, err)
+		}
+	}
+}

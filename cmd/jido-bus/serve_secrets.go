@@ -1,0 +1,104 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jido-bus/jido-bus/projects/assistant/llm"
+)
+
+// serveCommandsFile is the commands: section of serve --config: what the
+// node's operator lets projects' commands inherit from its environment.
+type serveCommandsFile struct {
+	Env []string `yaml:"env"`
+}
+
+// serveProviderFile is one entry of providers: in serve --config: a model
+// provider projects may choose by name.
+type serveProviderFile struct {
+	Name    string   `yaml:"name"`
+	Kind    string   `yaml:"kind"`
+	BaseURL string   `yaml:"base_url"`
+	KeyEnv  string   `yaml:"key_env"`
+	Models  []string `yaml:"models"`
+}
+
+func addServeSecretFlags(cmd *cobra.Command, cfg *serveConfig) {
+	f := cmd.Flags()
+	f.StringSliceVar(&cfg.commandEnv, "command-env", nil, "the variables of the node's environment projects' commands may inherit, e.g. PATH,LANG,GOPATH (a project's commands.env chooses among them; default PATH,LANG,LC_ALL,TERM,TZ; the node's own credentials and keys are never allowed)")
+	f.StringArrayVar(&cfg.providerFlags, "provider", nil, "a model provider projects may choose by name: NAME=KIND[,base_url=URL][,key_env=VAR][,model=M]… with KIND openai (any OpenAI-compatible server) or anthropic; key_env names the variable holding its key (none: no key is sent), model (repeatable) the models allowed (none: any). openai and anthropic exist unless redefined (repeatable)")
+}
+
+// resolveServeSecrets completes what commands inherit and the providers
+// from the file's sections (what no flag gave), and names the variables
+// that hold the node's credentials.
+func resolveServeSecrets(cfg *serveConfig, f serveFile, changed func(string) bool) error {
+	if !changed("command-env") && f.Commands.Env != nil {
+		cfg.commandEnv = f.Commands.Env
+	}
+	if changed("command-env") && cfg.commandEnv == nil {
+		cfg.commandEnv = []string{} // --command-env '': none
+	}
+	if changed("provider") {
+		cfg.providers = nil
+		for _, s := range cfg.providerFlags {
+			p, err := parseProviderFlag(s)
+			if err != nil {
+				return err
+			}
+			cfg.providers = append(cfg.providers, p)
+		}
+	} else {
+		for _, p := range f.Providers {
+			cfg.providers = append(cfg.providers, llm.Endpoint{Name: p.Name, Kind: p.Kind, BaseURL: p.BaseURL, KeyEnv: p.KeyEnv, Models: p.Models})
+		}
+	}
+	if _, err := llm.Endpoints(cfg.providers...); err != nil {
+		return fmt.Errorf("%s: %w", providerSetting(changed), err)
+	}
+	cfg.secretEnv = []string{envPassword, envToken}
+	if cfg.httpTokenEnv != "" {
+		cfg.secretEnv = append(cfg.secretEnv, cfg.httpTokenEnv)
+	}
+	for _, t := range f.HTTP.Tokens {
+		cfg.secretEnv = append(cfg.secretEnv, t.Env)
+	}
+	return nil
+}
+
+func providerSetting(changed func(string) bool) string {
+	if changed("provider") {
+		return "--provider"
+	}
+	return "--config: providers"
+}
+
+// parseProviderFlag reads NAME=KIND[,base_url=URL][,key_env=VAR][,model=M]….
+func parseProviderFlag(s string) (llm.Endpoint, error) {
+	const form = "NAME=KIND[,base_url=URL][,key_env=VAR][,model=M]…, e.g. --provider local=openai,base_url=http://127.0.0.1:11434/v1,model=llama3.1:8b"
+	name, rest, ok := strings.Cut(s, "=")
+	if !ok || name == "" || rest == "" {
+		return llm.Endpoint{}, fmt.Errorf("--provider %q: want %s", s, form)
+	}
+	parts := strings.Split(rest, ",")
+	e := llm.Endpoint{Name: name, Kind: parts[0]}
+	for _, p := range parts[1:] {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok {
+			return llm.Endpoint{}, fmt.Errorf("--provider %s: %q is not KEY=VALUE; want %s", name, p, form)
+		}
+		switch k {
+		case "base_url":
+			e.BaseURL = v
+		case "key_env":
+			e.KeyEnv = v
+		case "model":
+			e.Models = append(e.Models, v)
+		default:
+			return llm.Endpoint{}, fmt.Errorf("--provider %s: unknown key %q: want base_url, key_env or model", name, k)
+		}
+	}
+	return e, nil
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jido-bus/jido-bus/projects/assistant/llm"
+)
+
+func TestServeProvidersAndCommandEnv(t *testing.T) {
+	path := writeConfig(t, `
+commands:
+  env: [PATH, LANG, GOPATH]
+providers:
+  - name: local
+    kind: openai
+    base_url: http://127.0.0.1:11434/v1
+    models:
+      - llama3.1:8b
+  - {name: team, kind: anthropic, key_env: TEAM_KEY}
+http:
+  listen: 127.0.0.1:0
+  token_env: MY_HTTP_TOKEN
+  tokens:
+    - {name: ci, env: CI_TOKEN}
+`)
+	env := map[string]string{"MY_HTTP_TOKEN": "t1", "CI_TOKEN": "t2"}
+	cfg, err := serveFlags(t, env, "--config", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []llm.Endpoint{
+		{Name: "local", Kind: "openai", BaseURL: "http://127.0.0.1:11434/v1", Models: []string{"llama3.1:8b"}},
+		{Name: "team", Kind: "anthropic", KeyEnv: "TEAM_KEY"},
+	}
+	if !slices.Equal(cfg.commandEnv, []string{"PATH", "LANG", "GOPATH"}) || len(cfg.providers) != 2 ||
+		cfg.providers[0].Name != want[0].Name || cfg.providers[0].BaseURL != want[0].BaseURL || !slices.Equal(cfg.providers[0].Models, want[0].Models) ||
+		cfg.providers[1].KeyEnv != "TEAM_KEY" || cfg.providers[1].Kind != "anthropic" {
+		t.Fatalf("command env %q, providers %+v", cfg.commandEnv, cfg.providers)
+	}
+	for _, name := range []string{envPassword, envToken, "MY_HTTP_TOKEN", "CI_TOKEN"} {
+		if !slices.Contains(cfg.secretEnv, name) {
+			t.Errorf("secret variables %q do not name %s", cfg.secretEnv, name)
+		}
+	}
+	// Flags win over the file, whole.
+	cfg, err = serveFlags(t, env, "--config", path, "--command-env", "PATH", "--command-env", "TZ",
+		"--provider", "gw=openai,base_url=https://gw.example/v1,key_env=GW_KEY,model=a,model=b:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.commandEnv, []string{"PATH", "TZ"}) || len(cfg.providers) != 1 ||
+		cfg.providers[0].Name != "gw" || cfg.providers[0].KeyEnv != "GW_KEY" || !slices.Equal(cfg.providers[0].Models, []string{"a", "b:1"}) {
+		t.Fatalf("command env %q, providers %+v", cfg.commandEnv, cfg.providers)
+	}
+	if cfg, err = serveFlags(t, nil, "--command-env", ""); err != nil || cfg.commandEnv == nil || len(cfg.commandEnv) != 0 {
+		t.Fatalf("--command-env '': %q %v, want none (not the default)", cfg.commandEnv, err)
+	}
+	if cfg, err = serveFlags(t, nil); err != nil || cfg.commandEnv != nil || cfg.providers != nil {
+		t.Fatalf("no setting: %q %+v %v, want the defaults", cfg.commandEnv, cfg.providers, err)
+	}
+}
+
+func TestServeProviderErrorsSayWhatToWrite(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--provider", "local"}, "NAME=KIND"},
+		{[]string{"--provider", "local=openai,url=http://x"}, `unknown key "url"`},
+		{[]string{"--provider", "local=openai,http://x"}, "KEY=VALUE"},
+		{[]string{"--provider", "local=gpt"}, "kind"},
+		{[]string{"--provider", "a=openai", "--provider", "a=anthropic"}, "twice"},
+		{[]string{"--provider", "x=openai,key_env=sk-the-key"}, "not a variable name"},
+	}
+	for _, c := range cases {
+		_, err := serveFlags(t, nil, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want it to say %q", c.args, err, c.want)
+		}
+	}
+	path := writeConfig(t, "providers:\n  - {name: x, kind: openai, api_key: sk-inline}\n")
+	if _, err := serveFlags(t, nil, "--config", path); err == nil || !strings.Contains(err.Error(), "api_key") {
+		t.Errorf("an inline key in the file: %v, want refused naming it", err)
+	}
+}
