@@ -189,3 +189,37 @@ func mcpWrite(t *testing.T, endpoint, token string) (string, string) {
 	}
 	return e.Type, e.Message
 }
+
+// TestAssetReloadOnFullDisk: an asset change whose record cannot be
+// committed changes no tool: calls keep running the catalog the
+// project's stream knows of.
+func TestAssetReloadOnFullDisk(t *testing.T) {
+	root := t.TempDir()
+	fs := &fullOn{FS: vfs.Default, match: []byte(projects.TypeAssetsReloaded)}
+	n, err := Start(context.Background(), Config{DataDir: t.TempDir(), NATS: NATSConfig{DontListen: true}, logFS: fs,
+		Projects: func(c *projects.Config) { c.NoWatch = true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close(5 * time.Second)
+	e := n.Projects()
+	if _, err := e.Open(context.Background(), projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".jido", "commands", "hello.md"), []byte("---\ndescription: Say hello.\n---\nHello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs.armed.Store(true)
+	if _, err := e.Reload(context.Background(), "p1"); bus.ErrorType(err) != bus.ReasonUnavailable {
+		t.Fatalf("reload on a full disk: %v, want unavailable", err)
+	}
+	specs, err := e.Tools("p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range specs {
+		if s.Name == "command.hello" {
+			t.Fatal("command.hello is offered although its reload was never recorded")
+		}
+	}
+}
