@@ -70,3 +70,21 @@ func TestDurabilityAuditDataDirBeatsTheDefaultNode(t *testing.T) {
 		t.Errorf("log streams with NATS_URL and --data-dir: exit %d\nstdout %s\nstderr %s\nwant a refusal", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestDurabilityAuditConvStartBoundsMaxSteps: conv start through the
+// NATS API with max_steps 100,000,000 is refused naming the bound, and no
+// conversation is started.
+func TestDurabilityAuditConvStartBoundsMaxSteps(t *testing.T) {
+	node := StartNode(t, tools, t.TempDir())
+	env := []string{"NATS_URL=" + node.URL}
+	runCLI(t, env, "project", "open", t.TempDir(), "--id", "p1").must(t, "project open")
+	r := reply(t, node.NATS(t, "req", "--raw", "jido.api.project.conv.start", `{"project":"p1","conversation":"c1","limits":{"max_steps":100000000}}`))
+	e, _ := r["error"].(map[string]any)
+	msg, _ := e["message"].(string)
+	if r["ok"] != false || errorType(r) != "invalid_request" || !strings.Contains(msg, "give 1 to 1000") {
+		t.Fatalf("conv start with max_steps 100000000: %v, want invalid_request naming the bound", r)
+	}
+	if out := runCLI(t, env, "agent", "list", "-o", "json").must(t, "agent list"); strings.Contains(out, "p1/c1") {
+		t.Fatalf("the refused conversation was started:\n%s", out)
+	}
+}
