@@ -222,7 +222,9 @@ func (r *Runner) do(ctx context.Context, tc ToolCall, parent string, takeSlot bo
 	}
 	ref, err := r.artifacts.Put(data, "application/json")
 	if err != nil {
-		return nil, nil, logs, Errorf("internal", "tool %s: storing its %d-byte output as an artifact: %v", tc.Name, len(data), err)
+		// The node's own store failed (a full disk, typically): the call
+		// may succeed later, so it is unavailable, not a bug's internal.
+		return nil, nil, logs, Errorf(ReasonUnavailable, "tool %s ran, but its %d-byte output could not be stored as an artifact (%v); free space in the node's data dir and retry", tc.Name, len(data), err)
 	}
 	stand, _ := json.Marshal(artifactStandIn{Artifact: ref.ID, Size: ref.Size, Preview: preview(data)})
 	return stand, []ArtifactRef{ref}, logs, nil

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -63,5 +64,27 @@ func TestRunnerUnrecordedCall(t *testing.T) {
 				t.Fatalf("recorded %v, want %v", got, c.saw)
 			}
 		})
+	}
+}
+
+// fullStore is an ArtifactStore on a full disk.
+type fullStore struct{}
+
+func (fullStore) Put([]byte, string) (ArtifactRef, error) {
+	return ArtifactRef{}, errors.New("write sha256/ab/abcd.tmp: no space left on device")
+}
+
+// TestRunnerArtifactStoreFull: an output that cannot be stored as an
+// artifact is unavailable saying to free space (it was internal, the
+// word for a bug), and its failure is what the log records.
+func TestRunnerArtifactStoreFull(t *testing.T) {
+	big := strings.Repeat("a line of a large file\n", 200)
+	f := newFixture(t, map[string]string{"big.txt": big}, nil, Options{OutputCap: 1024, Artifacts: fullStore{}})
+	e := f.fail(t, "read_file", map[string]any{"path": "big.txt"}, ReasonUnavailable)
+	if !strings.Contains(e.Message, "no space left on device") || !strings.Contains(e.Message, "free space") {
+		t.Fatalf("the error does not say why and what to do: %v", e)
+	}
+	if got := f.obs.got(); len(got) != 2 || got[1] != "failed read_file" {
+		t.Fatalf("recorded %v, want the call failed", got)
 	}
 }
