@@ -229,6 +229,26 @@ func (n *Node) Stop(tb testing.TB) error {
 	return n.signal(tb, syscall.SIGTERM)
 }
 
+// Exited waits up to timeout for the process to exit by itself and
+// returns its exit code (-1 when it did not exit in time, the test having
+// failed then).
+func (n *Node) Exited(tb testing.TB, timeout time.Duration) int {
+	tb.Helper()
+	select {
+	case <-n.done:
+		if ee, ok := errors.AsType[*exec.ExitError](n.err); ok {
+			return ee.ExitCode()
+		}
+		if n.err != nil {
+			tb.Fatalf("jido-bus serve: %v", n.err)
+		}
+		return 0
+	case <-time.After(timeout):
+		tb.Errorf("jido-bus serve still running after %s", timeout)
+		return -1
+	}
+}
+
 // Kill sends SIGKILL, the crash a durable log must survive.
 func (n *Node) Kill(tb testing.TB) {
 	tb.Helper()
