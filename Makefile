@@ -30,10 +30,10 @@ test: tools ## every test, with -race, including the end-to-end tests
 	$(GO) test -race -timeout 20m $$($(GO) list ./... | grep -v /e2e$$)
 	@# The end-to-end tests build the binary themselves, which go test's
 	@# cache cannot see: never reuse a cached result.
-	$(GO) test -race -count=1 -timeout 20m ./e2e/
+	JIDO_NATS_CLI=$(BIN)/nats $(GO) test -race -count=1 -timeout 20m ./e2e/
 
-soak: tools ## the long crash suite: kill -9 the node 25 times under load and check nothing acknowledged is lost
-	JIDO_CRASH_KILLS=25 $(GO) test -race -count=1 -timeout 60m -run CrashSuite -v ./e2e/
+soak: tools ## the long crash suite: kill -9 the node 25 times under load, fill its disk from its tools 12 times (needs root for a tmpfs), and check nothing acknowledged is lost
+	JIDO_CRASH_KILLS=25 JIDO_SOAK=1 JIDO_NATS_CLI=$(BIN)/nats $(GO) test -race -count=1 -timeout 60m -run CrashSuite -v ./e2e/
 
 check: tools fmt vet staticcheck ## gofmt, go vet and staticcheck
 

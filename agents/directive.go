@@ -29,6 +29,7 @@ const (
 	KindSpawnAgent     = "spawn_agent"
 	KindStopChild      = "stop_child"
 	KindSchedule       = "schedule"
+	KindScheduleCancel = "schedule_cancel"
 	KindCron           = "cron"
 	KindCronCancel     = "cron_cancel"
 	KindRunInstruction = "run_instruction"
@@ -126,6 +127,15 @@ func (s *Schedule) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// ScheduleCancel withdraws the Schedule whose signal has id SignalID: the
+// signal is not delivered, now or after a restart (a schedule stands
+// until its signal is committed or it is cancelled). A schedule already
+// delivered, or unknown, is left alone.
+// Log form: {"kind":"schedule_cancel","signal_id":…}.
+type ScheduleCancel struct {
+	SignalID string `json:"signal_id"`
+}
+
 // Cron delivers Signal to the agent itself on the standard 5-field cron
 // expression Expr, in the IANA time zone TZ (UTC when empty); without a
 // Signal each firing delivers jido.cron_tick. A job with the same JobID is
@@ -164,6 +174,7 @@ func (Error) DirectiveKind() string          { return KindError }
 func (SpawnAgent) DirectiveKind() string     { return KindSpawnAgent }
 func (StopChild) DirectiveKind() string      { return KindStopChild }
 func (Schedule) DirectiveKind() string       { return KindSchedule }
+func (ScheduleCancel) DirectiveKind() string { return KindScheduleCancel }
 func (Cron) DirectiveKind() string           { return KindCron }
 func (CronCancel) DirectiveKind() string     { return KindCronCancel }
 func (RunInstruction) DirectiveKind() string { return KindRunInstruction }

@@ -40,6 +40,7 @@ func NewDirectiveCodec() *DirectiveCodec {
 	mustRegister[SpawnAgent](c)
 	mustRegister[StopChild](c)
 	mustRegister[Schedule](c)
+	mustRegister[ScheduleCancel](c)
 	mustRegister[Cron](c)
 	mustRegister[CronCancel](c)
 	mustRegister[RunInstruction](c)

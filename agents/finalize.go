@@ -113,6 +113,11 @@ func (r *run) complete(dir Directive, origin Origin, index int) (Directive, erro
 			d.Signal = &sig
 		}
 		return d, nil
+	case ScheduleCancel:
+		if d.SignalID == "" {
+			return nil, bus.Errorf(ReasonInvalidDirective, "schedule_cancel: signal_id is required")
+		}
+		return d, nil
 	case CronCancel:
 		if d.JobID == "" {
 			return nil, bus.Errorf(ReasonInvalidDirective, "cron_cancel: job_id is required")

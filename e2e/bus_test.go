@@ -169,7 +169,7 @@ func TestServeWithNATSCLI(t *testing.T) {
 	if !strings.Contains(node.Logs(), `"msg":"stopped"`) {
 		t.Fatalf("no clean stop in the log:\n%s", node.Logs())
 	}
-	checkDLQ(dlqReasons(tools.Run(t, "log", "show", "dlq", "--json", "--data-dir", node.DataDir, "--nats-url", "nats://127.0.0.1:1")))
+	checkDLQ(dlqReasons(tools.Run(t, "log", "show", "dlq", "--json", "--data-dir", node.DataDir)))
 }
 
 // waitFor polls cond until it holds or 30s pass.

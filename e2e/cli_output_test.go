@@ -82,7 +82,7 @@ func TestCLILogTailFollowsAcrossARestart(t *testing.T) {
 	on := []string{"--nats-url", url}
 	tools.Run(t, append([]string{"agent", "start", "counter", "--id", "c1"}, on...)...)
 
-	cmd := exec.Command(tools.JidoBus, "log", "tail", "agent/c1", "-f", "-o", "json", "--poll", "50ms", "--timeout", "2s", "--nats-url", url, "--data-dir", t.TempDir())
+	cmd := exec.Command(tools.JidoBus, "log", "tail", "agent/c1", "-f", "-o", "json", "--poll", "50ms", "--timeout", "2s", "--nats-url", url)
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
@@ -112,7 +112,7 @@ func TestCLILogTailFollowsAcrossARestart(t *testing.T) {
 				Head uint64 `json:"head"`
 			} `json:"streams"`
 		}
-		out := tools.Run(t, "log", "streams", "--stream-prefix", "agent/c1", "-o", "json", "--nats-url", url, "--data-dir", dir)
+		out := tools.Run(t, "log", "streams", "--stream-prefix", "agent/c1", "-o", "json", "--nats-url", url)
 		if err := json.Unmarshal([]byte(out), &s); err != nil || len(s.Streams) != 1 {
 			t.Fatalf("log streams: %v\n%s", err, out)
 		}

@@ -302,6 +302,20 @@ func TestCrashSuite(t *testing.T) {
 		kills, sigterms, len(acked), len(inLog), len(owed), lost, poisoned, len(emits), missing)
 }
 
+// TestCrashSuiteDiskFull is `make soak`'s disk-full run (JIDO_SOAK=1):
+// eight callers of a project's tools fill the last 24 MiB of a 64 MiB
+// tmpfs holding the node's data dir, twelve times over, the node restarted on it after each
+// (its log failed: exit 3); every call answered ok, in any round, must
+// have its start and outcome in the log. `make test` runs a short version
+// (TestDurabilityAuditDiskFullLosesNoAcknowledgedCall).
+func TestCrashSuiteDiskFull(t *testing.T) {
+	if os.Getenv("JIDO_SOAK") == "" {
+		t.Skip("the long disk-full run is make soak's (JIDO_SOAK=1); make test runs TestDurabilityAuditDiskFullLosesNoAcknowledgedCall")
+	}
+	load := diskFull(t, 64<<20, 24<<20, 12, 8, 128<<10)
+	t.Logf("%d calls answered ok, failures by type %v, %d without an answer", len(load.acked), load.failed, load.lost)
+}
+
 // poison returns a cast to agent that the node must refuse at its door,
 // one of three kinds by variant: an attribute past the log's limits, an
 // id that is not UTF-8 once percent-decoded, or the id sent twice under

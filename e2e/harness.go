@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,27 +26,96 @@ import (
 // Tools are the binaries a test drives.
 type Tools struct {
 	JidoBus string // the jido-bus binary, built from this checkout
-	NATS    string // the NATS CLI, built by `make tools` from tools/go.mod
+	NATS    string // the NATS CLI, at the version pinned in tools/go.mod
 }
 
-// Build builds jido-bus into dir and finds the NATS CLI in the checkout's
-// bin/ (building it from the pinned tools module when it is missing, as
-// `make tools` does).
+// NATSCLIEnv names the NATS CLI the tests use (`make test` gives its
+// bin/nats); without it Build builds one into the user's cache.
+const NATSCLIEnv = "JIDO_NATS_CLI"
+
+// Build builds jido-bus into dir and finds the NATS CLI: $JIDO_NATS_CLI,
+// else a build of the pinned tools module kept in the user's cache
+// directory (by the hash of tools/go.sum, so a new pin builds anew).
+// Nothing is written into the checkout.
 func Build(dir string) (Tools, error) {
 	root, err := moduleRoot()
 	if err != nil {
 		return Tools{}, err
 	}
-	t := Tools{JidoBus: filepath.Join(dir, "jido-bus"), NATS: filepath.Join(root, "bin", "nats")}
+	t := Tools{JidoBus: filepath.Join(dir, "jido-bus"), NATS: os.Getenv(NATSCLIEnv)}
 	if err := run(root, "go", "build", "-o", t.JidoBus, "./cmd/jido-bus"); err != nil {
 		return Tools{}, err
 	}
-	if _, err := os.Stat(t.NATS); err != nil {
-		if err := run(filepath.Join(root, "tools"), "go", "build", "-o", t.NATS, "github.com/nats-io/natscli/nats"); err != nil {
-			return Tools{}, fmt.Errorf("build the NATS CLI (make tools): %w", err)
+	if t.NATS != "" {
+		if _, err := os.Stat(t.NATS); err != nil {
+			return Tools{}, fmt.Errorf("%s=%s: %w (make tools builds it)", NATSCLIEnv, t.NATS, err)
 		}
+		return t, nil
+	}
+	if t.NATS, err = cachedNATSCLI(root); err != nil {
+		return Tools{}, fmt.Errorf("build the NATS CLI (or set %s to one, as make test does): %w", NATSCLIEnv, err)
 	}
 	return t, nil
+}
+
+// cachedNATSCLI returns the NATS CLI built from root's tools module into
+// the user's cache directory, building it when it is not there yet.
+func cachedNATSCLI(root string) (string, error) {
+	sum, err := os.ReadFile(filepath.Join(root, "tools", "go.sum"))
+	if err != nil {
+		return "", err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, "jido-bus", fmt.Sprintf("natscli-%x", sha256.Sum256(sum))[:len("natscli-")+16])
+	bin := filepath.Join(dir, "nats")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	// Built beside, then renamed: a concurrent run sees the whole binary
+	// or none.
+	tmp, err := os.MkdirTemp(dir, "build-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	if err := run(filepath.Join(root, "tools"), "go", "build", "-o", filepath.Join(tmp, "nats"), "github.com/nats-io/natscli/nats"); err != nil {
+		return "", err
+	}
+	return bin, os.Rename(filepath.Join(tmp, "nats"), bin)
+}
+
+// Isolate makes this process, and so every child a test starts, run in a
+// directory of its own under dir with no NATS settings of the user's: no
+// NATS_* variable, no saved or selected NATS context, no ./data of the
+// checkout. A command that names no node and no data directory then
+// reaches only what a test set up — or the default address, which a test
+// must not rely on (another node may listen there).
+func Isolate(dir string) error {
+	home, work := filepath.Join(dir, "home"), filepath.Join(dir, "work")
+	for _, d := range []string{home, work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "NATS_") {
+			if err := os.Unsetenv(k); err != nil {
+				return err
+			}
+		}
+	}
+	for k, v := range map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "XDG_DATA_HOME": filepath.Join(home, ".local", "share")} {
+		if err := os.Setenv(k, v); err != nil {
+			return err
+		}
+	}
+	return os.Chdir(work)
 }
 
 func moduleRoot() (string, error) {
@@ -157,6 +227,26 @@ func (n *Node) Logs() string { return n.logs.String() }
 func (n *Node) Stop(tb testing.TB) error {
 	tb.Helper()
 	return n.signal(tb, syscall.SIGTERM)
+}
+
+// Exited waits up to timeout for the process to exit by itself and
+// returns its exit code (-1 when it did not exit in time, the test having
+// failed then).
+func (n *Node) Exited(tb testing.TB, timeout time.Duration) int {
+	tb.Helper()
+	select {
+	case <-n.done:
+		if ee, ok := errors.AsType[*exec.ExitError](n.err); ok {
+			return ee.ExitCode()
+		}
+		if n.err != nil {
+			tb.Fatalf("jido-bus serve: %v", n.err)
+		}
+		return 0
+	case <-time.After(timeout):
+		tb.Errorf("jido-bus serve still running after %s", timeout)
+		return -1
+	}
 }
 
 // Kill sends SIGKILL, the crash a durable log must survive.

@@ -18,6 +18,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	tools, err = Build(dir)
+	if err == nil {
+		err = Isolate(dir)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.RemoveAll(dir)

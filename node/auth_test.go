@@ -37,7 +37,7 @@ func bcryptHash(t *testing.T, pw string) string {
 func startWithUsers(t *testing.T, prefix string) *Node {
 	t.Helper()
 	var users []User
-	for _, r := range Roles {
+	for _, r := range Roles() {
 		users = append(users, User{Name: r, Password: bcryptHash(t, r+"pw"), Role: r})
 	}
 	n, err := Start(context.Background(), Config{DataDir: t.TempDir(), Prefix: prefix, NoSync: true, MetricsAddr: "127.0.0.1:0",
@@ -100,7 +100,7 @@ func TestRoles(t *testing.T) {
 	// asynchronously: the request itself times out. What was refused is
 	// checked exactly below, through the dead letters.
 	refusals := 0
-	for _, role := range Roles {
+	for _, role := range Roles() {
 		nc := connectAs(t, n, role)
 		for _, c := range cases {
 			allowed := rank[role] >= rank[c.allowed]

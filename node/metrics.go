@@ -87,7 +87,7 @@ var refusalReasons = []string{
 var (
 	directiveKinds = []string{
 		agents.KindEmit, agents.KindError, agents.KindSpawnAgent, agents.KindStopChild, agents.KindSchedule,
-		agents.KindCron, agents.KindCronCancel, agents.KindRunInstruction, agents.KindStop,
+		agents.KindScheduleCancel, agents.KindCron, agents.KindCronCancel, agents.KindRunInstruction, agents.KindStop,
 	}
 	directiveOutcomes = []string{
 		runtime.OutcomeOK, runtime.OutcomeAsync, runtime.OutcomeStop, runtime.OutcomeFailed,

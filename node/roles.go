@@ -34,8 +34,9 @@ const (
 	RoleClient = "client"
 )
 
-// Roles lists the roles, least privileged first.
-var Roles = []string{RoleClient, RoleOperator, RoleAdmin}
+// Roles lists the roles, least privileged first: a new slice each time,
+// so no caller can change what another sees.
+func Roles() []string { return []string{RoleClient, RoleOperator, RoleAdmin} }
 
 // InboxPrefix is the inbox prefix a user must use (nats.CustomInboxPrefix,
 // the NATS CLI's --inbox-prefix): every role but admin may subscribe to
@@ -72,7 +73,7 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 	}
 	// A client looks at projects; opening, closing, reloading and tool
 	// calls (which write files and run programs) are an operator's.
-	for _, verb := range projectapi.ReadVerbs {
+	for _, verb := range projectapi.ReadVerbs() {
 		client.PublishAllow = append(client.PublishAllow, api(projectapi.Area, verb))
 	}
 	// A client starts a conversation in a project, as conv send already
@@ -103,7 +104,7 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 		op.SubscribeAllow = append(op.SubscribeAllow, subjects.All("dlq"))
 		return op, nil
 	}
-	return nil, fmt.Errorf("role %q of user %q: want one of %v", role, user, Roles)
+	return nil, fmt.Errorf("role %q of user %q: want one of %v", role, user, Roles())
 }
 
 // jetStreamReadOnly are the JetStream API subjects that only read: account

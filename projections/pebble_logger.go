@@ -2,9 +2,9 @@ package projections
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 )
 
 // pebbleLogger adapts slog to pebble.Logger, as the event log's does:
@@ -20,8 +20,18 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 }
 
 // Fatalf is called by Pebble when it cannot continue without risking the
-// data; like Pebble's default logger it exits the process.
+// data: a commit whose WAL could not be written (a full disk), a broken
+// invariant. It must not return (Pebble would carry on as if it had not
+// been called), and must not exit the process either: a full disk makes
+// the node's event log fail too, and the node then stops on its own, with
+// the exit code that says so. So it panics with a fatalPanic, which a
+// commit that ran into it recovers (Store.commit); in one of Pebble's
+// background goroutines it ends the process, after the message is logged.
 func (p pebbleLogger) Fatalf(format string, args ...any) {
-	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble", "db", "projections", "fatal", true)
-	os.Exit(1)
+	msg := fmt.Sprintf(format, args...)
+	p.l.Error(msg, "component", "pebble", "db", "projections", "fatal", true)
+	panic(fatalPanic{err: errors.New("pebble: " + msg)})
 }
+
+// fatalPanic is what pebbleLogger.Fatalf panics with.
+type fatalPanic struct{ err error }

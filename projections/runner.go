@@ -170,7 +170,7 @@ func (r *Runner) reset(d Definition) (Checkpoint, error) {
 	if err := b.Set(checkpointKey(d.name), enc, nil); err != nil {
 		return cp, err
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := r.store.commit(b); err != nil {
 		return cp, fmt.Errorf("reset projection %s: %w", d.name, err)
 	}
 	return cp, nil
@@ -564,7 +564,7 @@ func (r *Runner) checkpoint(pos uint64) error {
 	if !changed {
 		return nil
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := r.store.commit(b); err != nil {
 		return fmt.Errorf("commit projection checkpoint: %w", err)
 	}
 	r.batchSize = len(b.Repr())

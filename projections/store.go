@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -43,6 +44,30 @@ type StoreOptions struct {
 // concurrent use; one Runner writes to it.
 type Store struct {
 	db *pebble.DB
+	// failed is the first commit Pebble could not make durable; every
+	// later commit fails with it (Pebble cannot go on after a fatal
+	// error, and a retried sync may "succeed" without the data).
+	failed atomic.Pointer[error]
+}
+
+// commit commits b, synced. A commit Pebble cannot make durable is fatal
+// to Pebble (pebbleLogger.Fatalf): it fails the store, and this commit
+// and every later one return the error, instead of the process exiting.
+func (s *Store) commit(b *pebble.Batch) (err error) {
+	if f := s.failed.Load(); f != nil {
+		return *f
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			fp, ok := r.(fatalPanic)
+			if !ok {
+				panic(r)
+			}
+			err = fmt.Errorf("the projection store can no longer write (%w); restart the node once the disk is usable", fp.err)
+			s.failed.CompareAndSwap(nil, &err)
+		}
+	}()
+	return b.Commit(pebble.Sync)
 }
 
 // OpenStore opens (creating if needed) the store in dir. A directory held
@@ -81,10 +106,15 @@ func OpenStore(dir string, opts StoreOptions) (*Store, error) {
 		}
 		return nil, fmt.Errorf("open projection store %s: %w", dir, err)
 	}
+	s := &Store{db: db}
 	v, closer, err := db.Get(keyLayout)
 	switch {
 	case errors.Is(err, pebble.ErrNotFound):
-		err = db.Set(keyLayout, []byte{layoutVersion}, pebble.Sync)
+		b := db.NewBatch()
+		if err = b.Set(keyLayout, []byte{layoutVersion}, nil); err == nil {
+			err = s.commit(b)
+		}
+		_ = b.Close()
 	case err == nil:
 		ok := len(v) == 1 && v[0] == layoutVersion
 		_ = closer.Close()
@@ -93,14 +123,26 @@ func OpenStore(dir string, opts StoreOptions) (*Store, error) {
 		}
 	}
 	if err != nil {
-		_ = db.Close()
+		_ = s.Close()
 		return nil, fmt.Errorf("open projection store %s: %w", dir, err)
 	}
-	return &Store{db: db}, nil
+	return s, nil
 }
 
 // Close closes the database. The Runner using the store must have stopped.
-func (s *Store) Close() error { return s.db.Close() }
+// A store whose commits failed closes without a fatal end either.
+func (s *Store) Close() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			fp, ok := r.(fatalPanic)
+			if !ok {
+				panic(r)
+			}
+			err = fp.err
+		}
+	}()
+	return s.db.Close()
+}
 
 // Checkpoint is what a Store records for a projection: how far it has
 // folded the log and with which version.

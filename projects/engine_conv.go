@@ -81,6 +81,9 @@ func (e *Engine) ConvStart(ctx context.Context, req ConvStartRequest) (ConvInfo,
 	if err := assistant.CheckOverride(req.LLM); err != nil {
 		return ConvInfo{}, err
 	}
+	if err := req.Limits.Check(); err != nil {
+		return ConvInfo{}, err
+	}
 	key := p.id + "/" + conv
 	if _, err := e.rt.State(key); err == nil {
 		return ConvInfo{}, bus.Errorf(runtime.ReasonAlreadyExists, "conversation %s runs already; send to it (conv send %s), or choose another id", key, key)

@@ -125,7 +125,9 @@ func (e *Engine) watch(p *project) {
 			}
 			changes, err := e.report(context.Background(), p)
 			if err != nil {
-				e.log.Error("record an asset reload", "project", p.id, "err", err)
+				// Nobody waits for this answer, and nothing changed: the
+				// tools keep the catalog the stream knows.
+				e.log.Error("asset change not recorded; the tools keep the previous catalog (project reload tries again)", "project", p.id, "err", err)
 			}
 			if !changes.Empty() {
 				e.watchers.notify(p.id)
@@ -155,8 +157,9 @@ func (e *Engine) watch(p *project) {
 }
 
 // report records the current asset set when it differs from the one the
-// stream last heard of: a new catalog, then project.assets.reloaded with
-// the diff. It returns the diff (empty: nothing recorded).
+// stream last heard of: project.assets.reloaded with the diff, then the
+// new catalog. It returns the diff (empty: nothing recorded, nothing
+// changed for the tools).
 func (e *Engine) report(ctx context.Context, p *project) (assets.Changes, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -173,10 +176,13 @@ func (e *Engine) report(ctx context.Context, p *project) (assets.Changes, error)
 	if err != nil {
 		return changes, err
 	}
-	p.runner.SetCatalog(cat)
+	// Committed first, then used: no call runs a tool of a catalog the
+	// stream has not heard of. A failed commit leaves the old catalog in
+	// use and p.reported behind, so the next report records the change.
 	if err := e.send(ctx, p.id, TypeAssetsReloaded, p.assetsData(cur, &changes)); err != nil {
-		return changes, err
+		return assets.Changes{}, err
 	}
+	p.runner.SetCatalog(cat)
 	p.reported = cur
 	return changes, nil
 }

@@ -32,14 +32,20 @@ func (p *project) gone() *bus.Error {
 }
 
 // refuseGone records call as started and failed in p's stream, the root
-// being gone, and returns the error for the caller.
+// being gone, and returns the error for the caller. A refusal that could
+// not be recorded says so: the caller is answered unavailable either way.
 func (p *project) refuseGone(o tools.Observer, call tools.ToolCall, gone *bus.Error) error {
 	if call.ID == "" {
 		// As the runner does: the entries need a call id, and a call from
 		// the CLI or the API names none.
 		call.ID = bus.NewID()
 	}
-	o.ToolStarted(tools.Event{CallID: call.ID, Tool: call.Name, Args: call.Args})
-	o.ToolFailed(tools.Event{CallID: call.ID, Tool: call.Name, Error: &tools.Error{Type: gone.Type, Message: gone.Message}})
+	err := o.ToolStarted(tools.Event{CallID: call.ID, Tool: call.Name, Args: call.Args})
+	if err == nil {
+		err = o.ToolFailed(tools.Event{CallID: call.ID, Tool: call.Name, Error: &tools.Error{Type: gone.Type, Message: gone.Message}})
+	}
+	if err != nil {
+		return bus.Errorf(bus.ReasonUnavailable, "%s (and this refusal could not be recorded: %v)", gone.Message, err)
+	}
 	return gone
 }

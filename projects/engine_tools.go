@@ -3,6 +3,7 @@ package projects
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sort"
 
 	"github.com/jido-bus/jido-bus/bus"
@@ -42,28 +43,32 @@ func (e *Engine) CallTool(ctx context.Context, id string, call tools.ToolCall) (
 // observer records a project's tool calls in its stream. The runner
 // calls it on the caller's goroutine, so each entry is committed before
 // the runner goes on: the start before the tool runs, the outcome before
-// the caller hears it.
+// the caller hears it. A commit that fails is the runner's to answer
+// (unavailable), so it is returned, never only logged.
 type observer struct {
 	e  *Engine
 	id string
 }
 
-func (o *observer) record(typ string, d ToolData) {
+func (o *observer) record(typ string, d ToolData) error {
+	// Not the caller's context: a caller that has gone away still leaves
+	// the outcome of what it started in the log.
 	if err := o.e.send(context.Background(), o.id, typ, d); err != nil {
-		o.e.log.Error("record a tool call in the project's stream", "project", o.id, "type", typ, "call", d.CallID, "tool", d.Tool, "err", err)
+		return fmt.Errorf("%s of call %s in project %s's stream: %w", typ, d.CallID, o.id, err)
 	}
+	return nil
 }
 
-func (o *observer) ToolStarted(ev tools.Event) { o.record(TypeToolStarted, toolData(ev)) }
+func (o *observer) ToolStarted(ev tools.Event) error { return o.record(TypeToolStarted, toolData(ev)) }
 
-func (o *observer) ToolCompleted(ev tools.Event) {
+func (o *observer) ToolCompleted(ev tools.Event) error {
 	d := toolData(ev)
 	d.Args, d.ArgsBytes = nil, 0
 	d.Result, d.Size, d.Artifacts = "ok", ev.Size, ev.Artifacts
-	o.record(TypeToolCompleted, d)
+	return o.record(TypeToolCompleted, d)
 }
 
-func (o *observer) ToolFailed(ev tools.Event) {
+func (o *observer) ToolFailed(ev tools.Event) error {
 	d := toolData(ev)
 	d.Args, d.ArgsBytes = nil, 0
 	if ev.Error != nil {
@@ -71,7 +76,7 @@ func (o *observer) ToolFailed(ev tools.Event) {
 		// Details (an input schema, a workflow step) stay in the reply.
 		d.Error = &tools.Error{Type: ev.Error.Type, Message: ev.Error.Message}
 	}
-	o.record(TypeToolFailed, d)
+	return o.record(TypeToolFailed, d)
 }
 
 // Asset kinds of Assets.

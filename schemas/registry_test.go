@@ -32,6 +32,7 @@ func TestBuiltinListsEveryLifecycleSignalAndDirective(t *testing.T) {
 		"directive.spawn_agent":     "directive",
 		"directive.stop_child":      "directive",
 		"directive.schedule":        "directive",
+		"directive.schedule_cancel": "directive",
 		"directive.cron":            "directive",
 		"directive.cron_cancel":     "directive",
 		"directive.run_instruction": "directive",

@@ -43,6 +43,37 @@ func TestScheduleDeliversTheSignalLater(t *testing.T) {
 	}
 }
 
+// TestScheduleCancelWithdrawsTheSchedule: a cancelled schedule is no
+// longer awaited nor armed, and a restart does not arm it again.
+func TestScheduleCancelWithdrawsTheSchedule(t *testing.T) {
+	h := newHarness(t)
+	h.start("probe", "p1", Options{})
+	sig := signal(t, "probe.schedule", map[string]any{"ms": 3_600_000})
+	if _, err := h.rt.Call(context.Background(), "p1", sig); err != nil {
+		t.Fatal(err)
+	}
+	id := agents.DeriveID(agents.OriginKey(agents.OriginOf(sig), "p1"), 0)
+	pending := func() (awaited, armed int) {
+		s, err := h.rt.lookup("p1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.timers.mu.Lock()
+		defer s.timers.mu.Unlock()
+		return len(s.timers.state.Awaiting), len(s.timers.armed)
+	}
+	// The clock is armed by the executor, after the commit.
+	h.eventually("the schedule armed", func() bool { awaited, armed := pending(); return awaited == 1 && armed == 1 })
+	h.mustCall("p1", "probe.schedule_cancel", map[string]any{"name": id})
+	if awaited, armed := pending(); awaited != 0 || armed != 0 {
+		t.Fatalf("after schedule_cancel: %d awaited, %d armed, want none", awaited, armed)
+	}
+	h.restart()
+	if awaited, armed := pending(); awaited != 0 || armed != 0 {
+		t.Fatalf("after a restart: %d awaited, %d armed, want none", awaited, armed)
+	}
+}
+
 func TestCronAndCronCancel(t *testing.T) {
 	h := newHarness(t)
 	h.start("probe", "p1", Options{})

@@ -149,6 +149,7 @@ func builtinExecutors() map[string]DirectiveExec {
 		agents.KindSpawnAgent:     ExecFunc(execSpawn),
 		agents.KindStopChild:      ExecFunc(execStopChild),
 		agents.KindSchedule:       ExecFunc(execSchedule),
+		agents.KindScheduleCancel: ExecFunc(execScheduleCancel),
 		agents.KindCron:           ExecFunc(execCron),
 		agents.KindCronCancel:     ExecFunc(execCronCancel),
 		agents.KindRunInstruction: ExecFunc(execRunInstruction),

@@ -69,6 +69,9 @@ func probeDefinition(t testing.TB) *agents.Definition {
 			sig, err := agents.NewSignal("probe.tick", map[string]any{"from": "schedule"})
 			return agents.Result{Directives: []agents.Directive{agents.Schedule{Delay: time.Duration(p.MS) * time.Millisecond, Signal: sig}}}, err
 		}),
+		act("schedule_cancel", func(env agents.Env, p params) (agents.Result, error) {
+			return agents.Result{Directives: []agents.Directive{agents.ScheduleCancel{SignalID: p.Name}}}, nil
+		}),
 		act("cron", func(env agents.Env, p params) (agents.Result, error) {
 			return agents.Result{Directives: []agents.Directive{agents.Cron{JobID: p.Job, Expr: p.Expr}}}, nil
 		}),

@@ -332,7 +332,7 @@ func glance(raw []byte) decidedKinds {
 		switch {
 		case bytes.HasPrefix(raw, []byte(`error"`)):
 			k.errors = true
-		case bytes.HasPrefix(raw, []byte(`schedule"`)), bytes.HasPrefix(raw, []byte(`cron`)),
+		case bytes.HasPrefix(raw, []byte(`schedule`)), bytes.HasPrefix(raw, []byte(`cron`)),
 			bytes.HasPrefix(raw, []byte(`run_instruction"`)):
 			k.timers = true
 		}

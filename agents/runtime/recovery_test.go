@@ -78,6 +78,7 @@ func TestGlance(t *testing.T) {
 		{[]agents.Directive{agents.Stop{}, agents.Error{Err: bus.Errorf("custom", "x")}}, decidedKinds{errors: true}},
 		{[]agents.Directive{agents.Schedule{Delay: time.Second, Signal: emit.Signal}}, decidedKinds{timers: true}},
 		{[]agents.Directive{agents.CronCancel{JobID: "j"}, refused}, decidedKinds{timers: true, errors: true}},
+		{[]agents.Directive{agents.ScheduleCancel{SignalID: "s"}}, decidedKinds{timers: true}},
 		{[]agents.Directive{agents.Cron{JobID: "j", Expr: "* * * * *"}}, decidedKinds{timers: true}},
 		{[]agents.Directive{agents.RunInstruction{Instruction: agents.Instruction{Action: "a"}}}, decidedKinds{timers: true}},
 	} {

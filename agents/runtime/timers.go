@@ -14,10 +14,11 @@ import (
 )
 
 // Timers are durable intentions, not just armed clocks. When a decision
-// with a Schedule, Cron, CronCancel or RunInstruction is committed, the
-// inbox loop records what is now awaited (committed); executors arm the
-// clocks. A schedule or a task stays awaited until the signal it promised
-// is committed, a cron job until it is cancelled. The set is part of every
+// with a Schedule, ScheduleCancel, Cron, CronCancel or RunInstruction is
+// committed, the inbox loop records what is now awaited (committed);
+// executors arm the clocks. A schedule stays awaited until the signal it
+// promised is committed or it is cancelled, a task until its signal is
+// committed, a cron job until it is cancelled. The set is part of every
 // snapshot and rebuilt from the log on recovery, so a timer of an agent
 // whose process was killed still fires, late rather than never.
 
@@ -81,6 +82,16 @@ func (t *timers) record(input *bus.Signal, directives []agents.Directive, at tim
 		switch d := d.(type) {
 		case agents.Schedule:
 			t.state.Awaiting[d.Signal.ID()] = awaited{Kind: "schedule", Due: at.Add(d.Delay), Signal: d.Signal}
+		case agents.ScheduleCancel:
+			// Withdrawn at the commit, so that a clock armed before it
+			// cannot deliver after it, and recovery does not arm it again.
+			if a, ok := t.state.Awaiting[d.SignalID]; ok && a.Kind == "schedule" {
+				delete(t.state.Awaiting, d.SignalID)
+			}
+			if tm := t.armed["schedule:"+d.SignalID]; tm != nil {
+				tm.Stop()
+				delete(t.armed, "schedule:"+d.SignalID)
+			}
 		case agents.Cron:
 			t.state.Crons[d.JobID] = cronJob{JobID: d.JobID, Expr: d.Expr, TZ: d.TZ, Signal: d.Signal}
 		case agents.CronCancel:
@@ -245,6 +256,12 @@ func (t *timers) stopAll() {
 func execSchedule(_ context.Context, d agents.Directive, x *ExecContext) (ExecResult, error) {
 	x.s.timers.armSchedule(d.(agents.Schedule).Signal.ID())
 	return ExecResult{Kind: ExecAsync}, nil
+}
+
+// execScheduleCancel has nothing left to do: the schedule was withdrawn
+// when the decision was committed (timers.record).
+func execScheduleCancel(context.Context, agents.Directive, *ExecContext) (ExecResult, error) {
+	return ExecResult{}, nil
 }
 
 func execCron(_ context.Context, d agents.Directive, x *ExecContext) (ExecResult, error) {

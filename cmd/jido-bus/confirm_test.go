@@ -37,7 +37,7 @@ func TestAskYesNo(t *testing.T) {
 func TestLogTruncateWantsYes(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	dir := makeLog(t)
-	local := []string{"--nats-url", noNode, "--data-dir", dir}
+	local := []string{"--data-dir", dir}
 	_, _, err := runLog(t, "y\n", append([]string{"truncate", "agent/a", "--before", "3"}, local...)...)
 	if err == nil || !strings.Contains(err.Error(), "pass --yes") || !strings.Contains(err.Error(), "agent/a") {
 		t.Fatalf("truncate without --yes on a pipe: %v", err)

@@ -83,6 +83,9 @@ type connSettings struct {
 	inboxPrefix                                            string
 	tlsFirst                                               bool
 	from                                                   map[string]string
+	// context is the NATS context used ("" for none) and contextFrom how
+	// it was chosen: --context, NATS_CONTEXT or the selected NATS context.
+	context, contextFrom string
 }
 
 // resolve applies the precedence flag > environment > context > default
@@ -102,6 +105,7 @@ func (f *connFlags) resolve() (connSettings, error) {
 		if nctx, err = loadNATSContext(ctxName); err != nil {
 			return s, fmt.Errorf("%s %q: %w", ctxFrom, ctxName, err)
 		}
+		s.context, s.contextFrom = ctxName, ctxFrom
 	}
 	ctxLabel := "context " + ctxName
 	pick := func(key string, dst *string, flag []string, env, fromCtx, def string) {

@@ -14,7 +14,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/node"
 )
 
@@ -164,18 +163,9 @@ func TestAuthFailureIsNotAFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = n.Close(5 * time.Second) })
-	// A data directory with a log in it, which the fallback would open.
-	dir := t.TempDir()
-	l, err := eventlog.Open(logDir(dir), eventlog.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
 	for _, args := range [][]string{
-		{"log", "streams", "--data-dir", dir},
-		{"conv", "ls", "--data-dir", dir},
+		{"log", "streams"},
+		{"conv", "ls"},
 		{"agent", "list"},
 	} {
 		t.Run(strings.Join(args[:2], " "), func(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 func TestReplayPastTheHead(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	dir := counterLog(t) // c1 at version 3
-	local := []string{"--data-dir", dir, "--nats-url", noNode}
+	local := []string{"--data-dir", dir}
 	for _, args := range [][]string{{"--to", "9"}, {"--diff", "1", "9"}, {"--diff", "9,12"}} {
 		out, _, err := runLog(t, "", append(append([]string{"replay", "agent/c1"}, args...), local...)...)
 		if err == nil || !strings.Contains(err.Error(), "version 9 is past the head of agent/c1, version 3") {
@@ -34,7 +34,7 @@ func TestConvShowAtPastTheEnd(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	dir := t.TempDir()
 	seedConversation(t, dir) // 5 events
-	off := []string{"--nats-url", nobody, "--data-dir", dir}
+	off := []string{"--data-dir", dir}
 	out, err := runRoot(t, append([]string{"conv", "show", "p1/c1", "--at", "9"}, off...)...)
 	if err == nil || !strings.Contains(err.Error(), "seq 9 is past the end of p1/c1, seq 5") {
 		t.Errorf("conv show --at 9: %v\n%s", err, out)

@@ -22,8 +22,10 @@ projections: timeline (what a person sees), llm_context (the messages of
 the next LLM call), status (what it waits for) and diagnostics (errors,
 retries, tokens, timings).
 
-Every subcommand first asks a running node over NATS (--nats-url, the
-jido.api.conv.* subjects) and, when none answers, opens --data-dir itself.`,
+start, send, chat, follow, cancel, approve, deny and fork talk to a
+running node; ls and show read as follows.
+
+` + sourceHelp,
 	}
 	cmd.AddCommand(newConvLsCmd(), newConvShowCmd(), newConvForkCmd(), newConvSendCmd(), newConvFollowCmd(),
 		newConvStartCmd(), newConvChatCmd(), newConvCancelCmd(), newConvDecideCmd("approve"), newConvDecideCmd("deny"))

@@ -20,8 +20,7 @@ import (
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 )
 
-// nobody is a NATS URL nothing listens on, so commands fall back to
-// --data-dir at once.
+// nobody is a NATS URL nothing listens on.
 const nobody = "nats://127.0.0.1:1"
 
 func convEvent(t *testing.T, typ, id, data string) bus.Signal {
@@ -64,7 +63,7 @@ func TestConvAndProjectionCommandsOnTheDataDir(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	dir := t.TempDir()
 	seedConversation(t, dir)
-	off := []string{"--nats-url", nobody, "--data-dir", dir}
+	off := []string{"--data-dir", dir}
 	run := func(args ...string) string {
 		t.Helper()
 		out, err := runRoot(t, append(args, off...)...)
@@ -137,7 +136,7 @@ func TestConvAndProjectionCommandsOnTheDataDir(t *testing.T) {
 	if _, err := runRoot(t, append([]string{"projection", "rebuild", "nope"}, off...)...); err == nil {
 		t.Error("rebuild of an unknown projection succeeded")
 	}
-	if _, err := runRoot(t, "conv", "ls", "--nats-url", nobody, "--data-dir", filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "no event log") {
+	if _, err := runRoot(t, "conv", "ls", "--data-dir", filepath.Join(dir, "missing")); err == nil || !strings.Contains(err.Error(), "no event log") {
 		t.Errorf("conv ls on a missing data dir: %v", err)
 	}
 }
@@ -180,7 +179,7 @@ func TestConvCommandsThroughARunningNode(t *testing.T) {
 	}
 	defer api.Close()
 	// The node holds the data dir; the commands must not need it.
-	on := []string{"--nats-url", srv.ClientURL(), "--data-dir", filepath.Join(dir, "elsewhere")}
+	on := []string{"--nats-url", srv.ClientURL()}
 	deadline := time.Now().Add(10 * time.Second)
 	var out string
 	for {

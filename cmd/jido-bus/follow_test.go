@@ -110,7 +110,7 @@ func TestLogTailFollowsAcrossARestart(t *testing.T) {
 		root.SetErr(&errOut)
 		root.SetIn(strings.NewReader(""))
 		root.SetArgs([]string{"log", "tail", "agent/f", "-f", "-o", "json", "--poll", "20ms", "--timeout", "1s",
-			"--nats-url", n.URL(), "--data-dir", t.TempDir()})
+			"--nats-url", n.URL()})
 		done <- root.ExecuteContext(ctx)
 	}()
 	defer func() {

@@ -13,13 +13,10 @@ func newLogCmd() *cobra.Command {
 		Long: `Inspect and maintain the event log: the streams of CloudEvents that
 jido-bus commits before it acts.
 
-Every subcommand first asks a running node over NATS (--nats-url, the
-jido.api.log.* subjects) and, when none answers, opens the log in
---data-dir itself. A running node holds a lock on its data directory, so
-with a node running, go through NATS.
-
 Streams are named by '/'-separated segments: agent/<agent-id>,
-conversation/<project>/<conversation>, project/<id>, dlq.`,
+conversation/<project>/<conversation>, project/<id>, dlq.
+
+` + sourceHelp,
 	}
 	cmd.AddCommand(
 		newLogStreamsCmd(),

@@ -33,9 +33,9 @@ var (
 	_ logBackend = logapi.Local{}
 )
 
-// logFlags are the flags every log subcommand shares.
-// The connection flags (connFlags) name a running node, tried first; when
-// no node is there the command opens --data-dir itself.
+// logFlags are the flags every log subcommand shares: the connection
+// flags (connFlags) naming a running node, and --data-dir naming a data
+// directory; pickSource says which one a command reads.
 type logFlags struct {
 	connFlags
 	dataDir string
@@ -43,52 +43,64 @@ type logFlags struct {
 	// follower, when set, makes the connection to a node reconnect for
 	// ever, telling it (stderr) when it is lost and back (connFlags.followerOptions).
 	follower io.Writer
+	cmd      *cobra.Command // for stderr
 }
 
 func (f *logFlags) register(cmd *cobra.Command) {
+	f.cmd = cmd
 	f.connFlags.register(cmd)
 	addOutputFlags(cmd, &f.json)
-	addDataDirFlag(cmd, &f.dataDir)
+	cmd.Flags().StringVar(&f.dataDir, "data-dir", defaultDataDir, "use this data directory and no node (without it: the default node, else ./data)")
 }
 
 // connectTimeout bounds the attempt to reach a running node before falling
 // back to the data directory.
 const connectTimeout = 500 * time.Millisecond
 
-// openBackend reaches a running node at --nats-url, or else opens
-// --data-dir. create says whether a missing data directory may be
-// created (import) or is an error (everything that only reads). The
-// returned close function releases what was opened.
+// openBackend opens what the command reads (pickSource): the data
+// directory, or a running node's API. create says whether a missing data
+// directory may be created (import) or is an error (everything that only
+// reads). The returned close function releases what was opened.
 func (f *logFlags) openBackend(ctx context.Context, create bool) (logBackend, func(), error) {
-	opts := []nats.Option{nats.Timeout(connectTimeout), nats.NoReconnect(), nats.Name("jido-bus log")}
-	if f.follower != nil {
-		opts = append(append([]nats.Option{nats.Timeout(connectTimeout)}, f.followerOptions(f.follower, "log")...), nats.Name("jido-bus log follower"))
-	}
-	nc, subjects, err := f.connect(opts...)
-	if err == nil {
-		client := logapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout, Denials: f.denials}
-		probe, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err = client.Streams(probe, logapi.StreamsRequest{Prefix: "\x00"})
-		cancel()
-		// A role that may not list streams (a client's) still reaches a
-		// served log: the verb asked for then gets its own answer, and a
-		// refusal names that verb, not this probe.
-		if err == nil || bus.ErrorType(err) == bus.ReasonForbidden {
-			return client, nc.Close, nil
-		}
-		nc.Close()
-	}
-	if !isNoNode(err) {
+	src, err := f.pickSource()
+	if err != nil {
 		return nil, nil, err
 	}
+	var noNode error
+	if !src.dataDir {
+		opts := []nats.Option{nats.Timeout(connectTimeout), nats.NoReconnect(), nats.Name("jido-bus log")}
+		if f.follower != nil {
+			opts = append(append([]nats.Option{nats.Timeout(connectTimeout)}, f.followerOptions(f.follower, "log")...), nats.Name("jido-bus log follower"))
+		}
+		nc, subjects, none, err := f.reachNode(src, opts, func(nc *nats.Conn, subjects bus.Subjects) error {
+			client := logapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout, Denials: f.denials}
+			probe, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			_, err := client.Streams(probe, logapi.StreamsRequest{Prefix: "\x00"})
+			// A role that may not list streams (a client's) still reaches a
+			// served log: the verb asked for then gets its own answer, and a
+			// refusal names that verb, not this probe.
+			if bus.ErrorType(err) == bus.ReasonForbidden {
+				return nil
+			}
+			return err
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		if nc != nil {
+			return logapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout, Denials: f.denials}, nc.Close, nil
+		}
+		noNode = none
+	}
 	if !create {
-		if _, statErr := os.Stat(logDir(f.dataDir)); errors.Is(statErr, os.ErrNotExist) {
-			return nil, nil, fmt.Errorf("%w, and there is no event log in %s to open instead (set --data-dir)", err, f.dataDir)
+		if err := f.checkLogDir(noNode); err != nil {
+			return nil, nil, err
 		}
 	}
 	l, err := eventlog.Open(logDir(f.dataDir), eventlog.Options{})
 	if errors.Is(err, eventlog.ErrLocked) {
-		return nil, nil, fmt.Errorf("the data dir %s is in use by a running server that does not answer at %s under --prefix %s; point -s/--server and --prefix at it, or stop it first: %w", f.dataDir, f.url, f.prefix, err)
+		return nil, nil, f.lockedError(err)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -97,6 +109,28 @@ func (f *logFlags) openBackend(ctx context.Context, create bool) (logBackend, fu
 		return runtime.CheckTruncate(l, req.Stream, req.Before)
 	}
 	return logapi.Local{Log: l, Guard: guard}, func() { _ = l.Close() }, nil
+}
+
+// checkLogDir refuses a data directory without an event log: not_found
+// for one the user named, and for the default the reason no node was
+// read either (noNode).
+func (f *logFlags) checkLogDir(noNode error) error {
+	if _, err := os.Stat(logDir(f.dataDir)); !errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if noNode != nil {
+		return fmt.Errorf("%w, and there is no event log in %s to open instead (set --data-dir)", noNode, f.dataDir)
+	}
+	return bus.Errorf(bus.ReasonNotFound, "no event log in %s (%s does not exist): give --data-dir the directory a node ran with (its --data-dir)", f.dataDir, logDir(f.dataDir))
+}
+
+// lockedError says what to do with a data directory a running node
+// holds.
+func (f *logFlags) lockedError(err error) error {
+	if f.changed("data-dir") {
+		return fmt.Errorf("the data dir %s is in use by a running node: read it through that node (give -s/--server its URL instead of --data-dir), or stop the node first: %w", f.dataDir, err)
+	}
+	return fmt.Errorf("the data dir %s is in use by a running server that does not answer at %s under --prefix %s; point -s/--server and --prefix at it, or stop it first: %w", f.dataDir, f.url, f.prefix, err)
 }
 
 // isNoNode reports whether err, from reaching a node, means there is none to

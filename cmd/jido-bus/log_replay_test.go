@@ -47,7 +47,7 @@ func counterLog(t *testing.T) string {
 func TestLogReplay(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	dir := counterLog(t)
-	local := []string{"--data-dir", dir, "--nats-url", noNode}
+	local := []string{"--data-dir", dir}
 	out, _, err := runLog(t, "", append([]string{"replay", "agent/c1", "--verify"}, local...)...)
 	if err != nil || !strings.Contains(out, "version 3") || !strings.Contains(out, "verified") || !strings.Contains(out, `"count":6`) {
 		t.Fatalf("replay --verify: %v\n%s", err, out)

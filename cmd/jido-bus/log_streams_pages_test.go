@@ -35,7 +35,7 @@ func TestLogStreamsListsEveryPage(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, err := runLog(t, "", "streams", "--nats-url", noNode, "--data-dir", dir, "-o", "json")
+	out, stderr, err := runLog(t, "", "streams", "--data-dir", dir, "-o", "json")
 	if err != nil {
 		t.Fatalf("log streams: %v\n%s", err, stderr)
 	}

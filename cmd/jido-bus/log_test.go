@@ -21,8 +21,7 @@ import (
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
 )
 
-// noNode is a NATS URL where nothing listens, so the log commands fall
-// back to --data-dir at once.
+// noNode is a NATS URL where nothing listens.
 const noNode = "nats://127.0.0.1:1"
 
 // runLog runs `jido-bus log <args>` in process and returns stdout, stderr
@@ -67,7 +66,7 @@ func makeLog(t *testing.T) string {
 func TestLogCommandsOnDataDir(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	dir := makeLog(t)
-	local := []string{"--nats-url", noNode, "--data-dir", dir}
+	local := []string{"--data-dir", dir}
 	cases := []struct {
 		name    string
 		args    []string
@@ -107,7 +106,7 @@ func TestLogCommandsOnDataDir(t *testing.T) {
 func TestLogExportImportTruncate(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	dir := makeLog(t)
-	local := []string{"--nats-url", noNode, "--data-dir", dir}
+	local := []string{"--data-dir", dir}
 	exported, _, err := runLog(t, "", append([]string{"export", "agent/a"}, local...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +156,7 @@ func TestLogVerifyReportsDamage(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	dir := makeLog(t)
 	damageEntry(t, dir)
-	out, _, err := runLog(t, "", "verify", "--nats-url", noNode, "--data-dir", dir)
+	out, _, err := runLog(t, "", "verify", "--data-dir", dir)
 	var ee exitError
 	if !errors.As(err, &ee) || ee.code != 2 {
 		t.Fatalf("verify of a damaged log: %v", err)
@@ -166,7 +165,7 @@ func TestLogVerifyReportsDamage(t *testing.T) {
 		t.Fatalf("report does not name the entry:\n%s", out)
 	}
 	// The rest stays readable; show skips the damaged entry and says so.
-	out, errOut, err := runLog(t, "", "show", "agent/a", "--nats-url", noNode, "--data-dir", dir)
+	out, errOut, err := runLog(t, "", "show", "agent/a", "--data-dir", dir)
 	if err != nil || !strings.Contains(out, "a3") || !strings.Contains(errOut, "agent/a seq 2") {
 		t.Fatalf("show of a damaged stream: %v\n%s\n%s", err, out, errOut)
 	}
@@ -211,17 +210,17 @@ func TestLogThroughRunningNode(t *testing.T) {
 	}
 	defer s.Close()
 
-	out, errOut, err := runLog(t, "", "show", "agent/a", "--nats-url", srv.ClientURL(), "--data-dir", dir)
+	out, errOut, err := runLog(t, "", "show", "agent/a", "--nats-url", srv.ClientURL())
 	if err != nil || !strings.Contains(out, "a3") {
 		t.Fatalf("show through the node: %v\n%s\n%s", err, out, errOut)
 	}
-	out, _, err = runLog(t, "", "show", "agent/zz", "--nats-url", srv.ClientURL(), "--data-dir", dir)
+	out, _, err = runLog(t, "", "show", "agent/zz", "--nats-url", srv.ClientURL())
 	if err == nil || !strings.Contains(err.Error(), "stream agent/zz does not exist") || out != "" {
 		t.Fatalf("show of a missing stream through the node: %v, output %q", err, out)
 	}
-	// With the node's NATS unreachable, the data dir is locked by the node.
-	_, _, err = runLog(t, "", "streams", "--nats-url", noNode, "--data-dir", dir)
-	if err == nil || !strings.Contains(err.Error(), "in use by a running server") {
+	// The data dir itself is locked by the node, and says how to read it.
+	_, _, err = runLog(t, "", "streams", "--data-dir", dir)
+	if err == nil || !strings.Contains(err.Error(), "in use by a running node") || !strings.Contains(err.Error(), "-s/--server") {
 		t.Fatalf("streams on a locked dir: %v", err)
 	}
 }
@@ -232,7 +231,7 @@ func TestLogMissingStream(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	dir := makeLog(t)
 	for _, verb := range []string{"show", "export", "tail", "replay"} {
-		out, _, err := runLog(t, "", verb, "agent/zz", "--nats-url", noNode, "--data-dir", dir)
+		out, _, err := runLog(t, "", verb, "agent/zz", "--data-dir", dir)
 		if err == nil || !strings.Contains(err.Error(), "stream agent/zz does not exist ('jido-bus log streams'") {
 			t.Errorf("%s: err = %v", verb, err)
 		}
@@ -243,7 +242,7 @@ func TestLogMissingStream(t *testing.T) {
 }
 
 func TestLogNoDataDir(t *testing.T) {
-	_, _, err := runLog(t, "", "streams", "--nats-url", noNode, "--data-dir", filepath.Join(t.TempDir(), "none"))
+	_, _, err := runLog(t, "", "streams", "--data-dir", filepath.Join(t.TempDir(), "none"))
 	if err == nil || !strings.Contains(err.Error(), "no event log in") {
 		t.Fatalf("err = %v", err)
 	}

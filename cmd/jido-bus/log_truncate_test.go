@@ -64,7 +64,7 @@ func TestLogTruncateKeepsAgents(t *testing.T) {
 	if err := n.Close(5 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	offline := []string{"--nats-url", noNode, "--data-dir", dir}
+	offline := []string{"--data-dir", dir}
 
 	// Offline, no snapshot covers the cut: refused, nothing removed.
 	_, _, err := runLog(t, "", append([]string{"truncate", "agent/c1", "--before", "2"}, offline...)...)

@@ -67,7 +67,7 @@ func verifyDamagedWAL(t *testing.T, entries, pad int) {
 		t.Fatal(err)
 	}
 
-	out, _, err := runLog(t, "", "verify", "--nats-url", noNode, "--data-dir", dir)
+	out, _, err := runLog(t, "", "verify", "--data-dir", dir)
 	var ee exitError
 	if !errors.As(err, &ee) || ee.code != 2 {
 		t.Fatalf("verify of a damaged WAL: %v\n%s", err, out)

@@ -80,7 +80,7 @@ func listShape(t *testing.T, out, name string) ([]json.RawMessage, json.RawMessa
 func TestListShapesOnDataDir(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	dir := makeLog(t)
-	local := []string{"--nats-url", noNode, "--data-dir", dir}
+	local := []string{"--data-dir", dir}
 
 	out, _, err := runLog(t, "", append([]string{"streams", "-o", "json"}, local...)...)
 	if err != nil {
@@ -154,7 +154,7 @@ func TestListShapesOnDataDir(t *testing.T) {
 func TestLogRefusesNegativeCounts(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	dir := makeLog(t)
-	local := []string{"--nats-url", noNode, "--data-dir", dir}
+	local := []string{"--data-dir", dir}
 	for _, args := range [][]string{{"show", "agent/a", "--limit", "-1"}, {"tail", "agent/a", "-n", "-3"}} {
 		out, _, err := runLog(t, "", append(args, local...)...)
 		if err == nil || !strings.Contains(err.Error(), "want 0") || out != "" {
@@ -168,7 +168,7 @@ func TestLogRefusesNegativeCounts(t *testing.T) {
 func TestLogTailNothing(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	dir := makeLog(t)
-	out, _, err := runLog(t, "", "tail", "agent/a", "-n", "0", "-o", "json", "--nats-url", noNode, "--data-dir", dir)
+	out, _, err := runLog(t, "", "tail", "agent/a", "-n", "0", "-o", "json", "--data-dir", dir)
 	if err != nil || out != "{\"entries\":[],\"next\":4}\n" {
 		t.Errorf("log tail -n 0: %v\n%s", err, out)
 	}

@@ -20,10 +20,11 @@ func newProjectionCmd() *cobra.Command {
 		Long: `Projections fold the event log into read models: the conversation
 timeline, llm_context, status and diagnostics, one state per conversation.
 
-Every subcommand first asks a running node over NATS (--nats-url, the
-jido.api.projection.* subjects) and, when none answers, opens --data-dir
-itself (the log in <data-dir>/log, the projections in
-<data-dir>/projections) and folds what the log holds before answering.`,
+On a data directory a subcommand opens the log and the projections
+(<data-dir>/projections) itself and folds what the log holds before
+answering.
+
+` + sourceHelp,
 	}
 	cmd.AddCommand(newProjectionLsCmd(), newProjectionRebuildCmd(), newProjectionGetCmd())
 	return cmd

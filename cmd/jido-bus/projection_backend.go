@@ -3,13 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/node"
 	"github.com/jido-bus/jido-bus/projections"
@@ -46,30 +45,38 @@ type openedProjections struct {
 	close  func()
 }
 
-// openProjections reaches a running node at --nats-url, or else opens the
-// log and the projection store in --data-dir. Offline, the projections are
-// not folded yet: callers run catchUp (or a rebuild) first.
+// openProjections opens what the command reads (pickSource): the log
+// and the projection store in the data directory, or a running node's
+// API. Offline, the projections are not folded yet: callers run catchUp
+// (or a rebuild) first.
 func (f *logFlags) openProjections(ctx context.Context) (*openedProjections, error) {
-	nc, subjects, err := f.connect(nats.Timeout(connectTimeout), nats.NoReconnect(), nats.Name("jido-bus projection"))
-	if err == nil {
-		client := projectionapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout, Denials: f.denials}
-		probe, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err = client.List(probe, projectionapi.ListRequest{})
-		cancel()
-		if err == nil {
-			return &openedProjections{projectionBackend: client, close: nc.Close}, nil
-		}
-		nc.Close()
-	}
-	if !isNoNode(err) {
+	src, err := f.pickSource()
+	if err != nil {
 		return nil, err
 	}
-	if _, statErr := os.Stat(logDir(f.dataDir)); errors.Is(statErr, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w, and there is no event log in %s to open instead (set --data-dir)", err, f.dataDir)
+	var noNode error
+	if !src.dataDir {
+		nc, subjects, none, err := f.reachNode(src, []nats.Option{nats.Timeout(connectTimeout), nats.NoReconnect(), nats.Name("jido-bus projection")}, func(nc *nats.Conn, subjects bus.Subjects) error {
+			probe, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			_, err := projectionapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout, Denials: f.denials}.List(probe, projectionapi.ListRequest{})
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if nc != nil {
+			client := projectionapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout, Denials: f.denials}
+			return &openedProjections{projectionBackend: client, close: nc.Close}, nil
+		}
+		noNode = none
+	}
+	if err := f.checkLogDir(noNode); err != nil {
+		return nil, err
 	}
 	l, err := eventlog.Open(logDir(f.dataDir), eventlog.Options{})
 	if errors.Is(err, eventlog.ErrLocked) {
-		return nil, fmt.Errorf("the data dir %s is in use by a running server that does not answer at %s under --prefix %s; point -s/--server and --prefix at it, or stop it first: %w", f.dataDir, f.url, f.prefix, err)
+		return nil, f.lockedError(err)
 	}
 	if err != nil {
 		return nil, err

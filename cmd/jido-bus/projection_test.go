@@ -56,7 +56,7 @@ func TestProjectionRebuildOnALogWithoutConversations(t *testing.T) {
 	}
 	n.Close(5 * time.Second)
 
-	off := []string{"--nats-url", nobody, "--data-dir", dir}
+	off := []string{"--data-dir", dir}
 	out, err = runRootWithin(t, 20*time.Second, append([]string{"projection", "rebuild", "timeline"}, off...)...)
 	if err != nil || !strings.Contains(out, "rebuilt timeline") || !strings.Contains(out, "into 0 keys") {
 		t.Fatalf("projection rebuild on the data dir: %v\n%s", err, out)

@@ -82,9 +82,9 @@ func (u serveUser) check() error {
 	switch u.Role {
 	case node.RoleAdmin, node.RoleOperator, node.RoleClient:
 	case "":
-		return fmt.Errorf("user %q needs a role: one of %v", name, node.Roles)
+		return fmt.Errorf("user %q needs a role: one of %v", name, node.Roles())
 	default:
-		return fmt.Errorf("user %q: unknown role %q; want one of %v", name, u.Role, node.Roles)
+		return fmt.Errorf("user %q: unknown role %q; want one of %v", name, u.Role, node.Roles())
 	}
 	switch {
 	case u.Password != "" && u.NKey != "":

@@ -118,7 +118,9 @@ func renderApproval(it TimelineItem) string {
 		line += ": " + clip(a.Reason, 80)
 	}
 	if a.TimeoutMS > 0 {
-		line += fmt.Sprintf(" (denied after %d ms without an answer)", a.TimeoutMS)
+		// The rule the request set, not an outcome: the decision, if any,
+		// is a line of its own.
+		line += fmt.Sprintf(" (denied unless answered within %s)", time.Duration(a.TimeoutMS)*time.Millisecond)
 	}
 	return line
 }
@@ -193,7 +195,7 @@ func renderStatus(w io.Writer, s *Status) {
 				line += ", " + clip(a.Reason, 80)
 			}
 			if a.TimeoutMS > 0 && a.Decision == "" {
-				line += fmt.Sprintf(", denied at %s without an answer", a.At.Add(time.Duration(a.TimeoutMS)*time.Millisecond).UTC().Format(time.RFC3339))
+				line += fmt.Sprintf(", to be denied at %s unless answered", a.At.Add(time.Duration(a.TimeoutMS)*time.Millisecond).UTC().Format(time.RFC3339))
 			}
 			if a.Decision != "" {
 				line += fmt.Sprintf("; %s by %s", a.Decision, cmp.Or(a.By, "(unknown)"))

@@ -214,7 +214,7 @@ func (d *decider) decide() {
 		if timeout <= 0 {
 			timeout = DefaultApprovalTimeout
 		}
-		d.out = append(d.out, agents.Schedule{Delay: timeout, Signal: d.signal(convevent.ToolApproval, "approval."+ev.Data.CallID+".timeout", ev.Data.CallID,
+		d.out = append(d.out, agents.Schedule{Delay: timeout, Signal: d.signal(convevent.ToolApproval, approvalTimeoutID(ev.Data.CallID), ev.Data.CallID,
 			map[string]any{"call_id": ev.Data.CallID, "decision": decisionDeny, "reason": "timeout", "by": "jido"})})
 		d.runWaiting()
 	case convevent.ToolApproval:
@@ -368,6 +368,9 @@ func (d *decider) approval() {
 	if c == nil || c.State != callApproval {
 		return // decided already (an approval after the timeout, or twice)
 	}
+	if d.ev.ID != approvalTimeoutID(data.CallID) {
+		d.withdrawTimeout(data.CallID)
+	}
 	if data.Decision != decisionApprove {
 		by := data.By
 		if by == "" {
@@ -391,6 +394,18 @@ func (d *decider) approval() {
 	c.State = callRunning
 	c.Approved = true
 	d.out = append(d.out, RunTool{Conversation: d.key, CallID: data.CallID, Name: c.Name, Args: c.Args, Approved: true})
+}
+
+// approvalTimeoutID is the id of the deny that call id's approval timeout
+// delivers.
+func approvalTimeoutID(id string) string { return "approval." + id + ".timeout" }
+
+// withdrawTimeout cancels the approval timeout of call id, which a person
+// (or a cancel) settled first: left standing, it would be delivered
+// later — after a restart too — and logged as a deny after the call was
+// approved and done.
+func (d *decider) withdrawTimeout(id string) {
+	d.out = append(d.out, agents.ScheduleCancel{SignalID: approvalTimeoutID(id)})
 }
 
 // close records the outcome of a call the loop settles itself.
@@ -440,6 +455,9 @@ func (d *decider) endTurnNow(reason string) {
 	}
 	for _, state := range []string{callRequested, callApproval} {
 		for _, id := range d.order(state) {
+			if state == callApproval {
+				d.withdrawTimeout(id)
+			}
 			d.close(id, st.Pending[id], convevent.ToolCancelled, reasonCancelled, reason)
 		}
 	}

@@ -74,6 +74,8 @@ func kinds(ds []agents.Directive) string {
 			parts = append(parts, "cancel_turn")
 		case agents.Schedule:
 			parts = append(parts, fmt.Sprintf("schedule(%s %s %s)", d.Delay, d.Signal.Type(), d.Signal.ID()))
+		case agents.ScheduleCancel:
+			parts = append(parts, fmt.Sprintf("schedule_cancel(%s)", d.SignalID))
 		default:
 			parts = append(parts, d.DirectiveKind())
 		}
@@ -199,8 +201,8 @@ func TestLoopRetries(t *testing.T) {
 
 // TestLoopApproval: a call that needs a person waits (with a timeout
 // scheduled); approve runs it approved, remember approves the tool for
-// the conversation; deny records it failed; a late timeout changes
-// nothing.
+// the conversation; deny records it failed; a decision withdraws the
+// timeout, and a late one changes nothing.
 func TestLoopApproval(t *testing.T) {
 	r := newLoopRun(t)
 	r.feed(convevent.UserMessage, "u1", "u1", map[string]any{"text": "hi"})
@@ -208,16 +210,31 @@ func TestLoopApproval(t *testing.T) {
 	r.expect(r.feed(convevent.ToolApprovalRequested, "approval.run_command-1.requested", "run_command-1", map[string]any{"call_id": "run_command-1", "name": "run_command", "timeout_ms": 60000}),
 		"schedule(1m0s conversation.tool.approval approval.run_command-1.timeout)")
 	r.expect(r.feed(convevent.ToolApproval, "approval.run_command-1.approve", "run_command-1", map[string]any{"call_id": "run_command-1", "decision": "approve", "remember": "conversation"}),
-		"run_tool(run_command-1 run_command approved=true)")
+		"schedule_cancel(approval.run_command-1.timeout) run_tool(run_command-1 run_command approved=true)")
 	r.expect(r.feed(convevent.ToolApproval, "approval.run_command-1.timeout", "run_command-1", map[string]any{"call_id": "run_command-1", "decision": "deny", "reason": "timeout"}), "")
 	r.expect(r.feed(convevent.ToolApprovalRequested, "approval.edit_file-2.requested", "edit_file-2", map[string]any{"call_id": "edit_file-2", "name": "edit_file"}),
 		"schedule(5m0s conversation.tool.approval approval.edit_file-2.timeout)")
 	r.expect(r.feed(convevent.ToolApproval, "approval.edit_file-2.deny", "edit_file-2", map[string]any{"call_id": "edit_file-2", "decision": "deny", "by": "ann"}),
-		"record(conversation.tool.failed tool.edit_file-2.failed)")
+		"schedule_cancel(approval.edit_file-2.timeout) record(conversation.tool.failed tool.edit_file-2.failed)")
 	r.toolDone("run_command-1")
 	r.expect(r.feed(convevent.ToolFailed, "tool.edit_file-2.failed", "edit_file-2", map[string]any{"call_id": "edit_file-2"}), "llm_call(llm.u1.2.1 delay=0)")
 	// Remembered: the next run_command is run approved at once.
 	r.expect(r.answer("llm.u1.2.1", "run_command"), "run_tool(run_command-1 run_command approved=true)")
+}
+
+// TestLoopApprovalTimeout: the timeout denies a call nobody decided, and
+// is not withdrawn (it has been delivered); a cancel withdraws the
+// timeout of a call awaiting approval.
+func TestLoopApprovalTimeout(t *testing.T) {
+	r := newLoopRun(t)
+	r.feed(convevent.UserMessage, "u1", "u1", map[string]any{"text": "hi"})
+	r.answer("llm.u1.1.1", "run_command", "edit_file")
+	r.feed(convevent.ToolApprovalRequested, "approval.run_command-1.requested", "run_command-1", map[string]any{"call_id": "run_command-1", "name": "run_command"})
+	r.feed(convevent.ToolApprovalRequested, "approval.edit_file-2.requested", "edit_file-2", map[string]any{"call_id": "edit_file-2", "name": "edit_file"})
+	r.expect(r.feed(convevent.ToolApproval, "approval.run_command-1.timeout", "run_command-1", map[string]any{"call_id": "run_command-1", "decision": "deny", "reason": "timeout", "by": "jido"}),
+		"record(conversation.tool.failed tool.run_command-1.failed)")
+	r.expect(r.feed(convevent.Cancel, "x1", "x1", map[string]any{"reason": "stop"}),
+		"schedule_cancel(approval.edit_file-2.timeout) record(conversation.tool.cancelled tool.edit_file-2.cancelled)")
 }
 
 // TestLoopCancel: cancel during a turn cancels the work in flight and

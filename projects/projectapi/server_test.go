@@ -21,7 +21,7 @@ import (
 func startNode(t *testing.T) *node.Node {
 	t.Helper()
 	var users []node.User
-	for _, r := range node.Roles {
+	for _, r := range node.Roles() {
 		h, err := bcrypt.GenerateFromPassword([]byte(r+"pw"), bcrypt.MinCost)
 		if err != nil {
 			t.Fatal(err)

@@ -52,11 +52,17 @@ const (
 	VerbConvList    = "conv.ls"
 )
 
-// ReadVerbs only read; the others open, close, reload or run tools.
-var ReadVerbs = []string{VerbList, VerbGet, VerbTools, VerbAssets, VerbDiagnostics, VerbConvList}
+// ReadVerbs are the verbs that only read; the others open, close, reload
+// or run tools. A new slice each time: the node grants a client role
+// these, and no caller may change what it grants.
+func ReadVerbs() []string {
+	return []string{VerbList, VerbGet, VerbTools, VerbAssets, VerbDiagnostics, VerbConvList}
+}
 
-// Verbs are every verb, read-only ones first.
-var Verbs = append(append([]string(nil), ReadVerbs...), VerbOpen, VerbClose, VerbReload, VerbToolCall, VerbConvStart, VerbConvStop)
+// Verbs are every verb, read-only ones first (a new slice each time).
+func Verbs() []string {
+	return append(ReadVerbs(), VerbOpen, VerbClose, VerbReload, VerbToolCall, VerbConvStart, VerbConvStop)
+}
 
 // OpenRequest is open's body.
 type OpenRequest = projects.OpenRequest

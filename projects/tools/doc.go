@@ -18,5 +18,7 @@
 // output over the cap to an ArtifactStore. Path refusals (outside_root,
 // denied) come from the Sandbox the tool uses for every file it touches.
 // Every call, refused or not, is reported to the Observer as ToolStarted
-// followed by exactly one of ToolCompleted or ToolFailed.
+// followed by exactly one of ToolCompleted or ToolFailed; a call whose
+// start the Observer cannot record does not run, and one whose outcome
+// it cannot record is answered unavailable (see Observer).
 package tools

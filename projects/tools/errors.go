@@ -25,6 +25,9 @@ const (
 	ReasonOutsideRoot      = policy.ReasonOutsideRoot
 	ReasonDenied           = policy.ReasonDenied
 	ReasonApprovalRequired = policy.ReasonApprovalRequired
+	// ReasonUnavailable: the call's start or outcome could not be
+	// recorded (a full disk); see Observer for whether the tool ran.
+	ReasonUnavailable = bus.ReasonUnavailable
 )
 
 // Error is a failed call: a machine word (Type), a sentence saying what to

@@ -23,22 +23,36 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// recorder is an Observer that keeps every event in order.
+// recorder is an Observer that keeps every event in order. While refuse
+// is set, an event of that kind ("started", "completed", "failed"), or of
+// that kind and tool ("started inner"), is not kept and its method
+// returns an error, as a log that cannot write does.
 type recorder struct {
 	mu     sync.Mutex
 	events []string
 	last   []Event
+	refuse string
 }
 
-func (r *recorder) add(kind string, e Event) {
+func (r *recorder) add(kind string, e Event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.refuse != "" && (r.refuse == kind || r.refuse == kind+" "+e.Tool) {
+		return errors.New("the log is full")
+	}
 	r.events = append(r.events, kind+" "+e.Tool)
 	r.last = append(r.last, e)
+	return nil
 }
-func (r *recorder) ToolStarted(e Event)   { r.add("started", e) }
-func (r *recorder) ToolCompleted(e Event) { r.add("completed", e) }
-func (r *recorder) ToolFailed(e Event)    { r.add("failed", e) }
+func (r *recorder) ToolStarted(e Event) error   { return r.add("started", e) }
+func (r *recorder) ToolCompleted(e Event) error { return r.add("completed", e) }
+func (r *recorder) ToolFailed(e Event) error    { return r.add("failed", e) }
+
+func (r *recorder) refuseFrom(kind string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.refuse = kind
+}
 
 func (r *recorder) got() []string {
 	r.mu.Lock()

@@ -11,10 +11,18 @@ import (
 // engine commits them as project.tool.started|completed|failed entries.
 // Methods are called synchronously and must not block for long; an
 // Observer shared by concurrent calls must be safe for concurrent use.
+//
+// An error from a method says the observation is not durable, and the
+// call is answered unavailable instead of what it would have been: an
+// error from ToolStarted stops the call before the tool runs (and nothing
+// more is observed of it), an error from ToolCompleted or ToolFailed
+// turns the call's result into unavailable, saying that the tool ran and
+// its effects may have happened. So no caller is told of an outcome that
+// is not recorded, and no tool runs whose start is not.
 type Observer interface {
-	ToolStarted(Event)
-	ToolCompleted(Event)
-	ToolFailed(Event)
+	ToolStarted(Event) error
+	ToolCompleted(Event) error
+	ToolFailed(Event) error
 }
 
 // Event is one observation of a call.
@@ -34,6 +42,6 @@ type Event struct {
 
 type nopObserver struct{}
 
-func (nopObserver) ToolStarted(Event)   {}
-func (nopObserver) ToolCompleted(Event) {}
-func (nopObserver) ToolFailed(Event)    {}
+func (nopObserver) ToolStarted(Event) error   { return nil }
+func (nopObserver) ToolCompleted(Event) error { return nil }
+func (nopObserver) ToolFailed(Event) error    { return nil }

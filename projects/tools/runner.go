@@ -110,20 +110,34 @@ func (r *Runner) run(ctx context.Context, tc ToolCall, parent string, takeSlot b
 	if tc.ID == "" {
 		tc.ID = ulid.Make().String()
 	}
-	r.obs.ToolStarted(Event{CallID: tc.ID, Parent: parent, Tool: tc.Name, Args: tc.Args})
 	res := Result{CallID: tc.ID}
+	if err := r.obs.ToolStarted(Event{CallID: tc.ID, Parent: parent, Tool: tc.Name, Args: tc.Args}); err != nil {
+		// Commit, then act: a tool whose start is not recorded does not
+		// run, so the log never lacks a call that had effects.
+		e := Errorf(ReasonUnavailable, "tool %s not run: its start could not be recorded (%v); nothing was done, retry once the node can write again", tc.Name, err)
+		res.Error = e
+		return res, e
+	}
 	data, arts, logs, e := r.do(ctx, tc, parent, takeSlot)
 	res.Logs = logs
 	ev := Event{CallID: tc.ID, Parent: parent, Tool: tc.Name, Duration: time.Since(start)}
 	if e != nil {
-		res.Error = e
 		ev.Error = e
-		r.obs.ToolFailed(ev)
+		if err := r.obs.ToolFailed(ev); err != nil {
+			e = Errorf(ReasonUnavailable, "tool %s failed (%s: %s) and that outcome could not be recorded (%v); what it did before failing may have happened", tc.Name, e.Type, e.Message, err)
+		}
+		res.Error = e
+		return res, e
+	}
+	ev.Size, ev.Artifacts = len(data), arts
+	if err := r.obs.ToolCompleted(ev); err != nil {
+		// The tool ran: its effects may be there although neither the
+		// caller nor the log knows its result.
+		e := Errorf(ReasonUnavailable, "tool %s ran, but its outcome could not be recorded (%v): its effects (files written, a command run) may have happened; check them before calling it again", tc.Name, err)
+		res.Error = e
 		return res, e
 	}
 	res.OK, res.Data, res.Artifacts = true, data, arts
-	ev.Size, ev.Artifacts = len(data), arts
-	r.obs.ToolCompleted(ev)
 	return res, nil
 }
 
@@ -208,7 +222,9 @@ func (r *Runner) do(ctx context.Context, tc ToolCall, parent string, takeSlot bo
 	}
 	ref, err := r.artifacts.Put(data, "application/json")
 	if err != nil {
-		return nil, nil, logs, Errorf("internal", "tool %s: storing its %d-byte output as an artifact: %v", tc.Name, len(data), err)
+		// The node's own store failed (a full disk, typically): the call
+		// may succeed later, so it is unavailable, not a bug's internal.
+		return nil, nil, logs, Errorf(ReasonUnavailable, "tool %s ran, but its %d-byte output could not be stored as an artifact (%v); free space in the node's data dir and retry", tc.Name, len(data), err)
 	}
 	stand, _ := json.Marshal(artifactStandIn{Artifact: ref.ID, Size: ref.Size, Preview: preview(data)})
 	return stand, []ArtifactRef{ref}, logs, nil

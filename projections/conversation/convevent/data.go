@@ -135,6 +135,38 @@ const (
 	DefaultParallelTools = 4
 )
 
+// Bounds of a conversation's Limits when it is started (Check): a turn
+// of more LLM calls or tool calls than these is not a conversation but a
+// runaway (each step a paid model call), and more calls at once than
+// MaxParallelTools only queue at the project's runner.
+const (
+	MaxMaxSteps      = 1000
+	MaxMaxToolCalls  = 10000
+	MaxParallelTools = 64
+)
+
+// Check refuses limits out of their bounds (1 to the Max constants; 0 or
+// absent is the default) with invalid_request naming the member and the
+// bound. nil is the defaults.
+func (l *Limits) Check() error {
+	if l == nil {
+		return nil
+	}
+	for _, m := range []struct {
+		name     string
+		v, bound int
+	}{
+		{"max_steps", l.MaxSteps, MaxMaxSteps},
+		{"max_tool_calls", l.MaxToolCalls, MaxMaxToolCalls},
+		{"parallel_tools", l.ParallelTools, MaxParallelTools},
+	} {
+		if m.v < 0 || m.v > m.bound {
+			return bus.Errorf(bus.ReasonInvalidRequest, "limits.%s %d is out of bounds: give 1 to %d (or leave it out for the default)", m.name, m.v, m.bound)
+		}
+	}
+	return nil
+}
+
 // WithDefaults returns l (which may be nil) with every member that is not
 // positive set to its default.
 func (l *Limits) WithDefaults() Limits {

@@ -44,9 +44,12 @@ type requestHandler struct {
 
 var _ a2asrv.RequestHandler = (*requestHandler)(nil)
 
-// record appends the request's project.gateway.request; a failure to
-// record is logged, never the caller's error.
-func (h *requestHandler) record(ctx context.Context, method, target string, start time.Time, err error) {
+// record appends the request's project.gateway.request and returns the
+// error the request is to be answered with: err, the request's own; or,
+// when err is nil and the record could not be committed, that failure
+// (unavailable): no client is told of a success the log does not show.
+// A record that fails beside a failed request is logged.
+func (h *requestHandler) record(ctx context.Context, method, target string, start time.Time, err error) error {
 	r := gateway.Request{
 		Gateway: "a2a", Method: method, Target: target, Caller: gateway.CallerOf(ctx),
 		Result: "ok", DurationMS: float64(time.Since(start).Microseconds()) / 1000,
@@ -54,9 +57,15 @@ func (h *requestHandler) record(ctx context.Context, method, target string, star
 	if err != nil {
 		r.Result, r.Error = resultOf(err), bus.AsError(err).Message
 	}
-	if rerr := h.host.RecordGatewayRequest(context.WithoutCancel(ctx), projectOf(ctx), r); rerr != nil {
+	rerr := h.host.RecordGatewayRequest(context.WithoutCancel(ctx), projectOf(ctx), r)
+	switch {
+	case rerr == nil:
+		return err
+	case err != nil:
 		h.log.Error("a2a: request not recorded", "project", projectOf(ctx), "method", method, "err", rerr)
+		return err
 	}
+	return fromHost(fmt.Errorf("%s was served, but its record in project %s's stream could not be committed: %w", strings.TrimSpace(method+" "+target), projectOf(ctx), rerr))
 }
 
 // errDisconnected marks a stream its client left.
@@ -139,8 +148,7 @@ func (h *requestHandler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (
 	markHandled(ctx)
 	start, id := time.Now(), string(req.ID)
 	_, t, _, err := h.load(ctx, id)
-	h.record(ctx, MethodGet, id, start, err)
-	if err != nil {
+	if err := h.record(ctx, MethodGet, id, start, err); err != nil {
 		return nil, err
 	}
 	return t.task(id, req.HistoryLength), nil
@@ -151,8 +159,10 @@ func (h *requestHandler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequ
 	markHandled(ctx)
 	start, id := time.Now(), string(req.ID)
 	task, err := h.cancel(ctx, id)
-	h.record(ctx, MethodCancel, id, start, err)
-	return task, err
+	if err := h.record(ctx, MethodCancel, id, start, err); err != nil {
+		return nil, err
+	}
+	return task, nil
 }
 
 func (h *requestHandler) cancel(ctx context.Context, id string) (*a2a.Task, error) {
@@ -282,16 +292,16 @@ func (h *requestHandler) SendMessage(ctx context.Context, req *a2a.SendMessageRe
 	start := time.Now()
 	s, err := h.send(ctx, req)
 	if err != nil {
-		h.record(ctx, MethodSend, taskOf(req), start, err)
-		return nil, err
+		return nil, h.record(ctx, MethodSend, taskOf(req), start, err)
 	}
 	if req.Config != nil && req.Config.ReturnImmediately {
-		h.record(ctx, MethodSend, s.id, start, nil)
+		if err := h.record(ctx, MethodSend, s.id, start, nil); err != nil {
+			return nil, err
+		}
 		return s.submitted(req.Message), nil
 	}
 	err = h.follow(ctx, s.id, s.key, s.turn, s.head, s.head+1, a2a.TaskStateSubmitted, func(a2a.Event) bool { return true })
-	h.record(ctx, MethodSend, s.id, start, err)
-	if err != nil {
+	if err := h.record(ctx, MethodSend, s.id, start, err); err != nil {
 		if errors.Is(err, errDisconnected) {
 			return nil, a2a.NewError(a2a.ErrInternalError, err.Error())
 		}
@@ -322,17 +332,15 @@ func (h *requestHandler) SendStreamingMessage(ctx context.Context, req *a2a.Send
 		start := time.Now()
 		s, err := h.send(ctx, req)
 		if err != nil {
-			h.record(ctx, MethodStream, taskOf(req), start, err)
-			yield(nil, err)
+			yield(nil, h.record(ctx, MethodStream, taskOf(req), start, err))
 			return
 		}
 		if !yield(s.submitted(req.Message), nil) {
-			h.record(ctx, MethodStream, s.id, start, errDisconnected)
+			_ = h.record(ctx, MethodStream, s.id, start, errDisconnected)
 			return
 		}
 		err = h.follow(ctx, s.id, s.key, s.turn, s.head, s.head+1, a2a.TaskStateSubmitted, func(e a2a.Event) bool { return yield(e, nil) })
-		h.record(ctx, MethodStream, s.id, start, err)
-		if err != nil && !errors.Is(err, errDisconnected) {
+		if err := h.record(ctx, MethodStream, s.id, start, err); err != nil && !errors.Is(err, errDisconnected) {
 			yield(nil, err)
 		}
 	}
@@ -351,22 +359,22 @@ func (h *requestHandler) SubscribeToTask(ctx context.Context, req *a2a.Subscribe
 			err = a2a.NewError(a2a.ErrUnsupportedOperation, fmt.Sprintf("task %s has ended (%s): tasks/get reads it; a message to it starts another turn", id, t.state()))
 		}
 		if err != nil {
-			h.record(ctx, MethodResubscribe, id, start, err)
-			yield(nil, err)
+			yield(nil, h.record(ctx, MethodResubscribe, id, start, err))
 			return
 		}
 		task := t.task(id, nil)
 		if !yield(task, nil) {
-			h.record(ctx, MethodResubscribe, id, start, errDisconnected)
+			_ = h.record(ctx, MethodResubscribe, id, start, errDisconnected)
 			return
 		}
 		if t.ended() {
-			h.record(ctx, MethodResubscribe, id, start, nil)
+			if err := h.record(ctx, MethodResubscribe, id, start, nil); err != nil {
+				yield(nil, err)
+			}
 			return
 		}
 		err = h.follow(ctx, id, key, t, head, t.user, task.Status.State, func(e a2a.Event) bool { return yield(e, nil) })
-		h.record(ctx, MethodResubscribe, id, start, err)
-		if err != nil && !errors.Is(err, errDisconnected) {
+		if err := h.record(ctx, MethodResubscribe, id, start, err); err != nil && !errors.Is(err, errDisconnected) {
 			yield(nil, err)
 		}
 	}
@@ -377,8 +385,7 @@ func (h *requestHandler) SubscribeToTask(ctx context.Context, req *a2a.Subscribe
 func (h *requestHandler) ListTasks(ctx context.Context, _ *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
 	markHandled(ctx)
 	err := a2a.NewError(a2a.ErrUnsupportedOperation, "tasks/list is not offered: a task is a conversation; jido-bus project conv ls lists them")
-	h.record(ctx, MethodList, "", time.Now(), err)
-	return nil, err
+	return nil, h.record(ctx, MethodList, "", time.Now(), err)
 }
 
 var errNoPush = a2a.NewError(a2a.ErrPushNotificationNotSupported, "this agent sends no push notifications: follow a task with message/stream or tasks/resubscribe")
@@ -387,8 +394,7 @@ var errNoPush = a2a.NewError(a2a.ErrPushNotificationNotSupported, "this agent se
 // offer.
 func (h *requestHandler) unsupported(ctx context.Context, method string, err error) error {
 	markHandled(ctx)
-	h.record(ctx, method, "", time.Now(), err)
-	return err
+	return h.record(ctx, method, "", time.Now(), err)
 }
 
 // GetTaskPushConfig implements a2asrv.RequestHandler: no push.
@@ -429,5 +435,5 @@ func (h *requestHandler) refused(ctx context.Context, method string, body []byte
 	default:
 		err = bus.Errorf(bus.ReasonInvalidRequest, "JSON-RPC request refused: method %q is unknown, or the request is not JSON-RPC 2.0", method)
 	}
-	h.record(ctx, method, "", start, err)
+	_ = h.record(ctx, method, "", start, err)
 }

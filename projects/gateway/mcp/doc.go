@@ -44,5 +44,7 @@
 // prompts/get and resources/read everywhere, and the list methods on
 // /mcp/{project} and stdio (the all-projects lists name no one project).
 // A request that names an unknown tool of an open project is recorded
-// too (result unknown_tool) before the protocol error answers it.
+// too (result unknown_tool) before the protocol error answers it. A
+// request whose record cannot be committed is not answered as a success:
+// it fails unavailable, as a tool call whose outcome the log lacks does.
 package mcp

@@ -104,7 +104,7 @@ func (s *server) getPrompt(project, command string) sdk.PromptHandler {
 				err = tools.Errorf(tools.ReasonToolFailed, "%s: its output is not a command's expansion: %v", name, uerr)
 			}
 		}
-		s.record(ctx, req, project, "prompts/get", command, start, err)
+		err = s.record(ctx, req, project, "prompts/get", command, start, err)
 		if err != nil {
 			e := errorResult(err).Content[0].(*sdk.TextContent).Text
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "prompt " + req.Params.Name + ": " + e}

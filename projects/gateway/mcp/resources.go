@@ -83,7 +83,7 @@ func (s *server) readResource(ctx context.Context, req *sdk.ReadResourceRequest)
 		return nil, sdk.ResourceNotFoundError(uri)
 	}
 	text, mime, err := s.resourceText(project, kind, name)
-	s.record(ctx, req, project, "resources/read", uri, start, err)
+	err = s.record(ctx, req, project, "resources/read", uri, start, err)
 	if bus.ErrorType(err) == bus.ReasonNotFound {
 		return nil, sdk.ResourceNotFoundError(uri)
 	}

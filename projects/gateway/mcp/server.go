@@ -144,7 +144,9 @@ func (s *server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			s.sync()
 			res, err := next(ctx, method, req)
 			if s.project != "" {
-				s.record(ctx, req, s.project, method, "", start, err)
+				if rerr := s.record(ctx, req, s.project, method, "", start, err); rerr != nil {
+					return nil, rerr
+				}
 			}
 			return res, err
 		case "tools/call":
@@ -186,12 +188,17 @@ func (s *server) unknown(ctx context.Context, req sdk.Request, method, name stri
 		return
 	}
 	err := &bus.Error{Type: tools.ReasonUnknownTool, Message: "no tool or prompt " + name + " here: list them (tools/list, prompts/list)"}
-	s.record(ctx, req, project, method, name, time.Now(), err)
+	// The SDK refuses the call whatever the record's fate.
+	_ = s.record(ctx, req, project, method, name, time.Now(), err)
 }
 
-// record appends the request's record to project's stream. A failure to
-// record is logged: the client's answer does not depend on it.
-func (s *server) record(ctx context.Context, req sdk.Request, project, method, target string, start time.Time, err error) {
+// record appends the request's record to project's stream and returns
+// the error the request is to be answered with: err, the request's own;
+// or, when err is nil and the record could not be committed,
+// unavailable. A request that reaches a project is an entry of its
+// stream, and no client is told of a success the log does not show. (A
+// record that fails beside a failed request is logged.)
+func (s *server) record(ctx context.Context, req sdk.Request, project, method, target string, start time.Time, err error) error {
 	r := gateway.Request{Gateway: "mcp", Method: method, Target: target, Caller: s.callerOf(req), Result: "ok",
 		DurationMS: float64(time.Since(start).Microseconds()) / 1000}
 	if err != nil {
@@ -205,9 +212,15 @@ func (s *server) record(ctx context.Context, req sdk.Request, project, method, t
 	// The client may be gone (its context cancelled): the record is kept.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if rerr := s.g.h.RecordGatewayRequest(rctx, project, r); rerr != nil {
-		s.g.log.Error("record an MCP request in the project's stream", "project", project, "method", method, "target", target, "err", rerr)
+	rerr := s.g.h.RecordGatewayRequest(rctx, project, r)
+	if rerr == nil {
+		return err
 	}
+	if err != nil {
+		s.g.log.Error("record an MCP request in the project's stream", "project", project, "method", method, "target", target, "err", rerr)
+		return err
+	}
+	return bus.Errorf(bus.ReasonUnavailable, "%s was served, but its record in project %s's stream could not be committed (%v)", strings.TrimSpace(method+" "+target), project, rerr)
 }
 
 // callerOf is who sent req: the front door's caller carried in the HTTP

@@ -89,8 +89,7 @@ func (s *server) callTool(project, name string) sdk.ToolHandler {
 		}
 		ask, reason, err := s.g.h.NeedsApproval(project, name)
 		if err != nil {
-			s.record(ctx, req, project, "tools/call", name, start, err)
-			return errorResult(err), nil
+			return errorResult(s.record(ctx, req, project, "tools/call", name, start, err)), nil
 		}
 		if ask {
 			approved, res, err := s.approve(req, project, name, reason, call.Args)
@@ -98,8 +97,7 @@ func (s *server) callTool(project, name string) sdk.ToolHandler {
 				return res, nil
 			}
 			if err != nil {
-				s.record(ctx, req, project, "tools/call", name, start, err)
-				return errorResult(err), nil
+				return errorResult(s.record(ctx, req, project, "tools/call", name, start, err)), nil
 			}
 			call.Approved = approved
 		}
@@ -110,8 +108,7 @@ func (s *server) callTool(project, name string) sdk.ToolHandler {
 		if err != nil && !call.Approved && ask && errType(err) == tools.ReasonApprovalRequired {
 			err = &tools.Error{Type: tools.ReasonApprovalRequired, Message: noElicitation(name, reason)}
 		}
-		s.record(ctx, req, project, "tools/call", name, start, err)
-		if err != nil {
+		if err := s.record(ctx, req, project, "tools/call", name, start, err); err != nil {
 			return errorResult(err), nil
 		}
 		return s.result(project, out), nil

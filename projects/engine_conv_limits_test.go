@@ -1,0 +1,45 @@
+package projects_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/projects"
+)
+
+// TestConvStartBoundsLimits: a conversation whose limits are out of
+// their bounds (max_steps 100,000,000 was taken) is refused with the
+// bound named, and none is started; limits within them are kept.
+func TestConvStartBoundsLimits(t *testing.T) {
+	n := startNode(t, t.TempDir(), false)
+	defer closeNode(t, n)
+	e := n.Projects()
+	ctx := context.Background()
+	if _, err := e.Open(ctx, projects.OpenRequest{Root: projectDir(t), ID: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		limits convevent.Limits
+		says   string
+	}{
+		{convevent.Limits{MaxSteps: 100_000_000}, "limits.max_steps 100000000 is out of bounds: give 1 to 1000"},
+		{convevent.Limits{MaxSteps: -1}, "limits.max_steps -1"},
+		{convevent.Limits{MaxToolCalls: convevent.MaxMaxToolCalls + 1}, "limits.max_tool_calls"},
+		{convevent.Limits{ParallelTools: 1 << 30}, "limits.parallel_tools"},
+	} {
+		_, err := e.ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: "c1", Limits: &c.limits})
+		if bus.ErrorType(err) != bus.ReasonInvalidRequest || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("limits %+v: %v, want invalid_request saying %q", c.limits, err, c.says)
+		}
+	}
+	if ids := convIDs(t, e, "p1"); len(ids) != 0 {
+		t.Fatalf("refused starts left conversations: %v", ids)
+	}
+	ok := convevent.Limits{MaxSteps: convevent.MaxMaxSteps, ParallelTools: 2}
+	if _, err := e.ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: "c1", Limits: &ok}); err != nil {
+		t.Fatalf("limits at their bounds: %v", err)
+	}
+}

@@ -1,0 +1,79 @@
+package mcp_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projects/gateway"
+	mcpgw "github.com/jido-bus/jido-bus/projects/gateway/mcp"
+)
+
+// unrecorded is a Host whose requests cannot be recorded while full is
+// set, as when the node's disk is full.
+type unrecorded struct {
+	mcpgw.Host
+	full atomic.Bool
+}
+
+func (h *unrecorded) RecordGatewayRequest(ctx context.Context, project string, r gateway.Request) error {
+	if h.full.Load() {
+		return bus.Errorf(bus.ReasonUnavailable, "the event log could not write to disk (injected)")
+	}
+	return h.Host.RecordGatewayRequest(ctx, project, r)
+}
+
+// TestUnrecordedRequestFails: a request that reaches a project and would
+// succeed, but whose project.gateway.request cannot be committed, is
+// answered as a failure saying so — a tool call, a prompt, a resource,
+// a list — never as the success the log does not show.
+func TestUnrecordedRequestFails(t *testing.T) {
+	e := start(t)
+	h := &unrecorded{Host: e.n.MCPHost()}
+	g := mcpgw.New(h, mcpgw.Options{Version: "test"})
+	t.Cleanup(g.Close)
+	srv := httptest.NewServer(g.Handler())
+	t.Cleanup(srv.Close)
+	e.srv = srv
+	cs := e.connect(t, "/mcp/p1", nil)
+	ctx := context.Background()
+	h.full.Store(true)
+
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "main.go"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ, msg := errorOf(t, res); typ != bus.ReasonUnavailable || !strings.Contains(msg, "could not be committed") {
+		t.Errorf("tools/call: %s %s, want unavailable saying the record failed", typ, msg)
+	}
+	saysWhy := func(what string, err error) {
+		t.Helper()
+		if err == nil || !strings.Contains(err.Error(), "could not be committed") {
+			t.Errorf("%s answered %v, want an error saying its record failed", what, err)
+		}
+	}
+	_, err = cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "hello", Arguments: map[string]string{"arguments": "you", "place": "Mars"}})
+	saysWhy("prompts/get", err)
+	_, err = cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "jido://p1/skills/review"})
+	saysWhy("resources/read", err)
+	_, err = cs.ListTools(ctx, nil)
+	saysWhy("tools/list", err)
+
+	// A refusal is a refusal still; its lost record does not change it.
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "../x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ, _ := errorOf(t, res); typ == bus.ReasonUnavailable {
+		t.Errorf("a refused call answered %s", typ)
+	}
+	h.full.Store(false)
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatalf("once records commit again: %v", err)
+	}
+}
