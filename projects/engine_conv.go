@@ -117,7 +117,7 @@ func (e *Engine) convStarted(ctx context.Context, project, conv, key string, req
 	// A conversation of a project talks to its model: the loop is on.
 	started, err := agents.NewSignal(convevent.Started, convevent.Data{
 		ProjectID: project, ConversationID: conv, System: req.System,
-		Assistant: true, LLM: req.LLM, Limits: req.Limits,
+		Assistant: true, LLM: req.LLM, Limits: req.Limits, Loop: convevent.LoopVersion,
 	})
 	if err != nil {
 		return err

@@ -67,6 +67,9 @@ func Fork(parentKey string, entries []eventlog.Entry, seq uint64, newKey string,
 		ProjectID: project, ConversationID: conv,
 		Title: started.Data.Title, System: started.Data.System, Model: started.Data.Model,
 		LLM: started.Data.LLM, Limits: started.Data.Limits, Assistant: started.Data.Assistant,
+		// The fork is decided from now on by the loop of today; the
+		// parent's events it copies are folded, not acted on.
+		Loop:   convevent.LoopVersion,
 		Parent: &convevent.ForkOrigin{Conversation: parentKey, Seq: seq, EventID: last.ID},
 	}
 	data.History = len(history)

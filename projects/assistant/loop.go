@@ -44,6 +44,9 @@ type loopState struct {
 	// conversation of a project); a conversation without it is driven
 	// from outside and the loop decides nothing.
 	On bool `json:"on,omitempty"`
+	// Version is the loop version the conversation was started under
+	// (convevent.LoopVersion then; 0 and 1 are the first).
+	Version int `json:"version,omitempty"`
 	// Copied counts the parent's events a fork still hands over: the
 	// loop folds them into its state but acts on none of them (they were
 	// acted on in the parent).
@@ -110,6 +113,7 @@ type eventData struct {
 	Error     *bus.Error           `json:"error"`
 	Limits    *Limits              `json:"limits"`
 	Assistant bool                 `json:"assistant"`
+	Loop      int                  `json:"loop"`
 	History   int                  `json:"history"`
 	LLM       *convevent.LLMConfig `json:"llm"`
 }
@@ -166,6 +170,7 @@ func (d *decider) decide() {
 	switch ev.Type {
 	case convevent.Started:
 		st.On = ev.Data.Assistant
+		st.Version = ev.Data.Loop
 		st.Copied = ev.Data.History
 		if ev.Data.Limits != nil {
 			st.Limits = *ev.Data.Limits
@@ -404,7 +409,12 @@ func approvalTimeoutID(id string) string { return "approval." + id + ".timeout" 
 // (or a cancel) settled first: left standing, it would be delivered
 // later — after a restart too — and logged as a deny after the call was
 // approved and done.
+// Conversations of loop version 1 never withdrew it: they keep that
+// decision, so their logs still replay exactly.
 func (d *decider) withdrawTimeout(id string) {
+	if d.st.Version < 2 {
+		return
+	}
 	d.out = append(d.out, agents.ScheduleCancel{SignalID: approvalTimeoutID(id)})
 }
 

@@ -19,8 +19,18 @@ type loopRun struct {
 }
 
 func newLoopRun(t *testing.T) *loopRun {
+	return newLoopRunVersion(t, convevent.LoopVersion)
+}
+
+// newLoopRunVersion starts a conversation under loop version v (0: the
+// member absent, as in a log written before versions).
+func newLoopRunVersion(t *testing.T, v int) *loopRun {
 	r := &loopRun{t: t, state: agents.State{}, status: "active"}
-	r.feed(convevent.Started, "started.p1/c1", "started.p1/c1", map[string]any{"assistant": true})
+	data := map[string]any{"assistant": true}
+	if v > 0 {
+		data["loop"] = v
+	}
+	r.feed(convevent.Started, "started.p1/c1", "started.p1/c1", data)
 	return r
 }
 
@@ -220,6 +230,32 @@ func TestLoopApproval(t *testing.T) {
 	r.expect(r.feed(convevent.ToolFailed, "tool.edit_file-2.failed", "edit_file-2", map[string]any{"call_id": "edit_file-2"}), "llm_call(llm.u1.2.1 delay=0)")
 	// Remembered: the next run_command is run approved at once.
 	r.expect(r.answer("llm.u1.2.1", "run_command"), "run_tool(run_command-1 run_command approved=true)")
+}
+
+// TestLoopVersion1KeepsItsDecisions: a conversation started before loop
+// versions (or under 1) is decided as then — a decided or cancelled
+// approval leaves its timeout standing — so its log still replays
+// exactly; the same events under version 2 withdraw it.
+func TestLoopVersion1KeepsItsDecisions(t *testing.T) {
+	for _, c := range []struct {
+		version          int
+		approve, cancels string
+	}{
+		{0, "run_tool(run_command-1 run_command approved=true)", "record(conversation.tool.cancelled tool.edit_file-2.cancelled)"},
+		{1, "run_tool(run_command-1 run_command approved=true)", "record(conversation.tool.cancelled tool.edit_file-2.cancelled)"},
+		{2, "schedule_cancel(approval.run_command-1.timeout) run_tool(run_command-1 run_command approved=true)",
+			"schedule_cancel(approval.edit_file-2.timeout) record(conversation.tool.cancelled tool.edit_file-2.cancelled)"},
+	} {
+		t.Run(fmt.Sprintf("v%d", c.version), func(t *testing.T) {
+			r := newLoopRunVersion(t, c.version)
+			r.feed(convevent.UserMessage, "u1", "u1", map[string]any{"text": "hi"})
+			r.answer("llm.u1.1.1", "run_command", "edit_file")
+			r.feed(convevent.ToolApprovalRequested, "approval.run_command-1.requested", "run_command-1", map[string]any{"call_id": "run_command-1", "name": "run_command"})
+			r.expect(r.feed(convevent.ToolApproval, "approval.run_command-1.approve", "run_command-1", map[string]any{"call_id": "run_command-1", "decision": "approve"}), c.approve)
+			r.feed(convevent.ToolApprovalRequested, "approval.edit_file-2.requested", "edit_file-2", map[string]any{"call_id": "edit_file-2", "name": "edit_file"})
+			r.expect(r.feed(convevent.Cancel, "x1", "x1", map[string]any{"reason": "stop"}), "cancel_turn "+c.cancels)
+		})
+	}
 }
 
 // TestLoopApprovalTimeout: the timeout denies a call nobody decided, and

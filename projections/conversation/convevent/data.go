@@ -25,6 +25,12 @@ type Data struct {
 	// started: the project's assistant drives the conversation (its
 	// loop is on); false for a conversation driven from outside.
 	Assistant bool `json:"assistant,omitempty"`
+	// started: the version of the loop's decisions the conversation was
+	// started under (LoopVersion then); absent is 1. The loop keeps
+	// deciding an old conversation as its version did, so that `log
+	// replay --verify` of a log written before a change of the loop still
+	// re-decides it exactly.
+	Loop int `json:"loop,omitempty"`
 	// started, of a fork: how many of the parent's events follow it,
 	// copied; the loop folds them without acting on them.
 	History int `json:"history,omitempty"`
@@ -127,6 +133,15 @@ type Limits struct {
 	MaxToolCalls  int `json:"max_tool_calls,omitempty"`
 	ParallelTools int `json:"parallel_tools,omitempty"`
 }
+
+// LoopVersion is the version of the loop's decisions a conversation
+// started now gets (Data.Loop). Raise it with every change to what the
+// loop decides from the same events, and keep the old decision for
+// conversations of lower versions.
+//
+//	1: the first loop
+//	2: a decided or cancelled approval withdraws its timeout (schedule_cancel)
+const LoopVersion = 2
 
 // Default limits, as the schema of conversation.started documents them.
 const (
