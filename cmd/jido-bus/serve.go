@@ -41,6 +41,7 @@ type serveConfig struct {
 	listenFromFile bool     // the config file set listen
 	secretFlags    []string // flags given that carry a secret (ps shows them)
 	warnings       []string // what serve logs at start about its configuration
+	notes          []string // what serve says at start that is not a warning (the data dir it chose)
 
 	http         node.HTTPConfig // the gateways' listener (serve --http)
 	httpTokenEnv string          // the variable holding its token
@@ -68,7 +69,11 @@ func newServeCmdConfig() (*cobra.Command, *serveConfig) {
 By default the node starts an embedded NATS server (JetStream on) listening
 on --listen, so the NATS CLI and any NATS client can reach it; with
 --nats-url it connects to an existing NATS server instead. Data is kept in
---data-dir.
+--data-dir, by default ~/.local/share/jido-bus/node ($XDG_DATA_HOME/jido-bus/node):
+outside the folders you work in, so that any of them can be opened as a
+project (a project may not hold its node's data dir). A ./data holding a
+log in the working directory, the default before, is still used when no
+--data-dir is given, with a note saying so.
 
 Who may do what: users with a role (admin, operator, client) from --config
 FILE, enforced by the embedded server as NATS permissions; refusals are
@@ -199,6 +204,9 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 	}
 	for _, w := range cfg.warnings {
 		log.Warn(w)
+	}
+	for _, note := range cfg.notes {
+		log.Info(note)
 	}
 	for _, f := range cfg.secretFlags {
 		log.Warn(f+" on the command line is visible to every user of this machine (ps); set "+map[string]string{"--password": envPassword, "--token": envToken}[f]+" or use --config instead", "flag", f)
