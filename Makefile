@@ -4,6 +4,9 @@
 GO       ?= go
 BIN      := $(CURDIR)/bin
 LISTEN   ?= 127.0.0.1:4222
+# The gateways (MCP and A2A over HTTP) of `make run`, on loopback: no
+# token needed there. HTTP= (empty) turns them off.
+HTTP     ?= 127.0.0.1:8080
 # `make run` keeps its data outside the checkout, where serve does by
 # default: the checkout stays free to open as a project (a project may
 # not hold its node's data dir). DATA_DIR=DIR puts the node's data in DIR
@@ -35,11 +38,11 @@ help: ## list the targets
 build: ## build bin/jido-bus
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/jido-bus ./cmd/jido-bus
 
-run: build $(BIN)/nats ## start a node (embedded NATS on $(LISTEN), data in $(DATA_DIR)) with the demo project "demo" open; also builds bin/nats
+run: build $(BIN)/nats ## start a node (NATS on $(LISTEN), MCP and A2A on http://$(HTTP), data in $(DATA_DIR)) with the demo project "demo" open; also builds bin/nats
 	@# The demo project is a copy (its files get edited), made once.
 	@test -d "$(DEMO_DIR)" || { mkdir -p "$(dir $(DEMO_DIR))" && cp -R examples/demo "$(DEMO_DIR)"; }
 	@test ! -d data/log || echo "note: ./data, the data dir of make run before, is left alone; make run DATA_DIR=./data uses it again"
-	$(BIN)/jido-bus serve --listen $(LISTEN) --data-dir "$(DATA_DIR)" --open "$(DEMO_DIR)=demo"
+	$(BIN)/jido-bus serve --listen $(LISTEN) --data-dir "$(DATA_DIR)" $(if $(HTTP),--http $(HTTP)) --open "$(DEMO_DIR)=demo"
 
 test: tools ## every test, with -race, including the end-to-end tests
 	$(GO) test -race -timeout 20m $$($(GO) list ./... | grep -v /e2e$$)

@@ -235,6 +235,7 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 	if err != nil {
 		return err
 	}
+	logGateways(log, n)
 	var failed error
 	select {
 	case <-ctx.Done():
