@@ -65,9 +65,12 @@ func newLogShowCmd() *cobra.Command {
 		Short: "Print entries of a stream, oldest first",
 		Long: `Print the entries of STREAM from sequence --from (default: the first
 retained), at most --limit of them, optionally only those whose type
-matches --type (a pattern: '*' is one segment, '**' any number).`,
+matches --type (a pattern: '*' is one segment, '**' any number). The
+dead letters (STREAM dlq) are listed by why they were refused: the
+reason, the subject the input came on and the error.`,
 		Example: `  jido-bus log show agent/c1
   jido-bus log show agent/c1 --from 100 --limit 20 --type 'user.**'
+  jido-bus log show dlq
   jido-bus log show conversation/proj/conv -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -79,7 +82,7 @@ matches --type (a pattern: '*' is one segment, '**' any number).`,
 				return err
 			}
 			defer done()
-			p := newEntryPrinter(cmd.OutOrStdout(), f.json)
+			p := newEntryPrinter(cmd.OutOrStdout(), f.json, args[0])
 			next, more, err := readPages(cmd.Context(), b, logapi.ReadRequest{Stream: args[0], From: from, Types: types}, limit,
 				func(r logapi.ReadReply) error {
 					warnDamaged(cmd.ErrOrStderr(), r.Damaged)
@@ -215,7 +218,7 @@ printed, so that nothing is printed twice or skipped.`,
 				return err
 			}
 			defer done()
-			p := newEntryPrinter(cmd.OutOrStdout(), f.json)
+			p := newEntryPrinter(cmd.OutOrStdout(), f.json, stream)
 			p.lines = follow
 			// A read's Limit 0 means a default page: -n 0 reads the last
 			// entry of all to know where following starts, and prints none.
