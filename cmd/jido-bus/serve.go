@@ -157,7 +157,7 @@ start once with --accept-wal-loss to keep the entries before the damage
 	addDataDirFlag(cmd, &cfg.dataDir)
 	f.StringVar(&cfg.prefix, "prefix", bus.DefaultPrefix, "first token(s) of every jido-bus subject")
 	f.StringVar(&cfg.configPath, "config", "", "YAML file of settings (listen, data_dir, prefix, users, tls, insecure, metrics, webhooks, http, commands, providers); flags override it")
-	f.StringVar(&cfg.user, "user", "", "an admin user clients may log in as (embedded server), or the user the node gives (--nats-url); its password from $JIDO_PASSWORD")
+	f.StringVar(&cfg.user, "user", "", "the admin clients log in as (embedded server), or the user the node gives (--nats-url); env JIDO_USER, default admin; its password from $JIDO_PASSWORD")
 	f.StringVar(&cfg.password, "password", "", "password of --user; prefer $JIDO_PASSWORD (ps shows command lines)")
 	f.StringVar(&cfg.token, "token", "", "token of the one admin (embedded server; excludes users), or the token the node gives (--nats-url); prefer $JIDO_TOKEN")
 	f.BoolVar(&cfg.insecure, "insecure", false, "let the embedded server listen on a non-loopback address without authentication (ping then warns)")
