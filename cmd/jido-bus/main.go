@@ -33,6 +33,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "jido-bus: interrupted")
 		os.Exit(exitInterrupted)
 	}
+	if ee, ok := errors.AsType[exitError](err); ok && ee.quiet {
+		os.Exit(ee.code) // said already, or nothing to say
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "jido-bus:", err)
 		os.Exit(exitCode(err))
@@ -125,6 +128,8 @@ once the disk is usable), 1 any other failure.`,
 type exitError struct {
 	code int
 	err  error
+	// quiet: main prints nothing (the user left conv chat with Ctrl-C).
+	quiet bool
 }
 
 func (e exitError) Error() string { return e.err.Error() }
