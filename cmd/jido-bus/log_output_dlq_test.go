@@ -55,3 +55,23 @@ func TestLogShowDLQSaysWhy(t *testing.T) {
 		t.Errorf("log show dlq -o json: %v\n%s", err, js)
 	}
 }
+
+// TestLogShowDLQWithoutDeadLetters: before anything is refused there is
+// no stream dlq; log show dlq says there are no dead letters and exits 0
+// (it failed: "stream dlq does not exist", exit 3), and -o json is an
+// empty list.
+func TestLogShowDLQWithoutDeadLetters(t *testing.T) {
+	isolateNATSEnv(t)
+	dir := makeLog(t) // streams agent/a and agent/b only
+	out, errOut, err := runLog(t, "", "show", "dlq", "--data-dir", dir)
+	if err != nil || !strings.Contains(errOut, "no dead letters") || strings.TrimSpace(out) != strings.Join(deadLetterColumns, "  ") {
+		t.Errorf("log show dlq with none: %v\nstdout %q\nstderr %q", err, out, errOut)
+	}
+	out, _, err = runLog(t, "", "show", "dlq", "--data-dir", dir, "-o", "json")
+	if err != nil || strings.TrimSpace(out) != `{"entries":[],"next":null}` {
+		t.Errorf("log show dlq -o json with none: %v\n%s", err, out)
+	}
+	if _, _, err := runLog(t, "", "show", "agent/nosuch", "--data-dir", dir); exitCode(err) != exitNotFound {
+		t.Errorf("log show of another missing stream: %v, want not_found", err)
+	}
+}

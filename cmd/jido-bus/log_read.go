@@ -93,6 +93,12 @@ reason, the subject the input came on and the error.`,
 					}
 					return nil
 				})
+			if err != nil && p.rows == 0 && isDeadLetters(args[0]) && isNoStream(err) {
+				// The first dead letter makes the stream: none yet is an
+				// answer, not an error.
+				fmt.Fprintln(cmd.ErrOrStderr(), "jido-bus: no dead letters: nothing has been refused")
+				return p.finish(0, "")
+			}
 			if err != nil && p.rows == 0 {
 				return err // no table with nothing in it above the error
 			}
@@ -163,10 +169,20 @@ func describeStream(stream string) string {
 
 // readError says what failed reading stream from sequence from (0: its
 // start), and what to do about a stream that does not exist.
+// isNoStream reports whether err says a stream does not exist.
+func isNoStream(err error) bool {
+	return bus.ErrorType(err) == bus.ReasonNotFound || errors.Is(err, eventlog.ErrNotFound)
+}
+
 func readError(stream string, from uint64, err error) error {
 	// A node answers with the reason, the data directory with the error.
-	if stream != "" && (bus.ErrorType(err) == bus.ReasonNotFound || errors.Is(err, eventlog.ErrNotFound)) {
+	if stream != "" && bus.ErrorType(err) == bus.ReasonNotFound {
 		return fmt.Errorf("stream %s does not exist ('jido-bus log streams' lists the streams there are): %w", stream, err)
+	}
+	if stream != "" && errors.Is(err, eventlog.ErrNotFound) {
+		// Read from a data dir: the same answer, and exit code 3, as a
+		// node's not_found.
+		return bus.Errorf(bus.ReasonNotFound, "stream %s does not exist ('jido-bus log streams' lists the streams there are): %v", stream, err)
 	}
 	if from == 0 {
 		return fmt.Errorf("%s: %w", describeStream(stream), err)
