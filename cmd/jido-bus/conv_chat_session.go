@@ -329,6 +329,11 @@ func (s *chatSession) show(ev chatEvent) {
 		s.unseen = s.unseen[1:]
 		s.turnSeen = true
 	}
+	if ev.mine && !s.prompt {
+		// Read from a pipe: nothing echoed the line, and the transcript
+		// shows it as any other message.
+		ev.mine = false
+	}
 	if ev.history && ev.typ == convevent.AssistantMessage {
 		s.filled = append(s.filled, ev.data.Text)
 	}

@@ -184,7 +184,7 @@ func TestChatShowsWhatARestartHid(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("the session did not end; it printed:\n%s\n%s", out.String(), info.String())
 	}
-	want := "Half an\n(the answer was interrupted: LLM call r1 did not finish: the node stopped; asking the model again)\nA whole answer.\n"
+	want := "> hi\nHalf an\n(the answer was interrupted: LLM call r1 did not finish: the node stopped; asking the model again)\nA whole answer.\n"
 	if out.String() != want {
 		t.Fatalf("printed:\n%q\nwant:\n%q", out.String(), want)
 	}

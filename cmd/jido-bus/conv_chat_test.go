@@ -159,7 +159,8 @@ func TestChatTurnWithApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "On it.\n→ write_file {\"path\":\"a.go\"}\napprove write_file {\"path\":\"a.go\"} (policy: ask; denied unless answered within 5m0s)? [y/N/a(lways)] ✓ approved: by ana\n← ok 9 B\nDone.\n"
+	// Read from a pipe, the user's line is shown as the transcript's.
+	want := "> edit a.go\nOn it.\n→ write_file {\"path\":\"a.go\"}\napprove write_file {\"path\":\"a.go\"} (policy: ask; denied unless answered within 5m0s)? [y/N/a(lways)] ✓ approved: by ana\n← ok 9 B\nDone.\n"
 	if out != want {
 		t.Fatalf("printed:\n%q\nwant:\n%q", out, want)
 	}
