@@ -42,7 +42,10 @@ run: build $(BIN)/nats ## start a node (NATS on $(LISTEN), MCP and A2A on http:/
 	@# The demo project is a copy (its files get edited), made once.
 	@test -d "$(DEMO_DIR)" || { mkdir -p "$(dir $(DEMO_DIR))" && cp -R examples/demo "$(DEMO_DIR)"; }
 	@test ! -d data/log || echo "note: ./data, the data dir of make run before, is left alone; make run DATA_DIR=./data uses it again"
-	$(BIN)/jido-bus serve --listen $(LISTEN) --data-dir "$(DATA_DIR)" $(if $(HTTP),--http $(HTTP)) --open "$(DEMO_DIR)=demo"
+	@# A port taken (another node, another make run) is said by serve;
+	@# the make variables are what a make run user changes.
+	$(BIN)/jido-bus serve --listen $(LISTEN) --data-dir "$(DATA_DIR)" $(if $(HTTP),--http $(HTTP)) --open "$(DEMO_DIR)=demo" || \
+	  { code=$$?; echo "make run: serve exited $$code; to run beside another node: make run LISTEN=127.0.0.1:4223 HTTP=127.0.0.1:8081 DATA_DIR=/tmp/jido-2 (NATS port, gateways' port, data dir)" >&2; exit $$code; }
 
 test: tools ## every test, with -race, including the end-to-end tests
 	$(GO) test -race -timeout 20m $$($(GO) list ./... | grep -v /e2e$$)
