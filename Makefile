@@ -40,7 +40,8 @@ build: ## build bin/jido-bus
 
 run: build $(BIN)/nats ## start a node (NATS on $(LISTEN), MCP and A2A on http://$(HTTP), data in $(DATA_DIR)) with the demo project "demo" open; also builds bin/nats
 	@# The demo project is a copy (its files get edited), made once.
-	@test -d "$(DEMO_DIR)" || { mkdir -p "$(dir $(DEMO_DIR))" && cp -R examples/demo "$(DEMO_DIR)"; }
+	@# $(JIDO_DATA) is its user's only: the node's log holds what its tools read.
+	@test -d "$(DEMO_DIR)" || { mkdir -p -m 700 "$(dir $(DEMO_DIR))" && cp -R examples/demo "$(DEMO_DIR)"; }
 	@test ! -d data/log || echo "note: ./data, the data dir of make run before, is left alone; make run DATA_DIR=./data uses it again"
 	@# A port taken (another node, another make run) is said by serve;
 	@# the make variables are what a make run user changes.

@@ -236,6 +236,9 @@ func TestNewcomerMakeRun(t *testing.T) {
 			t.Errorf("make run keeps no %s under $XDG_DATA_HOME/jido-bus: %v", dir, err)
 		}
 	}
+	if st, err := os.Stat(filepath.Join(run.dataHome, "jido-bus")); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("$XDG_DATA_HOME/jido-bus is not its user's only: %v %v", st.Mode(), err)
+	}
 	entries, _ := os.ReadDir(checkout)
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), "data") {

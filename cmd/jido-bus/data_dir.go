@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -60,6 +62,23 @@ func defaultDataDir(getenv func(string) string) (dir, note string, err error) {
 		return "", "", err
 	}
 	return filepath.Join(home, nodeDataSubdir), "", nil
+}
+
+// makeDataHome creates $XDG_DATA_HOME/jido-bus, when missing, readable by
+// its user only: a node's log holds its conversations and what tools
+// read, and the default place is in a home other users may enter.
+func makeDataHome(getenv func(string) string) error {
+	home, err := jidoDataHome(getenv)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(home), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(home), err)
+	}
+	if err := os.Mkdir(home, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("create %s: %w (give --data-dir a directory this user can write)", home, err)
+	}
+	return nil
 }
 
 // addDataDirFlag registers serve's --data-dir: the directory the node

@@ -98,3 +98,32 @@ func TestServeDefaultsToTheUsersDataDir(t *testing.T) {
 		t.Fatalf("serve with a ./data holding a log: %q (notes %q), %v; want ./data and one note", cfg.dataDir, cfg.notes, err)
 	}
 }
+
+// TestDataHomeIsTheUsersOnly: the per-user data home is made readable by
+// its user only (a node's log holds its conversations and what its tools
+// read); one that exists is left as it is.
+func TestDataHomeIsTheUsersOnly(t *testing.T) {
+	share := filepath.Join(t.TempDir(), "share")
+	getenv := func(k string) string {
+		if k == "XDG_DATA_HOME" {
+			return share
+		}
+		return ""
+	}
+	if err := makeDataHome(getenv); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(filepath.Join(share, "jido-bus"))
+	if err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("the data home: %v %v, want mode 0700", st.Mode(), err)
+	}
+	if err := os.Chmod(filepath.Join(share, "jido-bus"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := makeDataHome(getenv); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(filepath.Join(share, "jido-bus")); st.Mode().Perm() != 0o750 {
+		t.Errorf("an existing data home was changed: %v", st.Mode())
+	}
+}

@@ -42,6 +42,7 @@ type serveConfig struct {
 	secretFlags    []string // flags given that carry a secret (ps shows them)
 	warnings       []string // what serve logs at start about its configuration
 	notes          []string // what serve says at start that is not a warning (the data dir it chose)
+	dataHome       bool     // the data dir is the per-user default, under a directory serve makes private
 
 	http         node.HTTPConfig // the gateways' listener (serve --http)
 	httpTokenEnv string          // the variable holding its token
@@ -207,6 +208,11 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 	}
 	for _, note := range cfg.notes {
 		log.Info(note)
+	}
+	if cfg.dataHome {
+		if err := makeDataHome(os.Getenv); err != nil {
+			return err
+		}
 	}
 	for _, f := range cfg.secretFlags {
 		log.Warn(f+" on the command line is visible to every user of this machine (ps); set "+map[string]string{"--password": envPassword, "--token": envToken}[f]+" or use --config instead", "flag", f)

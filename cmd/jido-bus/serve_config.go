@@ -178,6 +178,8 @@ func resolveServeConfig(cmd *cobra.Command, flags *serveConfig, getenv func(stri
 		cfg.dataDir = dir
 		if note != "" {
 			cfg.notes = append(cfg.notes, note)
+		} else {
+			cfg.dataHome = true
 		}
 	}
 	for _, u := range file.Users {
