@@ -66,6 +66,13 @@ for conv start.`,
 					return err
 				}
 			}
+			if key != "" || last {
+				for _, name := range []string{"provider", "model", "system"} {
+					if cmd.Flags().Changed(name) {
+						return fmt.Errorf("--%s applies to a conversation conv chat starts, not one it takes up (CONV, --last): drop CONV and --last, or start it with 'jido-bus conv start %s --id ID --%s …'", name, args[0], name)
+					}
+				}
+			}
 			news := make(chan connNews, 16)
 			nc, subjects, err := f.connFlags.connect(chatConnOptions(&f.connFlags, cmd.ErrOrStderr(), news)...)
 			if err != nil {

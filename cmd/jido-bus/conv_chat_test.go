@@ -261,3 +261,15 @@ func TestChatPrintsAnAnswerOnce(t *testing.T) {
 		t.Fatalf("printed %q, want the answer once", out)
 	}
 }
+
+// TestChatRefusesStartOptionsForAConversationTakenUp: --model, --provider
+// and --system set up a conversation chat starts; with CONV or --last they
+// were ignored without a word.
+func TestChatRefusesStartOptionsForAConversationTakenUp(t *testing.T) {
+	for _, args := range [][]string{{"demo", "c1", "--model", "m"}, {"demo", "--last", "--system", "be brief"}, {"demo", "c1", "--provider", "openai"}} {
+		out, err := runRoot(t, append([]string{"conv", "chat"}, args...)...)
+		if err == nil || !strings.Contains(err.Error(), "applies to a conversation conv chat starts") {
+			t.Errorf("conv chat %v: %v\n%s", args, err, out)
+		}
+	}
+}
