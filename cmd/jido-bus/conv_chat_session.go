@@ -63,7 +63,8 @@ type chatSession struct {
 
 	mine     map[string]bool // ids of the user messages this session sent
 	unseen   []string        // texts it sent whose event has not come yet
-	inTurn   bool            // a message was sent and its turn has not ended
+	inTurn   bool            // a turn is on: the prompt waits for its end
+	ownTurn  bool            // this session's message began it (else it was taken up)
 	turnSeen bool            // the turn's own message has been seen
 	cancel   bool            // the turn was cancelled by Ctrl-C
 	asking   bool            // waiting[0]'s question is printed
@@ -162,8 +163,11 @@ func (s *chatSession) loop(ctx context.Context) error {
 	defer tick.Stop()
 	s.sync(ctx)
 	for {
-		if !s.inTurn && s.lines == nil {
-			return nil // the input ended (during the last turn)
+		if s.lines == nil && (!s.inTurn || !s.ownTurn) {
+			// The input ended (during the last turn). A turn this
+			// session did not begin is not waited for, nor its
+			// questions answered for somebody else.
+			return nil
 		}
 		if s.inTurn && !s.asking && len(s.waiting) > 0 {
 			if s.lines == nil {
@@ -193,6 +197,10 @@ func (s *chatSession) loop(ctx context.Context) error {
 				s.prompted = false // the line's Enter ended the prompt's line
 			} else {
 				s.lines = nil
+				if s.asking && !s.ownTurn {
+					s.write("\n") // the question's line
+					continue      // left unanswered: the loop leaves
+				}
 			}
 			if s.asking {
 				s.answer(ctx, s.waiting[0], line, ok)
@@ -221,8 +229,8 @@ func (s *chatSession) loop(ctx context.Context) error {
 		case <-sync:
 			s.sync(ctx)
 		case <-s.interrupts:
-			if !s.inTurn || s.cancel {
-				return errLeave
+			if !s.inTurn || !s.ownTurn || s.cancel {
+				return errLeave // at the prompt, or in a turn this session did not begin
 			}
 			s.cancel = true
 			s.write(s.view.endLine())
@@ -247,7 +255,7 @@ func (s *chatSession) send(ctx context.Context, line string) error {
 		s.mine[reply.ID] = true
 	}
 	s.unseen = append(s.unseen, line)
-	s.inTurn, s.turnSeen, s.cancel = true, false, false
+	s.inTurn, s.ownTurn, s.turnSeen, s.cancel = true, true, false, false
 	return nil
 }
 
@@ -411,10 +419,7 @@ func (s *chatSession) sync(ctx context.Context) {
 	quiet := ended || caughtUp && st.State == conversation.StateAwaitingApproval
 	if s.firstHeld() == 0 && !quiet {
 		if !s.inTurn && !ended && s.shown > 0 {
-			// Taken up in the middle of a turn (another client's, or
-			// this one's before a restart of conv chat): it is waited
-			// for before the prompt.
-			s.inTurn, s.turnSeen = true, true
+			s.takeUp()
 		}
 		return // more is coming: live, or in the timeline at the next tick
 	}
@@ -422,9 +427,18 @@ func (s *chatSession) sync(ctx context.Context) {
 	case ended && s.inTurn && s.turnSeen:
 		s.inTurn = false // the turn ended among what the live feed missed
 	case !ended && !s.inTurn && st.State != "":
-		s.inTurn, s.turnSeen = true, true // a turn in progress, taken up
+		s.takeUp()
 	}
 	s.release()
+}
+
+// takeUp waits for a turn in progress when the session begins (another
+// client's, or this user's before conv chat was started again) before
+// the prompt, saying so: Ctrl-C then leaves rather than cancel it.
+func (s *chatSession) takeUp() {
+	s.inTurn, s.ownTurn, s.turnSeen = true, false, true
+	s.write(s.view.endLine())
+	fmt.Fprintln(s.info, "(a turn is in progress: its end is waited for; Ctrl-C leaves)")
 }
 
 // release ends the sync: the held events are shown, but deltas of an

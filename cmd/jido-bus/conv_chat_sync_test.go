@@ -130,7 +130,9 @@ func TestChatShowsWhatARestartHid(t *testing.T) {
 	conv := &loggedConv{t: t, nc: nodeConn, sub: subjects, idle: true}
 	conv.commit(conversation.TimelineItem{Seq: 2, Kind: conversation.ItemStarted}, true)
 	b := natsbus.New(nodeConn, natsbus.Options{Subjects: subjects})
-	t.Cleanup(func() { _ = b.Close() })
+	// Closed before the second server's cleanup shuts it down (a bus
+	// closing on a lost connection waits for its flush to time out).
+	defer func() { _ = b.Close() }()
 	sent := make(chan struct{}, 1)
 	for verb, h := range map[string]natsbus.APIFunc{
 		"show": conv.show,
@@ -164,7 +166,7 @@ func TestChatShowsWhatARestartHid(t *testing.T) {
 	// while the session is away.
 	srv.Shutdown()
 	conv.commit(conversation.TimelineItem{Seq: 8, Kind: conversation.ItemLLMError, Error: &bus.Error{Type: "interrupted", Message: "LLM call r1 did not finish: the node stopped"}}, false)
-	srv = natstest.RunServer(t, onPort)
+	natstest.RunServer(t, onPort) // on the same port; shut down when the test ends
 	waitUntil(t, "both connections back", func() bool {
 		return client.IsConnected() && nodeConn.IsConnected() && client.Stats().Reconnects > 0 && nodeConn.Stats().Reconnects > 0
 	})
@@ -188,7 +190,6 @@ func TestChatShowsWhatARestartHid(t *testing.T) {
 	if out.String() != want {
 		t.Fatalf("printed:\n%q\nwant:\n%q", out.String(), want)
 	}
-	srv.Shutdown()
 }
 
 // syncBuilder is a strings.Builder safe for one writer and a reader.
@@ -286,5 +287,54 @@ func TestChatTakesUpAPendingApproval(t *testing.T) {
 	want := "> write a.txt\n→ write_file {\"path\":\"a.txt\"}\napprove write_file {\"path\":\"a.txt\"} (denied unless answered within 1m0s)? [y/N/a(lways)] ✓ approved: by ana\n← ok 4 B\nWritten.\n"
 	if out.String() != want {
 		t.Fatalf("printed:\n%q\nwant:\n%q", out.String(), want)
+	}
+}
+
+// TestChatLeavesATurnItDidNotBegin: input that ends at once leaves a
+// conversation taken up in the middle of somebody's turn without waiting
+// for it (a conversation driven from outside may never answer) and
+// without denying the approval it waits for on that somebody's behalf.
+func TestChatLeavesATurnItDidNotBegin(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	srv := natstest.RunServer(t)
+	nodeConn := natstest.Connect(t, srv)
+	subjects, _ := bus.NewSubjects("")
+	conv := &loggedConv{t: t, nc: nodeConn, sub: subjects, awaiting: true}
+	args := json.RawMessage(`{"path":"a.txt"}`)
+	conv.commit(conversation.TimelineItem{Seq: 4, Kind: conversation.ItemUser, Text: "write a.txt"}, false)
+	conv.commit(conversation.TimelineItem{Seq: 16, Kind: conversation.ItemApproval, Approval: &conversation.ApprovalItem{CallID: "w1", Name: "write_file", Args: args}}, false)
+	b := natsbus.New(nodeConn, natsbus.Options{Subjects: subjects})
+	t.Cleanup(func() { _ = b.Close() })
+	answered := make(chan string, 1)
+	if err := b.HandleAPI(subjects.API("conv", "show"), conv.show); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.HandleAPI(subjects.API("conv", "approve"), func(_ context.Context, req []byte) (any, error) {
+		answered <- string(req)
+		return map[string]any{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	client := natstest.Connect(t, srv)
+	var out, info syncBuilder
+	s := &chatSession{r: natsbus.Requester{NC: client, Subjects: subjects, Timeout: 5 * time.Second}, subjects: subjects,
+		key: "p1/c1", out: &out, info: &info}
+	done := make(chan error, 1)
+	go func() { done <- s.run(context.Background(), client, strings.NewReader("")) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the session waits for a turn it did not begin; it printed:\n%s\n%s", out.String(), info.String())
+	}
+	select {
+	case req := <-answered:
+		t.Errorf("the session answered somebody's approval: %s", req)
+	default:
+	}
+	if !strings.Contains(out.String(), "> write a.txt") || !strings.Contains(info.String(), "a turn is in progress") {
+		t.Errorf("printed:\n%s\n%s", out.String(), info.String())
 	}
 }
