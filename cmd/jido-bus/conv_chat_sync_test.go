@@ -80,12 +80,21 @@ func (c *loggedConv) show(_ context.Context, req []byte) (any, error) {
 }
 
 // publish sends an event as the node does: seq 0 is a delta, with no
-// Jido-Seq.
+// Jido-Seq; request is its causation id.
 func (c *loggedConv) publish(seq uint64, typ, request, data string) {
+	c.t.Helper()
+	c.publishID(seq, typ, "", request, data)
+}
+
+// publishID is publish of an event with id (a new one when "").
+func (c *loggedConv) publishID(seq uint64, typ, id, request, data string) {
 	c.t.Helper()
 	s, err := bus.NewSignal(typ, "/conversation/p1/c1", json.RawMessage(data))
 	if err != nil {
 		c.t.Fatal(err)
+	}
+	if id != "" {
+		s.SetID(id)
 	}
 	if request != "" {
 		s.SetExtension(bus.ExtCausationID, request)
