@@ -30,7 +30,8 @@ type agentState struct {
 // the policy it was opened with, the assets loaded from disk, the
 // catalog). A project whose assets changed while the node was down gets
 // a project.assets.reloaded entry. A project that cannot be reopened (its
-// root vanished, became a link elsewhere, or is refused) is listed with
+// root vanished, became a link elsewhere, or is refused, nested in the
+// root of a project restored before it included) is listed with
 // its error rather than dropped; closing it stops its agent. It returns
 // how many projects came back open.
 func (e *Engine) Restore(ctx context.Context) int {
@@ -93,7 +94,19 @@ func (e *Engine) reopen(ctx context.Context, id string, st agentState) (*project
 	if root.Path() != st.Root {
 		return nil, bus.Errorf(bus.ReasonInvalidRequest, "its root %s now resolves to %s (a link was put in its place); close the project and open the folder you mean", st.Root, root.Path())
 	}
-	if err := e.checkRoot(root.Path()); err != nil {
+	pl, err := placeOf(root.Path())
+	if err != nil {
+		return nil, bus.Errorf(bus.ReasonInvalidRequest, "project root %s: %v", root.Path(), err)
+	}
+	if err := e.checkRoot(pl); err != nil {
+		return nil, err
+	}
+	// Projects restored before this one are in places: of two nested
+	// roots left open by an older node, the second restored is refused.
+	e.mu.Lock()
+	err = e.conflict(id, pl)
+	e.mu.Unlock()
+	if err != nil {
 		return nil, err
 	}
 	pol, err := policyFromDocument(st.Policy, dataDir)
@@ -110,6 +123,7 @@ func (e *Engine) reopen(ctx context.Context, id string, st agentState) (*project
 	if err != nil {
 		return nil, err
 	}
+	p.place = pl
 	snap := p.set.Load()
 	// The asset version keeps counting from the stream's: the same set
 	// keeps its version, a set changed while the node was down is one on.
