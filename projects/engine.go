@@ -188,7 +188,8 @@ const (
 // Open opens a project: it resolves and checks the root, reads the
 // policy, creates the data dir's folders, loads the assets, builds the
 // catalog, starts the project's agent and records project.started and
-// project.assets.loaded in its stream. Refusals are *bus.Error values:
+// project.assets.loaded in its stream; conversations under its id that
+// are not its own are then stopped (engine_conv_owned.go). Refusals are *bus.Error values:
 // invalid_request (a bad id, a root that is /, not a folder, unreadable,
 // the node's data dir or inside or around it, the home folder of the
 // node's user or around it, inside or around another project's root, a
@@ -277,6 +278,7 @@ func (e *Engine) Open(ctx context.Context, req OpenRequest) (ProjectInfo, error)
 	}
 	p.reported = snap
 	keep = true
+	e.disown(ctx, id)
 	e.install(p)
 	e.log.Info("project opened", "project", id, "root", root.Path(), "policy", source, "skills", len(snap.Skills), "commands", len(snap.Commands), "diagnostics", len(snap.Diagnostics))
 	return p.info(), nil

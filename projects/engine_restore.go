@@ -29,7 +29,8 @@ type agentState struct {
 // opened again from its state (the root, with the same refusals as Open,
 // the policy it was opened with, the assets loaded from disk, the
 // catalog). A project whose assets changed while the node was down gets
-// a project.assets.reloaded entry. A project that cannot be reopened (its
+// a project.assets.reloaded entry, and the conversations under its id
+// that are not its own are stopped (engine_conv_owned.go). A project that cannot be reopened (its
 // root vanished, became a link elsewhere, or is refused, nested in the
 // root of a project restored before it included) is listed with
 // its error rather than dropped; closing it stops its agent. It returns
@@ -56,6 +57,7 @@ func (e *Engine) Restore(ctx context.Context) int {
 			p = &project{id: listed.ID, root: st.Root, dataDir: st.DataDir, policySource: st.PolicySource, err: bus.AsError(err)}
 		} else {
 			n++
+			e.disown(ctx, listed.ID)
 		}
 		e.mu.Lock()
 		if _, taken := e.projects[listed.ID]; taken {
