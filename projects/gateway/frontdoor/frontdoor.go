@@ -23,8 +23,8 @@
 // /healthz answers {"status":"ok"} without a token, as nats-server's
 // monitoring /healthz does: it tells nothing but that the process is up.
 // Past the checks the request's context carries the gateway.Caller (the
-// token's name, or "anonymous" when no token is configured, and the
-// remote address) and its body is in memory.
+// token's name, or "anonymous" when no token is configured, the remote
+// address, and whether it is an admin) and its body is in memory.
 package frontdoor
 
 import (
@@ -136,10 +136,12 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // authenticate returns the caller of r, or answers 401/403 and false.
 func (d *door) authenticate(w http.ResponseWriter, r *http.Request) (gateway.Caller, bool) {
-	caller := gateway.Caller{Name: "anonymous", Remote: r.RemoteAddr}
+	// Without a token every caller is the same one, and may do all.
+	caller := gateway.Caller{Name: anonymous, Remote: r.RemoteAddr, Admin: true}
 	if !d.auth {
 		return caller, true
 	}
+	caller.Admin = false
 	header := r.Header.Get("Authorization")
 	token, ok := bearerToken(header)
 	if !ok {
@@ -151,7 +153,7 @@ func (d *door) authenticate(w http.ResponseWriter, r *http.Request) (gateway.Cal
 		d.refuse(w, r, http.StatusUnauthorized, ReasonUnauthorized, msg)
 		return caller, false
 	}
-	name, projects, ok := d.keys.match(token)
+	name, admin, projects, ok := d.keys.match(token)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="jido-bus", error="invalid_token"`)
 		d.refuse(w, r, http.StatusUnauthorized, ReasonUnauthorized, "the token is not one this server knows: check the token the client sends against the server's (serve --http-token-env)")
@@ -168,7 +170,7 @@ func (d *door) authenticate(w http.ResponseWriter, r *http.Request) (gateway.Cal
 			return caller, false
 		}
 	}
-	caller.Name = name
+	caller.Name, caller.Admin = name, admin
 	return caller, true
 }
 

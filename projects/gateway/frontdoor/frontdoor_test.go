@@ -31,7 +31,7 @@ func (echo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := gateway.CallerOf(r.Context())
-	_ = json.NewEncoder(w).Encode(map[string]any{"caller": c.Name, "remote": c.Remote, "read": len(body), "path": r.URL.Path})
+	_ = json.NewEncoder(w).Encode(map[string]any{"caller": c.Name, "admin": c.Admin, "remote": c.Remote, "read": len(body), "path": r.URL.Path})
 }
 
 func mounts() map[string]http.Handler {
@@ -325,9 +325,42 @@ func TestOptionsChecked(t *testing.T) {
 		{ProjectTokens: map[string]map[string]string{"a/b": {"tok-123456": "x"}}},
 		{AllowOrigins: []string{"localhost:6274"}},
 		{AllowOrigins: []string{"null"}},
+		// A name is one token: who the caller is, and whose A2A tasks.
+		{Tokens: map[string]string{"tok-123456": "bot", "tok-654321": "bot"}},
+		{Tokens: map[string]string{"tok-123456": "bot"}, ProjectTokens: map[string]map[string]string{"p1": {"tok-654321": "bot"}}},
+		{ProjectTokens: map[string]map[string]string{"p1": {"tok-123456": "bot"}, "p2": {"tok-123456": "other"}}},
+		{Tokens: map[string]string{"tok-123456": "anonymous"}},
+		// An admin names a token that admits every path.
+		{Tokens: map[string]string{"tok-123456": "ops"}, Admins: []string{"nobody"}},
+		{ProjectTokens: map[string]map[string]string{"p1": {"tok-123456": "p1-bot"}}, Admins: []string{"p1-bot"}},
 	} {
 		if err := o.Check(); err == nil {
 			t.Errorf("Check(%+v) = nil, want an error", o)
 		}
+	}
+}
+
+// TestAdmins: the caller of an admin token is an admin; another token's
+// is not; where no token is configured every caller is the same one, an
+// admin. One token admitted to two projects under one name is fine.
+func TestAdmins(t *testing.T) {
+	o := frontdoor.Options{
+		Tokens:        map[string]string{"ops-token-0123": "ops", "ci-token-4567": "ci"},
+		ProjectTokens: map[string]map[string]string{"p1": {"bot-token-89ab": "bot"}, "p2": {"bot-token-89ab": "bot"}},
+		Admins:        []string{"ops"},
+	}
+	if err := o.Check(); err != nil {
+		t.Fatal(err)
+	}
+	srv := door(t, o)
+	for tok, want := range map[string]bool{"ops-token-0123": true, "ci-token-4567": false, "bot-token-89ab": false} {
+		a := do(t, srv, "POST", "/a2a/p2", "{}", bearer(tok))
+		if a.code != 200 || a.body["admin"] != want {
+			t.Errorf("token %s: %d %s, want admin %v", tok, a.code, a.raw, want)
+		}
+	}
+	open := door(t, frontdoor.Options{})
+	if a := do(t, open, "POST", "/mcp", "{}", nil); a.body["caller"] != "anonymous" || a.body["admin"] != true {
+		t.Errorf("no token configured: %s, want anonymous, an admin", a.raw)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 )
@@ -36,8 +37,15 @@ type Options struct {
 	// ProjectTokens admit only the paths of one project (/mcp/{project},
 	// /mcp/{project}/…, /a2a/{project}, /a2a/{project}/…): project id →
 	// token → name. With no token in Tokens nor here, the door admits
-	// every request as "anonymous".
+	// every request as "anonymous", an admin.
+	//
+	// A name is who the caller is: the owner of the A2A tasks it starts,
+	// which no other caller sees. So one name is one token (Check).
 	ProjectTokens map[string]map[string]string
+	// Admins are names of tokens in Tokens whose callers are admins
+	// (gateway.Caller.Admin): they see every caller's A2A tasks. The node
+	// makes the token of --http-token-env one.
+	Admins []string
 	// AllowOrigins are the browser origins (scheme://host[:port]) whose
 	// requests are admitted. A request without Origin (every non-browser
 	// client) is admitted; one with another Origin, "null" included, is
@@ -120,6 +128,7 @@ func (o Options) Check() error {
 		}
 		checkTokens("project "+p+" tokens", m)
 	}
+	errs = append(errs, o.checkNames()...)
 	for _, origin := range o.AllowOrigins {
 		if _, err := normalOrigin(origin); err != nil {
 			errs = append(errs, err)
@@ -148,4 +157,51 @@ func normalOrigin(origin string) (string, error) {
 		host = strings.TrimSuffix(host, ":"+p)
 	}
 	return u.Scheme + "://" + host, nil
+}
+
+// checkNames says which names are not one token each: a name is who the
+// caller is (the owner of its A2A tasks), so two tokens under one name
+// would see each other's tasks, and a token with two names would be
+// either. "anonymous" is the name of every caller where no token is
+// configured. Each admin must name a token of Tokens.
+func (o Options) checkNames() []error {
+	var errs []error
+	byName := map[string]string{} // name → token
+	byToken := map[string]string{}
+	note := func(tok, name string) {
+		switch {
+		case name == "":
+			return
+		case name == anonymous:
+			errs = append(errs, fmt.Errorf("a token named %q: that is the name of every caller where no token is configured; give it another", anonymous))
+		case byName[name] != "" && byName[name] != tok:
+			errs = append(errs, fmt.Errorf("two tokens are named %q: a name is who the caller is (the A2A tasks it started are its own), give each token its own", name))
+		case byToken[tok] != "" && byToken[tok] != name:
+			errs = append(errs, fmt.Errorf("one token is named both %q and %q: give it one name", byToken[tok], name))
+		}
+		byName[name], byToken[tok] = tok, name
+	}
+	for _, tok := range sortedKeys(o.Tokens) {
+		note(tok, o.Tokens[tok])
+	}
+	for _, p := range sortedKeys(o.ProjectTokens) {
+		for _, tok := range sortedKeys(o.ProjectTokens[p]) {
+			note(tok, o.ProjectTokens[p][tok])
+		}
+	}
+	for _, a := range o.Admins {
+		if tok := byName[a]; tok == "" || o.Tokens[tok] != a {
+			errs = append(errs, fmt.Errorf("admin %q names no token that admits every path: an admin is a token of the http token env (or http.tokens without a project)", a))
+		}
+	}
+	return errs
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
