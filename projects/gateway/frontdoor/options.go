@@ -15,7 +15,8 @@ import (
 const (
 	DefaultMaxBodyBytes      = 1 << 20
 	DefaultMaxConcurrent     = 256
-	DefaultReadTimeout       = 30 * time.Second
+	DefaultMaxPerCaller      = 64
+	DefaultReadTimeout       = 10 * time.Second
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultIdleTimeout       = 120 * time.Second
@@ -59,14 +60,24 @@ type Options struct {
 	// MaxBodyBytes bounds a request's body; a larger one is refused 413
 	// before the mount reads any of it. Zero: DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// MaxConcurrent bounds the requests in flight (streams included) past
-	// the checks; one more is refused 503 with Retry-After, never queued.
+	// MaxPerCaller bounds the requests of one caller in flight past the
+	// checks (one token's name; where no token is configured every
+	// caller is one), from reading the body to the end of the answer,
+	// streams included; one more is refused 503 with Retry-After. So a
+	// token that holds many requests, slow bodies or long streams, takes
+	// its own share and never another's. Zero: DefaultMaxPerCaller.
+	MaxPerCaller int
+	// MaxConcurrent bounds the requests in flight in the gateways (each
+	// counted once its body is read, streams included), whoever sent
+	// them; one more is refused 503 with Retry-After, never queued.
 	// Zero: DefaultMaxConcurrent. /healthz is not counted.
 	MaxConcurrent int
-	// ReadTimeout bounds reading a request's body (408 past it);
-	// WriteTimeout bounds each write of a response, so that a stream
-	// lives as long as its client reads it, and a client that stops
-	// reading is cut off. Zero: the defaults.
+	// ReadTimeout bounds reading a request's body (408 past it): far
+	// shorter than a stream lives, so that a body sent slowly, or
+	// headers followed by nothing, hold a slot of their caller's for
+	// that long at most. WriteTimeout bounds each write of a response,
+	// so that a stream lives as long as its client reads it, and a
+	// client that stops reading is cut off. Zero: the defaults.
 	ReadTimeout, WriteTimeout time.Duration
 	// ReadHeaderTimeout, IdleTimeout and MaxHeaderBytes configure the
 	// http.Server NewServer returns. Zero: the defaults.
@@ -89,6 +100,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxConcurrent == 0 {
 		o.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if o.MaxPerCaller == 0 {
+		o.MaxPerCaller = DefaultMaxPerCaller
 	}
 	if o.MaxHeaderBytes == 0 {
 		o.MaxHeaderBytes = DefaultMaxHeaderBytes
@@ -139,8 +153,8 @@ func (o Options) Check() error {
 			errs = append(errs, fmt.Errorf("allowed host %q: want a host name or address without scheme or port (localhost, 127.0.0.1, ::1)", h))
 		}
 	}
-	if o.MaxBodyBytes < 0 || o.MaxConcurrent < 0 {
-		errs = append(errs, errors.New("max body bytes and max concurrent must not be negative"))
+	if o.MaxBodyBytes < 0 || o.MaxConcurrent < 0 || o.MaxPerCaller < 0 {
+		errs = append(errs, errors.New("max body bytes, max concurrent and max per caller must not be negative"))
 	}
 	return errors.Join(errs...)
 }
