@@ -157,9 +157,9 @@ func TestOpenSeesThroughBindMounts(t *testing.T) {
 }
 
 // TestRestoreRefusesNestedRoots: an older node could leave two nested
-// projects open; after a restart the first restored is open and the one
-// nested in it is listed with the error, its tools refused, until it is
-// closed.
+// projects open; after a restart the inner one is open and the outer one
+// (first by id) is listed with the error, its tools refused, until it is
+// closed: its tools would reach the inner one's .jido/.
 func TestRestoreRefusesNestedRoots(t *testing.T) {
 	dataDir := t.TempDir()
 	n := startNode(t, dataDir, false)
@@ -169,16 +169,16 @@ func TestRestoreRefusesNestedRoots(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := n.Projects().Open(ctx, projects.OpenRequest{Root: inner, ID: "a-inner"}); err != nil {
+	if _, err := n.Projects().Open(ctx, projects.OpenRequest{Root: inner, ID: "b-inner"}); err != nil {
 		t.Fatal(err)
 	}
 	// The older node's open: the project agent started as Open starts
-	// it (a-inner's state, another root), past today's check.
+	// it (b-inner's state, another root), past today's check.
 	real, err := filepath.EvalSymlinks(outer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := n.Runtime().State("a-inner")
+	info, err := n.Runtime().State("b-inner")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,21 +187,21 @@ func TestRestoreRefusesNestedRoots(t *testing.T) {
 		t.Fatal(err)
 	}
 	initial := map[string]any{"root": real, "data_dir": st["data_dir"], "policy": st["policy"], "policy_source": st["policy_source"]}
-	if _, err := n.Runtime().Start(ctx, agentruntime.StartRequest{Type: projects.AgentType, ID: "b-outer", InitialState: initial}); err != nil {
+	if _, err := n.Runtime().Start(ctx, agentruntime.StartRequest{Type: projects.AgentType, ID: "a-outer", InitialState: initial}); err != nil {
 		t.Fatal(err)
 	}
 	closeNode(t, n)
 
 	n = startNode(t, dataDir, false)
 	defer closeNode(t, n)
-	ls := n.Projects().List()
-	if len(ls) != 2 || ls[0].ID != "a-inner" || ls[0].Status != projects.StatusOpen {
-		t.Fatalf("after restart: %+v", ls)
+	ls := n.Projects().List() // by id: a-outer, b-inner
+	if len(ls) != 2 || ls[1].ID != "b-inner" || ls[1].Status != projects.StatusOpen {
+		t.Fatalf("after restart: %+v, want b-inner open", ls)
 	}
-	if b := ls[1]; b.Status != projects.StatusError || b.Error == nil || !strings.Contains(b.Error.Message, "a-inner") {
-		t.Fatalf("b-outer, around a-inner: %+v, want listed with an error naming a-inner", b)
+	if o := ls[0]; o.Status != projects.StatusError || o.Error == nil || !strings.Contains(o.Error.Message, "b-inner") {
+		t.Fatalf("a-outer, around b-inner: %+v, want listed with an error naming b-inner", o)
 	}
-	if _, err := n.Projects().Reload(ctx, "b-outer"); bus.ErrorType(err) != bus.ReasonUnavailable {
+	if _, err := n.Projects().Reload(ctx, "a-outer"); bus.ErrorType(err) != bus.ReasonUnavailable {
 		t.Fatalf("reload the refused project: %v, want unavailable", err)
 	}
 }
