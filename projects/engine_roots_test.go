@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 
 	agentruntime "github.com/jido-bus/jido-bus/agents/runtime"
@@ -98,7 +98,7 @@ func TestOpenRefusesTheHomeFolder(t *testing.T) {
 }
 
 // bindMount binds src onto dst for the rest of the test, or skips it
-// where the test may not mount (not root, not Linux, no CAP_SYS_ADMIN).
+// where the test may not mount (not Linux, not root, no CAP_SYS_ADMIN).
 func bindMount(t *testing.T, src, dst string) {
 	t.Helper()
 	if runtime.GOOS != "linux" {
@@ -107,12 +107,12 @@ func bindMount(t *testing.T, src, dst string) {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mount(src, dst, "", syscall.MS_BIND, ""); err != nil {
-		t.Skipf("cannot bind-mount here (%v): run as root to test bind mounts", err)
+	if out, err := exec.Command("mount", "--bind", src, dst).CombinedOutput(); err != nil {
+		t.Skipf("cannot bind-mount here (%v: %s): run as root to test bind mounts", err, out)
 	}
 	t.Cleanup(func() {
-		if err := syscall.Unmount(dst, syscall.MNT_DETACH); err != nil {
-			t.Errorf("unmount %s: %v", dst, err)
+		if out, err := exec.Command("umount", "-l", dst).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dst, err, out)
 		}
 	})
 }
