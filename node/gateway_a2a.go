@@ -79,12 +79,12 @@ func (h a2aHost) RecordGatewayRequest(ctx context.Context, project string, r gat
 }
 
 // StartConversation implements a2agw.Host through the engine's ConvStart.
-func (h a2aHost) StartConversation(ctx context.Context, project, conv string) error {
+func (h a2aHost) StartConversation(ctx context.Context, project, conv, owner string) error {
 	e, err := h.engine()
 	if err != nil {
 		return err
 	}
-	_, err = e.ConvStart(ctx, projects.ConvStartRequest{Project: project, Conversation: conv})
+	_, err = e.ConvStart(ctx, projects.ConvStartRequest{Project: project, Conversation: conv, By: owner})
 	return err
 }
 

@@ -21,6 +21,7 @@ import (
 type project struct {
 	id           string
 	root         string // real path
+	place        place  // the root's, for the checks of other roots
 	dataDir      string // the name under the root
 	layout       layout.Layout
 	policyDoc    json.RawMessage

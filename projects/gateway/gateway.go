@@ -16,6 +16,10 @@ import "context"
 type Caller struct {
 	Name   string `json:"name"`
 	Remote string `json:"remote,omitempty"`
+	// Admin is set for an admin of the front door (its admin token, or
+	// every caller where no token is configured): it sees what every
+	// caller started (A2A tasks), where another caller sees its own.
+	Admin bool `json:"admin,omitempty"`
 }
 
 type callerKey struct{}

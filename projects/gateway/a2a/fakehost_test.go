@@ -62,14 +62,14 @@ func (h *fakeHost) appendLocked(key, typ string, d convevent.Data) uint64 {
 	return seq
 }
 
-func (h *fakeHost) StartConversation(_ context.Context, project, conv string) error {
+func (h *fakeHost) StartConversation(_ context.Context, project, conv, owner string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	key := project + "/" + conv
 	if len(h.convs[key]) > 0 {
 		return bus.Errorf("already_exists", "conversation %s exists", key)
 	}
-	h.appendLocked(key, convevent.Started, convevent.Data{ProjectID: project, ConversationID: conv, Assistant: true})
+	h.appendLocked(key, convevent.Started, convevent.Data{ProjectID: project, ConversationID: conv, Assistant: true, By: owner})
 	return nil
 }
 

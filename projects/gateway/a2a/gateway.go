@@ -9,7 +9,8 @@
 // (starting the conversation for a new task); tasks/get reads the task
 // from the conversation's events; tasks/cancel appends conversation.cancel.
 // The gateway keeps no task of its own: everything it answers is folded
-// from the log, so a task outlives the node that started it.
+// from the log, so a task outlives the node that started it. A task is
+// seen only by the caller that started it and by admins (owner.go).
 package a2agw
 
 import (
@@ -42,9 +43,10 @@ type Host interface {
 	// project fails not_found (or unavailable).
 	Project(ctx context.Context, id string) (Project, error)
 	// StartConversation starts conversation conv of project with the
-	// assistant's loop on (the engine's ConvStart); an id in use fails
-	// already_exists.
-	StartConversation(ctx context.Context, project, conv string) error
+	// assistant's loop on (the engine's ConvStart), its
+	// conversation.started naming owner as data.by (owner.go); an id in
+	// use fails already_exists.
+	StartConversation(ctx context.Context, project, conv, owner string) error
 	// SendMessage appends conversation.user.message with text to the
 	// conversation key (<project>/<conversation>), once committed.
 	SendMessage(ctx context.Context, key, text string) error

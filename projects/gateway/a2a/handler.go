@@ -120,8 +120,8 @@ func taskKey(ctx context.Context, id string) (string, error) {
 	return key, nil
 }
 
-// load folds task id's conversation; a conversation never started is
-// task_not_found.
+// load folds task id's conversation; a conversation never started, or
+// one the caller may not see (owner.go), is task_not_found.
 func (h *requestHandler) load(ctx context.Context, id string) (string, *turn, uint64, error) {
 	key, err := taskKey(ctx, id)
 	if err != nil {
@@ -131,8 +131,8 @@ func (h *requestHandler) load(ctx context.Context, id string) (string, *turn, ui
 	if err != nil {
 		return "", nil, 0, fromHost(err)
 	}
-	if len(events) == 0 {
-		return "", nil, 0, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("project %s has no task %q: message/send without a taskId starts one", projectOf(ctx), id))
+	if err := visible(ctx, id, events); err != nil {
+		return "", nil, 0, err
 	}
 	t := newTurn()
 	var head uint64
@@ -192,8 +192,9 @@ type sent struct {
 }
 
 // send appends the request's message to its task's conversation,
-// starting the conversation for a new task. The task is the message's
-// taskId, else its contextId, else a new id.
+// starting the conversation for a new task, owned by the caller. The task
+// is the message's taskId, else its contextId, else a new id; a task the
+// caller may not see is not continued (task_not_found).
 func (h *requestHandler) send(ctx context.Context, req *a2a.SendMessageRequest) (sent, error) {
 	m := req.Message
 	if m == nil {
@@ -227,11 +228,15 @@ func (h *requestHandler) send(ctx context.Context, req *a2a.SendMessageRequest) 
 	if err != nil {
 		return sent{}, fromHost(err)
 	}
-	if len(events) == 0 {
-		if m.TaskID != "" {
-			return sent{}, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("project %s has no task %q: leave taskId out to start one", projectOf(ctx), id))
+	switch {
+	case len(events) > 0:
+		if err := visible(ctx, id, events); err != nil {
+			return sent{}, err
 		}
-		if err := h.host.StartConversation(ctx, projectOf(ctx), id); err != nil {
+	case m.TaskID != "":
+		return sent{}, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("project %s has no task %q: leave taskId out to start one", projectOf(ctx), id))
+	default:
+		if err := h.host.StartConversation(ctx, projectOf(ctx), id, OwnerOf(ctx)); err != nil {
 			return sent{}, fromHost(err)
 		}
 	}
