@@ -188,6 +188,16 @@ func (e *Engine) report(ctx context.Context, p *project) (assets.Changes, error)
 	return changes, nil
 }
 
+// catalog is the catalog p's tools run from, once any report in flight
+// is done: project.assets.reloaded is emitted at its commit, before the
+// report swaps the catalog, and a client that hears it and asks at once
+// (jido-bus mcp --nats-url) must get the catalog it announced.
+func (p *project) catalog() *tools.Catalog {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.runner.Catalog()
+}
+
 // Reload loads project id's assets again (only changed files are read)
 // and records the change, if any, as project.assets.reloaded. A reload
 // that changes nothing appends nothing; Changed says which it was.
@@ -234,7 +244,7 @@ func (p *project) info() ProjectInfo {
 	}
 	s := p.set.Load()
 	in.Digest, in.Version, in.Counts, in.Diagnostics = s.Digest, s.Version+p.versionBase, countsOf(s), len(s.Diagnostics)
-	in.Tools = len(p.runner.Catalog().List(p.sandbox.Policy))
+	in.Tools = len(p.catalog().List(p.sandbox.Policy))
 	in.Protection = policy.Protection().String()
 	p.wmu.Lock()
 	in.Watching = p.watcher != nil
