@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -69,7 +70,7 @@ func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c LLMC
 		}
 	}
 	start := time.Now()
-	req, names, used, err := a.request(ctx, c.Conversation, s)
+	req, names, h, err := a.request(ctx, c.Conversation, s)
 	if err != nil {
 		a.llmFailed(x, c, 0, llm.Classify(err))
 		return
@@ -99,7 +100,7 @@ func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c LLMC
 			a.stopped(ctx, x, c, latency)
 			return
 		}
-		a.llmFailed(x, c, latency, llm.Classify(err))
+		a.llmFailed(x, c, latency, refusal(llm.Classify(err), c, h))
 		return
 	}
 	if resp.Text == "" && len(resp.ToolCalls) == 0 {
@@ -109,7 +110,36 @@ func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c LLMC
 		a.llmFailed(x, c, latency, &llm.Error{Kind: reasonEmptyAnswer, Message: fmt.Sprintf("the model (%s) answered with neither text nor tool calls (stop reason %q)", s.Model, resp.StopReason)})
 		return
 	}
-	a.answered(x, c, s, resp, names, used, latency)
+	a.answered(x, c, s, resp, names, h.used, latency)
+}
+
+// refusal adds to a refused request (a 4xx other than the key's) what the
+// conversation can do about it. Every call sends the whole history, so a
+// history the server refuses — a message it cannot take — fails every
+// later turn the same way; a fork that leaves the turn out goes on
+// without it.
+func refusal(e *llm.Error, c LLMCall, h history) *llm.Error {
+	if e.Kind != llm.KindBadRequest || e.Status == 0 {
+		return e
+	}
+	at := "SEQ"
+	if n := h.before(turnOf(c.Request)); n > 0 {
+		at = fmt.Sprint(n)
+	}
+	r := *e
+	r.Message = fmt.Sprintf("%s. Every call sends the conversation's whole history: if it is the history the server refuses (a message it names above), every later turn fails the same way; go on without this turn in a fork, jido-bus conv fork %s --at %s (or at a seq before the message it names: conv show %s lists them)", strings.TrimSuffix(e.Message, "."), c.Conversation, at, c.Conversation)
+	return &r
+}
+
+// turnOf is the user message id of an LLM request id, llm.<turn>.<step>.<attempt>.
+func turnOf(request string) string {
+	t := strings.TrimPrefix(request, "llm.")
+	for range 2 {
+		if i := strings.LastIndexByte(t, '.'); i >= 0 {
+			t = t[:i]
+		}
+	}
+	return t
 }
 
 // reasonEmptyAnswer is the error type of an answer with neither text nor
@@ -118,14 +148,14 @@ const reasonEmptyAnswer = "empty_answer"
 
 // request builds the provider's request: the conversation's llm_context
 // and the project's tools under their API names (names maps them back).
-func (a *Assistant) request(ctx context.Context, key string, s LLMSettings) (llm.Request, map[string]string, func(string) bool, error) {
-	msgs, used, err := a.ctxs.get(key)
+func (a *Assistant) request(ctx context.Context, key string, s LLMSettings) (llm.Request, map[string]string, history, error) {
+	h, err := a.ctxs.get(key)
 	if err != nil {
-		return llm.Request{}, nil, nil, fmt.Errorf("read the context of %s: %w", key, err)
+		return llm.Request{}, nil, h, fmt.Errorf("read the context of %s: %w", key, err)
 	}
 	specs, err := a.cfg.Host.Tools(ctx, projectOf(key))
 	if err != nil {
-		return llm.Request{}, nil, nil, fmt.Errorf("the tools of project %s: %w", projectOf(key), err)
+		return llm.Request{}, nil, h, fmt.Errorf("the tools of project %s: %w", projectOf(key), err)
 	}
 	req := llm.Request{Model: s.Model, Temperature: s.Temperature, MaxTokens: s.MaxTokens}
 	names := make(map[string]string, len(specs))
@@ -135,7 +165,7 @@ func (a *Assistant) request(ctx context.Context, key string, s LLMSettings) (llm
 		apiName[sp.Name] = sp.APIName
 		req.Tools = append(req.Tools, llm.Tool{Name: sp.APIName, Description: sp.Description, InputSchema: sp.InputSchema})
 	}
-	for _, m := range msgs {
+	for _, m := range h.msgs {
 		if m.Role == conversation.RoleSystem {
 			req.System = m.Content
 			continue
@@ -150,7 +180,7 @@ func (a *Assistant) request(ctx context.Context, key string, s LLMSettings) (llm
 		}
 		req.Messages = append(req.Messages, lm)
 	}
-	return req, names, used, nil
+	return req, names, h, nil
 }
 
 // answered records a complete answer: the message, its tool calls, then
