@@ -43,6 +43,31 @@ func TestAssistantRefusalSaysHowToGoOn(t *testing.T) {
 	}
 }
 
+// TestAssistantLastAttemptIsNotRetryable: the attempts of a call that
+// keeps failing are retryable until the last, which the loop does not
+// retry and so is not labelled so (conv show said "retryable" on it).
+func TestAssistantLastAttemptIsNotRetryable(t *testing.T) {
+	n := startQuickNode(t)
+	talk(t, n, strings.Repeat(`{"fail":{"kind":"server","status":503,"message":"overloaded"}}
+`, assistant.MaxAttempts), "", "hi")
+	awaitEvent(t, n, "p1/c1", convevent.LLMFailed, func(e eventlog.Entry) bool {
+		return dataOf(t, e)["attempt"] == float64(assistant.MaxAttempts)
+	})
+	for _, e := range convEvents(t, n, "p1/c1") {
+		if e.Event.Type() != convevent.LLMFailed {
+			continue
+		}
+		d := dataOf(t, e)
+		last := d["attempt"] == float64(assistant.MaxAttempts)
+		if got := d["retryable"] == true; got == last {
+			t.Errorf("attempt %v of %d: retryable %v; want it on every attempt but the last", d["attempt"], assistant.MaxAttempts, d["retryable"])
+		}
+		if last && !strings.Contains(fmt.Sprint(d["error"]), fmt.Sprintf("after %d attempts", assistant.MaxAttempts)) {
+			t.Errorf("the last attempt's error %v does not say the call was given up after %d attempts", d["error"], assistant.MaxAttempts)
+		}
+	}
+}
+
 // modelRecorder is a model that answers from a list and keeps every request.
 type modelRecorder struct {
 	mu      sync.Mutex

@@ -228,18 +228,24 @@ func (a *Assistant) answered(x *runtime.ExecContext, c LLMCall, s LLMSettings, r
 }
 
 // llmFailed records a failed attempt, with the delay before the next one
-// when the loop will retry it.
+// when the loop will retry it. The last attempt is not retryable: the loop
+// gives up on it, and its error says so.
 func (a *Assistant) llmFailed(x *runtime.ExecContext, c LLMCall, latency time.Duration, e *llm.Error) {
+	again := retryable(e) && c.Attempt < MaxAttempts
+	msg := e.Message
+	if retryable(e) && !again {
+		msg = fmt.Sprintf("%s (given up after %d attempts)", msg, c.Attempt)
+	}
 	data := map[string]any{
-		"error":      bus.Errorf(e.Kind, "%s", e.Message),
-		"retryable":  retryable(e),
+		"error":      bus.Errorf(e.Kind, "%s", msg),
+		"retryable":  again,
 		"attempt":    c.Attempt,
 		"latency_ms": latency.Milliseconds(),
 	}
 	if e.Status != 0 {
 		data["status"] = e.Status
 	}
-	if retryable(e) && c.Attempt < MaxAttempts {
+	if again {
 		data["retry_in_ms"] = a.cfg.Backoff(c.Attempt, e.RetryAfter).Milliseconds()
 	}
 	a.deliver(x, convevent.LLMFailed, c.Request+".failed", c.Request, data)
