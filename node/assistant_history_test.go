@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -192,4 +194,42 @@ func roles(r llm.Request) string {
 		rs = append(rs, m.Role)
 	}
 	return strings.Join(rs, " ")
+}
+
+// TestAssistantSendsTheProjectsInstructions: a project's AGENTS.md and
+// .jido/instructions.md are the system message of every call, before the
+// conversation's own system prompt, without --system; the files are named
+// in conversation.llm.requested; an edit reaches the next call.
+func TestAssistantSendsTheProjectsInstructions(t *testing.T) {
+	rec := &modelRecorder{}
+	n := startRecordingNode(t, rec)
+	root := assistantProject(t, "", "")
+	if err := os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte("Run make test before you say done.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".jido", "instructions.md"), []byte("Answer in French.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Projects().Open(context.Background(), projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	send(t, n, "p1/c1", "hi")
+	if got, want := rec.await(t, 1).System, "Run make test before you say done.\n\nAnswer in French."; got != want {
+		t.Fatalf("system message %q, want %q", got, want)
+	}
+	req := awaitEvent(t, n, "p1/c1", convevent.LLMRequested, nil)
+	if got := fmt.Sprint(dataOf(t, req)["instructions"]); got != "[AGENTS.md .jido/instructions.md]" {
+		t.Errorf("conversation.llm.requested names the instructions %s", got)
+	}
+
+	if _, err := n.Projects().ConvStart(context.Background(), projects.ConvStartRequest{Project: "p1", Conversation: "c2", System: "Be brief."}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(root, ".jido", "instructions.md")); err != nil {
+		t.Fatal(err)
+	}
+	send(t, n, "p1/c2", "hi")
+	if got, want := rec.await(t, 2).System, "Run make test before you say done.\n\nBe brief."; got != want {
+		t.Fatalf("system message %q, want %q", got, want)
+	}
 }

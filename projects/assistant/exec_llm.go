@@ -41,9 +41,11 @@ func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtim
 		// Recorded once the settings are known, so that it names the
 		// model and provider; a crash before it commits is closed by the
 		// restart all the same (the loop's state holds the request).
-		a.deliver(x, convevent.LLMRequested, c.Request, x.Input.ID(), map[string]any{
-			"model": s.Model, "provider": s.Provider, "attempt": c.Attempt, "step": c.Step,
-		})
+		requested := map[string]any{"model": s.Model, "provider": s.Provider, "attempt": c.Attempt, "step": c.Step}
+		if len(settings.InstructionFiles) > 0 {
+			requested["instructions"] = settings.InstructionFiles
+		}
+		a.deliver(x, convevent.LLMRequested, c.Request, x.Input.ID(), requested)
 		if err != nil {
 			if ctx.Err() != nil {
 				a.stopped(ctx, x, c, 0)
@@ -52,13 +54,13 @@ func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtim
 			a.llmFailed(x, c, 0, &llm.Error{Kind: llm.KindConfig, Message: bus.AsError(err).Message})
 			return
 		}
-		a.complete(ctx, x, c, s, root)
+		a.complete(ctx, x, c, s, settings.Instructions, root)
 	})
 	return runtime.ExecResult{Kind: runtime.ExecAsync}, nil
 }
 
 // complete makes one attempt and records its outcome.
-func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c LLMCall, s LLMSettings, root string) {
+func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c LLMCall, s LLMSettings, instructions, root string) {
 	if c.DelayMS > 0 {
 		t := time.NewTimer(time.Duration(c.DelayMS) * time.Millisecond)
 		select {
@@ -70,7 +72,7 @@ func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c LLMC
 		}
 	}
 	start := time.Now()
-	req, names, h, err := a.request(ctx, c.Conversation, s)
+	req, names, h, err := a.request(ctx, c.Conversation, s, instructions)
 	if err != nil {
 		a.llmFailed(x, c, 0, llm.Classify(err))
 		return
@@ -146,9 +148,11 @@ func turnOf(request string) string {
 // tool calls; it is retried like a broken stream.
 const reasonEmptyAnswer = "empty_answer"
 
-// request builds the provider's request: the conversation's llm_context
-// and the project's tools under their API names (names maps them back).
-func (a *Assistant) request(ctx context.Context, key string, s LLMSettings) (llm.Request, map[string]string, history, error) {
+// request builds the provider's request: the system message (the
+// project's instructions, then the conversation's system prompt), the
+// conversation's llm_context and the project's tools under their API
+// names (names maps them back).
+func (a *Assistant) request(ctx context.Context, key string, s LLMSettings, instructions string) (llm.Request, map[string]string, history, error) {
 	h, err := a.ctxs.get(key)
 	if err != nil {
 		return llm.Request{}, nil, h, fmt.Errorf("read the context of %s: %w", key, err)
@@ -165,9 +169,10 @@ func (a *Assistant) request(ctx context.Context, key string, s LLMSettings) (llm
 		apiName[sp.Name] = sp.APIName
 		req.Tools = append(req.Tools, llm.Tool{Name: sp.APIName, Description: sp.Description, InputSchema: sp.InputSchema})
 	}
+	req.System = instructions
 	for _, m := range h.msgs {
 		if m.Role == conversation.RoleSystem {
-			req.System = m.Content
+			req.System = strings.TrimSpace(req.System + "\n\n" + m.Content)
 			continue
 		}
 		lm := llm.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
