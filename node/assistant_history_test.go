@@ -196,6 +196,31 @@ func roles(r llm.Request) string {
 	return strings.Join(rs, " ")
 }
 
+// TestAssistantSendsBadArgumentsBack: tool-call arguments that were not
+// JSON go back to the model as it sent them, beside the result that says
+// what was wrong, so it can correct itself (they were sent back as {}).
+func TestAssistantSendsBadArgumentsBack(t *testing.T) {
+	rec := &modelRecorder{answers: []llm.Response{
+		{ToolCalls: []llm.ToolCall{{ID: "r1", Name: "read_file", Args: `{"path": "a.txt"`}}, StopReason: "tool_calls"},
+	}}
+	n := startRecordingNode(t, rec)
+	root := assistantProject(t, "", "")
+	if _, err := n.Projects().Open(context.Background(), projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	send(t, n, "p1/c1", "read a")
+	second := rec.await(t, 2)
+	if got := roles(second); got != "user assistant tool" {
+		t.Fatalf("second request: %s", got)
+	}
+	if args := second.Messages[1].ToolCalls[0].Args; args != `{"path": "a.txt"` {
+		t.Errorf("the call's arguments went back as %q, want the model's own text", args)
+	}
+	if res := second.Messages[2].Content; !strings.Contains(res, "invalid_args") || !strings.Contains(res, "not valid JSON") {
+		t.Errorf("the call's result %q does not say what was wrong", res)
+	}
+}
+
 // TestAssistantSendsTheProjectsInstructions: a project's AGENTS.md and
 // .jido/instructions.md are the system message of every call, before the
 // conversation's own system prompt, without --system; the files are named

@@ -49,4 +49,3 @@ func instructions(root *policy.Root, dataDir string) (string, []string, error) {
 	}
 	return strings.Join(texts, "\n\n"), files, nil
 }
-

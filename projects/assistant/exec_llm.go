@@ -181,7 +181,14 @@ func (a *Assistant) request(ctx context.Context, key string, s LLMSettings, inst
 			if n, ok := apiName[name]; ok {
 				name = n
 			}
-			lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: tc.ID, Name: name, Args: string(rawArgs(tc.Args))})
+			args := string(rawArgs(tc.Args))
+			if tc.ArgsText != "" {
+				// Arguments that were not JSON go back as the model sent
+				// them (a provider that takes an object gives {}): it reads
+				// its own text beside the error of the call's result.
+				args = tc.ArgsText
+			}
+			lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: tc.ID, Name: name, Args: args})
 		}
 		req.Messages = append(req.Messages, lm)
 	}
