@@ -14,6 +14,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/projects/assets"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
 )
 
@@ -178,6 +179,9 @@ func (a *Assistant) request(ctx context.Context, key string, s LLMSettings, inst
 		lm := llm.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
 		for _, tc := range m.ToolCalls {
 			name := tc.Name
+			if renamed, old := assets.RenamedTool(name); old {
+				name = renamed // a call logged before asset tools were renamed
+			}
 			if n, ok := apiName[name]; ok {
 				name = n
 			}
