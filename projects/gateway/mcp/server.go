@@ -43,8 +43,9 @@ func (g *Gateway) newServer(project string, caller gateway.Caller) *server {
 		instructions = "The jido-bus project " + project + ": its tools (run through the project's policy), its commands as prompts, its skills and skill-graph notes as resources."
 	}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "jido-bus", Version: g.o.Version}, &sdk.ServerOptions{
-		Instructions: instructions,
-		Logger:       g.log,
+		Instructions:      instructions,
+		Logger:            g.log,
+		CompletionHandler: s.complete,
 		Capabilities: &sdk.ServerCapabilities{
 			Tools:     &sdk.ToolCapabilities{ListChanged: true},
 			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
@@ -88,7 +89,7 @@ func (s *server) sync() {
 		s.projectResources(p, wantR)
 	}
 	goneT := reconcile(s.tools, wantT, func(d toolDef) string { return d.fingerprint }, func(d toolDef) {
-		s.mcp.AddTool(d.tool, s.callTool(d.project, d.name))
+		s.mcp.AddTool(d.tool, s.callTool(d.project, d.detail))
 	})
 	goneP := reconcile(s.prompts, wantP, func(d promptDef) string { return d.fingerprint }, func(d promptDef) {
 		s.mcp.AddPrompt(d.prompt, s.getPrompt(d.project, d.command))
