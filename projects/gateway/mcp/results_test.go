@@ -181,3 +181,22 @@ func TestCompletions(t *testing.T) {
 		t.Errorf("notes {+id} \"top\": %v", got)
 	}
 }
+
+// TestOldToolNamesAreRefusedNamingTheNew: a call by an asset tool's name
+// before the rename is refused naming the one to call, on /mcp/{project}
+// and on /mcp (qualified by the project), and recorded.
+func TestOldToolNamesAreRefusedNamingTheNew(t *testing.T) {
+	e := start(t)
+	ctx := context.Background()
+	for path, c := range map[string]struct{ old, now string }{
+		"/mcp/p1": {"command.hello", "call command_hello"},
+		"/mcp":    {"p1.skill.review", "call p1.skill_review"},
+	} {
+		cs := e.connect(t, path, nil)
+		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: c.old, Arguments: map[string]any{}})
+		if err == nil || !strings.Contains(err.Error(), c.now) {
+			t.Errorf("%s %s: %v, want it refused saying %q", path, c.old, err, c.now)
+		}
+	}
+	findRecord(t, e.n, "p1", "tools/call", "command.hello")
+}
