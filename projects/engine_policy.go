@@ -63,7 +63,11 @@ func loadPolicy(root *policy.Root, dataDir string, given json.RawMessage) (*poli
 		}
 	}
 	if err == nil {
-		err = refuseOldToolNames(p, source)
+		where := "the policy " + source
+		if source == PolicyFromRequest {
+			where = "the open request's policy"
+		}
+		err = refuseOldToolNames(p, where)
 	}
 	if err != nil {
 		return nil, nil, "", err
@@ -82,7 +86,7 @@ func policyFromDocument(doc json.RawMessage, dataDir string) (*policy.Policy, er
 	}
 	p, err := policy.Load("the project's stored policy", doc)
 	if err == nil {
-		err = refuseOldToolNames(p, "the project's stored policy")
+		err = refuseOldToolNames(p, "the project's stored policy (its policy when it was opened)")
 	}
 	if err != nil {
 		return nil, err
@@ -94,7 +98,7 @@ func policyFromDocument(doc json.RawMessage, dataDir string) (*policy.Policy, er
 // they were named before assets.ToolName (command.*, skill_graph.search):
 // such a glob matches nothing now, so a deny written with it would
 // silently stop applying.
-func refuseOldToolNames(p *policy.Policy, source string) error {
+func refuseOldToolNames(p *policy.Policy, where string) error {
 	var old []string
 	for glob := range p.Tools {
 		if now, ok := assets.RenamedTool(glob); ok {
@@ -105,7 +109,7 @@ func refuseOldToolNames(p *policy.Policy, source string) error {
 		return nil
 	}
 	slices.Sort(old)
-	return bus.Errorf(bus.ReasonInvalidRequest, "policy %s: tools: %s name asset tools the old way, and would match no tool: asset tools are <kind>_<name> now (command_git-commit, skill_review, skill_graph_search); write the new names, then open the project again (jido-bus project close, then project open)", source, strings.Join(old, ", "))
+	return bus.Errorf(bus.ReasonInvalidRequest, "%s: tools: %s name asset tools the old way, and would match no tool: asset tools are <kind>_<name> now (command_git-commit, skill_review, skill_graph_search); write the new names, then open the project again (jido-bus project close, then project open)", where, strings.Join(old, ", "))
 }
 
 // policyDocument writes p in the policy file's form, every key given
