@@ -13,6 +13,11 @@ import (
 	"time"
 )
 
+// checkoutRoot is the repository's root, found when the package loads:
+// the suite may move the process into a directory of its own before the
+// tests run.
+var checkoutRoot, checkoutRootErr = moduleRoot()
+
 // mcpReport is what e2e/testdata/mcp-client/client.cjs saw.
 type mcpReport struct {
 	Capabilities map[string]any `json:"capabilities"`
@@ -101,10 +106,10 @@ func runMCPClient(t *testing.T, args ...string) mcpReport {
 	if err != nil {
 		t.Skip("node is not on PATH: this test drives the MCP gateway with the official MCP TypeScript SDK, which needs Node.js 18 or later; install it and run make tools")
 	}
-	root, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
+	if checkoutRootErr != nil {
+		t.Fatal(checkoutRootErr)
 	}
+	root := checkoutRoot
 	modules := filepath.Join(root, "bin", "mcp-client")
 	if _, err := os.Stat(filepath.Join(modules, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
 		t.Fatalf("the MCP TypeScript SDK is not installed in %s: run make tools (it runs npm ci for e2e/testdata/mcp-client there)", modules)
