@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
+	"strings"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projects/assets"
 	"github.com/jido-bus/jido-bus/projects/policy"
 )
 
@@ -59,6 +62,13 @@ func loadPolicy(root *policy.Root, dataDir string, given json.RawMessage) (*poli
 			return nil, nil, "", bus.Errorf(typeOr(rerr, bus.ReasonInvalidRequest), "policy file %s in %s: %s; fix or remove it, or give a policy in the request", file, root.Path(), bus.AsError(rerr).Message)
 		}
 	}
+	if err == nil {
+		where := "the policy " + source
+		if source == PolicyFromRequest {
+			where = "the open request's policy"
+		}
+		err = refuseOldToolNames(p, where)
+	}
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -75,10 +85,31 @@ func policyFromDocument(doc json.RawMessage, dataDir string) (*policy.Policy, er
 		return policy.Default().WithDataDir(dataDir), nil
 	}
 	p, err := policy.Load("the project's stored policy", doc)
+	if err == nil {
+		err = refuseOldToolNames(p, "the project's stored policy (its policy when it was opened)")
+	}
 	if err != nil {
 		return nil, err
 	}
 	return p.WithDataDir(dataDir), nil
+}
+
+// refuseOldToolNames refuses a policy whose tool globs name asset tools as
+// they were named before assets.ToolName (command.*, skill_graph.search):
+// such a glob matches nothing now, so a deny written with it would
+// silently stop applying.
+func refuseOldToolNames(p *policy.Policy, where string) error {
+	var old []string
+	for glob := range p.Tools {
+		if now, ok := assets.RenamedTool(glob); ok {
+			old = append(old, fmt.Sprintf("%q (now %q)", glob, now))
+		}
+	}
+	if len(old) == 0 {
+		return nil
+	}
+	slices.Sort(old)
+	return bus.Errorf(bus.ReasonInvalidRequest, "%s: tools: %s name asset tools the old way, and would match no tool: asset tools are <kind>_<name> now (command_git-commit, skill_review, skill_graph_search); write the new names, then open the project again (jido-bus project close, then project open)", where, strings.Join(old, ", "))
 }
 
 // policyDocument writes p in the policy file's form, every key given
