@@ -109,9 +109,10 @@ func policyDocument(p *policy.Policy) (json.RawMessage, error) {
 	doc := map[string]any{
 		"tools": tools,
 		"paths": map[string]any{
-			"allow":     list(p.Paths.Allow),
-			"deny":      list(p.Paths.Deny),
-			"read_only": list(p.Paths.ReadOnly),
+			"allow":           list(p.Paths.Allow),
+			"deny":            list(p.Paths.Deny),
+			"read_only":       list(p.Paths.ReadOnly),
+			"read_hard_links": p.Paths.ReadHardLinks,
 		},
 		"commands": commands,
 	}

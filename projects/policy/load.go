@@ -13,9 +13,10 @@ import (
 type file struct {
 	Tools map[string]Mode `yaml:"tools"`
 	Paths struct {
-		Allow    *[]string `yaml:"allow"`
-		Deny     *[]string `yaml:"deny"`
-		ReadOnly *[]string `yaml:"read_only"`
+		Allow         *[]string `yaml:"allow"`
+		Deny          *[]string `yaml:"deny"`
+		ReadOnly      *[]string `yaml:"read_only"`
+		ReadHardLinks *bool     `yaml:"read_hard_links"`
 	} `yaml:"paths"`
 	Commands struct {
 		Programs          *[]string `yaml:"programs"`
@@ -38,6 +39,7 @@ type file struct {
 //	  allow: ["**"]
 //	  deny: ["**/.env", "**/.env.*"]
 //	  read_only: ["vendor/**"]   # .jido and .git are always read-only
+//	  read_hard_links: false     # files with other hard links are never written; read only if true
 //	commands:
 //	  programs: [go, git, make]  # base names, looked up on PATH
 //	  env: [PATH, LANG, LC_ALL, TERM, TZ]
@@ -56,6 +58,7 @@ func Load(name string, data []byte) (*Policy, error) {
 	set(&p.Paths.Allow, f.Paths.Allow)
 	set(&p.Paths.Deny, f.Paths.Deny)
 	set(&p.Paths.ReadOnly, f.Paths.ReadOnly)
+	set(&p.Paths.ReadHardLinks, f.Paths.ReadHardLinks)
 	set(&p.Commands.Programs, f.Commands.Programs)
 	set(&p.Commands.Env, f.Commands.Env)
 	set(&p.Commands.Network, f.Commands.Network)

@@ -16,7 +16,7 @@ func (s *Sandbox) may(tool string, op Op) check {
 
 // ReadFile reads path for tool (see Root.ReadFile).
 func (s *Sandbox) ReadFile(tool, path string, max int64) ([]byte, error) {
-	return s.Root.readFile(path, max, s.may(tool, OpRead))
+	return s.Root.readFile(path, max, s.may(tool, OpRead), s.Policy.Paths.ReadHardLinks)
 }
 
 // WriteFile writes path for tool (see Root.WriteFile); each directory it
