@@ -8,6 +8,9 @@ import "io/fs"
 type Sandbox struct {
 	Root   *Root
 	Policy *Policy
+	// Host is what the node's operator decides for the project's
+	// commands; nil is the zero Host (the strictest).
+	Host *Host
 }
 
 func (s *Sandbox) may(tool string, op Op) check {
