@@ -115,7 +115,8 @@ func (c Confinement) admit(spec *CommandSpec) (warning string, err error) {
 			"enable them with sysctl user.max_user_namespaces > 0; kernel.unprivileged_userns_clone=1 on Debian; " +
 			"kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu; a container needs a seccomp profile allowing them), " +
 			"without which only Landlock confines what it reads, it may change " + strings.Join(spec.Protect, " and ") +
-			", and the children it leaves may outlive it",
+			", the children it leaves may outlive it, and of its limits only file_size, cpu_seconds (per process), output and, " +
+			"for a node not running as root, processes hold",
 			"without_namespaces", spec.WithoutNamespaces})
 	} else if c.ProcessBound() == "" {
 		lacks = append(lacks, lack{"a bound on its processes (a PID namespace's own pid_max needs Linux 6.14+, and RLIMIT_NPROC does not bound a node running as root)",

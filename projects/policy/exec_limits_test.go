@@ -35,7 +35,7 @@ func TestExecLimitsEndTheCall(t *testing.T) {
 		limit string
 	}{
 		{"fork bomb", []string{"bash", "-c", "echo before; sleep 60 & s=$!; :(){ :|:& }; :; wait $s"}, LimitProcesses},
-		{"threads", []string{"bash", "-c", "echo before; for i in $(seq 40); do sleep 60 & done; wait"}, LimitProcesses},
+		{"forty processes", []string{"bash", "-c", "echo before; for i in $(seq 40); do sleep 60 & done; wait"}, LimitProcesses},
 		{"a big file", []string{"dd", "if=/dev/zero", "of=big", "bs=64k", "count=100"}, LimitFileSize},
 		{"many files", []string{"sh", "-c", "echo before; i=0; while head -c 500000 /dev/zero > f$i; do i=$((i+1)); done"}, LimitDisk},
 		{"a full /tmp", []string{"sh", "-c", "echo before; head -c 10000000 /dev/zero > /tmp/big; sleep 60"}, LimitTempSize},
