@@ -36,21 +36,22 @@ func confinementFor(abi int) Confinement {
 const (
 	BoundPIDMax      = "pid_max of the command's PID namespace"
 	BoundNProcUserNS = "RLIMIT_NPROC in the command's user namespace"
-	BoundNProcUser   = "RLIMIT_NPROC (it counts every process of the node's user)"
 )
 
 // ProcessBound names what keeps a command from starting more processes
-// than its limit, "" when nothing does here.
+// than its limit, "" when nothing does here. Without a user namespace of
+// its own RLIMIT_NPROC would count every process of the node's user, so it
+// is not used.
 func (c Confinement) ProcessBound() string {
 	switch {
-	case c.Namespaces && c.PIDMax:
-		return BoundPIDMax
-	case c.Root:
+	case !c.Namespaces:
 		return ""
-	case c.Namespaces:
+	case c.PIDMax:
+		return BoundPIDMax
+	case !c.Root:
 		return BoundNProcUserNS
 	}
-	return BoundNProcUser
+	return ""
 }
 
 // String says in one line what is enforced and what is not, for `project
@@ -115,8 +116,7 @@ func (c Confinement) admit(spec *CommandSpec) (warning string, err error) {
 			"enable them with sysctl user.max_user_namespaces > 0; kernel.unprivileged_userns_clone=1 on Debian; " +
 			"kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu; a container needs a seccomp profile allowing them), " +
 			"without which only Landlock confines what it reads, it may change " + strings.Join(spec.Protect, " and ") +
-			", the children it leaves may outlive it, and of its limits only file_size, cpu_seconds (per process), output and, " +
-			"for a node not running as root, processes hold",
+			", the children it leaves may outlive it, and of its limits only file_size, cpu_seconds (per process) and output hold",
 			"without_namespaces", spec.WithoutNamespaces})
 	} else if c.ProcessBound() == "" {
 		lacks = append(lacks, lack{"a bound on its processes (a PID namespace's own pid_max needs Linux 6.14+, and RLIMIT_NPROC does not bound a node running as root)",

@@ -116,9 +116,10 @@ func helperRun(stdin io.Reader) (exitStatus, error) {
 				"and RLIMIT_NPROC does not bound a node running as root); "+weakerHowTo, err, "without_namespaces")
 		}
 		watch = &nsWatch{limits: spec.Limits}
-	} else {
-		nproc = !prot.Root
 	}
+	// Without a user namespace of its own RLIMIT_NPROC would count every
+	// process of the node's user, the helper's threads included: it
+	// bounds nothing of this call and could keep the helper from running.
 	if err := setRlimits(spec.Limits, nproc); err != nil {
 		return exitStatus{}, fmt.Errorf("sandbox-exec: %w", err)
 	}

@@ -17,8 +17,8 @@ type Limits struct {
 	// Processes is how many processes and threads the command may have at
 	// once, itself and everything it started. The kernel refuses forks
 	// past it (the pid_max of the command's PID namespace, Linux 6.14+;
-	// RLIMIT_NPROC for a node not running as root) and the call ends when
-	// it is passed.
+	// else, for a node not running as root, RLIMIT_NPROC in the command's
+	// user namespace) and the call ends when it is passed.
 	Processes int `json:"processes"`
 	// FileSize is the largest file any of its processes may write, in
 	// bytes (RLIMIT_FSIZE: the writer gets SIGXFSZ at once). It bounds
