@@ -204,7 +204,7 @@ func TestSandboxChildrenDieWithTheCall(t *testing.T) {
 
 	// The call times out.
 	b := tag("timeout!")
-	_, typ, msg := r.call(t, "p", "run_command", map[string]any{"argv": []string{"sh", "-c", child(b) + "sleep " + b}, "timeout": "2s"})
+	_, typ, msg := r.call(t, "p", "run_command", map[string]any{"argv": []string{"sh", "-c", child(b) + "sleep " + b}, "timeout": "5s"})
 	if typ != "timeout" {
 		t.Errorf("the call past its timeout: %s %s", typ, msg)
 	}
