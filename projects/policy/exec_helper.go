@@ -12,7 +12,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/jido-bus/jido-bus/bus"
@@ -106,6 +108,10 @@ func helperRun(stdin io.Reader) (exitStatus, error) {
 			}
 			return exitStatus{}, bus.Errorf(bus.ReasonUnavailable, "sandbox-exec: could not build the command's view of the file system (%v); run_command is refused rather than run unconfined", err)
 		}
+		// The threads the helper needs, started while pids below
+		// reservedPIDs are still given out: a command that takes every pid
+		// it may have must not leave its init unable to run.
+		warmThreads(helperWarmThreads)
 		switch err := boundProcesses(spec.Limits.Processes); {
 		case err == nil:
 			prot.PIDMax = true
@@ -153,6 +159,36 @@ func helperRun(stdin io.Reader) (exitStatus, error) {
 		return exitStatus{}, bus.Errorf(bus.ReasonUnavailable, "sandbox-exec: %v", err)
 	}
 	return supervise(&spec, watch)
+}
+
+// helperWarmThreads is how many threads the helper starts before the
+// command: more than it ever uses at once (it runs one goroutine at a
+// time, GOMAXPROCS 1, and blocks in no system call for long).
+const helperWarmThreads = 8
+
+// warmThreads has the Go runtime start n threads and keep them idle, for
+// later use: the runtime never ends a thread it may reuse, and it reuses
+// an idle one before it creates another.
+func warmThreads(n int) {
+	runtime.GOMAXPROCS(1)
+	var started, done sync.WaitGroup
+	release := make(chan struct{})
+	for range n {
+		started.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			// A goroutine locked to its thread and waiting holds that
+			// thread: n of them at once need n threads.
+			runtime.LockOSThread()
+			started.Done()
+			<-release
+			runtime.UnlockOSThread()
+		}()
+	}
+	started.Wait()
+	close(release)
+	done.Wait()
 }
 
 // enterDir makes spec.Dir the working directory, with the error a caller

@@ -5,6 +5,8 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"runtime"
 	"syscall"
 	"time"
@@ -53,6 +55,13 @@ func supervise(spec *CommandSpec, w watcher) (exitStatus, error) {
 	// PID namespace nothing else would end it with the node.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	// Children are reaped when SIGCHLD says one ended, never by a
+	// goroutine blocked in wait4: a blocked goroutine takes a thread, and
+	// once a fork bomb has taken every pid of the namespace the Go
+	// runtime could not start another one for the helper.
+	chld := make(chan os.Signal, 1)
+	signal.Notify(chld, syscall.SIGCHLD)
+	defer signal.Stop(chld)
 	pid, err := syscall.ForkExec(spec.Program, spec.Argv, &syscall.ProcAttr{Env: spec.Env, Files: []uintptr{0, 1, 2}, Sys: programAttr()})
 	switch {
 	case errors.Is(err, syscall.ENOENT):
@@ -65,27 +74,6 @@ func supervise(spec *CommandSpec, w watcher) (exitStatus, error) {
 	}
 	limitCPU(pid, spec.Limits.CPUSeconds)
 
-	type exited struct {
-		pid int
-		ws  syscall.WaitStatus
-		ru  syscall.Rusage
-	}
-	exits := make(chan exited, 64)
-	go func() {
-		for {
-			var e exited
-			p, err := syscall.Wait4(-1, &e.ws, 0, &e.ru)
-			if errors.Is(err, syscall.EINTR) {
-				continue
-			}
-			if err != nil {
-				close(exits)
-				return
-			}
-			e.pid = p
-			exits <- e
-		}
-	}()
 	var tick <-chan time.Time
 	if w != nil {
 		t := time.NewTicker(watchInterval)
@@ -94,28 +82,38 @@ func supervise(spec *CommandSpec, w watcher) (exitStatus, error) {
 	}
 	var st exitStatus
 	for {
-		select {
-		case e, ok := <-exits:
-			if !ok {
-				return st, fmt.Errorf("run_command: lost %s (no child to wait for)", spec.Program)
+		// Reap every child that ended (signals coalesce: one SIGCHLD may
+		// stand for many); the program's end ends the call.
+		for {
+			var ws syscall.WaitStatus
+			var ru syscall.Rusage
+			p, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, &ru)
+			if errors.Is(err, syscall.EINTR) {
+				continue
+			}
+			if err != nil || p <= 0 {
+				break
 			}
 			if w != nil {
-				w.reaped(&e.ru)
+				w.reaped(&ru)
 			}
-			if e.pid != pid {
+			if p != pid {
 				continue // an orphan of the command, reaped by its init
 			}
-			st.Code = e.ws.ExitStatus()
-			if e.ws.Signaled() {
-				st.Code, st.Signal = -1, e.ws.Signal().String()
+			st.Code = ws.ExitStatus()
+			if ws.Signaled() {
+				st.Code, st.Signal = -1, ws.Signal().String()
 				if st.Limit == "" {
-					st.Limit, st.Detail = signalLimit(e.ws.Signal(), spec.Limits)
+					st.Limit, st.Detail = signalLimit(ws.Signal(), spec.Limits)
 				}
 			}
 			if st.Limit == "" && w != nil {
 				st.Limit, st.Detail = w.check()
 			}
 			return st, nil
+		}
+		select {
+		case <-chld:
 		case <-tick:
 			if st.Limit != "" {
 				continue // killed already; waiting for the program's end
