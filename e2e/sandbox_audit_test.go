@@ -44,7 +44,9 @@ func (r *sandboxRig) call(t *testing.T, project, tool string, args any) (data ma
 	if err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, err := tryRun(append([]string{"project", "call", project, tool, string(b), "-o", "json"}, r.on...)...)
+	// The CLI waits as long as the slowest call here may take on a loaded
+	// machine (a CPU limit is CPU time, not wall time).
+	stdout, stderr, err := tryRun(append([]string{"project", "call", project, tool, string(b), "-o", "json", "--timeout", "120s"}, r.on...)...)
 	if err == nil {
 		var reply struct{ Data map[string]any }
 		if err := json.Unmarshal([]byte(stdout), &reply); err != nil {

@@ -69,7 +69,9 @@ func TestExecLeavesNothingRunning(t *testing.T) {
 		want    string // Killed
 	}{
 		{name: "returned", then: "echo started"},
-		{name: "deadline", then: "sleep 100", timeout: 500 * time.Millisecond, want: "deadline"},
+		// Long enough for a race-built helper on a loaded machine to start
+		// the child first.
+		{name: "deadline", then: "sleep 100", timeout: 5 * time.Second, want: "deadline"},
 		{name: "canceled", then: "sleep 100", cancel: true, want: "canceled"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
