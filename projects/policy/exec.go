@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -111,7 +113,10 @@ func Exec(ctx context.Context, spec *CommandSpec, opts ExecOptions) (*CommandRes
 		temp = commandTemp
 		attr = namespaceAttr(s.Network)
 	}
-	s.Env = append(append([]string(nil), spec.Env...), "TMPDIR="+temp)
+	// TMPDIR is the command's own, whatever the environment passed on: a
+	// program reads the first of two (glibc, Go), and the node's is not
+	// in the command's view.
+	s.Env = append(slices.DeleteFunc(slices.Clone(spec.Env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+temp)
 	data, err := json.Marshal(&s)
 	if err != nil {
 		return nil, fmt.Errorf("run_command: encode the spec: %w", err)

@@ -112,3 +112,31 @@ func TestKernelVersion(t *testing.T) {
 		}
 	}
 }
+
+// TMPDIR is the command's own /tmp even where the node's operator lets
+// commands inherit the node's TMPDIR (a folder not in the command's
+// view): the environment holds it once, so a program that reads the first
+// of two (glibc's getenv, Go's os.Getenv) does not get the node's.
+func TestExecTMPDIRIsTheCommands(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	needNamespaces(t)
+	f := newFixture(t)
+	p, err := Load("p", []byte("commands:\n  programs: [env]\n"))
+	must(t, err)
+	sb := &Sandbox{Root: openRoot(t, f.proj), Policy: p.WithInherit(&Inherit{Names: []string{"PATH", "TMPDIR"}})}
+	spec, err := sb.Command("run_command", CommandRequest{Argv: []string{"env"}}, []string{"PATH=/usr/bin:/bin", "TMPDIR=" + f.outside})
+	must(t, err)
+	res, err := Exec(context.Background(), spec, ExecOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tmpdirs []string
+	for _, kv := range strings.Split(string(res.Stdout), "\n") {
+		if strings.HasPrefix(kv, "TMPDIR=") {
+			tmpdirs = append(tmpdirs, kv)
+		}
+	}
+	if strings.Join(tmpdirs, " ") != "TMPDIR=/tmp" {
+		t.Errorf("the command's environment holds %q, want TMPDIR=/tmp alone", tmpdirs)
+	}
+}
