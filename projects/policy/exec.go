@@ -99,7 +99,7 @@ func Exec(ctx context.Context, spec *CommandSpec, opts ExecOptions) (*CommandRes
 	if opts.MaxOutput > 0 {
 		max = min(max, opts.MaxOutput)
 	}
-	tmp, err := os.MkdirTemp("", "jido-cmd-")
+	tmp, err := commandTempDir()
 	if err != nil {
 		return nil, fmt.Errorf("run_command: create its temp dir: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -144,5 +145,28 @@ func TestExecPassesNoInheritedDescriptor(t *testing.T) {
 	res := runSh(t, f.proj, "", "ls /proc/$$/fd")
 	if got := strings.Fields(string(res.Stdout)); strings.Join(got, " ") != "0 1 2" {
 		t.Errorf("the command holds descriptors %v (the node's %d leaked?), want 0 1 2; stderr %s", got, fd, res.Stderr)
+	}
+}
+
+// The folder of a command whose node was killed with it running is removed
+// by the next node that runs a command; a live node's are left alone.
+func TestSweepTempDirsOfGoneNodes(t *testing.T) {
+	dir := t.TempDir()
+	gone := exec.Command("true")
+	must(t, gone.Run())
+	stale := filepath.Join(dir, fmt.Sprintf("%s%d-123", tempPrefix, gone.Process.Pid))
+	live := filepath.Join(dir, fmt.Sprintf("%s%d-456", tempPrefix, os.Getppid()))
+	other := filepath.Join(dir, "jido-cmd-notapid")
+	for _, d := range []string{stale, live, other} {
+		must(t, os.MkdirAll(filepath.Join(d, "tmp"), 0o755))
+	}
+	sweepTempDirs(dir)
+	if _, err := os.Stat(stale); err == nil {
+		t.Errorf("the folder of a gone node (pid %d) is still there", gone.Process.Pid)
+	}
+	for _, d := range []string{live, other} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s was removed: %v", d, err)
+		}
 	}
 }
