@@ -59,6 +59,9 @@ type Config struct {
 	Artifacts tools.ArtifactStore
 	// Limits bound the built-in tools.
 	Limits tools.Limits
+	// Sandbox is the node's operator's rules for every project's
+	// commands (what they read, their caps, weaker confinement).
+	Sandbox SandboxConfig
 	// Runner tunes each project's runner (MaxConcurrent, OutputCap,
 	// DefaultTimeout); its Sandbox, Catalog, Observer and Artifacts are
 	// the engine's.
@@ -113,6 +116,9 @@ func NewEngine(cfg Config) (*Engine, error) {
 	}
 	if cfg.CommitTimeout <= 0 {
 		cfg.CommitTimeout = DefaultCommitTimeout
+	}
+	if err := cfg.Sandbox.check(); err != nil {
+		return nil, fmt.Errorf("projects: %w", err)
 	}
 	e := &Engine{cfg: cfg, rt: cfg.Runtime, log: cfg.Logger, projects: map[string]*project{}, places: map[string]place{}}
 	if cfg.NodeDataDir != "" {
@@ -175,6 +181,9 @@ type ProjectInfo struct {
 	Tools       int         `json:"tools"`
 	// Protection is what confines run_command on this node.
 	Protection string `json:"protection,omitempty"`
+	// Sandbox is what confines this project's commands: what they read,
+	// their limits, whether run_command runs at all.
+	Sandbox *policy.Report `json:"sandbox,omitempty"`
 	// Watching is true when file changes reload the assets.
 	Watching bool `json:"watching"`
 }

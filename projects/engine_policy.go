@@ -113,8 +113,7 @@ func refuseOldToolNames(p *policy.Policy, where string) error {
 }
 
 // policyDocument writes p in the policy file's form, every key given
-// (empty lists as [], so loading it back empties them again) but
-// commands.env when the policy leaves it to the node.
+// (empty lists as [], so loading it back empties them again).
 func policyDocument(p *policy.Policy) (json.RawMessage, error) {
 	list := func(s []string) []string {
 		if s == nil {
@@ -126,31 +125,43 @@ func policyDocument(p *policy.Policy) (json.RawMessage, error) {
 	for glob, m := range p.Tools {
 		tools[glob] = string(m)
 	}
-	commands := map[string]any{
-		"programs":           list(p.Commands.Programs),
-		"network":            p.Commands.Network,
-		"without_landlock":   p.Commands.WithoutLandlock,
-		"without_namespaces": p.Commands.WithoutNamespaces,
-	}
-	// No env is "what the node's operator allows", which may change from
-	// one start to the next; [] is none.
-	if p.Commands.Env != nil {
-		commands["env"] = p.Commands.Env
-	}
 	doc := map[string]any{
 		"tools": tools,
 		"paths": map[string]any{
-			"allow":     list(p.Paths.Allow),
-			"deny":      list(p.Paths.Deny),
-			"read_only": list(p.Paths.ReadOnly),
+			"allow":           list(p.Paths.Allow),
+			"deny":            list(p.Paths.Deny),
+			"read_only":       list(p.Paths.ReadOnly),
+			"read_hard_links": p.Paths.ReadHardLinks,
 		},
-		"commands": commands,
+		"commands": map[string]any{
+			"programs":           list(p.Commands.Programs),
+			"env":                list(p.Commands.Env),
+			"network":            p.Commands.Network,
+			"limits":             limitsDocument(p.Commands.Limits),
+			"without_landlock":   p.Commands.WithoutLandlock,
+			"without_namespaces": p.Commands.WithoutNamespaces,
+		},
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {
 		return nil, fmt.Errorf("policy document: %w", err)
 	}
 	return b, nil
+}
+
+// limitsDocument is the limits a policy sets, those it leaves to the
+// defaults left out (so a later default or cap still applies to them).
+func limitsDocument(l policy.Limits) map[string]any {
+	doc := map[string]any{}
+	for k, v := range map[string]int64{
+		policy.LimitProcesses: int64(l.Processes), policy.LimitFileSize: int64(l.FileSize), policy.LimitDisk: int64(l.Disk),
+		policy.LimitTempSize: int64(l.TempSize), policy.LimitCPU: int64(l.CPUSeconds), policy.LimitOutput: int64(l.Output),
+	} {
+		if v != 0 {
+			doc[k] = v
+		}
+	}
+	return doc
 }
 
 // typeOr is err's type when it carries one, else fallback.

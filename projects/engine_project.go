@@ -63,7 +63,7 @@ func (e *Engine) build(id string, root *policy.Root, dataDir string, pol *policy
 		return nil, bus.Errorf(bus.ReasonInvalidRequest, "project %s: %v", id, err)
 	}
 	p := &project{id: id, root: root.Path(), dataDir: dataDir, layout: l, policyDoc: doc, policySource: source,
-		sandbox: &policy.Sandbox{Root: root, Policy: pol.WithInherit(e.cfg.CommandEnv)}, set: &assets.Set{}}
+		sandbox: &policy.Sandbox{Root: root, Policy: pol.WithInherit(e.cfg.CommandEnv), Host: e.host(root.Path())}, set: &assets.Set{}}
 	p.statRoot()
 	snap, err := assets.Load(l.DataDir, e.loadOptions())
 	if err != nil {
@@ -245,7 +245,10 @@ func (p *project) info() ProjectInfo {
 	s := p.set.Load()
 	in.Digest, in.Version, in.Counts, in.Diagnostics = s.Digest, s.Version+p.versionBase, countsOf(s), len(s.Diagnostics)
 	in.Tools = len(p.catalog().List(p.sandbox.Policy))
-	in.Protection = policy.Protection().String()
+	prot := policy.Protection()
+	in.Protection = prot.String()
+	report := p.sandbox.Report(prot)
+	in.Sandbox = &report
 	p.wmu.Lock()
 	in.Watching = p.watcher != nil
 	p.wmu.Unlock()

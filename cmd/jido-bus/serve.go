@@ -12,6 +12,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/dispatch"
 	"github.com/jido-bus/jido-bus/node"
+	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
 )
 
@@ -49,6 +50,8 @@ type serveConfig struct {
 	providerFlags []string       // --provider as given
 	providers     []llm.Endpoint // the operator's model providers
 	secretEnv     []string       // the variables holding the node's credentials
+
+	sandbox projects.SandboxConfig // what every project's commands may read, their caps (serve --sandbox-*, sandbox: in --config)
 }
 
 func newServeCmd() *cobra.Command {
@@ -151,7 +154,7 @@ start once with --accept-wal-loss to keep the entries before the damage
 	f.StringVar(&cfg.natsURL, "nats-url", "", "connect to this NATS server instead of starting an embedded one (nats://host:port)")
 	addDataDirFlag(cmd, &cfg.dataDir)
 	f.StringVar(&cfg.prefix, "prefix", bus.DefaultPrefix, "first token(s) of every jido-bus subject")
-	f.StringVar(&cfg.configPath, "config", "", "YAML file of settings (listen, data_dir, prefix, users, tls, insecure, metrics, webhooks, http, commands, providers); flags override it")
+	f.StringVar(&cfg.configPath, "config", "", "YAML file of settings (listen, data_dir, prefix, users, tls, insecure, metrics, webhooks, http, commands, providers, sandbox); flags override it")
 	f.StringVar(&cfg.user, "user", "", "an admin user clients may log in as (embedded server), or the user the node gives (--nats-url); its password from $JIDO_PASSWORD")
 	f.StringVar(&cfg.password, "password", "", "password of --user; prefer $JIDO_PASSWORD (ps shows command lines)")
 	f.StringVar(&cfg.token, "token", "", "token of the one admin (embedded server; excludes users), or the token the node gives (--nats-url); prefer $JIDO_TOKEN")
@@ -170,6 +173,7 @@ start once with --accept-wal-loss to keep the entries before the damage
 	f.StringArrayVar(&cfg.webhooks.AllowPrivate, "webhook-allow-private", nil, "a network (CIDR) of private, loopback or link-local addresses webhooks may reach, e.g. 127.0.0.0/8 (repeatable)")
 	addServeHTTPFlags(cmd, &cfg)
 	addServeSecretFlags(cmd, &cfg)
+	addServeSandboxFlags(cmd, &cfg)
 	f.BoolVar(&cfg.acceptWALLoss, "accept-wal-loss", false, "start even if the event log's write-ahead log is damaged, dropping the entries after the damage (they are copied aside)")
 	return cmd, &cfg
 }
@@ -219,6 +223,7 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 		MetricsAddr:   cfg.metrics,
 		AcceptWALLoss: cfg.acceptWALLoss,
 		HTTP:          cfg.http,
+		Sandbox:       cfg.sandbox,
 		Open:          openRequests(cfg.open),
 		CommandEnv:    cfg.commandEnv,
 		Providers:     cfg.providers,

@@ -164,7 +164,9 @@ func (r *Runner) do(ctx context.Context, tc ToolCall, parent string, takeSlot bo
 	}
 	sandbox := r.sandbox
 	if tc.Approved {
-		sandbox = &policy.Sandbox{Root: sandbox.Root, Policy: sandbox.Policy.Approving(tc.Name)}
+		approved := *sandbox // the Host (the operator's rules) goes with it
+		approved.Policy = sandbox.Policy.Approving(tc.Name)
+		sandbox = &approved
 	}
 	if err := sandbox.Policy.Authorize(tc.Name, policy.OpRead, ""); err != nil {
 		return nil, nil, nil, toError(tc.Name, err)
