@@ -130,7 +130,7 @@ func confine(spec *CommandSpec, c Confinement) error {
 // temp dir: SystemReads, the operator's paths, the program, and in
 // namespaces its own /proc (a fresh one, showing its processes only).
 func readable(spec *CommandSpec) []string {
-	out := append(append([]string(nil), SystemReads...), spec.Read...)
+	out := append(append([]string(nil), systemReads...), spec.Read...)
 	out = append(out, spec.Program)
 	if spec.Namespaces {
 		out = append(out, "/proc")

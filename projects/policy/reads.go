@@ -1,5 +1,7 @@
 package policy
 
+import "slices"
+
 // What a command may read. Reads are an allow-list, not a deny-list: a
 // command sees its project root (read and write), a private temp dir
 // (/tmp, read and write), the system paths below, the paths the node's
@@ -8,12 +10,12 @@ package policy
 // configuration, the other projects) are covered with something empty
 // wherever the allow-list would show them.
 
-// SystemReads are the paths every command may read: what programs need to
+// systemReads are the paths every command may read: what programs need to
 // start, find their libraries, resolve names, check certificates and
 // tell the time. Entries that do not exist on a machine are skipped.
 // Secrets that live beside these (/etc/ssl/private, /etc/shadow, keys in
 // /etc/pki/tls/private) are not listed, so they are not there.
-var SystemReads = []string{
+var systemReads = []string{
 	// Programs and their libraries (on merged-/usr systems /bin, /sbin
 	// and /lib* are links into /usr and appear as such).
 	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
@@ -30,6 +32,11 @@ var SystemReads = []string{
 	// Time zone, locale aliases, the system's name.
 	"/etc/localtime", "/etc/locale.alias", "/etc/os-release",
 }
+
+// SystemReads returns the system paths every command may read (those that
+// exist on the machine): what a program needs to run. It is a new slice
+// each time; the node's operator adds more with Host.Read.
+func SystemReads() []string { return slices.Clone(systemReads) }
 
 // devices are the device files a command gets, by whether it may write
 // them; /dev/fd, /dev/stdin, /dev/stdout and /dev/stderr are links into

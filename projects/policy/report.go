@@ -41,7 +41,7 @@ func (s *Sandbox) Report(c Confinement) Report {
 		ProcessesBoundBy: c.ProcessBound(),
 		Hidden:           len(s.hiddenFromCommands()),
 	}
-	for _, p := range SystemReads {
+	for _, p := range systemReads {
 		if _, err := os.Lstat(p); err == nil {
 			r.Reads = append(r.Reads, p)
 		}
