@@ -26,15 +26,20 @@ import (
 const a2aClientScript = `{"text":"Let me read a.txt first.","chunk":5,"tool_calls":[{"name":"read_file","args":{"path":"a.txt"}}]}
 {"text":"a.txt says hello; that is all it holds.","chunk":6}
 {"text":"A second task in the same context.","chunk":7}
-{"text":"Now a slow look at a.txt, written one piece at a time.","chunk":4,"delay_ms":40,"tool_calls":[{"name":"read_file","args":{"path":"a.txt"}}]}
-{"text":"Still hello: a.txt has not changed, and this answer streams slowly too.","chunk":4,"delay_ms":40}
+{"text":"Now a slow look at a.txt, written one piece at a time.","chunk":4,"delay_ms":60,"tool_calls":[{"name":"read_file","args":{"path":"a.txt"}}]}
+{"text":"Still hello: a.txt has not changed, and this answer streams slowly too.","chunk":4,"delay_ms":60}
 `
 
-// a2aClientNode starts a node with a token serving project js (the
-// script above, and a command), and returns its HTTP base URL.
+// a2aClientNode starts a node serving project js (the script above, and
+// a command) on loopback, with token unless it is "", and returns its
+// HTTP base URL.
 func a2aClientNode(t *testing.T, token string) string {
 	t.Helper()
-	t.Setenv("JIDO_E2E_A2A_TOKEN", token)
+	args := []string{"--http", "127.0.0.1:0"}
+	if token != "" {
+		t.Setenv("JIDO_E2E_A2A_TOKEN", token)
+		args = append(args, "--http-token-env", "JIDO_E2E_A2A_TOKEN")
+	}
 	proj := t.TempDir()
 	writeProjectTree(t, proj, map[string]string{
 		"a.txt":                     "hello\n",
@@ -42,7 +47,7 @@ func a2aClientNode(t *testing.T, token string) string {
 		".jido/config.yaml":         "llm:\n  provider: scripted\n  model: demo\n  script: .jido/script.jsonl\n",
 		".jido/script.jsonl":        a2aClientScript,
 	})
-	node := StartNode(t, tools, t.TempDir(), "--http", "127.0.0.1:0", "--http-token-env", "JIDO_E2E_A2A_TOKEN", "--open", proj+"=js")
+	node := StartNode(t, tools, t.TempDir(), append(args, "--open", proj+"=js")...)
 	return httpBase(t, node)
 }
 
@@ -156,35 +161,47 @@ func runA2AClient(t *testing.T, line, url, token string) a2aReport {
 // ended; a message to the ended task is refused naming the contextId;
 // errors name the client's own methods; and a client that leaves a slow
 // task mid-answer and subscribes again ends with exactly what GetTask
-// returns.
+// returns. On loopback without a token (a developer's machine) the card
+// is whole, and the rest the same.
 func TestA2AJavaScriptClients(t *testing.T) {
-	const token = "e2e-a2a-js-token-5d1e"
-	base := a2aClientNode(t, token)
-	for _, line := range []string{"0.3", "1"} {
-		t.Run(line, func(t *testing.T) {
-			r := runA2AClient(t, line, base+"/a2a/js/", token)
-			checkA2AReport(t, line, r)
-		})
+	for _, token := range []string{"e2e-a2a-js-token-5d1e", ""} {
+		base := a2aClientNode(t, token)
+		for _, line := range []string{"0.3", "1"} {
+			name := line + " with a token"
+			if token == "" {
+				name = line + " without a token"
+			}
+			t.Run(name, func(t *testing.T) {
+				r := runA2AClient(t, line, base+"/a2a/js/", token)
+				checkA2AReport(t, line, token != "", r)
+			})
+		}
 	}
 }
 
-func checkA2AReport(t *testing.T, line string, r a2aReport) {
+func checkA2AReport(t *testing.T, line string, withToken bool, r a2aReport) {
 	t.Helper()
 	if r.Card.Error != "" {
 		t.Fatalf("the card, from the agent's URL and without a token: %s", r.Card.Error)
 	}
-	if r.Card.Name != "js" || len(r.Card.Skills) != 0 || !r.Card.Extended {
-		t.Errorf("the public card: name %q, skills %v, extended %v; want js, none, an extended card", r.Card.Name, r.Card.Skills, r.Card.Extended)
+	if r.ExtendedCard.Error != "" || !slices.Contains(r.ExtendedCard.Skills, "command_explain") || slices.ContainsFunc(r.ExtendedCard.Skills, func(s string) bool { return strings.Contains(s, ".") }) {
+		t.Errorf("the whole card: %+v, want the skill command_explain", r.ExtendedCard)
 	}
-	bearer := r.Card.SecuritySchemes["bearer"]
-	if string(bearer["type"]) != `"http"` || string(bearer["scheme"]) != `"Bearer"` || bearer["httpAuthSecurityScheme"] == nil {
-		t.Errorf("the card's bearer scheme %v: want its 0.3 form (type http, scheme Bearer) beside its 1.0 form", bearer)
-	}
-	if !strings.Contains(string(r.Card.Security), "bearer") {
-		t.Errorf("the card's security requirements %s: want the bearer scheme", r.Card.Security)
-	}
-	if r.ExtendedCard.Error != "" || !slices.Contains(r.ExtendedCard.Skills, "command_explain") {
-		t.Errorf("the extended card: %+v, want the skill command_explain", r.ExtendedCard)
+	if !withToken {
+		if r.Card.Name != "js" || !slices.Equal(r.Card.Skills, r.ExtendedCard.Skills) || r.Card.Extended || len(r.Card.SecuritySchemes) != 0 {
+			t.Errorf("the card where no token is needed: %+v, want it whole, without security", r.Card)
+		}
+	} else {
+		if r.Card.Name != "js" || len(r.Card.Skills) != 0 || !r.Card.Extended {
+			t.Errorf("the public card: name %q, skills %v, extended %v; want js, none, an extended card", r.Card.Name, r.Card.Skills, r.Card.Extended)
+		}
+		bearer := r.Card.SecuritySchemes["bearer"]
+		if string(bearer["type"]) != `"http"` || string(bearer["scheme"]) != `"Bearer"` || bearer["httpAuthSecurityScheme"] == nil {
+			t.Errorf("the card's bearer scheme %v: want its 0.3 form (type http, scheme Bearer) beside its 1.0 form", bearer)
+		}
+		if !strings.Contains(string(r.Card.Security), "bearer") {
+			t.Errorf("the card's security requirements %s: want the bearer scheme", r.Card.Security)
+		}
 	}
 
 	// Item 13: the stream folds into exactly the task GetTask returns.

@@ -12,7 +12,8 @@
 //   JIDO_A2A_MODULES=DIR JIDO_A2A_TOKEN=T node client.cjs 0.3|1 AGENT-URL
 //
 // DIR holds the node_modules `make tools` installed (bin/a2a-client);
-// the token is sent on every call but not when the card is fetched.
+// the token, if any, is sent on every call but not when the card is
+// fetched.
 'use strict';
 const path = require('path');
 const load = require('module').createRequire(path.join(process.env.JIDO_A2A_MODULES || '.', 'package.json'));
