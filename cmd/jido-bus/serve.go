@@ -89,8 +89,9 @@ and <prefix>.signal.<type>, and files every message it refuses on
 for a reply.
 
 With --http HOST:PORT the node also serves its projects over HTTP: MCP on
-/mcp and /mcp/<project>, A2A on /a2a/<project>, and /healthz (no token
-needed). Clients send "Authorization: Bearer <token>", the token read from
+/mcp and /mcp/<project>, A2A on /a2a/<project>/ (an A2A client given that
+URL finds the agent card; the card and /healthz need no token). Clients
+send "Authorization: Bearer <token>", the token read from
 the variable --http-token-env names; without a token only a loopback
 address is allowed. Browser pages must be listed with --http-allow-origin.
 

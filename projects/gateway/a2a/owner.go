@@ -30,7 +30,10 @@ import (
 func OwnerOf(ctx context.Context) string { return "http:" + gateway.CallerOf(ctx).Name }
 
 // visible fails with task_not_found unless the caller ctx carries may see
-// task id, whose conversation events are events (none: never started).
+// the tasks of the conversation whose events are events (none: never
+// started); id is the task or context asked for. A context's tasks are
+// its conversation's, so they all have the conversation's owner: a
+// message in another's context is refused as one to another's task is.
 func visible(ctx context.Context, id string, events []*conversation.Event) error {
 	if len(events) > 0 {
 		started := events[0]
@@ -40,5 +43,11 @@ func visible(ctx context.Context, id string, events []*conversation.Event) error
 			}
 		}
 	}
-	return a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("project %s has no task %q that this caller may see (a task is seen by the token that started it, and by admins): message/send without a taskId starts one", projectOf(ctx), id))
+	return notFound(ctx, id)
+}
+
+// notFound is the error for a task or context id the caller cannot see,
+// whether it was never started or is another's.
+func notFound(ctx context.Context, id string) error {
+	return a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("project %s has no task or context %q that this caller may see (a task is seen by the token that started its context, and by admins): %s without a taskId starts one", projectOf(ctx), id, name(ctx, MethodSend)))
 }

@@ -134,6 +134,7 @@ func TestTasksOfNobody(t *testing.T) {
 	admin := clientAs(t, ctx, srv.URL, as{name: "ops", admin: true})
 	h.mu.Lock()
 	h.appendLocked("p1/nats", convevent.Started, convevent.Data{ProjectID: "p1", ConversationID: "nats", Assistant: true})
+	h.appendLocked("p1/nats", convevent.UserMessage, convevent.Data{Text: "sent over NATS"})
 	h.appendLocked("p1/outside", convevent.Started, convevent.Data{ProjectID: "p1", ConversationID: "outside", By: OwnerOf(gateway.WithCaller(ctx, gateway.Caller{Name: "alice"}))})
 	h.appendLocked("p1/outside", convevent.AssistantMessage, convevent.Data{Text: "FORGED"})
 	h.mu.Unlock()

@@ -14,7 +14,8 @@
 //     histories; send Authorization: Bearer),
 //   - a token is configured and it has none or an unknown one (401
 //     unauthorized, WWW-Authenticate: Bearer), or a project's token on
-//     another path (403 forbidden),
+//     another path (403 forbidden); a request of Options.Public that
+//     carries no token is admitted without a caller,
 //   - no mount serves its path (404 not_found, after the token check),
 //   - its caller has MaxPerCaller requests in flight (503 unavailable,
 //     Retry-After),
@@ -55,6 +56,7 @@ func New(o Options, mounts map[string]http.Handler) http.Handler {
 		origins: map[string]bool{},
 		hosts:   map[string]bool{},
 		mux:     http.NewServeMux(),
+		public:  http.NewServeMux(),
 		slots:   make(chan struct{}, o.MaxConcurrent),
 		callers: newCallerSlots(o.MaxPerCaller),
 	}
@@ -65,6 +67,9 @@ func New(o Options, mounts map[string]http.Handler) http.Handler {
 	}
 	for _, h := range o.AllowHosts {
 		d.hosts[strings.ToLower(strings.Trim(h, "[]"))] = true
+	}
+	for _, pattern := range o.Public {
+		d.public.Handle(pattern, http.NotFoundHandler())
 	}
 	for pattern, h := range mounts {
 		if strings.TrimSuffix(pattern, "/") == HealthPath {
@@ -82,6 +87,8 @@ type door struct {
 	origins map[string]bool
 	hosts   map[string]bool
 	mux     *http.ServeMux
+	// public matches the requests of Options.Public.
+	public  *http.ServeMux
 	slots   chan struct{}
 	callers *callerSlots
 }
@@ -112,9 +119,15 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		d.refuse(w, r, http.StatusBadRequest, reasonInvalid, "a token in the query string is refused (URLs end up in logs and browser histories): send it as the header Authorization: Bearer <token>")
 		return
 	}
-	caller, ok := d.authenticate(w, r)
-	if !ok {
-		return
+	// A public request without a token has no caller; its share of
+	// requests in flight is the one of every such request, under a name
+	// no token has (Check refuses an empty one).
+	caller, anonymous := gateway.Caller{Remote: r.RemoteAddr}, d.auth && r.Header.Get("Authorization") == "" && d.isPublic(r)
+	if !anonymous {
+		var ok bool
+		if caller, ok = d.authenticate(w, r); !ok {
+			return
+		}
 	}
 	// A declared length over the limit is refused whatever the path.
 	if r.ContentLength > d.o.MaxBodyBytes {
@@ -144,8 +157,16 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		d.refuse(w, r, http.StatusServiceUnavailable, reasonBusy, "the server is handling as many requests as it allows; retry in a moment")
 		return
 	}
-	r = r.WithContext(gateway.WithCaller(r.Context(), caller))
+	if !anonymous {
+		r = r.WithContext(gateway.WithCaller(r.Context(), caller))
+	}
 	d.mux.ServeHTTP(w, r)
+}
+
+// isPublic reports whether r is one of Options.Public.
+func (d *door) isPublic(r *http.Request) bool {
+	_, pattern := d.public.Handler(r)
+	return pattern != ""
 }
 
 // authenticate returns the caller of r, or answers 401/403 and false.

@@ -453,3 +453,81 @@ func TestAdmins(t *testing.T) {
 		t.Errorf("no token configured: %s, want anonymous, an admin", a.raw)
 	}
 }
+
+// TestPublic: a request of Options.Public (an A2A card) is admitted
+// without a token and reaches its mount with no caller; one that carries
+// a token is checked as any other (a wrong one 401, another project's
+// 403); every other request, the same path by POST included, still needs
+// a token, and the checks before the token's apply to all. Requests
+// admitted without a token share one caller's share of MaxPerCaller.
+func TestPublic(t *testing.T) {
+	o := frontdoor.Options{
+		Tokens:        tokens.Tokens,
+		ProjectTokens: tokens.ProjectTokens,
+		AllowHosts:    []string{"localhost", "127.0.0.1"},
+		Public:        []string{"GET /a2a/{project}/.well-known/agent-card.json"},
+	}
+	srv := door(t, o)
+	const card = "/a2a/p1/.well-known/agent-card.json"
+	for _, c := range []struct {
+		name, method, path string
+		header             map[string]string
+		code               int
+		caller             string
+	}{
+		{"the card without a token", "GET", card, nil, 200, "unknown"},
+		{"another project's card without a token", "GET", "/a2a/p2/.well-known/agent-card.json", nil, 200, "unknown"},
+		{"the card with a token", "GET", card, bearer("s3cret-global-token"), 200, "ci"},
+		{"the card with a wrong token", "GET", card, bearer("wrong-token"), 401, ""},
+		{"another project's card with a project's token", "GET", "/a2a/p2/.well-known/agent-card.json", bearer("p1-only-token-xyz"), 403, ""},
+		{"the card's path by POST", "POST", card, nil, 401, ""},
+		{"the agent without a token", "POST", "/a2a/p1", nil, 401, ""},
+		{"the agent by GET without a token", "GET", "/a2a/p1/", nil, 401, ""},
+		{"a path beside the card", "GET", "/a2a/p1/.well-known/other.json", nil, 401, ""},
+		{"the card from a foreign host", "GET", card, map[string]string{"Host": "evil.example"}, 403, ""},
+		{"the card through ..", "GET", "/a2a/p1/x/../.well-known/agent-card.json", nil, 400, ""},
+		{"the card with a token in the query", "GET", card + "?access_token=s3cret-global-token", nil, 400, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := do(t, srv, c.method, c.path, "", c.header)
+			if a.code != c.code || c.code == 200 && a.body["caller"] != c.caller {
+				t.Fatalf("%s %s: %d %s, want %d (caller %q)", c.method, c.path, a.code, a.raw, c.code, c.caller)
+			}
+		})
+	}
+
+	// One share for all requests without a token: the second waits past
+	// MaxPerCaller 1 and is refused, while a token is served.
+	entered, release := make(chan struct{}), make(chan struct{})
+	o.MaxPerCaller = 1
+	blocking := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, known := gateway.CallerFrom(r.Context()); !known {
+			entered <- struct{}{}
+			<-release
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	held := httptest.NewServer(frontdoor.New(o, map[string]http.Handler{"/a2a/": blocking}))
+	defer held.Close()
+	first := make(chan int, 1)
+	go func() {
+		resp, err := http.Get(held.URL + card)
+		if err != nil {
+			first <- 0
+			return
+		}
+		resp.Body.Close()
+		first <- resp.StatusCode
+	}()
+	<-entered
+	if a := do(t, held, "GET", card, "", nil); a.code != http.StatusServiceUnavailable {
+		t.Errorf("a second card request without a token while the first is in flight: %d %s, want 503", a.code, a.raw)
+	}
+	if a := do(t, held, "GET", card, "", bearer("s3cret-global-token")); a.code != http.StatusOK {
+		t.Errorf("a card request with a token meanwhile: %d %s, want served", a.code, a.raw)
+	}
+	close(release)
+	if code := <-first; code != http.StatusOK {
+		t.Errorf("the first card request: %d", code)
+	}
+}

@@ -43,6 +43,14 @@ type Options struct {
 	// A name is who the caller is: the owner of the A2A tasks it starts,
 	// which no other caller sees. So one name is one token (Check).
 	ProjectTokens map[string]map[string]string
+	// Public are requests (ServeMux patterns with a method, such as "GET
+	// /a2a/{project}/.well-known/agent-card.json") whose answers are for
+	// anyone: one that carries no Authorization header is admitted
+	// without a token and reaches its mount with no caller in its context
+	// (gateway.CallerFrom reports none); one that carries a token is
+	// checked as any other. All requests admitted without a token share
+	// one caller's share of MaxPerCaller. Every other check applies.
+	Public []string
 	// Admins are names of tokens in Tokens whose callers are admins
 	// (gateway.Caller.Admin): they see every caller's A2A tasks. The node
 	// makes the token of --http-token-env one.
