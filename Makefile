@@ -28,7 +28,7 @@ LDFLAGS  := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # Each fuzz target runs this long under `make fuzz`.
 FUZZTIME ?= 60s
 
-.PHONY: all build run test soak check fmt vet staticcheck bench fuzz tools clean help
+.PHONY: all build run test soak check fmt vet staticcheck bench fuzz tools mcp-client a2a-client clean help
 
 all: build
 
@@ -80,13 +80,46 @@ fuzz: ## run each fuzz target for $(FUZZTIME)
 	  done; \
 	done
 
-tools: $(BIN)/nats $(BIN)/staticcheck ## build the NATS CLI and staticcheck at their pinned versions into bin/
+tools: $(BIN)/nats $(BIN)/staticcheck mcp-client a2a-client ## build the NATS CLI and staticcheck at their pinned versions into bin/, install the MCP TypeScript and A2A JavaScript clients the e2e tests drive
 
 $(BIN)/nats: tools/go.mod tools/go.sum
 	cd tools && $(GO) build -o $(BIN)/nats github.com/nats-io/natscli/nats
 
 $(BIN)/staticcheck: tools/go.mod tools/go.sum
 	cd tools && $(GO) build -o $(BIN)/staticcheck honnef.co/go/tools/cmd/staticcheck
+
+# The official MCP TypeScript SDK, pinned by e2e/testdata/mcp-client's
+# package-lock.json, installed into bin/mcp-client (never into the
+# checkout's tracked files) for e2e/clients_mcp_test.go. Without npm the
+# test is skipped (it says so), since it needs Node.js.
+MCP_CLIENT := $(BIN)/mcp-client
+MCP_CLIENT_SRC := e2e/testdata/mcp-client
+
+mcp-client: ## install the MCP TypeScript SDK client into bin/mcp-client (npm ci; skipped without npm)
+	@if command -v npm >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory $(MCP_CLIENT)/node_modules/.package-lock.json; \
+	else echo "npm not found: the MCP TypeScript client test (e2e/clients_mcp_test.go) will be skipped"; fi
+
+$(MCP_CLIENT)/node_modules/.package-lock.json: $(MCP_CLIENT_SRC)/package.json $(MCP_CLIENT_SRC)/package-lock.json $(MCP_CLIENT_SRC)/.npmrc
+	mkdir -p $(MCP_CLIENT)
+	cp $(MCP_CLIENT_SRC)/package.json $(MCP_CLIENT_SRC)/package-lock.json $(MCP_CLIENT_SRC)/.npmrc $(MCP_CLIENT)/
+	cd $(MCP_CLIENT) && npm ci --no-audit --no-fund
+
+# The official A2A JavaScript SDK, its 0.3 and 1.0 lines side by side,
+# pinned by e2e/testdata/a2a-client's package-lock.json and installed into
+# bin/a2a-client for e2e/clients_a2a_test.go, as the MCP client is.
+A2A_CLIENT := $(BIN)/a2a-client
+A2A_CLIENT_SRC := e2e/testdata/a2a-client
+
+a2a-client: ## install the A2A JavaScript SDK clients (0.3 and 1.0) into bin/a2a-client (npm ci; skipped without npm)
+	@if command -v npm >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory $(A2A_CLIENT)/node_modules/.package-lock.json; \
+	else echo "npm not found: the A2A JavaScript client test (e2e/clients_a2a_test.go) will be skipped"; fi
+
+$(A2A_CLIENT)/node_modules/.package-lock.json: $(A2A_CLIENT_SRC)/package.json $(A2A_CLIENT_SRC)/package-lock.json $(A2A_CLIENT_SRC)/.npmrc
+	mkdir -p $(A2A_CLIENT)
+	cp $(A2A_CLIENT_SRC)/package.json $(A2A_CLIENT_SRC)/package-lock.json $(A2A_CLIENT_SRC)/.npmrc $(A2A_CLIENT)/
+	cd $(A2A_CLIENT) && npm ci --no-audit --no-fund
 
 clean: ## remove bin/ (the data dir is left alone)
 	rm -rf $(BIN)

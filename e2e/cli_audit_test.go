@@ -399,6 +399,7 @@ func TestCLIAuditVerifyDamageIsExit2(t *testing.T) {
 	// Entries over many WAL blocks (32 KiB each), so that records follow
 	// the damaged one: damage, not a write torn by a crash.
 	pad := strings.Repeat("x", 4000)
+	runCLI(t, env, "agent", "start", "conversation", "--id", "x/c1").must(t, "agent start")
 	for range 40 {
 		runCLI(t, env, "conv", "send", "x/c1", pad).must(t, "conv send")
 	}

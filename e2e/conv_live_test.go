@@ -19,6 +19,7 @@ func TestConversationEventsLive(t *testing.T) {
 	node := StartNode(t, tools, t.TempDir())
 	const conv = "demo/c1"
 	on := []string{"--nats-url", node.URL}
+	tools.Run(t, append([]string{"agent", "start", "conversation", "--id", conv}, on...)...)
 	tools.Run(t, append([]string{"conv", "send", conv, "first"}, on...)...)
 
 	sub, subDone := node.StartNATS(t, "sub", "jido.emit."+conv+".conversation.>", "--count", "2")

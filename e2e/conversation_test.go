@@ -14,6 +14,8 @@ func TestConversationThroughNATSCLI(t *testing.T) {
 	node := StartNode(t, tools, t.TempDir())
 	const conv = "demo/c1"
 
+	// Driven from outside (no project demo): an operator starts it.
+	tools.Run(t, "agent", "start", "conversation", "--id", conv, "--nats-url", node.URL)
 	out := tools.Run(t, "conv", "send", conv, "What does main.go do?", "--nats-url", node.URL)
 	if !strings.Contains(out, "sent ") {
 		t.Fatalf("conv send: %q", out)

@@ -101,9 +101,12 @@ func TestGatewaysThroughTheBinary(t *testing.T) {
 			case *a2a.TaskStatusUpdateEvent:
 				state = e.Status.State
 			case *a2a.TaskArtifactUpdateEvent:
-				if e.LastChunk {
-					answer = e.Artifact.Parts[0].Text()
+				// A2A's artifact rules: without append an update writes
+				// the artifact, with append it adds to it.
+				if !e.Append {
+					answer = ""
 				}
+				answer += e.Artifact.Parts[0].Text()
 			}
 		}
 		if state != a2a.TaskStateCompleted || !strings.Contains(answer, "hello world") {

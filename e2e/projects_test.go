@@ -71,7 +71,7 @@ func TestProjects(t *testing.T) {
 		t.Errorf("the open is not a project.started in the log:\n%s", out)
 	}
 	out = run("project", "tools", "p1")
-	for _, want := range []string{"read_file", "edit_file", "grep", "command.hello", "skill.review", "workflow.show"} {
+	for _, want := range []string{"read_file", "edit_file", "grep", "command_hello", "skill_review", "workflow_show"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("project tools lists no %s:\n%s", want, out)
 		}
@@ -87,12 +87,12 @@ func TestProjects(t *testing.T) {
 	if out = run("project", "call", "p1", "grep", `{"pattern":"hello"}`); !strings.Contains(out, "main.go") {
 		t.Errorf("grep found nothing:\n%s", out)
 	}
-	if out = run("project", "call", "p1", "command.hello", `{"arguments":["world"]}`); !strings.Contains(out, "Hello world") {
-		t.Errorf("command.hello:\n%s", out)
+	if out = run("project", "call", "p1", "command_hello", `{"arguments":["world"]}`); !strings.Contains(out, "Hello world") {
+		t.Errorf("command_hello:\n%s", out)
 	}
 
-	if out = run("project", "call", "p1", "workflow.show", `{"path":"main.go"}`); !strings.Contains(out, "package main") {
-		t.Errorf("workflow.show:\n%s", out)
+	if out = run("project", "call", "p1", "workflow_show", `{"path":"main.go"}`); !strings.Contains(out, "package main") {
+		t.Errorf("workflow_show:\n%s", out)
 	}
 
 	// A path through a symlink out of the root is refused, exit 5, and
@@ -128,8 +128,8 @@ func TestProjects(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &info); err != nil || info.Status != "open" || info.Counts.Commands != 1 || info.Counts.Notes != 2 {
 		t.Fatalf("project get after kill -9: %v\n%s", err, out)
 	}
-	if out = run("project", "call", "p1", "command.hello", `{"arguments":["again"]}`); !strings.Contains(out, "HELLO again") {
-		t.Errorf("command.hello after restart:\n%s", out)
+	if out = run("project", "call", "p1", "command_hello", `{"arguments":["again"]}`); !strings.Contains(out, "HELLO again") {
+		t.Errorf("command_hello after restart:\n%s", out)
 	}
 	if out = run("log", "show", "project/p1", "--type", "project.started", "-o", "json"); strings.Count(out, `"restart":true`) != 1 {
 		t.Errorf("the restart is not one project.started with restart true:\n%s", out)

@@ -68,6 +68,7 @@ func TestConvCancel(t *testing.T) {
 	n := startNode(t, t.TempDir())
 	defer n.Close(5 * time.Second)
 	nc := nodeConn(t, n)
+	startOutsideDriven(t, n, "p1/c1")
 	if _, err := n.convSend(context.Background(), []byte(`{"conv":"p1/c1","text":"hello"}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +115,7 @@ func TestConvApproveRefusals(t *testing.T) {
 	n := startNode(t, t.TempDir())
 	defer n.Close(5 * time.Second)
 	nc := nodeConn(t, n)
+	startOutsideDriven(t, n, "p1/c1")
 	if _, err := n.convSend(context.Background(), []byte(`{"conv":"p1/c1","text":"hello"}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -146,6 +148,7 @@ func TestConvApprove(t *testing.T) {
 	defer n.Close(5 * time.Second)
 	nc := nodeConn(t, n)
 	ctx := context.Background()
+	startOutsideDriven(t, n, "p1/c1")
 	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c1","text":"hello"}`)); err != nil {
 		t.Fatal(err)
 	}

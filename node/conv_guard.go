@@ -22,12 +22,22 @@ var fromPeople = map[string]bool{
 }
 
 // conversationSignal refuses, as forbidden, a conversation event sent from
-// outside to a conversation whose loop is on, unless a person may send it.
-// Conversations driven from outside (no project, no loop) take every
+// outside that only the node writes (a model's answer, a tool call or its
+// outcome, a start) to a conversation whose loop is on, or to any
+// conversation under the id of a project of the node (open, opening, or
+// listed with an error): those ids are the project's, and its open stops
+// any conversation under them started otherwise (a leftover of an older
+// node, or an operator's agent start while it was closed), so an event
+// forged in the meantime would be taken as the project's. Conversations
+// driven from outside (no project of that id, no loop) take every
 // conversation event, as before the assistant.
 func (n *Node) conversationSignal(agentID, typ string) error {
 	if !strings.Contains(agentID, "/") || !strings.HasPrefix(typ, "conversation.") || fromPeople[typ] {
 		return nil
+	}
+	project, _, _ := cut(agentID)
+	if n.projects != nil && n.projects.Has(project) {
+		return bus.Errorf(bus.ReasonForbidden, "conversation %s is under the id of project %s, whose assistant alone writes %s; a client sends conversation.user.message, conversation.cancel, conversation.resume or conversation.tool.approval (jido-bus conv send|cancel|approve)", agentID, project, typ)
 	}
 	info, err := n.rt.State(agentID)
 	if err != nil || !loopOn(info.State) {

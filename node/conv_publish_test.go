@@ -39,6 +39,7 @@ func TestConvEventsArePublishedAfterCommit(t *testing.T) {
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
+	startOutsideDriven(t, n, "p1/c1")
 	reply, err := n.convSend(context.Background(), []byte(`{"conv":"p1/c1","text":"hello"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -266,6 +267,7 @@ func TestConvCatchUpSwitchOver(t *testing.T) {
 	const total = 150
 	halfway := make(chan struct{})
 	sent := make(chan error, 1)
+	startOutsideDriven(t, n, "p1/c1")
 	go func() {
 		for i := range total {
 			if _, err := n.convSend(ctx, fmt.Appendf(nil, `{"conv":"p1/c1","text":"m%d"}`, i)); err != nil {

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -90,9 +91,8 @@ type convSendRequest struct {
 	Text string `json:"text"`
 }
 
-// convSend appends a user message to a conversation, starting the
-// conversation's agent (and its conversation.started event) when it does
-// not run yet.
+// convSend appends a user message to a conversation, starting it in its
+// open project (ConvStart) when it does not run yet.
 func (n *Node) convSend(ctx context.Context, req []byte) (any, error) {
 	var r convSendRequest
 	if err := natsbus.DecodeRequest(req, &r); err != nil {
@@ -122,31 +122,46 @@ func (n *Node) convSend(ctx context.Context, req []byte) (any, error) {
 	return map[string]any{"id": sig.ID(), "conv": r.Conv, "version": reply.Version}, nil
 }
 
-// ensureConversation starts the agent of conversation key with its
-// conversation.started event, unless it runs. A conversation whose stream
-// exists with no agent running was stopped (or its agent failed for good)
-// and is refused: starting it again would take its start record and
-// conversation.started for repeats of the first ones, and carry on after
-// the stopped record with an empty state.
+// ensureConversation starts conversation key in its open project, unless
+// it runs. A conversation whose stream exists with no agent running was
+// stopped (or its agent failed for good) and is refused: starting it
+// again would take its start record and conversation.started for repeats
+// of the first ones, and carry on after the stopped record with an empty
+// state.
+//
+// A key whose project is not open is refused: ids under a project's id
+// are the project's, open or not (projects/engine_conv_owned.go). Before,
+// such a send started a conversation driven from outside, which took
+// model answers from any client and kept taking them once a project of
+// that id opened, showing them as its assistant's (conv show, the
+// project's A2A task). A conversation that a service of yours drives is
+// started by an operator (agent start conversation --id KEY) under an id
+// that no project uses; its first conv send gives it its
+// conversation.started, as conv send did when it started one.
 func (n *Node) ensureConversation(ctx context.Context, key string) error {
-	if _, err := n.rt.State(key); err == nil {
+	if info, err := n.rt.State(key); err == nil {
+		if info.Type == builtin.ConversationType && conversationEvents(info.State) == 0 {
+			// An operator's agent start begins no conversation: its first
+			// message does, as conv send always began one.
+			return n.appendStarted(ctx, key)
+		}
 		return nil
 	}
 	if err := n.neverStarted(key); err != nil {
 		return bus.Errorf(runtime.ReasonStopped, "%v, and its agent has stopped; fork it to go on from its history (jido-bus conv fork %s --at SEQ)", err, key)
 	}
 	project, conv, _ := cut(key)
-	if n.projects != nil {
-		if _, err := n.projects.Get(project); err == nil {
-			return n.startInProject(ctx, project, conv, key)
-		}
+	if n.projects == nil || !n.projects.Has(project) {
+		return bus.Errorf(bus.ReasonNotFound, "conversation %s does not run and no project %s is open: a conversation starts in its project (jido-bus project open PATH --id %s, then conv send), and ids under a project's id are the project's whether it is open or not; a conversation your own service drives is started by an operator (jido-bus agent start conversation --id %s) under an id no project uses", key, project, project, key)
 	}
-	// No open project by that id: the conversation starts on its own, as
-	// before projects (and as a conversation of a project not open now
-	// does); it has no parent, so no project lists or stops it.
-	if _, err := n.rt.Start(ctx, runtimeStart(key)); err != nil && bus.ErrorType(err) != "already_exists" {
-		return err
-	}
+	return n.startInProject(ctx, project, conv, key)
+}
+
+// appendStarted gives conversation key, running and empty, its
+// conversation.started (its id derived from the key, so a repeat is a
+// duplicate), driven from outside.
+func (n *Node) appendStarted(ctx context.Context, key string) error {
+	project, conv, _ := cut(key)
 	started, err := agents.NewSignal(convevent.Started, convevent.Data{ProjectID: project, ConversationID: conv})
 	if err != nil {
 		return err
@@ -157,6 +172,20 @@ func (n *Node) ensureConversation(ctx context.Context, key string) error {
 	started.SetExtension(bus.ExtCausationID, started.ID())
 	_, err = n.rt.Call(ctx, key, started)
 	return err
+}
+
+// conversationEvents is the number of conversation events a conversation
+// agent's state (as JSON) counts.
+func conversationEvents(state json.RawMessage) int {
+	var s struct {
+		Conversation struct {
+			Events int `json:"events"`
+		} `json:"conversation"`
+	}
+	if json.Unmarshal(state, &s) != nil {
+		return -1
+	}
+	return s.Conversation.Events
 }
 
 // startInProject starts conversation key of open project through the
@@ -185,6 +214,9 @@ func (n *Node) startInProject(ctx context.Context, project, conv, key string) er
 // Should an event be refused midway, the fork stays with the history
 // handed so far and the error names the event; the caller decides.
 func (n *Node) startFork(ctx context.Context, key string, events []bus.Signal) (eventlog.AppendResult, error) {
+	if err := n.forkOwned(key, events); err != nil {
+		return eventlog.AppendResult{}, err
+	}
 	if err := n.neverStarted(key); err != nil {
 		return eventlog.AppendResult{}, fmt.Errorf("%w: %w", err, eventlog.ErrWrongVersion)
 	}
@@ -200,6 +232,21 @@ func (n *Node) startFork(ctx context.Context, key string, events []bus.Signal) (
 		res.Version = reply.Version
 	}
 	return res, nil
+}
+
+// forkOwned refuses a fork that would be driven from outside (its parent
+// is: the assistant's loop off) under the id of a project of the node,
+// whose conversation ids are its own and driven by its assistant.
+func (n *Node) forkOwned(key string, events []bus.Signal) error {
+	project, _, _ := cut(key)
+	if len(events) == 0 || events[0].Type() != convevent.Started || n.projects == nil || !n.projects.Has(project) {
+		return nil
+	}
+	d, err := convevent.DecodeData(events[0].Data())
+	if err != nil || d.Assistant {
+		return nil
+	}
+	return bus.Errorf(bus.ReasonForbidden, "fork %s would be driven from outside, as its parent is, under the id of project %s, whose conversations its assistant drives; fork it under an id no project uses", key, project)
 }
 
 // neverStarted fails when conversation key's stream exists: its id has

@@ -14,7 +14,7 @@ import (
 // TestConvSendGoesThroughTheProject: conv send to a new conversation of an
 // open project starts it as the project's child (listed by project conv
 // ls, stopped when the project closes, its id taken for conv start), while
-// one of no open project starts on its own as before.
+// one of no open project is refused.
 func TestConvSendGoesThroughTheProject(t *testing.T) {
 	n := startNode(t, t.TempDir())
 	defer func() {
@@ -50,12 +50,9 @@ func TestConvSendGoesThroughTheProject(t *testing.T) {
 		t.Fatalf("conv start of x after conv send: %v, want already_exists", err)
 	}
 
-	// No open project "free": the conversation starts on its own.
-	if _, err := n.convSend(ctx, []byte(`{"conv":"free/y","text":"hello"}`)); err != nil {
-		t.Fatal(err)
-	}
-	if info, err := n.Runtime().State("free/y"); err != nil || info.Parent != nil {
-		t.Fatalf("free/y: %+v %v, want a conversation with no parent", info, err)
+	// No open project "free": nothing starts (conv_owned_test.go).
+	if _, err := n.convSend(ctx, []byte(`{"conv":"free/y","text":"hello"}`)); bus.ErrorType(err) != bus.ReasonNotFound {
+		t.Fatalf("conv send free/y with no project free: %v, want not_found", err)
 	}
 
 	if err := e.Close(ctx, "p1", "done"); err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects"
+	"github.com/jido-bus/jido-bus/projects/assets"
 	"github.com/jido-bus/jido-bus/projects/gateway"
 	a2agw "github.com/jido-bus/jido-bus/projects/gateway/a2a"
 )
@@ -52,19 +53,21 @@ func (h a2aHost) Project(_ context.Context, id string) (a2agw.Project, error) {
 	if info.Status != projects.StatusOpen {
 		return a2agw.Project{}, bus.Errorf(bus.ReasonUnavailable, "project %s is not usable (%s): jido-bus project ls says why", id, info.Status)
 	}
-	assets, err := e.Assets(projects.AssetsRequest{Project: id})
+	listed, err := e.Assets(projects.AssetsRequest{Project: id})
 	if err != nil {
 		return a2agw.Project{}, err
 	}
 	p := a2agw.Project{ID: id, Description: fmt.Sprintf("jido-bus project %s: a coding assistant working on the project's files with its tools, commands, workflows and skills", id)}
-	for _, c := range assets.Commands {
-		p.Skills = append(p.Skills, a2agw.Skill{ID: "command." + c.Name, Name: c.Name, Description: c.Description, Tags: []string{"command"}})
+	// A skill's id is the name of the tool that runs the asset
+	// (<kind>_<name>), the one name an asset has everywhere.
+	for _, c := range listed.Commands {
+		p.Skills = append(p.Skills, a2agw.Skill{ID: assets.ToolName(assets.KindCommand, c.Name), Name: c.Name, Description: c.Description, Tags: []string{"command"}})
 	}
-	for _, w := range assets.Workflows {
-		p.Skills = append(p.Skills, a2agw.Skill{ID: "workflow." + w.Name, Name: w.Name, Description: w.Description, Tags: []string{"workflow"}})
+	for _, w := range listed.Workflows {
+		p.Skills = append(p.Skills, a2agw.Skill{ID: assets.ToolName(assets.KindWorkflow, w.Name), Name: w.Name, Description: w.Description, Tags: []string{"workflow"}})
 	}
-	for _, s := range assets.Skills {
-		p.Skills = append(p.Skills, a2agw.Skill{ID: "skill." + s.Name, Name: s.Name, Description: s.Description, Tags: []string{"skill"}})
+	for _, s := range listed.Skills {
+		p.Skills = append(p.Skills, a2agw.Skill{ID: assets.ToolName(assets.KindSkill, s.Name), Name: s.Name, Description: s.Description, Tags: []string{"skill"}})
 	}
 	return p, nil
 }
@@ -79,23 +82,30 @@ func (h a2aHost) RecordGatewayRequest(ctx context.Context, project string, r gat
 }
 
 // StartConversation implements a2agw.Host through the engine's ConvStart.
-func (h a2aHost) StartConversation(ctx context.Context, project, conv string) error {
+func (h a2aHost) StartConversation(ctx context.Context, project, conv, owner string) error {
 	e, err := h.engine()
 	if err != nil {
 		return err
 	}
-	_, err = e.ConvStart(ctx, projects.ConvStartRequest{Project: project, Conversation: conv})
+	_, err = e.ConvStart(ctx, projects.ConvStartRequest{Project: project, Conversation: conv, By: owner})
 	return err
 }
 
 // SendMessage implements a2agw.Host through conv send.
-func (h a2aHost) SendMessage(ctx context.Context, key, text string) error {
+func (h a2aHost) SendMessage(ctx context.Context, key, text string) (string, error) {
 	req, err := json.Marshal(convSendRequest{Conv: key, Text: text})
 	if err != nil {
-		return err
+		return "", err
 	}
-	_, err = h.n.convSend(ctx, req)
-	return err
+	reply, err := h.n.convSend(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	id, _ := reply.(map[string]any)["id"].(string)
+	if id == "" {
+		return "", fmt.Errorf("conv send %s answered %v, without the message's id", key, reply)
+	}
+	return id, nil
 }
 
 // CancelConversation implements a2agw.Host through conv cancel.
@@ -134,59 +144,63 @@ type followed struct {
 // disk wherever the reader stands: a node restarted since the task began
 // serves it the same), and its assistant deltas from NATS, where alone
 // they are published (<prefix>.emit.<key>.conversation.assistant.delta).
-func (h a2aHost) FollowConversation(ctx context.Context, key string, after uint64) iter.Seq2[*conversation.Event, error] {
-	return func(yield func(*conversation.Event, error) bool) {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		deltas := make(chan *nats.Msg, deltaBuffer)
-		sub, err := h.n.conn.nc.ChanSubscribe(h.n.subjects.Emit(key, convevent.AssistantDelta), deltas)
-		if err != nil {
-			yield(nil, bus.Errorf(bus.ReasonUnavailable, "follow conversation %s: subscribe to its deltas: %v", key, err))
-			return
-		}
+// Both are subscribed before it returns, so that a caller that follows
+// before it sends a message hears every delta of the answer; both end
+// with ctx.
+func (h a2aHost) FollowConversation(ctx context.Context, key string, after uint64) (iter.Seq2[*conversation.Event, error], error) {
+	deltas := make(chan *nats.Msg, deltaBuffer)
+	sub, err := h.n.conn.nc.ChanSubscribe(h.n.subjects.Emit(key, convevent.AssistantDelta), deltas)
+	if err != nil {
+		return nil, bus.Errorf(bus.ReasonUnavailable, "follow conversation %s: subscribe to its deltas: %v", key, err)
+	}
+	ls, err := h.n.evlog.Subscribe(eventlog.SubscribeOptions{Stream: convevent.Stream(key), From: after + 1, Types: convevent.TypePattern})
+	if err != nil {
+		_ = sub.Unsubscribe()
+		return nil, fmt.Errorf("follow conversation %s: %w", key, err)
+	}
+	entries := make(chan followed)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer ls.Close()
 		defer func() { _ = sub.Unsubscribe() }()
-		ls, err := h.n.evlog.Subscribe(eventlog.SubscribeOptions{Stream: convevent.Stream(key), From: after + 1, Types: convevent.TypePattern})
-		if err != nil {
-			yield(nil, fmt.Errorf("follow conversation %s: %w", key, err))
-			return
-		}
-		entries := make(chan followed)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			defer ls.Close()
-			for {
-				e, err := ls.Next(ctx)
-				if ctx.Err() != nil {
-					return
-				}
-				if _, corrupt := errors.AsType[*eventlog.CorruptError](err); corrupt {
-					continue
-				}
-				select {
-				case entries <- followed{e, err}:
-				case <-ctx.Done():
-					return
-				}
-				if err != nil {
-					return
-				}
-			}
-		}()
-		defer func() { cancel(); <-done }()
 		for {
+			e, err := ls.Next(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			if _, corrupt := errors.AsType[*eventlog.CorruptError](err); corrupt {
+				continue
+			}
+			select {
+			case entries <- followed{e, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return func(yield func(*conversation.Event, error) bool) {
+		for {
+			// A delta published after the entries already read is still
+			// taken after them: entries first, when both wait.
+			select {
+			case f := <-entries:
+				if !yieldEntry(f, yield) {
+					return
+				}
+				continue
+			default:
+			}
 			select {
 			case <-ctx.Done():
 				return
+			case <-done:
+				return
 			case f := <-entries:
-				if f.err != nil {
-					if errors.Is(f.err, eventlog.ErrClosed) {
-						f.err = bus.Errorf(bus.ReasonUnavailable, "the node is shutting down; resubscribe to the task once it is back")
-					}
-					yield(nil, f.err)
-					return
-				}
-				if !yield(conversation.Decode(f.entry), nil) {
+				if !yieldEntry(f, yield) {
 					return
 				}
 			case msg := <-deltas:
@@ -203,5 +217,17 @@ func (h a2aHost) FollowConversation(ctx context.Context, key string, after uint6
 				}
 			}
 		}
+	}, nil
+}
+
+// yieldEntry yields one followed entry, and reports whether to go on.
+func yieldEntry(f followed, yield func(*conversation.Event, error) bool) bool {
+	if f.err != nil {
+		if errors.Is(f.err, eventlog.ErrClosed) {
+			f.err = bus.Errorf(bus.ReasonUnavailable, "the node is shutting down; resubscribe to the task once it is back")
+		}
+		yield(nil, f.err)
+		return false
 	}
+	return yield(conversation.Decode(f.entry), nil)
 }

@@ -46,6 +46,10 @@ func (h mcpHost) Assets(req projects.AssetsRequest) (projects.AssetsReply, error
 	return h.e.Assets(req)
 }
 
+func (h mcpHost) CompletePath(project, prefix string) ([]string, bool, error) {
+	return h.e.CompletePath(project, prefix)
+}
+
 func (h mcpHost) Artifact(id string) ([]byte, error) {
 	data, err := h.artifacts.Get(id)
 	if err != nil {

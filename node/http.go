@@ -134,6 +134,8 @@ func (n *Node) serveHTTP(cfg HTTPConfig) error {
 			"Give a token from the environment (serve --http-token-env VAR, or http.token_env in --config), or listen on loopback (--http 127.0.0.1:8080)", ErrUnprotected, cfg.Listen)
 	}
 	o.OnRefused = n.httpRefused
+	// An agent card says how to authenticate: a client reads it first.
+	o.Public = append(append([]string(nil), o.Public...), a2agw.Public()...)
 	if o.Healthy == nil {
 		evlog := n.evlog
 		o.Healthy = func() error { return evlog.Failed() }

@@ -94,6 +94,10 @@ type Config struct {
 	// Projects adjusts the project engine's configuration before it
 	// starts (watcher, limits, runner); nil keeps the defaults.
 	Projects func(*projects.Config)
+	// Sandbox is the operator's rules for every project's commands
+	// (run_command): extra reads, hidden files, caps on the limits,
+	// weaker confinement; the zero value is the strictest.
+	Sandbox projects.SandboxConfig
 	// Open lists projects to open once the node runs, before it says it
 	// is ready (serve --open); one already open on that root is left as
 	// it is, so the same configuration serves again after a restart.

@@ -139,6 +139,7 @@ func TestRestartClosesUnfinishedToolCalls(t *testing.T) {
 	dir := t.TempDir()
 	n := startNode(t, dir)
 	ctx := context.Background()
+	startOutsideDriven(t, n, "p1/c1")
 	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c1","text":"run the tests"}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +152,7 @@ func TestRestartClosesUnfinishedToolCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	// p1/c2 has nothing open: the restart leaves its stream as it was.
+	startOutsideDriven(t, n, "p1/c2")
 	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c2","text":"hello"}`)); err != nil {
 		t.Fatal(err)
 	}

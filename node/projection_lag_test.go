@@ -30,6 +30,7 @@ func TestProjectionLagReachesZeroPastOtherEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
+	startOutsideDriven(t, n, "demo/c1")
 	msg, err := nc.Request(n.subjects.API("conv", "send"), []byte(`{"conv":"demo/c1","text":"hello"}`), 10*time.Second)
 	if err != nil || !strings.Contains(string(msg.Data), `"ok":true`) {
 		t.Fatalf("conv send: %v %v", msg, err)

@@ -24,6 +24,7 @@ func (n *Node) startProjects(ctx context.Context) error {
 		Artifacts:   conversation.Artifacts{Dir: ArtifactsDir(n.cfg.DataDir)},
 		CommandEnv:  n.secrets.inherit,
 		Logger:      n.log,
+		Sandbox:     n.cfg.Sandbox,
 	}
 	if n.cfg.Projects != nil {
 		n.cfg.Projects(&cfg)

@@ -71,6 +71,7 @@ func TestInvalidConversationEventIsRefused(t *testing.T) {
 	n := startNode(t, t.TempDir())
 	defer n.Close(5 * time.Second)
 	ctx := context.Background()
+	startOutsideDriven(t, n, "p1/c1")
 	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c1","text":"run the tests"}`)); err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -49,11 +49,19 @@ type Config struct {
 	// lies inside it or contains it is refused (tools could otherwise
 	// read or rewrite the node's log).
 	NodeDataDir string
+	// HomeDir is the home folder of the user the node runs as: a project
+	// root that is it or holds it is refused (its tools could otherwise
+	// read the user's keys and credentials, and rewrite their shell's
+	// start files). Empty: os.UserHomeDir.
+	HomeDir string
 	// Artifacts keeps tool outputs over the runner's cap; nil refuses
 	// them with too_large.
 	Artifacts tools.ArtifactStore
 	// Limits bound the built-in tools.
 	Limits tools.Limits
+	// Sandbox is the node's operator's rules for every project's
+	// commands (what they read, their caps, weaker confinement).
+	Sandbox SandboxConfig
 	// Runner tunes each project's runner (MaxConcurrent, OutputCap,
 	// DefaultTimeout); its Sandbox, Catalog, Observer and Artifacts are
 	// the engine's.
@@ -84,13 +92,14 @@ type Engine struct {
 	cfg      Config
 	rt       *runtime.Runtime
 	log      *slog.Logger
-	nodeDir  string // NodeDataDir's real path ("" when none)
+	nodeDir  place // NodeDataDir's (zero when none)
+	home     place // HomeDir's (zero when unknown)
 	builtins []tools.Tool
 	builtinC *tools.Catalog
 
 	mu       sync.Mutex
 	projects map[string]*project // open, or listed with the error that kept them from reopening
-	roots    map[string]string   // real root → project id, reserved from the start of Open
+	places   map[string]place    // project id → its root's place, from the start of Open until Close
 	closed   bool
 
 	watchers assetWatchers // OnAssetsChanged
@@ -108,16 +117,23 @@ func NewEngine(cfg Config) (*Engine, error) {
 	if cfg.CommitTimeout <= 0 {
 		cfg.CommitTimeout = DefaultCommitTimeout
 	}
-	e := &Engine{cfg: cfg, rt: cfg.Runtime, log: cfg.Logger, projects: map[string]*project{}, roots: map[string]string{}}
+	if err := cfg.Sandbox.check(); err != nil {
+		return nil, fmt.Errorf("projects: %w", err)
+	}
+	e := &Engine{cfg: cfg, rt: cfg.Runtime, log: cfg.Logger, projects: map[string]*project{}, places: map[string]place{}}
 	if cfg.NodeDataDir != "" {
-		abs, err := filepath.Abs(cfg.NodeDataDir)
+		pl, err := realPlace(cfg.NodeDataDir)
 		if err != nil {
 			return nil, fmt.Errorf("projects: node data dir %s: %w", cfg.NodeDataDir, err)
 		}
-		if real, err := filepath.EvalSymlinks(abs); err == nil {
-			abs = real
-		}
-		e.nodeDir = abs
+		e.nodeDir = pl
+	}
+	if cfg.HomeDir == "" {
+		cfg.HomeDir, _ = os.UserHomeDir()
+	}
+	if cfg.HomeDir != "" {
+		// A home that cannot be found guards nothing: no folder holds it.
+		e.home, _ = realPlace(cfg.HomeDir)
 	}
 	e.builtins = tools.Builtins(cfg.Limits)
 	c, err := tools.NewCatalog(e.builtins...)
@@ -165,6 +181,9 @@ type ProjectInfo struct {
 	Tools       int         `json:"tools"`
 	// Protection is what confines run_command on this node.
 	Protection string `json:"protection,omitempty"`
+	// Sandbox is what confines this project's commands: what they read,
+	// their limits, whether run_command runs at all.
+	Sandbox *policy.Report `json:"sandbox,omitempty"`
 	// Watching is true when file changes reload the assets.
 	Watching bool `json:"watching"`
 }
@@ -178,11 +197,14 @@ const (
 // Open opens a project: it resolves and checks the root, reads the
 // policy, creates the data dir's folders, loads the assets, builds the
 // catalog, starts the project's agent and records project.started and
-// project.assets.loaded in its stream. Refusals are *bus.Error values:
+// project.assets.loaded in its stream; conversations under its id that
+// are not its own are then stopped (engine_conv_owned.go). Refusals are *bus.Error values:
 // invalid_request (a bad id, a root that is /, not a folder, unreadable,
-// or the node's data dir or inside or around it, a bad policy),
-// not_found (a root that does not exist), already_exists (the id is
-// taken, or another project is open on the same root).
+// the node's data dir or inside or around it, the home folder of the
+// node's user or around it, inside or around another project's root, a
+// bad policy), not_found (a root that does not exist), already_exists
+// (the id is taken, or another project is open on the same folder, by
+// whatever path).
 func (e *Engine) Open(ctx context.Context, req OpenRequest) (ProjectInfo, error) {
 	id := req.ID
 	if id == "" {
@@ -208,10 +230,14 @@ func (e *Engine) Open(ctx context.Context, req OpenRequest) (ProjectInfo, error)
 			root.Close()
 		}
 	}()
-	if err := e.checkRoot(root.Path()); err != nil {
+	pl, err := placeOf(root.Path())
+	if err != nil {
+		return ProjectInfo{}, bus.Errorf(bus.ReasonInvalidRequest, "project root %s: %v", root.Path(), err)
+	}
+	if err := e.checkRoot(pl); err != nil {
 		return ProjectInfo{}, err
 	}
-	release, err := e.reserve(id, root.Path())
+	release, err := e.reserve(id, pl)
 	if err != nil {
 		return ProjectInfo{}, err
 	}
@@ -234,6 +260,7 @@ func (e *Engine) Open(ctx context.Context, req OpenRequest) (ProjectInfo, error)
 	if err != nil {
 		return ProjectInfo{}, err
 	}
+	p.place = pl
 	initial := map[string]any{"root": root.Path(), "data_dir": dataDir, "policy": json.RawMessage(doc), "policy_source": source}
 	if _, err := e.rt.Start(ctx, runtime.StartRequest{Type: AgentType, ID: id, InitialState: initial}); err != nil {
 		p.release()
@@ -260,6 +287,7 @@ func (e *Engine) Open(ctx context.Context, req OpenRequest) (ProjectInfo, error)
 	}
 	p.reported = snap
 	keep = true
+	e.disown(ctx, id)
 	e.install(p)
 	e.log.Info("project opened", "project", id, "root", root.Path(), "policy", source, "skills", len(snap.Skills), "commands", len(snap.Commands), "diagnostics", len(snap.Diagnostics))
 	return p.info(), nil
@@ -277,66 +305,13 @@ func ValidateID(id string) error {
 	return nil
 }
 
-// checkRoot refuses the node's own data dir as a root, a root inside it
-// and a root holding it.
-func (e *Engine) checkRoot(real string) error {
-	if e.nodeDir == "" {
-		return nil
-	}
-	switch {
-	case real == e.nodeDir:
-		return bus.Errorf(bus.ReasonInvalidRequest, "project root %s is the node's data dir; give a project folder elsewhere", real)
-	case within(e.nodeDir, real):
-		return bus.Errorf(bus.ReasonInvalidRequest, "project root %s is inside the node's data dir %s; give a project folder elsewhere", real, e.nodeDir)
-	case within(real, e.nodeDir):
-		return bus.Errorf(bus.ReasonInvalidRequest, "project root %s holds the node's data dir %s, which its tools could then change; run the node with a --data-dir outside the project", real, e.nodeDir)
-	}
-	return nil
-}
-
-// within reports whether p lies strictly below dir.
-func within(dir, p string) bool {
-	return strings.HasPrefix(p, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
-}
-
-// reserve claims id and root for an Open in progress; release gives them
-// back.
-func (e *Engine) reserve(id, root string) (release func(), err error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return nil, bus.Errorf(runtime.ReasonClosed, "the node is shutting down")
-	}
-	if _, taken := e.projects[id]; taken {
-		return nil, bus.Errorf(runtime.ReasonAlreadyExists, "project %s is open already; close it first or choose another id", id)
-	}
-	for _, p := range e.projects {
-		if p.root == root {
-			return nil, bus.Errorf(runtime.ReasonAlreadyExists, "project %s is open on %s already; use it, or close it first", p.id, root)
-		}
-	}
-	if other, taken := e.roots[root]; taken {
-		return nil, bus.Errorf(runtime.ReasonAlreadyExists, "project %s is being opened on %s; use it once open", other, root)
-	}
-	e.roots[root] = id
-	e.projects[id] = nil // reserved: lookups see "opening"
-	return func() {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		if e.projects[id] == nil {
-			delete(e.projects, id)
-		}
-		if e.roots[root] == id {
-			delete(e.roots, root)
-		}
-	}, nil
-}
-
 // install makes p the open project of its id and starts its watcher.
 func (e *Engine) install(p *project) {
 	e.mu.Lock()
 	e.projects[p.id] = p
-	e.roots[p.root] = p.id
+	if p.err == nil {
+		e.places[p.id] = p.place
+	}
 	e.mu.Unlock()
 	if !e.cfg.NoWatch && p.err == nil {
 		e.watch(p)
@@ -430,9 +405,7 @@ func (e *Engine) Close(ctx context.Context, id, reason string) error {
 	e.mu.Lock()
 	if e.projects[id] == p {
 		delete(e.projects, id)
-	}
-	if e.roots[p.root] == id {
-		delete(e.roots, p.root)
+		delete(e.places, id)
 	}
 	e.mu.Unlock()
 	p.release()

@@ -31,8 +31,9 @@ const ConfigFile = "config.yaml"
 const maxConfigBytes = 64 << 10
 
 // Settings returns project id's assistant settings, read from its data
-// dir at each call (an edit takes effect at the next LLM call), and its
-// root. A missing file gives the zero settings; the LLM call then says
+// dir at each call (an edit takes effect at the next LLM call), with its
+// instructions for the model (AGENTS.md, <data dir>/instructions.md), and
+// its root. A missing file gives the zero settings; the LLM call then says
 // what to set.
 func (e *Engine) Settings(id string) (assistant.Settings, string, error) {
 	p, err := e.usable(id)
@@ -41,6 +42,9 @@ func (e *Engine) Settings(id string) (assistant.Settings, string, error) {
 	}
 	var s assistant.Settings
 	name := path.Join(p.dataDir, ConfigFile)
+	if s.Instructions, s.InstructionFiles, err = instructions(p.sandbox.Root, p.dataDir); err != nil {
+		return s, p.root, fmt.Errorf("project %s: %w", id, err)
+	}
 	data, err := p.sandbox.Root.ReadFile(name, maxConfigBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, p.root, nil

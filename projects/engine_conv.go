@@ -43,6 +43,11 @@ type ConvStartRequest struct {
 	LLM *convevent.LLMConfig `json:"llm,omitempty"`
 	// Limits bound each turn (max steps, max tool calls, parallel tools).
 	Limits *convevent.Limits `json:"limits,omitempty"`
+	// By is who started it, recorded as conversation.started's data.by:
+	// the A2A gateway's owner of the task (a2agw.OwnerOf). Set by Go
+	// callers only (json "-"): a request over NATS cannot make its
+	// conversation another caller's task.
+	By string `json:"-"`
 }
 
 // ConvInfo describes a conversation of a project.
@@ -117,7 +122,7 @@ func (e *Engine) convStarted(ctx context.Context, project, conv, key string, req
 	// A conversation of a project talks to its model: the loop is on.
 	started, err := agents.NewSignal(convevent.Started, convevent.Data{
 		ProjectID: project, ConversationID: conv, System: req.System,
-		Assistant: true, LLM: req.LLM, Limits: req.Limits, Loop: convevent.LoopVersion,
+		Assistant: true, LLM: req.LLM, Limits: req.Limits, Loop: convevent.LoopVersion, By: req.By,
 	})
 	if err != nil {
 		return err
@@ -132,7 +137,7 @@ func (e *Engine) convStarted(ctx context.Context, project, conv, key string, req
 	if err != nil {
 		return fmt.Errorf("record %s: %w", convevent.Started, err)
 	}
-	if err := e.send(ctx, project, TypeConvStarted, ConvData{Conversation: conv, ID: key}); err != nil {
+	if err := e.send(ctx, project, TypeConvStarted, ConvData{Conversation: conv, ID: key, By: req.By}); err != nil {
 		return fmt.Errorf("record %s in project %s: %w", TypeConvStarted, project, err)
 	}
 	return nil

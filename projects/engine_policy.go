@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
+	"strings"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projects/assets"
 	"github.com/jido-bus/jido-bus/projects/policy"
 )
 
@@ -59,6 +62,13 @@ func loadPolicy(root *policy.Root, dataDir string, given json.RawMessage) (*poli
 			return nil, nil, "", bus.Errorf(typeOr(rerr, bus.ReasonInvalidRequest), "policy file %s in %s: %s; fix or remove it, or give a policy in the request", file, root.Path(), bus.AsError(rerr).Message)
 		}
 	}
+	if err == nil {
+		where := "the policy " + source
+		if source == PolicyFromRequest {
+			where = "the open request's policy"
+		}
+		err = refuseOldToolNames(p, where)
+	}
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -75,15 +85,35 @@ func policyFromDocument(doc json.RawMessage, dataDir string) (*policy.Policy, er
 		return policy.Default().WithDataDir(dataDir), nil
 	}
 	p, err := policy.Load("the project's stored policy", doc)
+	if err == nil {
+		err = refuseOldToolNames(p, "the project's stored policy (its policy when it was opened)")
+	}
 	if err != nil {
 		return nil, err
 	}
 	return p.WithDataDir(dataDir), nil
 }
 
+// refuseOldToolNames refuses a policy whose tool globs name asset tools as
+// they were named before assets.ToolName (command.*, skill_graph.search):
+// such a glob matches nothing now, so a deny written with it would
+// silently stop applying.
+func refuseOldToolNames(p *policy.Policy, where string) error {
+	var old []string
+	for glob := range p.Tools {
+		if now, ok := assets.RenamedTool(glob); ok {
+			old = append(old, fmt.Sprintf("%q (now %q)", glob, now))
+		}
+	}
+	if len(old) == 0 {
+		return nil
+	}
+	slices.Sort(old)
+	return bus.Errorf(bus.ReasonInvalidRequest, "%s: tools: %s name asset tools the old way, and would match no tool: asset tools are <kind>_<name> now (command_git-commit, skill_review, skill_graph_search); write the new names, then open the project again (jido-bus project close, then project open)", where, strings.Join(old, ", "))
+}
+
 // policyDocument writes p in the policy file's form, every key given
-// (empty lists as [], so loading it back empties them again) but
-// commands.env when the policy leaves it to the node.
+// (empty lists as [], so loading it back empties them again).
 func policyDocument(p *policy.Policy) (json.RawMessage, error) {
 	list := func(s []string) []string {
 		if s == nil {
@@ -95,31 +125,43 @@ func policyDocument(p *policy.Policy) (json.RawMessage, error) {
 	for glob, m := range p.Tools {
 		tools[glob] = string(m)
 	}
-	commands := map[string]any{
-		"programs":           list(p.Commands.Programs),
-		"network":            p.Commands.Network,
-		"without_landlock":   p.Commands.WithoutLandlock,
-		"without_namespaces": p.Commands.WithoutNamespaces,
-	}
-	// No env is "what the node's operator allows", which may change from
-	// one start to the next; [] is none.
-	if p.Commands.Env != nil {
-		commands["env"] = p.Commands.Env
-	}
 	doc := map[string]any{
 		"tools": tools,
 		"paths": map[string]any{
-			"allow":     list(p.Paths.Allow),
-			"deny":      list(p.Paths.Deny),
-			"read_only": list(p.Paths.ReadOnly),
+			"allow":           list(p.Paths.Allow),
+			"deny":            list(p.Paths.Deny),
+			"read_only":       list(p.Paths.ReadOnly),
+			"read_hard_links": p.Paths.ReadHardLinks,
 		},
-		"commands": commands,
+		"commands": map[string]any{
+			"programs":           list(p.Commands.Programs),
+			"env":                list(p.Commands.Env),
+			"network":            p.Commands.Network,
+			"limits":             limitsDocument(p.Commands.Limits),
+			"without_landlock":   p.Commands.WithoutLandlock,
+			"without_namespaces": p.Commands.WithoutNamespaces,
+		},
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {
 		return nil, fmt.Errorf("policy document: %w", err)
 	}
 	return b, nil
+}
+
+// limitsDocument is the limits a policy sets, those it leaves to the
+// defaults left out (so a later default or cap still applies to them).
+func limitsDocument(l policy.Limits) map[string]any {
+	doc := map[string]any{}
+	for k, v := range map[string]int64{
+		policy.LimitProcesses: int64(l.Processes), policy.LimitFileSize: int64(l.FileSize), policy.LimitDisk: int64(l.Disk),
+		policy.LimitTempSize: int64(l.TempSize), policy.LimitCPU: int64(l.CPUSeconds), policy.LimitOutput: int64(l.Output),
+	} {
+		if v != 0 {
+			doc[k] = v
+		}
+	}
+	return doc
 }
 
 // typeOr is err's type when it carries one, else fallback.

@@ -21,6 +21,7 @@ import (
 type project struct {
 	id           string
 	root         string // real path
+	place        place  // the root's, for the checks of other roots
 	dataDir      string // the name under the root
 	layout       layout.Layout
 	policyDoc    json.RawMessage
@@ -62,7 +63,7 @@ func (e *Engine) build(id string, root *policy.Root, dataDir string, pol *policy
 		return nil, bus.Errorf(bus.ReasonInvalidRequest, "project %s: %v", id, err)
 	}
 	p := &project{id: id, root: root.Path(), dataDir: dataDir, layout: l, policyDoc: doc, policySource: source,
-		sandbox: &policy.Sandbox{Root: root, Policy: pol.WithInherit(e.cfg.CommandEnv)}, set: &assets.Set{}}
+		sandbox: &policy.Sandbox{Root: root, Policy: pol.WithInherit(e.cfg.CommandEnv), Host: e.host(root.Path())}, set: &assets.Set{}}
 	p.statRoot()
 	snap, err := assets.Load(l.DataDir, e.loadOptions())
 	if err != nil {
@@ -187,6 +188,16 @@ func (e *Engine) report(ctx context.Context, p *project) (assets.Changes, error)
 	return changes, nil
 }
 
+// catalog is the catalog p's tools run from, once any report in flight
+// is done: project.assets.reloaded is emitted at its commit, before the
+// report swaps the catalog, and a client that hears it and asks at once
+// (jido-bus mcp --nats-url) must get the catalog it announced.
+func (p *project) catalog() *tools.Catalog {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.runner.Catalog()
+}
+
 // Reload loads project id's assets again (only changed files are read)
 // and records the change, if any, as project.assets.reloaded. A reload
 // that changes nothing appends nothing; Changed says which it was.
@@ -233,8 +244,11 @@ func (p *project) info() ProjectInfo {
 	}
 	s := p.set.Load()
 	in.Digest, in.Version, in.Counts, in.Diagnostics = s.Digest, s.Version+p.versionBase, countsOf(s), len(s.Diagnostics)
-	in.Tools = len(p.runner.Catalog().List(p.sandbox.Policy))
-	in.Protection = policy.Protection().String()
+	in.Tools = len(p.catalog().List(p.sandbox.Policy))
+	prot := policy.Protection()
+	in.Protection = prot.String()
+	report := p.sandbox.Report(prot)
+	in.Sandbox = &report
 	p.wmu.Lock()
 	in.Watching = p.watcher != nil
 	p.wmu.Unlock()

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
@@ -29,12 +32,18 @@ type agentState struct {
 // opened again from its state (the root, with the same refusals as Open,
 // the policy it was opened with, the assets loaded from disk, the
 // catalog). A project whose assets changed while the node was down gets
-// a project.assets.reloaded entry. A project that cannot be reopened (its
-// root vanished, became a link elsewhere, or is refused) is listed with
-// its error rather than dropped; closing it stops its agent. It returns
-// how many projects came back open.
+// a project.assets.reloaded entry, and the conversations under its id
+// that are not its own are stopped (engine_conv_owned.go). A project
+// that cannot be reopened (its root vanished, became a link elsewhere,
+// or is refused: of two nested roots, the outer one) is listed with its
+// error rather than dropped; closing it stops its agent. It returns how
+// many projects came back open.
 func (e *Engine) Restore(ctx context.Context) int {
-	n := 0
+	type listedState struct {
+		id string
+		st agentState
+	}
+	var all []listedState
 	for _, listed := range e.rt.ListSome(runtime.ListOptions{Type: AgentType}) {
 		info, err := e.rt.State(listed.ID)
 		if err != nil {
@@ -49,15 +58,27 @@ func (e *Engine) Restore(ctx context.Context) int {
 		if st.Status == "closed" {
 			continue // its stop is a directive recovery runs
 		}
-		p, err := e.reopen(ctx, listed.ID, st)
+		all = append(all, listedState{listed.ID, st})
+	}
+	// Deeper roots first: of two nested roots an older node left open,
+	// the outer one is refused, whose tools would reach the inner one's
+	// .jido/, rather than the inner one.
+	sort.SliceStable(all, func(i, j int) bool {
+		return strings.Count(all[i].st.Root, string(filepath.Separator)) > strings.Count(all[j].st.Root, string(filepath.Separator))
+	})
+	n := 0
+	for _, listed := range all {
+		id, st := listed.id, listed.st
+		p, err := e.reopen(ctx, id, st)
 		if err != nil {
-			e.log.Error("project could not be reopened; listed with its error", "project", listed.ID, "root", st.Root, "err", err)
-			p = &project{id: listed.ID, root: st.Root, dataDir: st.DataDir, policySource: st.PolicySource, err: bus.AsError(err)}
+			e.log.Error("project could not be reopened; listed with its error", "project", id, "root", st.Root, "err", err)
+			p = &project{id: id, root: st.Root, dataDir: st.DataDir, policySource: st.PolicySource, err: bus.AsError(err)}
 		} else {
 			n++
+			e.disown(ctx, id)
 		}
 		e.mu.Lock()
-		if _, taken := e.projects[listed.ID]; taken {
+		if _, taken := e.projects[id]; taken {
 			e.mu.Unlock()
 			if p.sandbox != nil {
 				p.release()
@@ -93,7 +114,19 @@ func (e *Engine) reopen(ctx context.Context, id string, st agentState) (*project
 	if root.Path() != st.Root {
 		return nil, bus.Errorf(bus.ReasonInvalidRequest, "its root %s now resolves to %s (a link was put in its place); close the project and open the folder you mean", st.Root, root.Path())
 	}
-	if err := e.checkRoot(root.Path()); err != nil {
+	pl, err := placeOf(root.Path())
+	if err != nil {
+		return nil, bus.Errorf(bus.ReasonInvalidRequest, "project root %s: %v", root.Path(), err)
+	}
+	if err := e.checkRoot(pl); err != nil {
+		return nil, err
+	}
+	// Projects restored before this one are in places: of two nested
+	// roots left open by an older node, the second restored is refused.
+	e.mu.Lock()
+	err = e.conflict(id, pl)
+	e.mu.Unlock()
+	if err != nil {
 		return nil, err
 	}
 	pol, err := policyFromDocument(st.Policy, dataDir)
@@ -110,6 +143,7 @@ func (e *Engine) reopen(ctx context.Context, id string, st agentState) (*project
 	if err != nil {
 		return nil, err
 	}
+	p.place = pl
 	snap := p.set.Load()
 	// The asset version keeps counting from the stream's: the same set
 	// keeps its version, a set changed while the node was down is one on.

@@ -277,8 +277,8 @@ func TestReloadRecordsTheDiff(t *testing.T) {
 	if err != nil || !r.Changed || !slices.Equal(r.Changes.Commands.Added, []string{"bye"}) || !slices.Equal(r.Changes.Commands.Changed, []string{"hello"}) {
 		t.Fatalf("reload: %+v %v", r, err)
 	}
-	if ts, _ := e.Tools("p1"); !slices.ContainsFunc(ts, func(s tools.Spec) bool { return s.Name == "command.bye" }) {
-		t.Errorf("the catalog has no command.bye after the reload")
+	if ts, _ := e.Tools("p1"); !slices.ContainsFunc(ts, func(s tools.Spec) bool { return s.Name == "command_bye" }) {
+		t.Errorf("the catalog has no command_bye after the reload")
 	}
 	types, data := entries(t, n, "p1")
 	if want := []string{projects.TypeStarted, projects.TypeAssetsLoaded, projects.TypeAssetsReloaded}; !slices.Equal(types, want) {
@@ -355,8 +355,8 @@ func TestRestartBringsProjectsBack(t *testing.T) {
 	if ts, _ := e.Tools("p1"); slices.ContainsFunc(ts, func(s tools.Spec) bool { return s.Name == "write_file" }) {
 		t.Errorf("write_file is offered after the restart; the policy denied it")
 	}
-	if res, err := e.CallTool(ctx, "p1", tools.ToolCall{Name: "command.later"}); err != nil || !strings.Contains(string(res.Data), "Added while") {
-		t.Fatalf("command.later: %+v %v", res, err)
+	if res, err := e.CallTool(ctx, "p1", tools.ToolCall{Name: "command_later"}); err != nil || !strings.Contains(string(res.Data), "Added while") {
+		t.Fatalf("command_later: %+v %v", res, err)
 	}
 	types, _ := entries(t, n, "p1")
 	if want := []string{projects.TypeStarted, projects.TypeAssetsLoaded, projects.TypeStarted, projects.TypeAssetsReloaded, projects.TypeToolStarted, projects.TypeToolCompleted}; !slices.Equal(types, want) {

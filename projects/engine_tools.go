@@ -18,7 +18,7 @@ func (e *Engine) Tools(id string) ([]tools.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.runner.Catalog().List(p.sandbox.Policy), nil
+	return p.catalog().List(p.sandbox.Policy), nil
 }
 
 // CallTool runs one call through project id's runner, the one path every

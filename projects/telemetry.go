@@ -81,6 +81,9 @@ type ConvData struct {
 	ID           string `json:"id"`
 	// Reason is why it stopped (stopped only).
 	Reason string `json:"reason,omitempty"`
+	// By is who started it, when a gateway did (started only): the A2A
+	// task's owner.
+	By string `json:"by,omitempty"`
 }
 
 // StoppedData is project.stopped's data.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
 )
 
@@ -70,4 +71,42 @@ func TestQueueBytesAreBounded(t *testing.T) {
 	if err := h.rt.Cast("c1", big()); err != nil {
 		t.Fatalf("once the queue emptied: %v", err)
 	}
+}
+
+// TestOwnResultsPassAFullQueue: an executor's async result comes back to
+// a full queue and is admitted (and decided), not refused: nobody would
+// retry it, and a conversation whose model answer was refused waited for
+// ever. Signals from outside are still refused past the bound.
+func TestOwnResultsPassAFullQueue(t *testing.T) {
+	delivered := make(chan error, 1)
+	var h *harness // the executor runs once h is set
+	h = newHarness(t, func(cfg *Config) {
+		cfg.Executors["test_block"] = ExecFunc(func(ctx context.Context, d agents.Directive, x *ExecContext) (ExecResult, error) {
+			name := d.(block).Name
+			select {
+			case <-h.gate(name):
+			case <-ctx.Done():
+				return ExecResult{}, ctx.Err()
+			}
+			if name == "first" {
+				delivered <- x.Deliver(signal(t, "probe.tick", nil))
+			}
+			return ExecResult{}, nil
+		})
+	})
+	h.start("probe", "p1", Options{MaxQueueSize: 3})
+	h.mustCall("p1", "probe.block", map[string]any{"name": "first"})
+	h.eventually("the first block running", func() bool { info, _ := h.rt.State("p1"); return info.QueueLength == 0 })
+	for range 3 {
+		h.mustCall("p1", "probe.block", map[string]any{"name": "rest"})
+	}
+	if err := h.rt.Cast("p1", signal(t, "probe.tick", nil)); bus.ErrorType(err) != bus.ReasonQueueOverflow {
+		t.Fatalf("a cast from outside on a full queue: %v, want queue_overflow", err)
+	}
+	h.open("first")
+	if err := <-delivered; err != nil {
+		t.Fatalf("the executor's result on a full queue: %v, want it admitted", err)
+	}
+	h.open("rest")
+	h.eventually("the result decided", func() bool { return h.state("p1")["ticks"] == 1.0 })
 }

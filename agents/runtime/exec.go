@@ -87,9 +87,12 @@ type ExecContext struct {
 }
 
 // Deliver sends sig to the agent itself, as a cast: it is decided and
-// committed like any other signal. Use it to return async results.
+// committed like any other signal. Use it to return async results. A
+// full queue does not refuse it (the result of the agent's own work would
+// be lost, and what waits for it would wait for ever); it fails only when
+// the agent is gone or the runtime shuts down.
 func (x *ExecContext) Deliver(sig bus.Signal) error {
-	return x.s.rt.Deliver(x.AgentID, sig, nil)
+	return x.s.rt.deliver(x.AgentID, envelope{sig: sig, internal: true})
 }
 
 // Emit dispatches sig as the agent would with an Emit directive without a

@@ -162,7 +162,7 @@ func (rt *Runtime) deliverLifecycle(id string, sig bus.Signal) {
 		if err != nil {
 			return
 		}
-		err = s.deliver(envelope{sig: sig, lifecycle: true})
+		err = s.deliver(envelope{sig: sig, lifecycle: true, internal: true})
 		if errors.Is(err, errPassivated) {
 			// Going passive right now, as Deliver meets it: look again.
 			goruntime.Gosched()

@@ -481,13 +481,18 @@ type Reply struct {
 // with the reason it was refused. A refusal before queueing (unknown agent,
 // full queue) is also returned, and then reply is not called.
 func (rt *Runtime) Deliver(id string, sig bus.Signal, reply func(Reply, error)) error {
+	return rt.deliver(id, envelope{sig: sig, reply: reply})
+}
+
+// deliver hands env to agent id, waiting out a passivation in progress.
+func (rt *Runtime) deliver(id string, env envelope) error {
 	for {
 		s, err := rt.lookup(id)
 		if err == nil && rt.shuttingDown.Load() {
 			err = errShuttingDown
 		}
 		if err == nil {
-			err = s.deliver(envelope{sig: sig, reply: reply})
+			err = s.deliver(env)
 			if errors.Is(err, errPassivated) {
 				// It is going passive right now (its snapshot is being
 				// saved); let that finish, then look again.

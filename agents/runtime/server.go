@@ -32,6 +32,13 @@ type envelope struct {
 	// when a route of the agent matches them; otherwise they are dropped
 	// without a trace in the agent's stream.
 	lifecycle bool
+	// internal: the agent's own work comes back (an executor's async
+	// result, a lifecycle signal). It is admitted past max_queue_size and
+	// max_queue_bytes — their number is bounded by the directives in
+	// flight, which the bounds already hold — because refusing it would
+	// lose it: nobody is there to retry, and the turn it answers would
+	// wait for ever.
+	internal bool
 	// bytes is what it counts against max_queue_bytes (signalBytes).
 	bytes int
 }
@@ -194,12 +201,12 @@ func (s *server) deliver(env envelope) error {
 		s.mu.Unlock()
 		return bus.Errorf(bus.ReasonNotFound, "agent %s is %s", s.id, s.status)
 	}
-	if n := len(s.inbox) + len(s.queue); n >= s.opts.maxQueueSize() {
+	if n := len(s.inbox) + len(s.queue); n >= s.opts.maxQueueSize() && !env.internal {
 		s.mu.Unlock()
 		return bus.Errorf(bus.ReasonQueueOverflow, "agent %s has %d signals and directives queued, its max_queue_size; retry later", s.id, n)
 	}
 	size := signalBytes(&env.sig)
-	if s.queuedBytes+size > s.opts.maxQueueBytes() {
+	if s.queuedBytes+size > s.opts.maxQueueBytes() && !env.internal {
 		held := s.queuedBytes
 		s.mu.Unlock()
 		return bus.Errorf(bus.ReasonQueueOverflow, "agent %s holds %d bytes of queued signals; %d more would pass its max_queue_bytes, %d; retry later", s.id, held, size, s.opts.maxQueueBytes())

@@ -65,6 +65,8 @@ func TestForkedConversationLives(t *testing.T) {
 		}
 		return out
 	}
+	// Driven from outside (no project demo): an operator starts it.
+	run("agent", "start", "conversation", "--id", "demo/c1")
 	run("conv", "send", "demo/c1", "first question")
 	run("conv", "send", "demo/c1", "second question")
 	runUntil(t, append([]string{"conv", "show", "demo/c1"}, url()...), "second question")
@@ -140,6 +142,8 @@ func TestStoppedConversationIdIsNotReused(t *testing.T) {
 		}
 		return out
 	}
+	run("agent", "start", "conversation", "--id", "demo/c1")
+	run("agent", "start", "conversation", "--id", "demo/old")
 	run("conv", "send", "demo/c1", "hello")
 	run("conv", "send", "demo/old", "hello")
 	run("agent", "stop", "demo/old")

@@ -45,10 +45,14 @@ func newConvSendCmd() *cobra.Command {
 	var f liveFlags
 	cmd := &cobra.Command{
 		Use:   "send CONV TEXT",
-		Short: "Append a user message to a conversation (starting it if new)",
+		Short: "Append a user message to a conversation (starting it in its project if new)",
 		Long: `Send appends conversation.user.message with TEXT to CONV
-(<project-id>/<conversation-id>) through a running node; the conversation's
-agent is started, with its conversation.started event, when it is new.
+(<project-id>/<conversation-id>) through a running node. A new CONV is
+started in its open project, as conv start does; with no project of that
+id open it is refused (exit 3): ids under a project's id are the
+project's. A conversation your own service drives (its model answers
+written from outside) is started by an operator, under an id no project
+uses: agent start conversation --id CONV.
 
 CONV is the id of the conversation's agent, so it takes exactly the ids
 'agent start --id' takes, of two segments: each of letters, digits, '_'

@@ -37,6 +37,9 @@ const toolCallWait = 11 * time.Minute
 //   - Artifact is refused (unavailable): no verb serves the node's
 //     artifact store, so a tool result's resource_link is not readable
 //     through this server; its text preview is in the result.
+//   - CompletePath offers nothing: no verb lists a folder without
+//     running list_dir, whose every call is an entry of the project's
+//     stream (a completion is asked at every keystroke).
 //   - RecordGatewayRequest records nothing: a client may not write a
 //     project's stream. The node records every tool call it runs for this
 //     server (project.tool.started, then completed or failed, under the
@@ -136,6 +139,8 @@ func (h natsHost) Assets(req projects.AssetsRequest) (projects.AssetsReply, erro
 	err := h.ask(context.Background(), projectapi.VerbAssets, req, &reply)
 	return reply, err
 }
+
+func (h natsHost) CompletePath(string, string) ([]string, bool, error) { return nil, false, nil }
 
 func (h natsHost) Artifact(id string) ([]byte, error) {
 	return nil, bus.Errorf(bus.ReasonUnavailable,

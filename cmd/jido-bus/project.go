@@ -274,6 +274,19 @@ func printProjectInfo(w io.Writer, asJSON bool, p projectapi.ProjectInfo) error 
 	t.row("DIAGNOSTICS:", p.Diagnostics)
 	t.row("TOOLS:", p.Tools)
 	t.row("PROTECTION:", p.Protection)
+	if s := p.Sandbox; s != nil {
+		rc := s.RunCommand
+		if s.Reason != "" {
+			rc += ": " + s.Reason
+		}
+		t.row("RUN_COMMAND:", rc)
+		t.row("COMMANDS READ:", strings.Join(s.Reads, " ")+fmt.Sprintf(" (and their project and /tmp; %d paths hidden)", s.Hidden))
+		bound := s.ProcessesBoundBy
+		if bound == "" {
+			bound = "nothing on this system"
+		}
+		t.row("COMMAND LIMITS:", s.Limits.String()+" (processes bounded by "+bound+")")
+	}
 	t.row("WATCHING:", p.Watching)
 	return t.flush()
 }

@@ -61,7 +61,7 @@ func TestProjectCommands(t *testing.T) {
 		{[]string{"project", "diagnostics", "p1"}, ""},
 		{[]string{"project", "reload", "p1"}, "p1"},
 		{[]string{"project", "call", "p1", "read_file", `{"path":"main.go"}`}, "package main\n"},
-		{[]string{"project", "call", "p1", "command.hello", `{"arguments":["you"]}`}, "Hello you"},
+		{[]string{"project", "call", "p1", "command_hello", `{"arguments":["you"]}`}, "Hello you"},
 		{[]string{"project", "call", "p1", "read_file", `{"path":"main.go"}`, "-o", "json"}, `"call_id":"`},
 	}
 	for _, s := range steps {

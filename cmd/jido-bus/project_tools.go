@@ -21,8 +21,10 @@ func newProjectToolsCmd() *cobra.Command {
 		Use:   "tools ID",
 		Short: "List the tools a project's policy lets one call",
 		Long: `List the tools a project's policy lets one call: the built-in file tools,
-run_command when allowed, and one tool per skill (skill.<name>), command
-(command.<name>) and workflow (workflow.<name>). -o json prints each
+run_command when allowed, and one tool per skill (skill_<name>), command
+(command_<name>, a folder's ':' as '-': command_git-commit), workflow
+(workflow_<name>) and the skill graph (skill_graph_search, …), named the
+same in MCP, an LLM's tool list and policy globs. -o json prints each
 tool's input schema too.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -71,7 +73,7 @@ logged on the stream project/<id>.`,
 		Example: `  jido-bus project call web read_file '{"path":"README.md"}'
   jido-bus project call web grep '{"pattern":"TODO"}'
   jido-bus project call web edit_file '{"path":"main.go","old_string":"foo","new_string":"bar"}'
-  jido-bus project call web command.review '{"arguments":["HEAD~1"]}'`,
+  jido-bus project call web command_review '{"arguments":["HEAD~1"]}'`,
 		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req := projectapi.ToolCallRequest{Project: args[0], Name: args[1], ID: callID}

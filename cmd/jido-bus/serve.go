@@ -12,6 +12,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/dispatch"
 	"github.com/jido-bus/jido-bus/node"
+	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
 )
 
@@ -51,6 +52,8 @@ type serveConfig struct {
 	providerFlags []string       // --provider as given
 	providers     []llm.Endpoint // the operator's model providers
 	secretEnv     []string       // the variables holding the node's credentials
+
+	sandbox projects.SandboxConfig // what every project's commands may read, their caps (serve --sandbox-*, sandbox: in --config)
 }
 
 func newServeCmd() *cobra.Command {
@@ -92,8 +95,9 @@ and <prefix>.signal.<type>, and files every message it refuses on
 for a reply.
 
 With --http HOST:PORT the node also serves its projects over HTTP: MCP on
-/mcp and /mcp/<project>, A2A on /a2a/<project>, and /healthz (no token
-needed). Clients send "Authorization: Bearer <token>", the token read from
+/mcp and /mcp/<project>, A2A on /a2a/<project>/ (an A2A client given that
+URL finds the agent card; the card and /healthz need no token). Clients
+send "Authorization: Bearer <token>", the token read from
 the variable --http-token-env names; without a token only a loopback
 address is allowed. Browser pages must be listed with --http-allow-origin.
 
@@ -157,7 +161,7 @@ start once with --accept-wal-loss to keep the entries before the damage
 	f.StringVar(&cfg.natsURL, "nats-url", "", "connect to this NATS server instead of starting an embedded one (nats://host:port)")
 	addDataDirFlag(cmd, &cfg.dataDir)
 	f.StringVar(&cfg.prefix, "prefix", bus.DefaultPrefix, "first token(s) of every jido-bus subject")
-	f.StringVar(&cfg.configPath, "config", "", "YAML file of settings (listen, data_dir, prefix, users, tls, insecure, metrics, webhooks, http, commands, providers); flags override it")
+	f.StringVar(&cfg.configPath, "config", "", "YAML file of settings (listen, data_dir, prefix, users, tls, insecure, metrics, webhooks, http, commands, providers, sandbox); flags override it")
 	f.StringVar(&cfg.user, "user", "", "the admin clients log in as (embedded server), or the user the node gives (--nats-url); env JIDO_USER, default admin; its password from $JIDO_PASSWORD")
 	f.StringVar(&cfg.password, "password", "", "password of --user; prefer $JIDO_PASSWORD (ps shows command lines)")
 	f.StringVar(&cfg.token, "token", "", "token of the one admin (embedded server; excludes users), or the token the node gives (--nats-url); prefer $JIDO_TOKEN")
@@ -176,6 +180,7 @@ start once with --accept-wal-loss to keep the entries before the damage
 	f.StringArrayVar(&cfg.webhooks.AllowPrivate, "webhook-allow-private", nil, "a network (CIDR) of private, loopback or link-local addresses webhooks may reach, e.g. 127.0.0.0/8 (repeatable)")
 	addServeHTTPFlags(cmd, &cfg)
 	addServeSecretFlags(cmd, &cfg)
+	addServeSandboxFlags(cmd, &cfg)
 	f.BoolVar(&cfg.acceptWALLoss, "accept-wal-loss", false, "start even if the event log's write-ahead log is damaged, dropping the entries after the damage (they are copied aside)")
 	return cmd, &cfg
 }
@@ -233,6 +238,7 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 		MetricsAddr:   cfg.metrics,
 		AcceptWALLoss: cfg.acceptWALLoss,
 		HTTP:          cfg.http,
+		Sandbox:       cfg.sandbox,
 		Open:          openRequests(cfg.open),
 		CommandEnv:    cfg.commandEnv,
 		Providers:     cfg.providers,

@@ -37,6 +37,7 @@ type serveFile struct {
 	HTTP      serveHTTPFile       `yaml:"http"`
 	Commands  serveCommandsFile   `yaml:"commands"`
 	Providers []serveProviderFile `yaml:"providers"`
+	Sandbox   serveSandboxFile    `yaml:"sandbox"`
 }
 
 // serveUser is one entry of the file's users: a name, a role, and either a
@@ -191,6 +192,9 @@ func resolveServeConfig(cmd *cobra.Command, flags *serveConfig, getenv func(stri
 		return cfg, err
 	}
 	if err := resolveServeSecrets(&cfg, file, changed); err != nil {
+		return cfg, err
+	}
+	if err := resolveServeSandbox(&cfg, file.Sandbox, changed); err != nil {
 		return cfg, err
 	}
 	cfg.secretFlags = secretsOnCommandLine(changed)

@@ -82,6 +82,8 @@ func resolveServeHTTP(cfg *serveConfig, f serveHTTPFile, changed func(string) bo
 			return err
 		}
 		cfg.http.Tokens = map[string]string{tok: cfg.httpTokenEnv}
+		// The operator's own token: it sees every caller's A2A tasks.
+		cfg.http.Admins = []string{cfg.httpTokenEnv}
 	}
 	for i, t := range f.Tokens {
 		where := fmt.Sprintf("--config: http.tokens[%d]", i)

@@ -7,7 +7,7 @@ import (
 )
 
 // TestServeHTTPFlags: --http, the token from the variable --http-token-env
-// names (under that name), repeatable --http-allow-origin and
+// names (under that name, an admin), repeatable --http-allow-origin and
 // --http-allow-host; the file's http: section fills what no flag gave.
 func TestServeHTTPFlags(t *testing.T) {
 	env := map[string]string{"JIDO_HTTP_TOKEN": "tok-from-env-0123", "P1_TOKEN": "p1-secret-4567", "CI_TOKEN": "ci-secret-89ab"}
@@ -41,6 +41,11 @@ http:
 	if h.Listen != "127.0.0.1:9000" || h.MaxBodyBytes != 4096 || h.Tokens["tok-from-env-0123"] != "JIDO_HTTP_TOKEN" || h.Tokens["ci-secret-89ab"] != "ci" ||
 		h.ProjectTokens["p1"]["p1-secret-4567"] != "p1-bot" || !slices.Equal(h.AllowOrigins, []string{"http://localhost:6274"}) || !slices.Equal(h.AllowHosts, []string{"jido.example.com"}) {
 		t.Fatalf("http from the file = %+v", h)
+	}
+	// The operator's token is the admin (it sees every caller's A2A
+	// tasks); the file's tokens are not.
+	if !slices.Equal(h.Admins, []string{"JIDO_HTTP_TOKEN"}) {
+		t.Fatalf("http admins = %v, want the --http-token-env token's name only", h.Admins)
 	}
 
 	// Off unless given.

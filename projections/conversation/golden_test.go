@@ -28,6 +28,7 @@ var baseTime = time.Date(2025, 1, 1, 10, 0, 0, 0, time.UTC)
 //	append conv=P/C        lines "<type> [id=..] [cause=..] <data JSON>"; a
 //	                       leading '!' skips the schema check (a bad event);
 //	                       a type starting "jido." is bookkeeping, taken as is
+//	request conv=P/C       the messages the next LLM call sends
 //	show conv=P/C view=V [at=SEQ]
 //	                       the read model, rendered; without at it is read from
 //	                       the store after a catch-up and checked against a
@@ -144,6 +145,21 @@ func (g *golden) run(d *datadriven.TestData) (string, error) {
 		if err := Render(&b, view, st.State); err != nil {
 			return "", err
 		}
+		return b.String(), nil
+	case "request":
+		if err := g.runner.CatchUp(ctx, nil); err != nil {
+			return "", err
+		}
+		st, err := g.runner.Get(ViewLLMContext, conv)
+		if err != nil {
+			return "", err
+		}
+		var c LLMContext
+		if err := json.Unmarshal(st.State, &c); err != nil {
+			return "", err
+		}
+		var b bytes.Buffer
+		renderMessages(&b, c.Request())
 		return b.String(), nil
 	case "resume":
 		if err := g.runner.CatchUp(ctx, nil); err != nil {

@@ -152,6 +152,12 @@ func (c *LLMContext) AppendJSON(dst []byte) ([]byte, bool) {
 			return dst, false
 		}
 	}
+	if len(c.Held) > 0 {
+		dst = append(dst, `,"held":`...)
+		if dst, ok = appendMessages(dst, c.Held); !ok {
+			return dst, false
+		}
+	}
 	return append(dst, '}'), true
 }
 

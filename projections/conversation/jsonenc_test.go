@@ -154,6 +154,7 @@ func drawLLMContext(t *rapid.T) *LLMContext {
 		Tokens:   rapid.Int().Draw(t, "tokens"),
 		Dropped:  rapid.Int().Draw(t, "dropped"),
 		Early:    drawMessages(t, "early"),
+		Held:     drawMessages(t, "held"),
 	}
 }
 

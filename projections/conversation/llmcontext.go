@@ -34,6 +34,14 @@ func cmpOr(v, def int) int {
 // messages, trimmed from the oldest to the window and the token budget.
 // A trimmed assistant message takes its tool results with it, so the list
 // never holds a tool result whose call is gone.
+//
+// The list is in the order providers require, not always the log's: a
+// user message that arrives while the calls of the last assistant message
+// wait for their results (a call waiting for a person's approval, a long
+// command) is Held and joins the list after the results, since
+// OpenAI-compatible servers refuse a user message between an assistant's
+// tool calls and their results, and Anthropic's API too. Request gives
+// the messages an LLM call sends, in that order whatever the log holds.
 type LLMContext struct {
 	Messages []Message `json:"messages"`
 	// Tokens is the estimate for Messages.
@@ -43,6 +51,9 @@ type LLMContext struct {
 	// Early holds tool results that arrived before their call; each joins
 	// the list right after its call, since providers require that order.
 	Early []Message `json:"early,omitempty"`
+	// Held are user messages waiting for the results of the last
+	// assistant message's tool calls, in the order they came.
+	Held []Message `json:"held,omitempty"`
 }
 
 // Message roles.
@@ -99,7 +110,9 @@ func (LLMContextProjection) Name() string                   { return ViewLLMCont
 func (LLMContextProjection) Selector() projections.Selector { return selector }
 func (LLMContextProjection) Init() *LLMContext              { return &LLMContext{Messages: []Message{}} }
 func (p LLMContextProjection) Version() string {
-	return fmt.Sprintf("2+messages=%d,tokens=%d", p.Options.maxMessages(), p.Options.maxTokens())
+	// 3: user messages held until the results of the calls they
+	// interrupted are in.
+	return fmt.Sprintf("3+messages=%d,tokens=%d", p.Options.maxMessages(), p.Options.maxTokens())
 }
 
 // Apply implements projections.Projection.
@@ -117,7 +130,12 @@ func (p LLMContextProjection) Apply(c *LLMContext, e *projections.Entry) *LLMCon
 		}
 		m = Message{Role: RoleSystem, Content: d.System}
 	case convevent.UserMessage:
-		m = Message{Role: RoleUser, Content: d.Text}
+		m = Message{Role: RoleUser, Content: d.Text, Seq: ev.Seq}
+		if c.awaiting() {
+			m.Tokens = EstimateTokens(&m)
+			c.Held = append(c.Held, m)
+			return c
+		}
 	case convevent.AssistantMessage:
 		// The answer's tool calls were logged first: the text joins them.
 		if i := c.answerOf(ev.CausationID); i >= 0 {
@@ -130,6 +148,9 @@ func (p LLMContextProjection) Apply(c *LLMContext, e *projections.Entry) *LLMCon
 			}
 			return c
 		}
+		// A new answer: what was said before it precedes it, answered or
+		// not (Request closes calls left without a result).
+		p.release(c)
 		m = Message{Role: RoleAssistant, Content: d.Text, Request: ev.CausationID}
 	case convevent.ToolRequested:
 		call := MessageCall{ID: d.CallID, Name: d.Name, Args: d.Args}
@@ -145,6 +166,7 @@ func (p LLMContextProjection) Apply(c *LLMContext, e *projections.Entry) *LLMCon
 			last.Tokens = EstimateTokens(last)
 			c.Tokens += last.Tokens
 		} else {
+			p.release(c)
 			m = Message{Role: RoleAssistant, ToolCalls: []MessageCall{call}, Request: ev.CausationID, Seq: ev.Seq}
 			p.add(c, m)
 		}
@@ -155,6 +177,9 @@ func (p LLMContextProjection) Apply(c *LLMContext, e *projections.Entry) *LLMCon
 				p.add(c, early)
 				break
 			}
+		}
+		if !c.awaiting() {
+			p.release(c)
 		}
 		return c
 	case convevent.ToolCompleted:
@@ -181,7 +206,39 @@ func (p LLMContextProjection) Apply(c *LLMContext, e *projections.Entry) *LLMCon
 		return c
 	}
 	p.add(c, m)
+	if m.Role == RoleTool && !c.awaiting() {
+		p.release(c)
+	}
 	return c
+}
+
+// awaiting reports whether the last assistant message has tool calls
+// without a result after it.
+func (c *LLMContext) awaiting() bool {
+	answered := map[string]bool{}
+	for i := len(c.Messages) - 1; i >= 0; i-- {
+		m := &c.Messages[i]
+		if m.Role == RoleTool {
+			answered[m.ToolCallID] = true
+			continue
+		}
+		for _, tc := range m.ToolCalls {
+			if !answered[tc.ID] {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
+// release adds the held user messages to the list.
+func (p LLMContextProjection) release(c *LLMContext) {
+	held := c.Held
+	c.Held = nil
+	for _, m := range held {
+		p.add(c, m)
+	}
 }
 
 // add appends m and trims.

@@ -151,7 +151,16 @@ func renderAttempt(a *LLMAttempt) string {
 
 func renderLLMContext(w io.Writer, c *LLMContext) {
 	fmt.Fprintf(w, "messages: %d, tokens (estimate): %d, dropped: %d\n", len(c.Messages), c.Tokens, c.Dropped)
-	for _, m := range c.Messages {
+	renderMessages(w, c.Messages)
+	if len(c.Held) > 0 {
+		fmt.Fprintf(w, "held until the tool results are in: %d\n", len(c.Held))
+		renderMessages(w, c.Held)
+	}
+}
+
+// renderMessages writes one line per message of an LLM call.
+func renderMessages(w io.Writer, msgs []Message) {
+	for _, m := range msgs {
 		line := fmt.Sprintf("%4d  %-9s", m.Seq, m.Role)
 		if m.ToolCallID != "" {
 			line += " [" + m.ToolCallID + "]"

@@ -43,7 +43,10 @@ func (l *loader) loadCommands() []named {
 	l.walkMarkdown("commands", func(rel string, fi fs.FileInfo) {
 		r := l.file(rel, fi, parseCommand)
 		if r.asset != nil {
-			claims = append(claims, named{key: strings.ToLower(r.name), name: r.name, rel: rel, asset: r.asset})
+			// Compared as the tool's name: git:commit and git-commit
+			// would be one tool.
+			tool := ToolName(KindCommand, r.name)
+			claims = append(claims, named{key: strings.ToLower(tool), name: r.name, tool: tool, rel: rel, asset: r.asset})
 		}
 	})
 	return claims

@@ -83,6 +83,22 @@ type expander struct {
 	pos     []string
 	named   map[string]string
 	missing map[string]bool
+	// positional is set once a $ARGUMENTS or $1…$9 was met.
+	positional bool
+}
+
+// Arguments are what the command's body takes, by Expand's rules: the
+// names of its {{name}} placeholders (each required), sorted, and whether
+// it uses positional arguments ($ARGUMENTS, $1…$9), includes' paths
+// counted. Its tool's input schema and its MCP prompt declare them.
+func (c *Command) Arguments() (named []string, positional bool) {
+	x := expander{missing: map[string]bool{}}
+	x.expand(c.Body)
+	for n := range x.missing {
+		named = append(named, n)
+	}
+	sort.Strings(named)
+	return named, x.positional
 }
 
 // expand fills placeholders in s (no includes: s is an include's path).
@@ -99,9 +115,11 @@ func (x *expander) expand(s string) string {
 func (x *expander) one(s string, b *strings.Builder) int {
 	switch {
 	case strings.HasPrefix(s, "$ARGUMENTS"):
+		x.positional = true
 		b.WriteString(strings.Join(x.pos, " "))
 		return len("$ARGUMENTS")
 	case len(s) >= 2 && s[0] == '$' && s[1] >= '1' && s[1] <= '9':
+		x.positional = true
 		if n := int(s[1] - '0'); n <= len(x.pos) {
 			b.WriteString(x.pos[n-1])
 		}

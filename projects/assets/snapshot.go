@@ -44,7 +44,7 @@ type Options struct {
 	Now func() time.Time
 	// KnownTools says which tool names a workflow step may call. The
 	// project's tool catalog (projects/tools) supplies it: built-in and
-	// custom tools. "command.<name>" is also known when <name> is a
+	// custom tools. ToolName(KindCommand, <name>) is also known when <name> is a
 	// command of the set being loaded, so a workflow may call the
 	// project's own commands without the catalog. nil knows no other
 	// tool: a step naming one is a diagnostic and its workflow is left
@@ -157,7 +157,10 @@ func Load(dataDir string, opts Options) (*Snapshot, error) {
 	s := &Snapshot{DataDir: dataDir, files: l.next}
 	s.Skills = collect[*Skill](l, l.loadSkills())
 	s.Commands = collect[*Command](l, l.loadCommands())
-	l.commands = s.Commands
+	l.commandTools = make(map[string]bool, len(s.Commands))
+	for c := range s.Commands {
+		l.commandTools[ToolName(KindCommand, c)] = true
+	}
 	s.Workflows = collect[*Workflow](l, l.loadWorkflows())
 	notes, refused, changed := l.loadNotes()
 	s.noteFiles = len(notes) + len(refused)
@@ -191,8 +194,9 @@ type loader struct {
 	next    map[string]*fileResult
 	diags   []Diagnostic
 	dropped int
-	// commands are the set's commands once loaded, for knownTool.
-	commands map[string]*Command
+	// commandTools are the tool names of the set's commands once loaded,
+	// for knownTool.
+	commandTools map[string]bool
 	// asked records knownTool's answers while one file is parsed.
 	asked map[string]bool
 }
@@ -214,7 +218,7 @@ func (l *loader) knownTool(name string) bool {
 }
 
 func (l *loader) toolKnown(name string) bool {
-	if c, isCmd := strings.CutPrefix(name, "command."); isCmd && l.commands[c] != nil {
+	if l.commandTools[name] {
 		return true
 	}
 	return l.opts.KnownTools != nil && l.opts.KnownTools(name)
@@ -402,6 +406,7 @@ func hidden(name string) bool { return strings.HasPrefix(name, ".") }
 type named struct {
 	key   string // the name compared for duplicates
 	name  string // the name the asset is listed under
+	tool  string // its tool's name when key compares that, else ""
 	rel   string
 	asset any
 }
@@ -427,7 +432,11 @@ func collect[T any](l *loader, claims []named) map[string]T {
 				others = append(others, o.rel)
 			}
 		}
-		l.diag(c.rel, 0, "name %q is also claimed by %s: both are refused; rename one", c.name, strings.Join(others, ", "))
+		as := ""
+		if c.tool != "" {
+			as = " (as the tool " + c.tool + ")"
+		}
+		l.diag(c.rel, 0, "name %q is also claimed%s by %s: both are refused; rename one", c.name, as, strings.Join(others, ", "))
 	}
 	return out
 }

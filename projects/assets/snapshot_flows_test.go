@@ -41,7 +41,7 @@ func TestSnapshotHoldsWorkflowsAndTheGraph(t *testing.T) {
 	if w := s.Workflows["read"]; w == nil || w.Source.File != "workflows/read.md" || len(w.Source.Hash) != 64 || w.Steps[0].Tool != "read_file" {
 		t.Fatalf("workflow read: %+v", w)
 	}
-	if w := s.Workflows["commit"]; w == nil || w.Steps[0].Tool != "command.git:commit" {
+	if w := s.Workflows["commit"]; w == nil || w.Steps[0].Tool != "command_git-commit" {
 		t.Fatalf("workflow commit: %+v", w)
 	}
 	if s.Graph == nil || fmt.Sprint(s.Graph.IDs()) != "[index sub/other topic]" {

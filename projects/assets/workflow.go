@@ -12,7 +12,7 @@ import (
 )
 
 // ToolNames reports whether name is a tool in the project's catalog
-// ("read_file", "command.git:commit", …). The workflow loader takes it as a
+// ("read_file", "command_git-commit", …). The workflow loader takes it as a
 // parameter because the catalog is built elsewhere, from built-in tools and
 // from the same asset set; nil knows no tools.
 type ToolNames func(name string) bool
@@ -49,7 +49,7 @@ type Input struct {
 }
 
 // Step is one step of a workflow. Tool is the catalog name the step calls:
-// the tool it names, or "command.<name>" for a command step.
+// the tool it names, or ToolName(KindCommand, <name>) for a command step.
 type Step struct {
 	ID      string
 	Tool    string

@@ -311,14 +311,17 @@ func checkStep(ws workflowStep, line, i int, index, later map[string]int, earlie
 		return s, errAt(line, "step %q: give exactly one of tool or command", ws.ID)
 	case ws.Tool != "":
 		s.Tool = ws.Tool
-		if strings.HasPrefix(ws.Tool, "workflow.") {
+		if strings.HasPrefix(ws.Tool, KindWorkflow+"_") || strings.HasPrefix(ws.Tool, KindWorkflow+".") {
 			return s, errAt(line, "step %q: a workflow cannot call another workflow (%s); copy its steps in", ws.ID, ws.Tool)
+		}
+		if renamed, ok := RenamedTool(ws.Tool); ok && !known(ws.Tool) {
+			return s, errAt(line, "step %q: tool %q is named %s now (asset tools are <kind>_<name>); write tool: %s", ws.ID, ws.Tool, renamed, renamed)
 		}
 		if !known(ws.Tool) {
 			return s, errAt(line, "step %q: unknown tool %q; see the project's tools for the names", ws.ID, ws.Tool)
 		}
 	default:
-		s.Tool = "command." + ws.Command
+		s.Tool = ToolName(KindCommand, ws.Command)
 		if !known(s.Tool) {
 			return s, errAt(line, "step %q: unknown command %q; commands are the files in commands/ (git/commit.md is git:commit)", ws.ID, ws.Command)
 		}

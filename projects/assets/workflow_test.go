@@ -12,7 +12,7 @@ import (
 // knownTools is the catalog the tests load against.
 func knownTools(name string) bool {
 	switch name {
-	case "read_file", "write_file", "grep", "command.git:commit":
+	case "read_file", "write_file", "grep", "command_git-commit":
 		return true
 	}
 	return false
@@ -63,7 +63,7 @@ func TestWorkflowParsesAndRunsInOrder(t *testing.T) {
 	if len(diags) > 0 || w == nil {
 		t.Fatalf("diagnostics: %v", diags)
 	}
-	if w.Name != "review" || len(w.Steps) != 3 || w.Steps[2].Tool != "command.git:commit" {
+	if w.Name != "review" || len(w.Steps) != 3 || w.Steps[2].Tool != "command_git-commit" {
 		t.Fatalf("parsed %+v", w)
 	}
 	if w.Steps[0].Line != 18 {
@@ -86,7 +86,7 @@ func TestWorkflowParsesAndRunsInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(calls) != "[read_file grep command.git:commit]" {
+	if fmt.Sprint(calls) != "[read_file grep command_git-commit]" {
 		t.Fatalf("calls %v", calls)
 	}
 	if len(outs) != 3 || outs[1].ID != "find" || outs[1].Output != "found" {
@@ -151,7 +151,7 @@ func TestWorkflowBadInputIsADiagnosticWithALine(t *testing.T) {
 		{"missing id", workflowWith(okFront, "steps:\n  - {tool: grep}\n"), "id", 10},
 		{"bad id", workflowWith(okFront, "steps:\n  - {id: a.b, tool: grep}\n"), "id", 10},
 		{"unknown step key", workflowWith(okFront, "steps:\n  - {id: a, tool: grep, arg: {}}\n"), "arg", 10},
-		{"nested workflow", workflowWith(okFront, "steps:\n  - {id: a, tool: workflow.w}\n"), "cannot call another workflow", 10},
+		{"nested workflow", workflowWith(okFront, "steps:\n  - {id: a, tool: workflow_w}\n"), "cannot call another workflow", 10},
 		{"broken step yaml", workflowWith(okFront, "steps:\n  - id: a\n   tool: [\n"), "steps block", 11},
 		{"not utf-8", workflowWith(okFront, "steps:\n  - {id: a, tool: grep, args: {x: \"\xff\"}}\n"), "UTF-8", 0},
 	}

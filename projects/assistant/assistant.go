@@ -48,6 +48,12 @@ type Host interface {
 type Settings struct {
 	LLM               LLMSettings `yaml:"llm"`
 	ApprovalTimeoutMS int64       `yaml:"approval_timeout_ms"`
+	// Instructions are the project's instructions for its model (its
+	// AGENTS.md and .jido/instructions.md, read by the host, never from
+	// config.yaml), sent as the system message of every call, before the
+	// conversation's own; InstructionFiles names the files they came from.
+	Instructions     string   `yaml:"-"`
+	InstructionFiles []string `yaml:"-"`
 }
 
 // Config configures an Assistant.

@@ -34,40 +34,67 @@ type folded struct {
 	// only the window's): a model may repeat one, and a repeated id would
 	// make the call's events duplicates the log drops.
 	calls map[string]bool
+	// turns are the stream sequences of the user messages, by event id:
+	// a turn's repair forks the conversation just before its message.
+	turns map[string]uint64
+}
+
+// history is what an LLM call takes from its conversation's log.
+type history struct {
+	// msgs are the messages to send, in a provider's order.
+	msgs []conversation.Message
+	// used reports whether the conversation has used a tool call id.
+	used func(string) bool
+	// before is the stream sequence just before user message turn (the
+	// --at of a fork that leaves the turn out), 0 when it is unknown.
+	before func(turn string) uint64
 }
 
 func newContexts(log *eventlog.Log, max int) *contexts {
 	return &contexts{log: log, max: max, byKey: map[string]*list.Element{}, lru: list.New()}
 }
 
-// get returns a copy of the messages of conversation key's llm_context as
-// of everything committed to its stream now, and a function that reports
-// whether the conversation has used a tool call id.
-func (c *contexts) get(key string) ([]conversation.Message, func(string) bool, error) {
+// get returns what the next LLM call of conversation key takes from its
+// log: the messages to send — its llm_context as of everything committed
+// to its stream now, in the order providers require whatever order the
+// log holds (an older node logged a user message between tool calls and
+// their results, which every later request then carried) — and what it
+// needs to name ids and a repair.
+func (c *contexts) get(key string) (history, error) {
 	f := c.entry(key)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for e, err := range c.log.ReadStream(convevent.Stream(key), eventlog.ReadOptions{From: f.seq + 1}) {
 		if err != nil {
-			return nil, nil, err
+			return history{}, err
 		}
 		f.seq = e.Seq
 		entry := projections.NewEntry(e)
 		f.ctx = c.proj.Apply(f.ctx, entry)
-		if e.Event.Type() == convevent.ToolRequested {
+		switch e.Event.Type() {
+		case convevent.ToolRequested:
 			if ev := conversation.Decode(e); ev != nil && ev.Data.CallID != "" {
 				f.calls[ev.Data.CallID] = true
 			}
+		case convevent.UserMessage:
+			f.turns[e.Event.ID()] = e.Seq
 		}
 	}
-	out := make([]conversation.Message, len(f.ctx.Messages))
-	copy(out, f.ctx.Messages)
-	used := func(id string) bool {
+	h := history{msgs: f.ctx.Request()}
+	h.used = func(id string) bool {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		return f.calls[id]
 	}
-	return out, used, nil
+	h.before = func(turn string) uint64 {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if seq := f.turns[turn]; seq > 1 {
+			return seq - 1
+		}
+		return 0
+	}
+	return h, nil
 }
 
 func (c *contexts) entry(key string) *folded {
@@ -77,7 +104,7 @@ func (c *contexts) entry(key string) *folded {
 		c.lru.MoveToFront(el)
 		return el.Value.(*folded)
 	}
-	f := &folded{key: key, ctx: c.proj.Init(), calls: map[string]bool{}}
+	f := &folded{key: key, ctx: c.proj.Init(), calls: map[string]bool{}, turns: map[string]uint64{}}
 	c.byKey[key] = c.lru.PushFront(f)
 	for c.lru.Len() > c.max {
 		last := c.lru.Back()
@@ -90,6 +117,6 @@ func (c *contexts) entry(key string) *folded {
 // Context returns the messages the next LLM call of conversation key
 // would be given (its llm_context as committed now).
 func (a *Assistant) Context(key string) ([]conversation.Message, error) {
-	msgs, _, err := a.ctxs.get(key)
-	return msgs, err
+	h, err := a.ctxs.get(key)
+	return h.msgs, err
 }

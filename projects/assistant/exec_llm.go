@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/projects/assets"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
 )
 
@@ -40,7 +42,7 @@ func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtim
 		// Recorded once the settings are known, so that it names the
 		// model and provider; a crash before it commits is closed by the
 		// restart all the same (the loop's state holds the request).
-		a.deliver(x, convevent.LLMRequested, c.Request, x.Input.ID(), requestedData(s, c))
+		a.deliver(x, convevent.LLMRequested, c.Request, x.Input.ID(), requestedData(s, c, settings.InstructionFiles))
 		if err != nil {
 			if ctx.Err() != nil {
 				a.stopped(ctx, x, c, 0)
@@ -49,26 +51,30 @@ func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtim
 			a.llmFailed(x, c, 0, &llm.Error{Kind: llm.KindConfig, Message: bus.AsError(err).Message})
 			return
 		}
-		a.complete(ctx, x, c, s, root)
+		a.complete(ctx, x, c, s, settings.Instructions, root)
 	})
 	return runtime.ExecResult{Kind: runtime.ExecAsync}, nil
 }
 
-// requestedData is conversation.llm.requested's data. A provider is
+// requestedData is conversation.llm.requested's data: the model, the
+// attempt, the step and the instruction files read. A provider is
 // named only when the settings name one: a project without a model still
 // records its request (then the failure saying what to set), never an
 // event its own schema refuses (provider is at least one character),
 // which the runtime dead-letters as invalid_event.
-func requestedData(s LLMSettings, c LLMCall) map[string]any {
+func requestedData(s LLMSettings, c LLMCall, instructions []string) map[string]any {
 	data := map[string]any{"model": s.Model, "attempt": c.Attempt, "step": c.Step}
 	if s.Provider != "" {
 		data["provider"] = s.Provider
+	}
+	if len(instructions) > 0 {
+		data["instructions"] = instructions
 	}
 	return data
 }
 
 // complete makes one attempt and records its outcome.
-func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c LLMCall, s LLMSettings, root string) {
+func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c LLMCall, s LLMSettings, instructions, root string) {
 	if c.DelayMS > 0 {
 		t := time.NewTimer(time.Duration(c.DelayMS) * time.Millisecond)
 		select {
@@ -80,7 +86,7 @@ func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c LLMC
 		}
 	}
 	start := time.Now()
-	req, names, used, err := a.request(ctx, c.Conversation, s)
+	req, names, h, err := a.request(ctx, c.Conversation, s, instructions)
 	if err != nil {
 		a.llmFailed(x, c, 0, llm.Classify(err))
 		return
@@ -110,7 +116,7 @@ func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c LLMC
 			a.stopped(ctx, x, c, latency)
 			return
 		}
-		a.llmFailed(x, c, latency, llm.Classify(err))
+		a.llmFailed(x, c, latency, refusal(llm.Classify(err), c, h))
 		return
 	}
 	if resp.Text == "" && len(resp.ToolCalls) == 0 {
@@ -120,23 +126,54 @@ func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c LLMC
 		a.llmFailed(x, c, latency, &llm.Error{Kind: reasonEmptyAnswer, Message: fmt.Sprintf("the model (%s) answered with neither text nor tool calls (stop reason %q)", s.Model, resp.StopReason)})
 		return
 	}
-	a.answered(x, c, s, resp, names, used, latency)
+	a.answered(x, c, s, resp, names, h.used, latency)
+}
+
+// refusal adds to a refused request (a 4xx other than the key's) what the
+// conversation can do about it. Every call sends the whole history, so a
+// history the server refuses — a message it cannot take — fails every
+// later turn the same way; a fork that leaves the turn out goes on
+// without it.
+func refusal(e *llm.Error, c LLMCall, h history) *llm.Error {
+	if e.Kind != llm.KindBadRequest || e.Status == 0 {
+		return e
+	}
+	at := "SEQ"
+	if n := h.before(turnOf(c.Request)); n > 0 {
+		at = fmt.Sprint(n)
+	}
+	r := *e
+	r.Message = fmt.Sprintf("%s. Every call sends the conversation's whole history: if it is the history the server refuses (a message it names above), every later turn fails the same way; go on without this turn in a fork, jido-bus conv fork %s --at %s (or at a seq before the message it names: conv show %s lists them)", strings.TrimSuffix(e.Message, "."), c.Conversation, at, c.Conversation)
+	return &r
+}
+
+// turnOf is the user message id of an LLM request id, llm.<turn>.<step>.<attempt>.
+func turnOf(request string) string {
+	t := strings.TrimPrefix(request, "llm.")
+	for range 2 {
+		if i := strings.LastIndexByte(t, '.'); i >= 0 {
+			t = t[:i]
+		}
+	}
+	return t
 }
 
 // reasonEmptyAnswer is the error type of an answer with neither text nor
 // tool calls; it is retried like a broken stream.
 const reasonEmptyAnswer = "empty_answer"
 
-// request builds the provider's request: the conversation's llm_context
-// and the project's tools under their API names (names maps them back).
-func (a *Assistant) request(ctx context.Context, key string, s LLMSettings) (llm.Request, map[string]string, func(string) bool, error) {
-	msgs, used, err := a.ctxs.get(key)
+// request builds the provider's request: the system message (the
+// project's instructions, then the conversation's system prompt), the
+// conversation's llm_context and the project's tools under their API
+// names (names maps them back).
+func (a *Assistant) request(ctx context.Context, key string, s LLMSettings, instructions string) (llm.Request, map[string]string, history, error) {
+	h, err := a.ctxs.get(key)
 	if err != nil {
-		return llm.Request{}, nil, nil, fmt.Errorf("read the context of %s: %w", key, err)
+		return llm.Request{}, nil, h, fmt.Errorf("read the context of %s: %w", key, err)
 	}
 	specs, err := a.cfg.Host.Tools(ctx, projectOf(key))
 	if err != nil {
-		return llm.Request{}, nil, nil, fmt.Errorf("the tools of project %s: %w", projectOf(key), err)
+		return llm.Request{}, nil, h, fmt.Errorf("the tools of project %s: %w", projectOf(key), err)
 	}
 	req := llm.Request{Model: s.Model, Temperature: s.Temperature, MaxTokens: s.MaxTokens}
 	names := make(map[string]string, len(specs))
@@ -146,22 +183,33 @@ func (a *Assistant) request(ctx context.Context, key string, s LLMSettings) (llm
 		apiName[sp.Name] = sp.APIName
 		req.Tools = append(req.Tools, llm.Tool{Name: sp.APIName, Description: sp.Description, InputSchema: sp.InputSchema})
 	}
-	for _, m := range msgs {
+	req.System = instructions
+	for _, m := range h.msgs {
 		if m.Role == conversation.RoleSystem {
-			req.System = m.Content
+			req.System = strings.TrimSpace(req.System + "\n\n" + m.Content)
 			continue
 		}
 		lm := llm.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID}
 		for _, tc := range m.ToolCalls {
 			name := tc.Name
+			if renamed, old := assets.RenamedTool(name); old {
+				name = renamed // a call logged before asset tools were renamed
+			}
 			if n, ok := apiName[name]; ok {
 				name = n
 			}
-			lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: tc.ID, Name: name, Args: string(rawArgs(tc.Args))})
+			args := string(rawArgs(tc.Args))
+			if tc.ArgsText != "" {
+				// Arguments that were not JSON go back as the model sent
+				// them (a provider that takes an object gives {}): it reads
+				// its own text beside the error of the call's result.
+				args = tc.ArgsText
+			}
+			lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: tc.ID, Name: name, Args: args})
 		}
 		req.Messages = append(req.Messages, lm)
 	}
-	return req, names, used, nil
+	return req, names, h, nil
 }
 
 // answered records a complete answer: the message, its tool calls, then
@@ -209,18 +257,24 @@ func (a *Assistant) answered(x *runtime.ExecContext, c LLMCall, s LLMSettings, r
 }
 
 // llmFailed records a failed attempt, with the delay before the next one
-// when the loop will retry it.
+// when the loop will retry it. The last attempt is not retryable: the loop
+// gives up on it, and its error says so.
 func (a *Assistant) llmFailed(x *runtime.ExecContext, c LLMCall, latency time.Duration, e *llm.Error) {
+	again := retryable(e) && c.Attempt < MaxAttempts
+	msg := e.Message
+	if retryable(e) && !again {
+		msg = fmt.Sprintf("%s (given up after %d attempts)", msg, c.Attempt)
+	}
 	data := map[string]any{
-		"error":      bus.Errorf(e.Kind, "%s", e.Message),
-		"retryable":  retryable(e),
+		"error":      bus.Errorf(e.Kind, "%s", msg),
+		"retryable":  again,
 		"attempt":    c.Attempt,
 		"latency_ms": latency.Milliseconds(),
 	}
 	if e.Status != 0 {
 		data["status"] = e.Status
 	}
-	if retryable(e) && c.Attempt < MaxAttempts {
+	if again {
 		data["retry_in_ms"] = a.cfg.Backoff(c.Attempt, e.RetryAfter).Milliseconds()
 	}
 	a.deliver(x, convevent.LLMFailed, c.Request+".failed", c.Request, data)

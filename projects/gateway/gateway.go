@@ -16,6 +16,10 @@ import "context"
 type Caller struct {
 	Name   string `json:"name"`
 	Remote string `json:"remote,omitempty"`
+	// Admin is set for an admin of the front door (its admin token, or
+	// every caller where no token is configured): it sees what every
+	// caller started (A2A tasks), where another caller sees its own.
+	Admin bool `json:"admin,omitempty"`
 }
 
 type callerKey struct{}
@@ -27,10 +31,18 @@ func WithCaller(ctx context.Context, c Caller) context.Context {
 
 // CallerOf returns the caller ctx carries, or Caller{Name: "unknown"}.
 func CallerOf(ctx context.Context) Caller {
-	if c, ok := ctx.Value(callerKey{}).(Caller); ok {
+	if c, ok := CallerFrom(ctx); ok {
 		return c
 	}
 	return Caller{Name: "unknown"}
+}
+
+// CallerFrom returns the caller ctx carries, and false when it carries
+// none: a request the front door let in without a token to a public path
+// (an A2A agent card) has no caller.
+func CallerFrom(ctx context.Context) (Caller, bool) {
+	c, ok := ctx.Value(callerKey{}).(Caller)
+	return c, ok
 }
 
 // Request is the record of one gateway request that reached a project.

@@ -17,16 +17,29 @@ type CommandRules struct {
 	// is dropped. Nil passes all the operator allows. HOME is always the
 	// project root, TMPDIR the command's private temporary folder.
 	Env []string `yaml:"env"`
-	// Network lets a command open sockets (enforced by the Landlock helper).
+	// Network lets a command open sockets. Without it a command runs in
+	// a network namespace of its own with nothing in it (no interface up,
+	// no route: neither TCP nor UDP nor the host's abstract unix sockets),
+	// and sees no unix socket file outside its project and temp dir.
 	Network bool `yaml:"network"`
-	// WithoutLandlock is what to do where the kernel has no Landlock:
-	// "refuse" (the default) or "warn" (run unconfined, with a warning).
+	// Limits bound each call's resources; a key left out keeps
+	// DefaultLimits' value, and the node's operator caps them all
+	// (Host.MaxLimits).
+	Limits Limits `yaml:"limits"`
+	// WithoutLandlock asks to run commands where the kernel has no
+	// Landlock (their namespaces still confine them): "refuse" (the
+	// default) or "warn". It takes effect only where the node's operator
+	// allows weaker confinement (Host.AllowWeaker): a project cannot lift
+	// its own confinement.
 	WithoutLandlock string `yaml:"without_landlock"`
-	// WithoutNamespaces is what to do where the system does not let
-	// jido-bus create an unprivileged user and mount namespace, which is
-	// how a command is kept from writing .jido and .git (Landlock cannot
-	// take writes away from part of the writable root): "refuse" (the
-	// default) or "warn" (run with .jido and .git writable, with a warning).
+	// WithoutNamespaces asks to run commands where jido-bus cannot give
+	// them namespaces of their own (user, mount, PID, network), or cannot
+	// bound their processes: "refuse" (the default) or "warn", and then
+	// only Landlock and resource limits confine them: they read the
+	// system paths and the operator's (Landlock), they may write .jido and
+	// .git, their children may outlive them, and without Landlock ABI 4
+	// they reach the network. Like WithoutLandlock, it needs the node's
+	// operator to allow weaker confinement.
 	WithoutNamespaces string `yaml:"without_namespaces"`
 }
 
@@ -44,6 +57,9 @@ func (c CommandRules) validate() error {
 	case "refuse", "warn":
 	default:
 		return bus.Errorf(bus.ReasonInvalidRequest, "commands.without_namespaces is %q; use refuse or warn", c.WithoutNamespaces)
+	}
+	if err := c.Limits.Validate("commands.limits"); err != nil {
+		return err
 	}
 	for _, p := range c.Programs {
 		if p == "" {

@@ -24,8 +24,9 @@ type CommandRequest struct {
 
 // CommandSpec is a command the policy allowed, ready for Exec. Every field
 // is resolved: the program to an absolute path, the working directory to a
-// real path inside Root, the environment to the allow-list. It is what the
-// sandbox-exec helper receives.
+// real path inside Root, the environment to the allow-list, the limits to
+// the node's caps. It is what the sandbox-exec helper receives, and all it
+// trusts.
 type CommandSpec struct {
 	Program string   `json:"program"` // absolute path of the program to execve
 	Argv    []string `json:"argv"`    // argv as asked (Argv[0] as the caller named it)
@@ -33,23 +34,34 @@ type CommandSpec struct {
 	DirRel  string   `json:"dir_rel"` // Dir relative to Root, "." for the root
 	Env     []string `json:"env"`     // NAME=VALUE, the allow-list's variables and HOME=Root
 	Root    string   `json:"root"`    // the project's real root: the only tree a command may write
-	// Network lets the command bind and connect sockets.
+	// Network lets the command bind and connect sockets; without it the
+	// command gets an empty network namespace.
 	Network bool `json:"network"`
-	// WithoutLandlock is "refuse" or "warn": what to do where the kernel
-	// cannot confine the command.
-	WithoutLandlock string `json:"without_landlock"`
+	// Read are the absolute paths the command may read beyond its root,
+	// its temp dir and SystemReads: the node's operator's (Host.Read).
+	Read []string `json:"read,omitempty"`
+	// Hide are absolute paths covered with something empty wherever the
+	// command could otherwise see them (Host.Hide).
+	Hide []string `json:"hide,omitempty"`
+	// Limits bound the call; every field is set.
+	Limits Limits `json:"limits"`
 	// Protect names the entries directly under Root (the data dir and
 	// .git) a command may read but not change; the helper bind-mounts each
 	// that exists read-only over itself in the command's mount namespace.
 	Protect []string `json:"protect,omitempty"`
-	// WithoutNamespaces is "refuse" or "warn": what to do where no user
-	// namespace can be created to keep Protect read-only.
-	WithoutNamespaces string `json:"without_namespaces"`
-	// MountNS, set by Exec, says the helper runs in a new user and mount
-	// namespace of its own, with the capabilities to mount there.
-	MountNS bool `json:"mount_ns,omitempty"`
-	// TempDir, set by Exec, is a private writable folder (TMPDIR) removed
-	// when the command ends.
+	// WithoutLandlock and WithoutNamespaces say the command may run with
+	// less confinement than promised where the kernel lacks the feature:
+	// the node's operator allows it and the project's policy asks for it.
+	WithoutLandlock   bool `json:"without_landlock,omitempty"`
+	WithoutNamespaces bool `json:"without_namespaces,omitempty"`
+	// Namespaces, set by Exec, says the helper runs in new user, mount,
+	// PID, IPC (and without Network, network) namespaces of its own, with
+	// the capabilities to build the command's view of the file system.
+	Namespaces bool `json:"namespaces,omitempty"`
+	// TempDir, set by Exec, is an empty private folder on the host, removed
+	// when the command ends: in namespaces, where the command's file
+	// system is built (its /tmp is a tmpfs of Limits.TempSize); without,
+	// the command's TMPDIR.
 	TempDir string `json:"temp_dir,omitempty"`
 }
 
@@ -90,6 +102,7 @@ func (s *Sandbox) Command(tool string, req CommandRequest, environ []string) (*C
 		return nil, err
 	}
 	c := s.Policy.Commands
+	weaker := s.Host.allowWeaker()
 	return &CommandSpec{
 		Program:           program,
 		Argv:              slices.Clone(req.Argv),
@@ -98,10 +111,33 @@ func (s *Sandbox) Command(tool string, req CommandRequest, environ []string) (*C
 		Env:               env,
 		Root:              s.Root.Path(),
 		Network:           c.Network,
-		WithoutLandlock:   c.WithoutLandlock,
+		Read:              s.Host.reads(),
+		Hide:              s.hiddenFromCommands(),
+		Limits:            s.Limits(),
 		Protect:           s.Policy.protected(),
-		WithoutNamespaces: c.WithoutNamespaces,
+		WithoutLandlock:   weaker && c.WithoutLandlock == "warn",
+		WithoutNamespaces: weaker && c.WithoutNamespaces == "warn",
 	}, nil
+}
+
+// Limits are the limits of this project's commands: its policy's, the
+// defaults where it sets none, cut to the node's caps.
+func (s *Sandbox) Limits() Limits {
+	return s.Policy.Commands.Limits.withDefaults(DefaultLimits).Within(s.Host.maxLimits())
+}
+
+// hiddenFromCommands is Host.Hide without the project's own root (a data dir, or
+// another project, that contained it was refused at open, and hiding the
+// root itself would hide everything).
+func (s *Sandbox) hiddenFromCommands() []string {
+	var out []string
+	for _, p := range s.Host.hidden() {
+		p = filepath.Clean(p)
+		if filepath.IsAbs(p) && p != "/" && !isUnder(p, s.Root.Path()) && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func checkArgv(argv []string) error {

@@ -12,6 +12,7 @@ const (
 	ReasonOutsideRoot      = "outside_root"      // the path resolves outside the project root
 	ReasonDenied           = "denied"            // a rule of the policy refuses the tool or the path
 	ReasonApprovalRequired = "approval_required" // the tool's mode is ask: a person must approve the call
+	ReasonLimitExceeded    = "limit_exceeded"    // run_command reached one of its resource limits and was ended
 )
 
 func outsideRoot(path, format string, args ...any) error {

@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -19,53 +21,66 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 )
 
-// DefaultMaxOutput is Exec's output cap when ExecOptions sets none.
+// DefaultMaxOutput is Exec's output cap when neither the spec's limits
+// nor ExecOptions set one.
 const DefaultMaxOutput = 8 << 20
 
 // drainGrace bounds the wait for a command's pipes to close once its
-// process group is killed: a process that left the group (setsid) may
-// still hold them.
+// helper is gone: in its PID namespace nothing of it is left then, but a
+// command run without one may have left a process holding them.
 const drainGrace = 2 * time.Second
 
 // ExecOptions tune Exec. The zero value is the default.
 type ExecOptions struct {
-	// MaxOutput is how many bytes of stdout and stderr together are kept.
-	// A command that writes more is killed (with its process group) and
-	// Exec reports too_large with the first MaxOutput bytes: the cap is a
-	// safety limit, so a command printing 1 GB costs neither memory nor
-	// the time to drain it. 0 means DefaultMaxOutput.
+	// MaxOutput caps the bytes of stdout and stderr together kept, below
+	// the spec's Limits.Output when smaller. A command that writes more is
+	// killed (with everything it started) and Exec reports too_large with
+	// the first bytes: the cap is a safety limit, so a command printing
+	// 1 GB costs neither memory nor the time to drain it. 0 leaves the
+	// spec's limit (DefaultMaxOutput when that is 0).
 	MaxOutput int64
 	// Helper is the argv that starts the sandbox-exec helper; nil means the
 	// running executable with HelperArg.
 	Helper []string
+	// Confinement is what the kernel is taken to offer; nil means
+	// Protection(). A narrower one runs the command as on a kernel that
+	// lacks the rest (the helper never uses more than it is told, and
+	// never applies what the kernel has not).
+	Confinement *Confinement
 }
 
 // CommandResult is what a command did.
 type CommandResult struct {
 	ExitCode int           // the program's exit code; -1 when a signal ended it
 	Signal   string        // the signal that ended it, "" when it exited
-	Stdout   []byte        // at most MaxOutput bytes of stdout and stderr together
+	Stdout   []byte        // at most the output cap of stdout and stderr together
 	Stderr   []byte        //
-	Killed   string        // why Exec killed it: "", "deadline", "canceled" or "output_limit"
+	Killed   string        // why the command was ended early: "", "deadline", "canceled", "output_limit", or the Limit* name it reached
 	Duration time.Duration // from start to the end of the process
-	Warning  string        // set when it ran with less confinement than the policy asks (without_landlock: warn)
+	Warning  string        // set when it ran with less confinement than promised, or created a protected entry
+
+	limitDetail string // what the helper measured when a limit ended the command
 }
 
 // Exec runs spec in the sandbox-exec helper and waits for it. The command
-// runs in its own process group, which is killed whole when the command
-// ends (children it left behind included), when ctx is done, or when it
-// passes the output cap; it gets a private TMPDIR, removed afterwards.
+// runs confined (its namespaces and view of the file system, Landlock,
+// its limits) and is ended with everything it started when it ends, when
+// ctx is done, when it passes the output cap or when it reaches one of its
+// limits.
 //
-// The error is nil only when the command ran and was not killed: a refusal
-// (no Landlock and without_landlock: refuse), a command that could not
-// start, a kill at ctx's end (wrapping ctx.Err()) or at the output cap
-// (too_large). With a kill the result is returned too, with the output
-// captured so far.
+// The error is nil only when the command ran and was not ended early: a
+// refusal (the kernel lacks what confines it), a command that could not
+// start, a kill at ctx's end (wrapping ctx.Err()), at the output cap
+// (too_large) or at a limit (limit_exceeded). With a kill the result is
+// returned too, with the output captured so far.
 func Exec(ctx context.Context, spec *CommandSpec, opts ExecOptions) (*CommandResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("run_command %s not started: %w", spec.Program, err)
 	}
 	prot := Protection()
+	if opts.Confinement != nil {
+		prot = *opts.Confinement
+	}
 	warning, err := prot.admit(spec)
 	if err != nil {
 		return nil, err
@@ -78,33 +93,42 @@ func Exec(ctx context.Context, spec *CommandSpec, opts ExecOptions) (*CommandRes
 		}
 		helper = []string{exe, HelperArg}
 	}
-	max := opts.MaxOutput
-	if max <= 0 {
-		max = DefaultMaxOutput
+	s := *spec
+	s.Limits = spec.Limits.withDefaults(DefaultLimits)
+	max := int64(s.Limits.Output)
+	if opts.MaxOutput > 0 {
+		max = min(max, opts.MaxOutput)
 	}
-	tmp, err := os.MkdirTemp("", "jido-cmd-")
+	tmp, err := commandTempDir()
 	if err != nil {
 		return nil, fmt.Errorf("run_command: create its temp dir: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	s := *spec
 	s.TempDir = tmp
-	s.MountNS = prot.Namespaces && len(spec.Protect) > 0
+	s.Namespaces = prot.Namespaces
 	absent := missingEntries(spec.Root, spec.Protect)
-	s.Env = append(append([]string(nil), spec.Env...), "TMPDIR="+tmp)
+	temp := tmp
+	attr := plainAttr()
+	if s.Namespaces {
+		temp = commandTemp
+		attr = namespaceAttr(s.Network)
+	}
+	// TMPDIR is the command's own, whatever the environment passed on: a
+	// program reads the first of two (glibc, Go), and the node's is not
+	// in the command's view.
+	s.Env = append(slices.DeleteFunc(slices.Clone(spec.Env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+temp)
 	data, err := json.Marshal(&s)
 	if err != nil {
 		return nil, fmt.Errorf("run_command: encode the spec: %w", err)
-	}
-	attr := plainAttr()
-	if s.MountNS {
-		attr = namespaceAttr()
 	}
 	res, err := run(ctx, helper, attr, data, max)
 	if res != nil {
 		res.Warning = joinWarnings(warning, createdWarning(spec.Root, absent))
 	}
 	if err != nil {
+		if res != nil && res.Killed != "" && res.Killed != "deadline" && res.Killed != "canceled" && res.Killed != "output_limit" {
+			return res, limitError(spec.Argv[0], res, s.Limits)
+		}
 		return res, fmt.Errorf("run_command %s: %w", spec.Argv[0], err)
 	}
 	return res, nil
@@ -153,7 +177,7 @@ func run(ctx context.Context, helper []string, attr *syscall.SysProcAttr, spec [
 	cmd.ExtraFiles = []*os.File{p.stW} // fd 3, helperStatusFD
 	cmd.Env = []string{}               // the helper needs nothing; the program gets spec.Env
 	cmd.Dir = "/"
-	cmd.SysProcAttr = attr // Setpgid, and with namespaces the new user and mount namespace
+	cmd.SysProcAttr = attr // Setpgid, and with namespaces the new namespaces
 	start := time.Now()
 	// The parent-death signal (Linux) follows the thread that started the
 	// helper, not the process: that thread stays locked to a goroutine
@@ -175,6 +199,9 @@ func run(ctx context.Context, helper []string, attr *syscall.SysProcAttr, spec [
 		return nil, fmt.Errorf("start the sandbox helper %s: %w", helper[0], err)
 	}
 	pgid := cmd.Process.Pid
+	// The helper's process group: in namespaces killing the helper (the
+	// command's init) ends everything; without, the group is what the
+	// command started and did not move out of.
 	killGroup := func() { syscall.Kill(-pgid, syscall.SIGKILL) }
 
 	out := &capture{left: max, over: make(chan struct{})}
@@ -210,7 +237,7 @@ func run(ctx context.Context, helper []string, attr *syscall.SysProcAttr, spec [
 		waitErr = <-waited
 	}
 	res.Duration = time.Since(start)
-	// The program is gone; what it left behind in its group goes too.
+	// The helper is gone; what is left in its group goes too.
 	killGroup()
 	deadline := time.Now().Add(drainGrace)
 	p.outR.SetReadDeadline(deadline)
@@ -219,28 +246,58 @@ func run(ctx context.Context, helper []string, attr *syscall.SysProcAttr, spec [
 	st := <-status
 	res.Stdout, res.Stderr = out.stdout.Bytes(), out.stderr.Bytes()
 
+	var hs helperStatus
 	if len(st) > 0 {
-		var hs helperStatus
 		if err := json.Unmarshal(st, &hs); err != nil {
 			return nil, fmt.Errorf("the sandbox helper failed (%s): %s", bytes.TrimSpace(st), res.Stderr)
 		}
-		return nil, &bus.Error{Type: hs.Type, Message: hs.Message}
+		if hs.Exit == nil {
+			return nil, &bus.Error{Type: typeOrInternal(hs.Type), Message: hs.Message}
+		}
 	}
-	ps := cmd.ProcessState
-	if ps == nil {
+	switch {
+	case hs.Exit != nil:
+		res.ExitCode, res.Signal = hs.Exit.Code, hs.Exit.Signal
+		if res.Killed == "" && hs.Exit.Limit != "" {
+			res.Killed = hs.Exit.Limit
+			res.limitDetail = hs.Exit.Detail
+		}
+	case cmd.ProcessState != nil:
+		// Killed before it could report (a deadline, the output cap).
+		res.ExitCode = cmd.ProcessState.ExitCode()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.Signal = ws.Signal().String()
+		}
+		if res.Killed == "" {
+			return nil, fmt.Errorf("the sandbox helper ended without a report (%s): %s", cmd.ProcessState, bytes.TrimSpace(res.Stderr))
+		}
+	default:
 		return nil, fmt.Errorf("wait for the command: %w", waitErr)
 	}
-	res.ExitCode = ps.ExitCode()
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		res.Signal = ws.Signal().String()
-	}
 	switch res.Killed {
+	case "":
+		return res, nil
 	case "output_limit":
 		return res, bus.Errorf(bus.ReasonTooLarge, "the command wrote more than %d bytes of output and was killed; make it print less (or filter its output)", max)
 	case "deadline", "canceled":
-		return res, fmt.Errorf("killed with its process group after %s: %w", res.Duration.Round(time.Millisecond), ctx.Err())
+		return res, fmt.Errorf("killed with everything it started after %s: %w", res.Duration.Round(time.Millisecond), ctx.Err())
 	}
-	return res, nil
+	return res, errLimit
+}
+
+// errLimit tells Exec that a limit ended the command (res.Killed names it).
+var errLimit = errors.New("a limit ended the command")
+
+// limitError is the error of a call a limit ended.
+func limitError(program string, res *CommandResult, l Limits) error {
+	return limitMessage(program, exitStatus{Limit: res.Killed, Detail: res.limitDetail}, l)
+}
+
+func typeOrInternal(t string) string {
+	if t == "" {
+		return bus.ReasonInternal
+	}
+	return t
 }
 
 // capture keeps up to left bytes of a command's stdout and stderr together

@@ -8,10 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/jido-bus/jido-bus/bus"
@@ -22,25 +25,30 @@ import (
 // re-executes the running binary as.
 const HelperArg = "sandbox-exec"
 
-// helperStatusFD is the helper's status pipe: closed on exec (nothing
-// written) when the program started, one JSON error when it did not.
+// helperStatusFD is the helper's status pipe: one JSON helperStatus,
+// written when the command ended or could not start.
 const helperStatusFD = 3
 
 // maxSpec bounds the spec the helper reads.
 const maxSpec = 4 << 20
 
-// helperStatus is the helper's report of a command that did not start.
+// helperStatus is the helper's report: the command's end, or why it did
+// not start (Type and Message, the error's).
 type helperStatus struct {
-	Type    string `json:"type"`
-	Message string `json:"message"`
+	Type    string      `json:"type,omitempty"`
+	Message string      `json:"message,omitempty"`
+	Exit    *exitStatus `json:"exit,omitempty"`
 }
 
 // HelperMain is the sandbox-exec helper: it reads a CommandSpec (JSON) on
-// stdin, points stdin at /dev/null, enters the working directory, applies
-// Landlock and execve's the program, so the program inherits the
-// confinement and cannot lift it. It returns (an exit code) only when the
-// command could not start; the reason goes to the status pipe Exec holds.
-// It is not meant to be run by hand.
+// stdin, confines itself (the command's namespaces and view of the file
+// system, its resource limits, Landlock, no capabilities), points stdin at
+// /dev/null, enters the working directory and starts the program as its
+// child, which inherits all of it and cannot lift it. In the command's
+// PID namespace it is the init: it reaps, watches the limits, and when the
+// program ends everything the program left behind dies with it. It
+// reports on the status pipe Exec holds and returns an exit code. It is
+// not meant to be run by hand.
 func HelperMain() int {
 	var st unix.Stat_t
 	if unix.Fstat(helperStatusFD, &st) != nil {
@@ -49,83 +57,166 @@ func HelperMain() int {
 	}
 	syscall.CloseOnExec(helperStatusFD)
 	status := os.NewFile(helperStatusFD, "status")
-	err := helperRun(os.Stdin)
-	e := bus.AsError(err) // the type word travels in its own member, not twice in the message
-	s := helperStatus{Type: e.Type, Message: e.Message}
+	exit, err := helperRun(os.Stdin)
+	var s helperStatus
+	if err != nil {
+		e := bus.AsError(err) // the type word travels in its own member, not twice in the message
+		s = helperStatus{Type: e.Type, Message: e.Message}
+	} else {
+		s.Exit = &exit
+	}
 	json.NewEncoder(status).Encode(s)
-	return 127
+	if err != nil {
+		return 127
+	}
+	return 0
 }
 
-func helperRun(stdin io.Reader) error {
-	// Capabilities are per thread and execve keeps the calling thread's:
-	// every step below and the exec run on this one.
-	runtime.LockOSThread()
-	parent := os.Getppid()
+func helperRun(stdin io.Reader) (exitStatus, error) {
+	var spec CommandSpec
 	data, err := io.ReadAll(io.LimitReader(stdin, maxSpec+1))
 	if err != nil {
-		return fmt.Errorf("sandbox-exec: read the command spec: %w", err)
+		return exitStatus{}, fmt.Errorf("sandbox-exec: read the command spec: %w", err)
 	}
 	if len(data) > maxSpec {
-		return bus.Errorf(bus.ReasonTooLarge, "sandbox-exec: the command spec is larger than %d bytes", maxSpec)
+		return exitStatus{}, bus.Errorf(bus.ReasonTooLarge, "sandbox-exec: the command spec is larger than %d bytes", maxSpec)
 	}
-	var spec CommandSpec
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&spec); err != nil {
-		return bus.Errorf(bus.ReasonMalformed, "sandbox-exec: the command spec is not valid JSON: %v", err)
+		return exitStatus{}, bus.Errorf(bus.ReasonMalformed, "sandbox-exec: the command spec is not valid JSON: %v", err)
 	}
 	if err := spec.check(); err != nil {
-		return err
+		return exitStatus{}, err
 	}
-	if spec.MountNS {
-		// Before entering the working directory: a directory entered
-		// before the mounts would still be the writable one.
-		if err := protectEntries(&spec); err != nil {
-			return denied("sandbox-exec: could not keep %s read-only (%v); set commands.without_namespaces: warn to run commands without this protection", strings.Join(spec.Protect, " and "), err)
+	prot := landlockConfinement()
+	prot.Namespaces = spec.Namespaces
+	prot.Root = os.Geteuid() == 0
+	var watch watcher
+	nproc := false
+	if spec.Namespaces {
+		// As PID 1 the helper gets from the command only the signals it
+		// handles, and Go handles these by exiting; received and dropped,
+		// they cannot end the sandbox under the command. (The program
+		// starts with them at their defaults.)
+		signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
+		// The view first: a working directory entered before it would
+		// still be the node's.
+		if err := buildView(&spec); err != nil {
+			if _, ok := errors.AsType[*bus.Error](err); ok {
+				return exitStatus{}, err
+			}
+			return exitStatus{}, bus.Errorf(bus.ReasonUnavailable, "sandbox-exec: could not build the command's view of the file system (%v); run_command is refused rather than run unconfined", err)
 		}
-		if err := dropCapabilities(); err != nil {
-			return fmt.Errorf("sandbox-exec: %w", err)
+		// The threads the helper needs, started while pids below
+		// reservedPIDs are still given out: a command that takes every pid
+		// it may have must not leave its init unable to run.
+		warmThreads(helperWarmThreads)
+		switch err := boundProcesses(spec.Limits.Processes); {
+		case err == nil:
+			prot.PIDMax = true
+		case !prot.Root:
+			nproc = true // RLIMIT_NPROC, counted in the command's user namespace
+		case !spec.WithoutNamespaces:
+			return exitStatus{}, denied("run_command is refused: its processes cannot be bounded here (%v; a PID namespace's own pid_max needs Linux 6.14+, "+
+				"and RLIMIT_NPROC does not bound a node running as root); "+weakerHowTo, err, "without_namespaces")
 		}
+		watch = &nsWatch{limits: spec.Limits}
+	}
+	// Without a user namespace of its own RLIMIT_NPROC would count every
+	// process of the node's user, the helper's threads included: it
+	// bounds nothing of this call and could keep the helper from running.
+	if err := setRlimits(spec.Limits, nproc); err != nil {
+		return exitStatus{}, fmt.Errorf("sandbox-exec: %w", err)
 	}
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
-		return fmt.Errorf("sandbox-exec: %w", err)
+		return exitStatus{}, fmt.Errorf("sandbox-exec: %w", err)
 	}
 	if err := unix.Dup2(int(devnull.Fd()), 0); err != nil {
-		return fmt.Errorf("sandbox-exec: stdin from /dev/null: %w", err)
+		return exitStatus{}, fmt.Errorf("sandbox-exec: stdin from /dev/null: %w", err)
 	}
 	devnull.Close()
-	if err := os.Chdir(spec.Dir); err != nil {
-		return fmt.Errorf("sandbox-exec: enter %s: %w", spec.DirRel, err)
+	if err := enterDir(&spec); err != nil {
+		return exitStatus{}, err
 	}
-	// The directory was resolved inside the root by the parent; had a
+	if _, err := prot.admit(&spec); err != nil {
+		return exitStatus{}, err
+	}
+	if err := confine(&spec, prot); err != nil {
+		return exitStatus{}, fmt.Errorf("sandbox-exec: %w", err)
+	}
+	if spec.Namespaces {
+		if err := dropCapabilities(); err != nil {
+			return exitStatus{}, fmt.Errorf("sandbox-exec: %w", err)
+		}
+	}
+	closeInheritedOnExec()
+	// Last, after every change of credentials (which may clear it): the
+	// helper, and in its PID namespace everything the command started,
+	// dies with the node.
+	if err := dieWithParent(helperStatusFD); err != nil {
+		return exitStatus{}, bus.Errorf(bus.ReasonUnavailable, "sandbox-exec: %v", err)
+	}
+	return supervise(&spec, watch)
+}
+
+// helperWarmThreads is how many threads the helper starts before the
+// command: more than it ever uses at once (it runs one goroutine at a
+// time, GOMAXPROCS 1, and blocks in no system call for long).
+const helperWarmThreads = 8
+
+// warmThreads has the Go runtime start n threads and keep them idle, for
+// later use: the runtime never ends a thread it may reuse, and it reuses
+// an idle one before it creates another.
+func warmThreads(n int) {
+	runtime.GOMAXPROCS(1)
+	var started, done sync.WaitGroup
+	release := make(chan struct{})
+	for range n {
+		started.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			// A goroutine locked to its thread and waiting holds that
+			// thread: n of them at once need n threads.
+			runtime.LockOSThread()
+			started.Done()
+			<-release
+			runtime.UnlockOSThread()
+		}()
+	}
+	started.Wait()
+	close(release)
+	done.Wait()
+}
+
+// enterDir makes spec.Dir the working directory, with the error a caller
+// can act on when it changed since the node resolved it: removed
+// (not_found), replaced by a file (invalid_request), swapped for a link
+// that leads elsewhere (outside_root).
+func enterDir(spec *CommandSpec) error {
+	err := os.Chdir(spec.Dir)
+	if fi, lerr := os.Lstat(spec.Dir); err != nil && lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return outsideRoot(spec.DirRel, "was replaced by a link before the command started; give the folder it leads to as cwd, if that is inside the root")
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return bus.Errorf(bus.ReasonNotFound, "run_command working directory %s was removed before the command started; create it again or give another cwd", spec.DirRel)
+	case errors.Is(err, syscall.ENOTDIR):
+		return bus.Errorf(bus.ReasonInvalidRequest, "run_command working directory %s is no longer a directory (it changed before the command started)", spec.DirRel)
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ELOOP):
+		return outsideRoot(spec.DirRel, "changed into a link out of the root before the command started (%v)", err)
+	case err != nil:
+		return bus.Errorf(bus.ReasonUnavailable, "run_command could not enter its working directory %s: %v", spec.DirRel, err)
+	}
+	// The directory was resolved inside the root by the node; had a
 	// component been swapped for a link since, the kernel's idea of the
 	// working directory now differs.
 	if wd, err := unix.Getwd(); err != nil || wd != spec.Dir {
 		return outsideRoot(spec.DirRel, "changed into a link between the check and the start of the command (it is now %s)", wd)
 	}
-	prot := landlockConfinement()
-	prot.Namespaces = spec.MountNS
-	if _, err := prot.admit(&spec); err != nil {
-		return err
-	}
-	if err := confine(&spec, prot); err != nil {
-		return fmt.Errorf("sandbox-exec: %w", err)
-	}
-	// Last, after every change of credentials (which clears it): the
-	// program dies with the node, so a command nobody watches any more
-	// cannot go on after the log recorded it interrupted.
-	if err := dieWithParent(parent); err != nil {
-		return fmt.Errorf("sandbox-exec: %w", err)
-	}
-	err = syscall.Exec(spec.Program, spec.Argv, spec.Env)
-	switch {
-	case errors.Is(err, syscall.ENOENT):
-		return bus.Errorf(bus.ReasonNotFound, "run_command program %s does not exist (any more)", spec.Program)
-	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
-		return denied("run_command program %s cannot be executed: %v", spec.Program, err)
-	}
-	return fmt.Errorf("run_command: execve %s: %w", spec.Program, err)
+	return nil
 }
 
 // check refuses a spec no Sandbox.Command could have built.
@@ -144,10 +235,18 @@ func (s *CommandSpec) check() error {
 		return bad("working directory is not inside the root")
 	case s.TempDir != "" && (!filepath.IsAbs(s.TempDir) || s.TempDir == "/"):
 		return bad("temp dir is not an absolute path below /")
-	case s.WithoutLandlock != "refuse" && s.WithoutLandlock != "warn":
-		return bad("without_landlock is neither refuse nor warn")
-	case s.WithoutNamespaces != "refuse" && s.WithoutNamespaces != "warn":
-		return bad("without_namespaces is neither refuse nor warn")
+	case s.Namespaces && (s.TempDir == "" || !filepath.IsAbs(s.TempDir)):
+		return bad("namespaces need a temp dir to build the command's root on")
+	case s.Limits.Processes <= 0 || s.Limits.FileSize <= 0 || s.Limits.Disk <= 0 || s.Limits.TempSize <= 0 || s.Limits.CPUSeconds <= 0:
+		return bad("limits are not all set")
+	}
+	if err := CheckReadPaths("sandbox-exec: the command spec's read", s.Read); err != nil {
+		return err
+	}
+	for _, p := range s.Hide {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p || p == "/" {
+			return bad("hidden paths are not clean absolute paths below /")
+		}
 	}
 	for _, p := range s.Protect {
 		if p == "" || p == "." || p == ".." || strings.ContainsRune(p, '/') {

@@ -211,37 +211,6 @@ func TestExecCreatingAMissingProtectedDirWarns(t *testing.T) {
 	}
 }
 
-// Where namespaces are missing the policy decides: refuse (the default),
-// with an error saying what to enable, or warn.
-func TestAdmitWithoutNamespaces(t *testing.T) {
-	c := confinementFor(6)
-	spec := &CommandSpec{WithoutLandlock: "refuse", WithoutNamespaces: "refuse", Protect: []string{".jido", ".git"}}
-	_, err := c.admit(spec)
-	wantType(t, err, ReasonDenied)
-	for _, s := range []string{"without_namespaces", "user namespaces", ".git"} {
-		if !strings.Contains(err.Error(), s) {
-			t.Errorf("refusal %q does not name %s", err, s)
-		}
-	}
-	spec.WithoutNamespaces = "warn"
-	warning, err := c.admit(spec)
-	if err != nil || !strings.Contains(warning, ".jido") || !strings.Contains(warning, "writable") {
-		t.Errorf("warn: %q, %v", warning, err)
-	}
-	c.Namespaces = true
-	spec.WithoutNamespaces = "refuse"
-	if warning, err := c.admit(spec); err != nil || warning != "" {
-		t.Errorf("with namespaces: %q, %v", warning, err)
-	}
-	if _, err := Load("p", []byte("commands:\n  without_namespaces: maybe\n")); err == nil || !strings.Contains(err.Error(), "without_namespaces") {
-		t.Errorf("a bad without_namespaces loads: %v", err)
-	}
-	p, err := Load("p", []byte("commands:\n  without_namespaces: warn\n"))
-	if err != nil || p.Commands.WithoutNamespaces != "warn" || Default().Commands.WithoutNamespaces != "refuse" {
-		t.Errorf("without_namespaces: %v %+v", err, p)
-	}
-}
-
 // In a git worktree .git is a file ("gitdir: …"); it is protected the same
 // way, a file bind-mounted read-only over itself.
 func TestExecCannotChangeAGitFile(t *testing.T) {

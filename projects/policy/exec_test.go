@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -35,15 +34,20 @@ func TestMain(m *testing.M) {
 
 const probeArg = "policy-test-probe"
 
-// probe does one thing inside the sandbox: "dial ADDR" connects over TCP.
+// probe does one thing inside the sandbox: "dial NETWORK ADDR" connects
+// (tcp, unix) or sends a datagram (udp) and says "connected", or fails
+// saying "probe:".
 func probe(args []string) int {
-	if len(args) == 2 && args[0] == "dial" {
-		c, err := net.Dial("tcp", args[1])
+	if len(args) == 3 && args[0] == "dial" {
+		c, err := net.Dial(args[1], args[2])
+		if err == nil {
+			_, err = c.Write([]byte("from-sandbox"))
+			c.Close()
+		}
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "dial:", err)
+			fmt.Fprintln(os.Stderr, "probe:", err)
 			return 1
 		}
-		c.Close()
 		fmt.Println("connected")
 		return 0
 	}
@@ -128,7 +132,7 @@ func TestExecNetwork(t *testing.T) {
 	must(t, err)
 	policy := "commands:\n  programs: [" + exe + "]\n"
 
-	res, err := execIn(t, context.Background(), f.proj, policy, ExecOptions{}, exe, probeArg, "dial", ln.Addr().String())
+	res, err := execIn(t, context.Background(), f.proj, policy, ExecOptions{}, exe, probeArg, "dial", "tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,78 +147,13 @@ func TestExecNetwork(t *testing.T) {
 
 	// The policy's network: true lets it through (and shows the probe works).
 	ln.(*net.TCPListener).SetDeadline(time.Time{})
-	res, err = execIn(t, context.Background(), f.proj, policy+"  network: true\n", ExecOptions{}, exe, probeArg, "dial", ln.Addr().String())
+	res, err = execIn(t, context.Background(), f.proj, policy+"  network: true\n", ExecOptions{}, exe, probeArg, "dial", "tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.ExitCode != 0 {
 		t.Errorf("with network: true the probe failed: %s", res.Stderr)
 	}
-}
-
-// alive reports whether pid is a process that is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	_, rest, _ := strings.Cut(string(b), ") ")
-	return !strings.HasPrefix(rest, "Z") && !strings.HasPrefix(rest, "X")
-}
-
-// pidsIn waits until file holds n pids and returns them.
-func pidsIn(t *testing.T, file string, n int, done <-chan struct{}) []int {
-	t.Helper()
-	for {
-		b, _ := os.ReadFile(file)
-		if fields := strings.Fields(string(b)); len(fields) >= n {
-			var pids []int
-			for _, s := range fields {
-				pid, err := strconv.Atoi(s)
-				must(t, err)
-				pids = append(pids, pid)
-			}
-			return pids
-		}
-		select {
-		case <-done:
-			t.Fatalf("the command ended before writing %d pids to %s", n, file)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-}
-
-func waitGone(t *testing.T, pids []int) {
-	t.Helper()
-	for _, pid := range pids {
-		for i := 0; alive(pid); i++ {
-			if i > 500 {
-				t.Fatalf("process %d survived the command", pid)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
-}
-
-func TestExecCancelKillsTheWholeGroup(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	f := newFixture(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	var res *CommandResult
-	var err error
-	go func() {
-		defer close(done)
-		res, err = execIn(t, ctx, f.proj, shPolicy+"  without_landlock: warn\n", ExecOptions{},
-			"sh", "-c", `sleep 100 & echo $! > pids; sleep 100 & echo $! >> pids; echo $$ >> pids; wait`)
-	}()
-	pids := pidsIn(t, filepath.Join(f.proj, "pids"), 3, done)
-	cancel()
-	<-done
-	if !errors.Is(err, context.Canceled) || res == nil || res.Killed != "canceled" {
-		t.Fatalf("got %+v, %v; want killed, canceled", res, err)
-	}
-	waitGone(t, pids)
 }
 
 func TestExecDeadline(t *testing.T) {
@@ -226,18 +165,6 @@ func TestExecDeadline(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || res == nil || res.Killed != "deadline" || res.Signal != syscall.SIGKILL.String() {
 		t.Fatalf("got %+v, %v; want killed at the deadline", res, err)
 	}
-}
-
-func TestExecKillsChildrenLeftBehind(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	f := newFixture(t)
-	res, err := execIn(t, context.Background(), f.proj, shPolicy+"  without_landlock: warn\n", ExecOptions{},
-		"sh", "-c", `sleep 100 & echo $! > pids; echo started`)
-	if err != nil || res.ExitCode != 0 || string(res.Stdout) != "started\n" {
-		t.Fatalf("got %+v, %v", res, err)
-	}
-	pids := pidsIn(t, filepath.Join(f.proj, "pids"), 1, nil)
-	waitGone(t, pids)
 }
 
 func killed(res *CommandResult) string {

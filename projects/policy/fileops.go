@@ -41,10 +41,13 @@ func (r *Root) Resolve(path string) (string, error) {
 }
 
 // ReadFile returns the content of the regular file at path, refused with
-// too_large when it holds more than max bytes.
-func (r *Root) ReadFile(path string, max int64) ([]byte, error) { return r.readFile(path, max, nil) }
+// too_large when it holds more than max bytes, and denied when it has
+// other hard links (see linked).
+func (r *Root) ReadFile(path string, max int64) ([]byte, error) {
+	return r.readFile(path, max, nil, false)
+}
 
-func (r *Root) readFile(path string, max int64, may check) ([]byte, error) {
+func (r *Root) readFile(path string, max int64, may check, hardLinks bool) ([]byte, error) {
 	res, err := r.resolve(path, resolveMode{followLast: true})
 	if err != nil {
 		return nil, err
@@ -65,6 +68,11 @@ func (r *Root) readFile(path string, max int64, may check) ([]byte, error) {
 	defer f.Close()
 	if err := same(f, res, path); err != nil {
 		return nil, err
+	}
+	if !hardLinks {
+		if err := linked(f, res.rel, "read", "; or, if the project's policy should allow reading such files, set paths.read_hard_links: true"); err != nil {
+			return nil, err
+		}
 	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
@@ -90,10 +98,30 @@ func same(f *os.File, res *resolved, path string) error {
 	return nil
 }
 
+// linked refuses the open file f when it has more than one hard link. A
+// hard link is another name of the same file, and nothing says where that
+// name is: one made to a file outside the root (before the project was
+// opened: commands cannot make one, the file tools neither) would be read
+// or overwritten through the root. The check is on the file actually
+// opened (fstat), never on a name looked up before.
+func linked(f *os.File, rel, op, allow string) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", rel, err)
+	}
+	n := nlink(fi)
+	if n <= 1 || !fi.Mode().IsRegular() {
+		return nil
+	}
+	return denied("%s has %d hard links: other names for the same file, which may lie outside the project, so tools do not %s it; "+
+		"to work on it, remove the other links, or make a copy of its own (cp, then mv over it)%s", rel, n, op, allow)
+}
+
 // WriteFile writes data to the file at path, creating it (with perm) and
 // its missing parent directories, or truncating it. A symlink is followed
 // only while it stays inside the root, and a dangling one is never used to
-// create a file elsewhere.
+// create a file elsewhere; a file with other hard links is never written
+// (see linked).
 func (r *Root) WriteFile(path string, data []byte, perm fs.FileMode) error {
 	return r.writeFile(path, data, perm, nil)
 }
@@ -135,6 +163,10 @@ func (r *Root) writeOnce(path string, data []byte, perm fs.FileMode, may check) 
 			return fmt.Errorf("write %s: %w", res.rel, rootErr(path, err))
 		}
 		if err := same(f, res, path); err != nil {
+			f.Close()
+			return err
+		}
+		if err := linked(f, res.rel, "write", ""); err != nil {
 			f.Close()
 			return err
 		}

@@ -13,16 +13,25 @@ import (
 type file struct {
 	Tools map[string]Mode `yaml:"tools"`
 	Paths struct {
-		Allow    *[]string `yaml:"allow"`
-		Deny     *[]string `yaml:"deny"`
-		ReadOnly *[]string `yaml:"read_only"`
+		Allow         *[]string `yaml:"allow"`
+		Deny          *[]string `yaml:"deny"`
+		ReadOnly      *[]string `yaml:"read_only"`
+		ReadHardLinks *bool     `yaml:"read_hard_links"`
 	} `yaml:"paths"`
 	Commands struct {
-		Programs          *[]string `yaml:"programs"`
-		Env               *[]string `yaml:"env"`
-		Network           *bool     `yaml:"network"`
-		WithoutLandlock   *string   `yaml:"without_landlock"`
-		WithoutNamespaces *string   `yaml:"without_namespaces"`
+		Programs *[]string `yaml:"programs"`
+		Env      *[]string `yaml:"env"`
+		Network  *bool     `yaml:"network"`
+		Limits   struct {
+			Processes  *int  `yaml:"processes"`
+			FileSize   *Size `yaml:"file_size"`
+			Disk       *Size `yaml:"disk"`
+			TempSize   *Size `yaml:"temp_size"`
+			CPUSeconds *int  `yaml:"cpu_seconds"`
+			Output     *Size `yaml:"output"`
+		} `yaml:"limits"`
+		WithoutLandlock   *string `yaml:"without_landlock"`
+		WithoutNamespaces *string `yaml:"without_namespaces"`
 	} `yaml:"commands"`
 }
 
@@ -38,12 +47,20 @@ type file struct {
 //	  allow: ["**"]
 //	  deny: ["**/.env", "**/.env.*"]
 //	  read_only: ["vendor/**"]   # .jido and .git are always read-only
+//	  read_hard_links: false     # files with other hard links are never written; read only if true
 //	commands:
 //	  programs: [go, git, make]  # base names, looked up on PATH
 //	  env: [PATH, LANG, LC_ALL, TERM, TZ]
 //	  network: false
-//	  without_landlock: refuse   # or warn
-//	  without_namespaces: refuse # or warn: .jido and .git writable by commands
+//	  limits:                    # per call; at most the node's caps
+//	    processes: 2048          # processes and threads at once
+//	    file_size: 1GiB          # each file written
+//	    disk: 8GiB               # all files written outside /tmp together
+//	    temp_size: 1GiB          # the private /tmp
+//	    cpu_seconds: 3600        # all its processes together
+//	    output: 8MiB             # stdout and stderr kept
+//	  without_landlock: refuse   # or warn, where the node's operator allows it
+//	  without_namespaces: refuse # or warn, where the node's operator allows it
 func Load(name string, data []byte) (*Policy, error) {
 	var f file
 	if err := yaml.UnmarshalWithOptions(data, &f, yaml.DisallowUnknownField()); err != nil {
@@ -56,9 +73,16 @@ func Load(name string, data []byte) (*Policy, error) {
 	set(&p.Paths.Allow, f.Paths.Allow)
 	set(&p.Paths.Deny, f.Paths.Deny)
 	set(&p.Paths.ReadOnly, f.Paths.ReadOnly)
+	set(&p.Paths.ReadHardLinks, f.Paths.ReadHardLinks)
 	set(&p.Commands.Programs, f.Commands.Programs)
 	set(&p.Commands.Env, f.Commands.Env)
 	set(&p.Commands.Network, f.Commands.Network)
+	set(&p.Commands.Limits.Processes, f.Commands.Limits.Processes)
+	set(&p.Commands.Limits.FileSize, f.Commands.Limits.FileSize)
+	set(&p.Commands.Limits.Disk, f.Commands.Limits.Disk)
+	set(&p.Commands.Limits.TempSize, f.Commands.Limits.TempSize)
+	set(&p.Commands.Limits.CPUSeconds, f.Commands.Limits.CPUSeconds)
+	set(&p.Commands.Limits.Output, f.Commands.Limits.Output)
 	set(&p.Commands.WithoutLandlock, f.Commands.WithoutLandlock)
 	set(&p.Commands.WithoutNamespaces, f.Commands.WithoutNamespaces)
 	if err := p.validate(); err != nil {

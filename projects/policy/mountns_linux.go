@@ -12,41 +12,61 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
 )
 
-// Landlock grants write access to the whole root and cannot take it away
-// from part of it, so .jido and .git are kept read-only another way: the
-// helper starts in a user and mount namespace of its own (unprivileged, so
-// it reaches nothing the node could not), bind-mounts each protected entry
-// read-only over itself there, and drops every capability before it execs
-// the command. The command then meets EROFS writing them, EBUSY renaming
-// or removing them (they are mount points), EXDEV hard-linking out of them,
-// and EPERM on mount, umount and remount: it holds no capability, and
-// Landlock forbids changing the mount topology anyway. A namespace it
+// A command runs in user, mount, PID and IPC namespaces of its own (and a
+// network namespace unless its policy allows the network). The helper
+// starts in them as their root (unprivileged: it reaches nothing the node
+// could not), builds the command's view of the file system
+// (view_linux.go), bind-mounts each protected entry read-only over itself,
+// bounds the PID namespace's pid_max, and drops every capability before it
+// starts the command as its only child. Landlock grants write access to
+// the whole root and cannot take it away from part of it; the read-only
+// mounts do: the command meets EROFS writing .jido or .git, EBUSY renaming
+// or removing them (they are mount points), EXDEV hard-linking out of
+// them, and EPERM on mount, umount and remount: it holds no capability,
+// and Landlock forbids changing the mount topology anyway. A namespace it
 // creates itself cannot help either: mounts inherited from a more
 // privileged namespace are locked read-only there.
+//
+// The helper is PID 1 of the command's PID namespace: when it ends — the
+// command ended, Exec killed it at a deadline, or the node died (the
+// parent-death signal) — the kernel kills every process left in the
+// namespace, those that left the session with setsid included, before the
+// helper's exit is reported. Nothing a command starts outlives its call.
 
 // plainAttr starts the helper in a process group of its own, killed with
 // the node: a command the node no longer watches (it was killed, kill -9
 // included) must not go on changing the project after the log recorded it
-// interrupted.
+// interrupted. It is for commands the operator and the policy let run
+// without namespaces.
 func plainAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// namespaceAttr starts the helper in a new user and mount namespace, as
-// the node's own uid and gid (mapped to themselves, so files keep their
-// owners), with CAP_SYS_ADMIN (to mount) and CAP_SETPCAP (to drop the
+// programAttr starts the program from the helper: it dies with the
+// helper's thread that started it.
+func programAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} }
+
+// namespaceAttr starts the helper in its new namespaces, as the node's own
+// uid and gid (mapped to themselves, so files keep their owners), with
+// CAP_SYS_ADMIN (to mount and to set pid_max) and CAP_SETPCAP (to drop the
 // bounding set) kept across its exec as ambient capabilities: a non-root
 // uid loses the namespace's full set on exec otherwise.
-func namespaceAttr() *syscall.SysProcAttr {
+func namespaceAttr(network bool) *syscall.SysProcAttr {
 	uid, gid := os.Getuid(), os.Getgid()
+	flags := uintptr(syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC)
+	if !network {
+		flags |= syscall.CLONE_NEWNET
+	}
 	return &syscall.SysProcAttr{
 		Setpgid:     true,
 		Pdeathsig:   syscall.SIGKILL,
-		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS,
+		Cloneflags:  flags,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}},
 		GidMappings: []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}},
 		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP},
@@ -67,24 +87,20 @@ var namespacesWork = sync.OnceValue(func() bool {
 			continue
 		}
 		cmd := exec.Command(p)
-		cmd.SysProcAttr = namespaceAttr()
+		cmd.SysProcAttr = namespaceAttr(false)
 		return cmd.Run() == nil
 	}
 	return false
 })
 
-// protectEntries runs in the helper, in its new mount namespace, before it
+// protectEntries runs in the helper, in the command's view, before it
 // enters the working directory (a working directory entered first would
-// keep the writable mount): it makes mounts private to the namespace, then
-// bind-mounts each of spec.Protect that exists read-only over itself. An
-// entry that is a link is protected at its target when that is inside the
-// root (outside, Landlock keeps it read-only already); an entry that does
-// not exist cannot be mounted over, and Exec reports it when the command
-// creates it.
+// keep the writable mount): it bind-mounts each of spec.Protect that
+// exists read-only over itself. An entry that is a link is protected at
+// its target when that is inside the root (outside, the view has it
+// read-only already); an entry that does not exist cannot be mounted
+// over, and Exec reports it when the command creates it.
 func protectEntries(spec *CommandSpec) error {
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make the command's mounts private: %w", err)
-	}
 	for _, name := range spec.Protect {
 		p := filepath.Join(spec.Root, name)
 		fi, err := os.Lstat(p)
@@ -139,46 +155,61 @@ const secureBits = 1<<0 | 1<<1 | // SECBIT_NOROOT, _LOCKED
 	1<<5 | // SECBIT_KEEP_CAPS_LOCKED
 	1<<6 | 1<<7 // SECBIT_NO_CAP_AMBIENT_RAISE, _LOCKED
 
-// dropCapabilities leaves the calling thread (the one that execs the
-// command: the helper locks it) with no capability, an empty bounding set
-// and no_new_privs, so the command starts with none and can gain none,
-// not even from a file's capabilities or a set-uid program.
+// dropCapabilities leaves every thread of the helper (which stays as the
+// command's init, so a thread keeping a capability would be something for
+// the command to get at) with no capability, an empty bounding set and
+// no_new_privs, so the command starts with none and can gain none, not
+// even from a file's capabilities or a set-uid program. The helper is
+// made non-dumpable too: the command, holding no CAP_SYS_PTRACE, can then
+// neither trace it nor open its memory.
 func dropCapabilities() error {
-	if err := unix.Prctl(unix.PR_SET_SECUREBITS, secureBits, 0, 0, 0); err != nil {
-		return fmt.Errorf("set securebits: %w", err)
+	all := func(what string, nr, a1, a2, a3 uintptr) error {
+		if _, _, e := psx.Syscall6(nr, a1, a2, a3, 0, 0, 0); e != 0 {
+			return fmt.Errorf("%s: %w", what, e)
+		}
+		return nil
 	}
-	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
-		return fmt.Errorf("clear ambient capabilities: %w", err)
+	if err := all("set securebits", unix.SYS_PRCTL, unix.PR_SET_SECUREBITS, secureBits, 0); err != nil {
+		return err
+	}
+	if err := all("clear ambient capabilities", unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0); err != nil {
+		return err
 	}
 	for c := 0; ; c++ {
-		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		err := all(fmt.Sprintf("drop capability %d from the bounding set", c), unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, uintptr(c), 0)
 		if errors.Is(err, unix.EINVAL) && c > 0 {
 			break // past the kernel's last capability
 		}
 		if err != nil {
-			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+			return err
 		}
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("clear capabilities: %w", err)
+	if err := all("clear capabilities", unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); err != nil {
+		return err
 	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("set no_new_privs: %w", err)
+	if err := all("set no_new_privs", unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0); err != nil {
+		return err
+	}
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("make the helper non-dumpable: %w", err)
 	}
 	return nil
 }
 
-// dieWithParent has the calling thread's process (and the program it
-// execs) killed when the process that started it, parent, ends; an exec
-// that gains no privilege keeps the setting. It fails if parent has ended
-// already.
-func dieWithParent(parent int) error {
-	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
-		return fmt.Errorf("set the parent-death signal: %w", err)
+// dieWithParent has the helper (and with it everything in its PID
+// namespace) killed when the node's thread that started it ends. The
+// setting is per thread and the kernel looks at the thread the node
+// started, so it is made on every thread. It fails if the node has ended
+// already, which status (the write end of the pipe only the node reads)
+// tells: getppid says nothing from inside a PID namespace.
+func dieWithParent(status int) error {
+	if _, _, e := psx.Syscall3(unix.SYS_PRCTL, unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0); e != 0 {
+		return fmt.Errorf("set the parent-death signal: %w", e)
 	}
-	if os.Getppid() != parent {
+	fds := []unix.PollFd{{Fd: int32(status)}}
+	if n, err := unix.Poll(fds, 0); err == nil && n > 0 && fds[0].Revents&(unix.POLLERR|unix.POLLHUP) != 0 {
 		return fmt.Errorf("the node that started the command has ended")
 	}
 	return nil

@@ -76,6 +76,10 @@ type PathRules struct {
 	Allow    []string `yaml:"allow"`
 	Deny     []string `yaml:"deny"`
 	ReadOnly []string `yaml:"read_only"`
+	// ReadHardLinks lets the file tools read a file that has other hard
+	// links (names that may lie outside the project). They never write
+	// one.
+	ReadHardLinks bool `yaml:"read_hard_links"`
 }
 
 // DefaultDataDir is the project data dir Policy protects unless told

@@ -8,6 +8,9 @@ import "io/fs"
 type Sandbox struct {
 	Root   *Root
 	Policy *Policy
+	// Host is what the node's operator decides for the project's
+	// commands; nil is the zero Host (the strictest).
+	Host *Host
 }
 
 func (s *Sandbox) may(tool string, op Op) check {
@@ -16,7 +19,7 @@ func (s *Sandbox) may(tool string, op Op) check {
 
 // ReadFile reads path for tool (see Root.ReadFile).
 func (s *Sandbox) ReadFile(tool, path string, max int64) ([]byte, error) {
-	return s.Root.readFile(path, max, s.may(tool, OpRead))
+	return s.Root.readFile(path, max, s.may(tool, OpRead), s.Policy.Paths.ReadHardLinks)
 }
 
 // WriteFile writes path for tool (see Root.WriteFile); each directory it

@@ -8,17 +8,20 @@ import (
 	"github.com/jido-bus/jido-bus/projects/assets"
 )
 
+// graphSearch is the skill graph's search tool, named in other tools' errors.
+const graphSearch = "skill_graph_search"
+
 const noteID = `{"type":"string","minLength":1,"description":"a note's id: its path below skill_graph without .md"}`
 
 func graphTools(g *assets.Graph) []Tool {
 	notFound := func(id string) error {
-		return bus.Errorf(bus.ReasonNotFound, "no note %q in the skill graph; find notes with skill_graph.search", id)
+		return bus.Errorf(bus.ReasonNotFound, "no note %q in the skill graph; find notes with skill_graph_search", id)
 	}
 	type idArgs struct {
 		ID string `json:"id"`
 	}
 	return []Tool{{
-		Name:         "skill_graph.search",
+		Name:         graphSearch,
 		Description:  "Full-text search of the project's skill graph notes: every word must appear (case-insensitive); best matches first.",
 		InputSchema:  []byte(`{"type":"object","properties":{"query":{"type":"string","minLength":1},"limit":{"type":"integer","minimum":1,"maximum":100}},"required":["query"],"additionalProperties":false}`),
 		OutputSchema: []byte(`{"type":"object","properties":{"hits":{"type":"array"}},"required":["hits"]}`),
@@ -38,10 +41,11 @@ func graphTools(g *assets.Graph) []Tool {
 			return map[string]any{"hits": hits}, nil
 		},
 	}, {
-		Name:         "skill_graph.node",
+		Name:         "skill_graph_node",
 		Description:  "One note of the skill graph: title, headings, links and text.",
 		InputSchema:  []byte(`{"type":"object","properties":{"id":` + noteID + `},"required":["id"],"additionalProperties":false}`),
 		OutputSchema: []byte(`{"type":"object","required":["id","title","text"]}`),
+		TextField:    "text",
 		Safety:       Safety{Reads: true},
 		Func: func(ctx context.Context, c *Call) (any, error) {
 			var a idArgs
@@ -55,7 +59,7 @@ func graphTools(g *assets.Graph) []Tool {
 			return n, nil
 		},
 	}, {
-		Name:         "skill_graph.neighbours",
+		Name:         "skill_graph_neighbours",
 		Description:  "The notes a skill graph note links to (out) and the notes linking to it (in).",
 		InputSchema:  []byte(`{"type":"object","properties":{"id":` + noteID + `},"required":["id"],"additionalProperties":false}`),
 		OutputSchema: []byte(`{"type":"object","required":["out","in"]}`),
@@ -72,7 +76,7 @@ func graphTools(g *assets.Graph) []Tool {
 			return nb, nil
 		},
 	}, {
-		Name:         "skill_graph.path",
+		Name:         "skill_graph_path",
 		Description:  "A shortest chain of notes connecting two skill graph notes, following links either way.",
 		InputSchema:  []byte(`{"type":"object","properties":{"from":` + noteID + `,"to":` + noteID + `},"required":["from","to"],"additionalProperties":false}`),
 		OutputSchema: []byte(`{"type":"object","properties":{"path":{"type":"array","items":{"type":"string"}}},"required":["path"]}`),
@@ -88,7 +92,7 @@ func graphTools(g *assets.Graph) []Tool {
 			p, err := g.Path(a.From, a.To)
 			switch {
 			case errors.Is(err, assets.ErrUnknownNote):
-				return nil, bus.Errorf(bus.ReasonNotFound, "%v; find notes with skill_graph.search", err)
+				return nil, bus.Errorf(bus.ReasonNotFound, "%v; find notes with skill_graph_search", err)
 			case errors.Is(err, assets.ErrNoPath):
 				return nil, bus.Errorf(bus.ReasonNotFound, "%v", err)
 			case err != nil:

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/projects/assets"
@@ -19,8 +21,9 @@ type Assets struct {
 	Graph     *assets.Graph
 }
 
-// AssetTools are the tools of a project's assets: command.<name>,
-// skill.<name>, workflow.<name> and skill_graph.search|node|neighbours|path.
+// AssetTools are the tools of a project's assets, named by
+// assets.ToolName: command_<name>, skill_<name>, workflow_<name> and
+// skill_graph_search|node|neighbours|path.
 // Build a new catalog with them after every asset reload.
 func AssetTools(a Assets, l Limits) []Tool {
 	l = l.withDefaults()
@@ -62,20 +65,17 @@ type commandOutput struct {
 }
 
 func commandTool(cmd *assets.Command, l Limits) Tool {
-	desc := cmd.Description
+	desc := sentence(cmd.Description)
 	if desc == "" {
 		desc = "The project's /" + cmd.Name + " command."
 	}
 	if cmd.ArgumentHint != "" {
-		desc += " Arguments: " + cmd.ArgumentHint
+		desc += " Arguments: " + sentence(cmd.ArgumentHint)
 	}
 	return Tool{
-		Name:        "command." + cmd.Name,
-		Description: desc + " Returns the command's prompt with its arguments filled in and its @file includes read.",
-		InputSchema: []byte(`{"type":"object","properties":{
-			"arguments":{"type":"array","items":{"type":"string"},"description":"positional arguments ($1…$9, $ARGUMENTS)"},
-			"named":{"type":"object","additionalProperties":{"type":"string"},"description":"named arguments ({{name}})"}},
-			"additionalProperties":false}`),
+		Name:        assets.ToolName(assets.KindCommand, cmd.Name),
+		Description: desc + " Returns the command's prompt with its arguments filled in and the files it includes (@path) read.",
+		InputSchema: commandSchema(cmd),
 		OutputSchema: []byte(`{"type":"object","properties":{"text":{"type":"string"},"includes":{"type":"array",
 			"items":{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}}},
 			"required":["text"]}`),
@@ -109,12 +109,53 @@ func commandTool(cmd *assets.Command, l Limits) Tool {
 	}
 }
 
+// commandSchema is the input schema of cmd's tool: "named" holds the
+// {{name}} placeholders its body uses, each required, and "arguments" the
+// positional ones when its body takes them ($ARGUMENTS, $1…$9).
+func commandSchema(cmd *assets.Command) json.RawMessage {
+	named, positional := cmd.Arguments()
+	props := map[string]any{}
+	var required []string
+	if positional {
+		desc := "positional arguments: $1…$9 in the command, all of them joined by blanks as $ARGUMENTS"
+		if cmd.ArgumentHint != "" {
+			desc += " (" + cmd.ArgumentHint + ")"
+		}
+		props["arguments"] = map[string]any{"type": "array", "items": map[string]any{"type": "string"}, "description": desc}
+	}
+	if len(named) > 0 {
+		each := map[string]any{}
+		for _, n := range named {
+			each[n] = map[string]any{"type": "string", "description": "{{" + n + "}} in the command"}
+		}
+		props["named"] = map[string]any{"type": "object", "properties": each, "required": named, "additionalProperties": false,
+			"description": "the command's named arguments, its {{name}} placeholders"}
+		required = append(required, "named")
+	}
+	schema := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if required != nil {
+		schema["required"] = required
+	}
+	b, _ := json.Marshal(schema) // maps of strings always encode
+	return b
+}
+
+// sentence is s trimmed, ending as a sentence does.
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.ContainsAny(s[len(s)-1:], ".!?") {
+		return s
+	}
+	return s + "."
+}
+
 func skillTool(s *assets.Skill) Tool {
 	return Tool{
-		Name:         "skill." + s.Name,
-		Description:  s.Description,
+		Name:         assets.ToolName(assets.KindSkill, s.Name),
+		Description:  strings.TrimSpace(sentence(s.Description) + " Returns the skill's instructions (its SKILL.md) to follow."),
 		InputSchema:  []byte(`{"type":"object","additionalProperties":false}`),
 		OutputSchema: []byte(`{"type":"object","properties":{"name":{"type":"string"},"body":{"type":"string"}},"required":["name","body"]}`),
+		TextField:    "body",
 		Safety:       Safety{Reads: true},
 		Func: func(ctx context.Context, c *Call) (any, error) {
 			body, err := s.Body()
@@ -130,12 +171,18 @@ func skillTool(s *assets.Skill) Tool {
 }
 
 func workflowTool(w *assets.Workflow) Tool {
+	var uses []string
+	for _, st := range w.Steps {
+		uses = append(uses, st.Tool)
+	}
 	return Tool{
-		Name:         "workflow." + w.Name,
-		Description:  w.Description,
+		Name:         assets.ToolName(assets.KindWorkflow, w.Name),
+		Description:  fmt.Sprintf("%s Runs %s, in order; returns each step's output.", sentence(w.Description), strings.Join(uses, ", then ")),
 		InputSchema:  w.InputSchema(),
 		OutputSchema: []byte(`{"type":"object","properties":{"steps":{"type":"array"}},"required":["steps"]}`),
-		Safety:       Safety{Reads: true, Writes: true, Runs: true}, // whatever its steps do
+		// What its steps' tools do, which the catalog adds up (Uses).
+		Safety: Safety{Reads: true},
+		Uses:   uses,
 		Func: func(ctx context.Context, c *Call) (any, error) {
 			var in map[string]any
 			if err := decodeArgs(c, &in); err != nil {

@@ -46,29 +46,29 @@ func TestAssetTools(t *testing.T) {
 	f.runner.SetCatalog(cat)
 
 	var cmd commandOutput
-	f.ok(t, "command.git:greet", map[string]any{"arguments": []string{"you"}, "named": map[string]string{"who": "them"}}, &cmd)
+	f.ok(t, "command_git-greet", map[string]any{"arguments": []string{"you"}, "named": map[string]string{"who": "them"}}, &cmd)
 	if cmd.Text != "Hello you and them, see @notes.txt" || len(cmd.Includes) != 1 || cmd.Includes[0].Content != "NOTES" {
 		t.Fatalf("command: %+v", cmd)
 	}
-	f.fail(t, "command.git:greet", map[string]any{"arguments": []string{"you"}}, ReasonInvalidArgs)
-	f.fail(t, "command.leak", map[string]any{}, ReasonDenied) // its include goes through the policy
+	f.fail(t, "command_git-greet", map[string]any{"arguments": []string{"you"}}, ReasonInvalidArgs)
+	f.fail(t, "command_leak", map[string]any{}, ReasonDenied) // its include goes through the policy
 
 	var sk map[string]string
-	f.ok(t, "skill.review", map[string]any{}, &sk)
+	f.ok(t, "skill_review", map[string]any{}, &sk)
 	if sk["body"] != "Do the review.\n" {
 		t.Fatalf("skill body %q", sk["body"])
 	}
 
 	var out struct{ Steps []assets.StepOutput }
-	f.ok(t, "workflow.ok", map[string]any{"path": "notes.txt"}, &out)
+	f.ok(t, "workflow_ok", map[string]any{"path": "notes.txt"}, &out)
 	if len(out.Steps) != 2 || !strings.Contains(string(mustJSON(out.Steps[1].Output)), "Hello NOTES and me") {
 		t.Fatalf("workflow ok: %+v", out)
 	}
-	e := f.fail(t, "workflow.bad", map[string]any{"path": "notes.txt"}, ReasonDenied)
+	e := f.fail(t, "workflow_bad", map[string]any{"path": "notes.txt"}, ReasonDenied)
 	if !strings.Contains(e.Message, `step "w"`) {
 		t.Fatalf("workflow failure does not name its step: %s", e.Message)
 	}
-	f.fail(t, "workflow.ok", map[string]any{}, ReasonInvalidArgs)
+	f.fail(t, "workflow_ok", map[string]any{}, ReasonInvalidArgs)
 	// Every step was a call of its own, a child of the workflow's.
 	var children int
 	for _, ev := range f.obs.last {
@@ -81,32 +81,32 @@ func TestAssetTools(t *testing.T) {
 	}
 
 	var hits struct{ Hits []assets.SearchHit }
-	f.ok(t, "skill_graph.search", map[string]any{"query": "testing"}, &hits)
+	f.ok(t, "skill_graph_search", map[string]any{"query": "testing"}, &hits)
 	if len(hits.Hits) != 1 || hits.Hits[0].ID != "a" {
 		t.Fatalf("search: %+v", hits)
 	}
 	var node assets.Node
-	f.ok(t, "skill_graph.node", map[string]any{"id": "a"}, &node)
+	f.ok(t, "skill_graph_node", map[string]any{"id": "a"}, &node)
 	if node.Title != "Alpha" {
 		t.Fatalf("node: %+v", node)
 	}
 	var nb assets.Neighbours
-	f.ok(t, "skill_graph.neighbours", map[string]any{"id": "a"}, &nb)
+	f.ok(t, "skill_graph_neighbours", map[string]any{"id": "a"}, &nb)
 	if len(nb.In) != 1 || len(nb.Out) != 1 {
 		t.Fatalf("neighbours: %+v", nb)
 	}
 	var p struct{ Path []string }
-	f.ok(t, "skill_graph.path", map[string]any{"from": "index", "to": "b"}, &p)
+	f.ok(t, "skill_graph_path", map[string]any{"from": "index", "to": "b"}, &p)
 	if strings.Join(p.Path, ">") != "index>a>b" {
 		t.Fatalf("path: %v", p.Path)
 	}
-	f.fail(t, "skill_graph.node", map[string]any{"id": "zz"}, "not_found")
+	f.fail(t, "skill_graph_node", map[string]any{"id": "zz"}, "not_found")
 
 	// A policy that denies the asset tools hides them from List.
 	deny := policy.Default()
-	deny.Tools = map[string]policy.Mode{"*": policy.ModeAllow, "skill_graph.*": policy.ModeDeny, "command.*": policy.ModeDeny}
+	deny.Tools = map[string]policy.Mode{"*": policy.ModeAllow, "skill_graph_*": policy.ModeDeny, "command_*": policy.ModeDeny}
 	for _, s := range cat.List(deny) {
-		if strings.HasPrefix(s.Name, "skill_graph.") || strings.HasPrefix(s.Name, "command.") {
+		if strings.HasPrefix(s.Name, "skill_graph_") || strings.HasPrefix(s.Name, "command_") {
 			t.Fatalf("List shows denied %s", s.Name)
 		}
 	}

@@ -2,8 +2,6 @@ package tools
 
 import (
 	"time"
-
-	"github.com/jido-bus/jido-bus/projects/policy"
 )
 
 // Limits bound what the built-in tools read and return. The zero value is
@@ -32,8 +30,9 @@ type Limits struct {
 	// MaxCommandTimeout is the longest timeout a run_command call may ask
 	// for; 0 means 10m (or CommandTimeout when that is longer).
 	MaxCommandTimeout time.Duration
-	// MaxCommandOutput bounds the stdout and stderr a command may write
-	// together: past it the command is killed (too_large); 0 means 8 MiB.
+	// MaxCommandOutput, when set, caps the stdout and stderr a command may
+	// write together below the project's commands.limits.output: past it
+	// the command is killed (too_large). 0 leaves the policy's limit.
 	MaxCommandOutput int64
 	// MaxCommandInline bounds the bytes of stdout and stderr run_command
 	// returns (their tails; truncated says so); 0 means 48 KiB, so the
@@ -64,9 +63,6 @@ func (l Limits) withDefaults() Limits {
 		l.MaxCommandTimeout = max(10*time.Minute, l.CommandTimeout)
 	}
 	l.CommandTimeout = min(l.CommandTimeout, l.MaxCommandTimeout)
-	if l.MaxCommandOutput <= 0 {
-		l.MaxCommandOutput = policy.DefaultMaxOutput
-	}
 	if l.MaxCommandInline <= 0 {
 		l.MaxCommandInline = 48 << 10
 	}

@@ -2,12 +2,14 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/projects/policy"
 )
 
@@ -36,14 +38,17 @@ type runCommandOutput struct {
 // runCommandTool runs a program through the Sandbox's Command check and
 // policy.Exec: the program must be listed in commands.programs, the
 // working directory resolves inside the root, and the command runs
-// confined (Landlock) in its own process group, killed whole at its
-// timeout. A non-zero exit is an output, not an error: the caller wants
-// the compiler's complaints.
+// confined (its own namespaces and view of the file system, Landlock, the
+// limits of commands.limits), ended with everything it started at its
+// timeout or at a limit. A non-zero exit is an output, not an error: the
+// caller wants the compiler's complaints.
 func runCommandTool(l Limits) Tool {
 	return Tool{
 		Name: "run_command",
 		Description: fmt.Sprintf("Run a program of the project's policy (commands.programs) with an argv, never a shell line, "+
-			"in a working directory inside the project (cwd, default the root). It can write only inside the project. "+
+			"in a working directory inside the project (cwd, default the root). It sees only the project, a private /tmp and the system's programs, "+
+			"can write only inside the project, has no network unless the policy allows it, and is ended with everything it started when it ends "+
+			"or reaches a limit of the policy (processes, file size, disk written, temp size, CPU time, output: limit_exceeded). "+
 			"A non-zero exit code is reported, not an error. The timeout is a Go duration (\"30s\", \"2m\"; default %s, at most %s); "+
 			"past it the command is killed. Each of stdout and stderr keeps its last bytes when long (truncated is then true).",
 			l.CommandTimeout, l.MaxCommandTimeout),
@@ -76,10 +81,13 @@ func runCommandTool(l Limits) Tool {
 			defer cancel()
 			res, err := policy.Exec(cctx, spec, policy.ExecOptions{MaxOutput: l.MaxCommandOutput})
 			if err != nil {
+				if e, ok := errors.AsType[*bus.Error](err); ok && e.Type == ReasonLimitExceeded && res != nil {
+					return nil, &Error{Type: ReasonLimitExceeded, Message: e.Message, Details: runOutput(res, l.MaxCommandInline)}
+				}
 				if res != nil && res.Killed == "deadline" && ctx.Err() == nil {
 					out := runOutput(res, l.MaxCommandInline)
 					return nil, &Error{Type: ReasonTimeout,
-						Message: fmt.Sprintf("run_command %s ran past its timeout of %s and was killed with its process group; give a longer timeout (at most %s) or a narrower command",
+						Message: fmt.Sprintf("run_command %s ran past its timeout of %s and was killed with everything it started; give a longer timeout (at most %s) or a narrower command",
 							strings.Join(a.Argv, " "), timeout, l.MaxCommandTimeout),
 						Details: out}
 				}

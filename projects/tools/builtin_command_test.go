@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,33 +106,59 @@ func TestRunCommandRefusals(t *testing.T) {
 
 func TestRunCommandTimeoutKills(t *testing.T) {
 	f := newFixture(t, nil, commandPolicy(t, ""), Options{})
-	// The child writes its pid, then sleeps; the group is killed at the
-	// timeout, the child with it.
-	e := f.fail(t, "run_command", map[string]any{"argv": []string{"sh", "-c", "echo started; sleep 60 & echo $! > pid; wait"}, "timeout": "300ms"}, ReasonTimeout)
-	if !strings.Contains(e.Message, "300ms") {
+	// The child sleeps with an argument no other process has; everything
+	// the command started is killed at the timeout, the child with it.
+	arg := fmt.Sprintf("60.%d", os.Getpid())
+	e := f.fail(t, "run_command", map[string]any{"argv": []string{"sh", "-c", "echo started; sleep " + arg + " & wait"}, "timeout": "2s"}, ReasonTimeout)
+	if !strings.Contains(e.Message, "2s") {
 		t.Errorf("message %q does not name the timeout", e.Message)
 	}
 	out, ok := e.Details.(runCommandOutput)
 	if !ok || out.Stdout != "started\n" {
 		t.Errorf("details %#v: want the output so far", e.Details)
 	}
-	b, err := os.ReadFile(filepath.Join(f.dir, "pid"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid := strings.TrimSpace(string(b))
-	// SIGKILL is sent when the call returns; the child may still be on its
-	// way out for a moment (state R on a loaded machine), so wait for it.
+	// Without a PID namespace (a node allowed weaker confinement) SIGKILL
+	// is sent when the call returns and the child may still be on its
+	// way out for a moment; wait for it.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		st, err := os.ReadFile("/proc/" + pid + "/stat")
-		if err != nil || strings.Contains(string(st), ") Z ") {
+		files, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		alive := false
+		for _, p := range files {
+			if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), "sleep\x00"+arg+"\x00") {
+				st, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
+				alive = alive || !strings.Contains(string(st), ") Z ")
+			}
+		}
+		if !alive {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the command's child %s outlived the timeout: %s", pid, st)
+			t.Fatalf("the command's child `sleep %s` outlived the timeout", arg)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A limit of the policy ends the call as limit_exceeded, naming it, with
+// the output so far in the details.
+func TestRunCommandLimitExceeded(t *testing.T) {
+	if c := policy.Protection(); !c.Namespaces {
+		t.Skipf("the limits are watched in the command's own namespaces, which this system does not give (%s)", c)
+	}
+	f := newFixture(t, nil, commandPolicy(t, "  limits: {cpu_seconds: 1}\n"), Options{})
+	e := f.fail(t, "run_command", map[string]any{"argv": []string{"sh", "-c", "echo before; while :; do :; done"}, "timeout": "60s"}, ReasonLimitExceeded)
+	if !strings.Contains(e.Message, "commands.limits.cpu_seconds") {
+		t.Errorf("message %q does not name the limit", e.Message)
+	}
+	if out, ok := e.Details.(runCommandOutput); !ok || out.Stdout != "before\n" {
+		t.Errorf("details %#v: want the output so far", e.Details)
+	}
+	// The next call runs.
+	var out runCommandOutput
+	f.ok(t, "run_command", map[string]any{"argv": []string{"echo", "next"}}, &out)
+	if out.Stdout != "next\n" {
+		t.Errorf("the next call: %+v", out)
 	}
 }
 

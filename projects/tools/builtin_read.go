@@ -35,7 +35,8 @@ func readFileTool(l Limits) Tool {
 			"path":{"type":"string"},"content":{"type":"string"},
 			"start_line":{"type":"integer"},"end_line":{"type":"integer"},"total_lines":{"type":"integer"}},
 			"required":["path","content","start_line","end_line","total_lines"]}`),
-		Safety: Safety{Reads: true},
+		TextField: "content",
+		Safety:    Safety{Reads: true},
 		Func: func(ctx context.Context, c *Call) (any, error) {
 			var a readFileArgs
 			if err := decodeArgs(c, &a); err != nil {

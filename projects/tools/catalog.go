@@ -69,11 +69,29 @@ func NewCatalog(tools ...Tool) (*Catalog, error) {
 		c.names = append(c.names, t.Name)
 	}
 	sort.Strings(c.names)
+	c.addUses()
 	var err error
 	if c.toAPI, c.fromAPI, err = apiNames(c.names); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// addUses adds to each tool that calls others (Tool.Uses) what they do:
+// a workflow of reads is read-only, one with a run_command step runs
+// programs. A tool the catalog lacks counts as doing everything.
+func (c *Catalog) addUses() {
+	for _, e := range c.byName {
+		for _, u := range e.tool.Uses {
+			s := Safety{Reads: true, Writes: true, Runs: true}
+			if used, ok := c.byName[u]; ok {
+				s = used.tool.Safety
+			}
+			e.tool.Safety.Reads = e.tool.Safety.Reads || s.Reads
+			e.tool.Safety.Writes = e.tool.Safety.Writes || s.Writes
+			e.tool.Safety.Runs = e.tool.Safety.Runs || s.Runs
+		}
+	}
 }
 
 func validName(s string) bool {

@@ -13,7 +13,9 @@ import (
 type Detail struct {
 	Spec
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
-	Safety       Safety          `json:"safety"`
+	// TextField names the output's member that is its text, or "".
+	TextField string `json:"text_field,omitempty"`
+	Safety    Safety `json:"safety"`
 }
 
 // Details is List with each tool's Detail: the same tools, in the same
@@ -23,7 +25,7 @@ func (c *Catalog) Details(p *policy.Policy) []Detail {
 	ds := make([]Detail, len(specs))
 	for i, s := range specs {
 		t := c.byName[s.Name].tool
-		ds[i] = Detail{Spec: s, OutputSchema: t.OutputSchema, Safety: t.Safety}
+		ds[i] = Detail{Spec: s, OutputSchema: t.OutputSchema, TextField: t.TextField, Safety: t.Safety}
 	}
 	return ds
 }

@@ -4,8 +4,9 @@
 // A Catalog is an immutable set of Tools: the built-ins over the project's
 // policy.Sandbox (read_file, list_dir, glob, grep, write_file, edit_file,
 // and run_command, which runs a listed program through policy.Exec),
-// the tools derived from its assets (command.<name>, skill.<name>,
-// workflow.<name>, skill_graph.*) and custom tools registered in Go. Each
+// the tools derived from its assets (command_<name>, skill_<name>,
+// workflow_<name>, skill_graph_*: assets.ToolName) and custom tools
+// registered in Go. Each
 // tool carries a draft 2020-12 input and output JSON Schema, compiled once
 // when the catalog is built.
 //

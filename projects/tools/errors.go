@@ -25,6 +25,7 @@ const (
 	ReasonOutsideRoot      = policy.ReasonOutsideRoot
 	ReasonDenied           = policy.ReasonDenied
 	ReasonApprovalRequired = policy.ReasonApprovalRequired
+	ReasonLimitExceeded    = policy.ReasonLimitExceeded // run_command reached a resource limit of its policy
 	// ReasonUnavailable: the call's start or outcome could not be
 	// recorded (a full disk); see Observer for whether the tool ran.
 	ReasonUnavailable = bus.ReasonUnavailable

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jido-bus/jido-bus/projects/assets"
 	"github.com/jido-bus/jido-bus/projects/policy"
 	"github.com/oklog/ulid/v2"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -149,6 +150,9 @@ type outcome struct {
 func (r *Runner) do(ctx context.Context, tc ToolCall, parent string, takeSlot bool) (json.RawMessage, []ArtifactRef, []string, *Error) {
 	e, ok := r.catalog.Load().byName[tc.Name]
 	if !ok {
+		if renamed, old := assets.RenamedTool(tc.Name); old {
+			return nil, nil, nil, Errorf(ReasonUnknownTool, "no tool %q: asset tools are named <kind>_<name> now; call %s", tc.Name, renamed)
+		}
 		return nil, nil, nil, Errorf(ReasonUnknownTool, "no tool %q in the project's catalog; list the tools the project offers", tc.Name)
 	}
 	args := tc.Args
@@ -160,7 +164,9 @@ func (r *Runner) do(ctx context.Context, tc ToolCall, parent string, takeSlot bo
 	}
 	sandbox := r.sandbox
 	if tc.Approved {
-		sandbox = &policy.Sandbox{Root: sandbox.Root, Policy: sandbox.Policy.Approving(tc.Name)}
+		approved := *sandbox // the Host (the operator's rules) goes with it
+		approved.Policy = sandbox.Policy.Approving(tc.Name)
+		sandbox = &approved
 	}
 	if err := sandbox.Policy.Authorize(tc.Name, policy.OpRead, ""); err != nil {
 		return nil, nil, nil, toError(tc.Name, err)

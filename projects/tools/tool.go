@@ -28,7 +28,9 @@ type Func func(ctx context.Context, c *Call) (any, error)
 
 // Tool is one entry of a catalog.
 type Tool struct {
-	// Name is unique in a catalog: 1–128 of a-z A-Z 0-9 and "_.:-".
+	// Name is unique in a catalog: 1–128 of a-z A-Z 0-9 and "_.:-". The
+	// built-in and asset tools use [A-Za-z0-9_-] only (assets.ToolName),
+	// which every MCP client and LLM API takes as is.
 	Name        string
 	Description string
 	// InputSchema and OutputSchema are draft 2020-12 JSON Schemas. The
@@ -36,7 +38,16 @@ type Tool struct {
 	// the output (the tests check the built-ins against theirs).
 	InputSchema  json.RawMessage
 	OutputSchema json.RawMessage
-	Safety       Safety
+	// TextField names the string member of the output that is its text
+	// (read_file's content, a skill's body): a client that shows text
+	// shows it, with the whole output as structured data beside it.
+	TextField string
+	Safety    Safety
+	// Uses are the tools this one calls (a workflow's steps): the
+	// catalog adds their Safety to its own, so a workflow that only
+	// reads is offered as read-only, without commands.programs. A tool
+	// the catalog lacks counts as doing everything.
+	Uses []string
 	// Timeout bounds one run; 0 means the runner's default.
 	Timeout time.Duration
 	// HonoursContext declares that Func returns soon after its ctx is done

@@ -3,6 +3,7 @@ package a2agw
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"strings"
 	"sync"
@@ -15,26 +16,38 @@ import (
 )
 
 // fakeHost is a Host whose conversations live in memory and whose
-// "assistant" plays a fixed turn for every user message: a read_file
-// tool call, then the answer; a message containing "hold" leaves the turn
-// waiting for the model, so it can be cancelled.
+// "assistant" plays a fixed turn for every user message, as the loop
+// does, with the loop's ids: the model says a sentence (streamed in
+// deltas) and calls read_file, then writes the answer (streamed in
+// deltas). A message containing "hold" leaves the turn waiting for the
+// model, so it can be cancelled.
 type fakeHost struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every append
 	convs   map[string][]*conversation.Event
-	records []gateway.Request
-	project string
+	// timeline is every logged event and every delta of a conversation,
+	// in the order they happened, for followers.
+	timeline map[string][]*conversation.Event
+	records  []gateway.Request
+	project  string
 }
 
+// The texts the fake model writes, in deltas of fakeChunk bytes.
+const (
+	fakeStep   = "Let me read a.txt."
+	fakeAnswer = "a.txt says hello"
+	fakeChunk  = 5
+)
+
 func newFakeHost(project string) *fakeHost {
-	return &fakeHost{changed: make(chan struct{}), convs: map[string][]*conversation.Event{}, project: project}
+	return &fakeHost{changed: make(chan struct{}), convs: map[string][]*conversation.Event{}, timeline: map[string][]*conversation.Event{}, project: project}
 }
 
 func (h *fakeHost) Project(_ context.Context, id string) (Project, error) {
 	if id != h.project {
 		return Project{}, bus.Errorf(bus.ReasonNotFound, "project %s is not open", id)
 	}
-	return Project{ID: id, Description: "a test project", Skills: []Skill{{ID: "command.review", Name: "review", Description: "review a file", Tags: []string{"command"}}}}, nil
+	return Project{ID: id, Description: "a test project", Skills: []Skill{{ID: "command_review", Name: "review", Description: "review a file", Tags: []string{"command"}}}}, nil
 }
 
 func (h *fakeHost) RecordGatewayRequest(_ context.Context, project string, r gateway.Request) error {
@@ -53,53 +66,81 @@ func (h *fakeHost) recorded() []gateway.Request {
 	return append([]gateway.Request(nil), h.records...)
 }
 
-// appendLocked appends an event of type typ to key; h.mu is held.
+// appendLocked logs an event of type typ to key; h.mu is held.
 func (h *fakeHost) appendLocked(key, typ string, d convevent.Data) uint64 {
+	return h.appendIDLocked(key, typ, bus.NewID(), "", d)
+}
+
+// appendIDLocked logs an event with its id and causation id; h.mu is held.
+func (h *fakeHost) appendIDLocked(key, typ, id, causation string, d convevent.Data) uint64 {
 	seq := uint64(len(h.convs[key]) + 1)
-	h.convs[key] = append(h.convs[key], &conversation.Event{Type: typ, ID: bus.NewID(), Seq: seq, Time: time.Now().UTC(), Data: d})
-	close(h.changed)
-	h.changed = make(chan struct{})
+	ev := &conversation.Event{Type: typ, ID: id, CausationID: causation, Seq: seq, Time: time.Now().UTC(), Data: d}
+	h.convs[key] = append(h.convs[key], ev)
+	h.timeline[key] = append(h.timeline[key], ev)
+	h.notifyLocked()
 	return seq
 }
 
-func (h *fakeHost) StartConversation(_ context.Context, project, conv string) error {
+// publishLocked publishes the deltas of text for LLM request req, as the
+// executor does (never logged); h.mu is held.
+func (h *fakeHost) publishLocked(key, req, text string) {
+	for i := 0; len(text) > 0; i++ {
+		n := min(fakeChunk, len(text))
+		h.timeline[key] = append(h.timeline[key], &conversation.Event{Type: convevent.AssistantDelta, ID: fmt.Sprintf("%s.delta.%d", req, i), CausationID: req, Data: convevent.Data{Text: text[:n], Index: i}})
+		text = text[n:]
+	}
+	h.notifyLocked()
+}
+
+func (h *fakeHost) notifyLocked() {
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+func (h *fakeHost) StartConversation(_ context.Context, project, conv, owner string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	key := project + "/" + conv
 	if len(h.convs[key]) > 0 {
 		return bus.Errorf("already_exists", "conversation %s exists", key)
 	}
-	h.appendLocked(key, convevent.Started, convevent.Data{ProjectID: project, ConversationID: conv, Assistant: true})
+	h.appendLocked(key, convevent.Started, convevent.Data{ProjectID: project, ConversationID: conv, Assistant: true, By: owner})
 	return nil
 }
 
-func (h *fakeHost) SendMessage(_ context.Context, key, text string) error {
+func (h *fakeHost) SendMessage(_ context.Context, key, text string) (string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.convs[key]) == 0 {
-		return bus.Errorf(bus.ReasonNotFound, "conversation %s is not running", key)
+		return "", bus.Errorf(bus.ReasonNotFound, "conversation %s is not running", key)
 	}
-	h.appendLocked(key, convevent.UserMessage, convevent.Data{Text: text})
-	h.appendLocked(key, convevent.LLMRequested, convevent.Data{Step: 1})
+	id := bus.NewID()
+	h.appendIDLocked(key, convevent.UserMessage, id, id, convevent.Data{Text: text})
+	req := "llm." + id + ".1.1"
+	h.appendIDLocked(key, convevent.LLMRequested, req, id, convevent.Data{Step: 1, Attempt: 1})
 	if strings.Contains(text, "hold") {
-		return nil
+		return id, nil
 	}
 	// The rest of the turn plays out after the reply, as the loop does.
-	go h.play(key)
-	return nil
+	go h.play(key, id)
+	return id, nil
 }
 
-func (h *fakeHost) play(key string) {
+// play plays the rest of the turn of user message id.
+func (h *fakeHost) play(key, id string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.appendLocked(key, convevent.AssistantMessage, convevent.Data{ToolCalls: 1})
-	h.appendLocked(key, convevent.ToolRequested, convevent.Data{CallID: "t1", Name: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)})
-	h.appendLocked(key, convevent.LLMCompleted, convevent.Data{})
+	req1, req2 := "llm."+id+".1.1", "llm."+id+".2.1"
+	h.publishLocked(key, req1, fakeStep)
+	h.appendIDLocked(key, convevent.AssistantMessage, req1+".message", req1, convevent.Data{Text: fakeStep, ToolCalls: 1})
+	h.appendIDLocked(key, convevent.ToolRequested, req1+".call.1", req1, convevent.Data{CallID: "t1", Name: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)})
+	h.appendIDLocked(key, convevent.LLMCompleted, req1+".completed", req1, convevent.Data{ToolCalls: 1})
 	h.appendLocked(key, convevent.ToolStarted, convevent.Data{CallID: "t1"})
 	h.appendLocked(key, convevent.ToolCompleted, convevent.Data{CallID: "t1", Output: json.RawMessage(`{"content":"hello"}`)})
-	h.appendLocked(key, convevent.LLMRequested, convevent.Data{Step: 2})
-	h.appendLocked(key, convevent.AssistantMessage, convevent.Data{Text: "a.txt says hello"})
-	h.appendLocked(key, convevent.LLMCompleted, convevent.Data{})
+	h.appendIDLocked(key, convevent.LLMRequested, req2, "t1", convevent.Data{Step: 2, Attempt: 1})
+	h.publishLocked(key, req2, fakeAnswer)
+	h.appendIDLocked(key, convevent.AssistantMessage, req2+".message", req2, convevent.Data{Text: fakeAnswer})
+	h.appendIDLocked(key, convevent.LLMCompleted, req2+".completed", req2, convevent.Data{})
 }
 
 func (h *fakeHost) CancelConversation(_ context.Context, key, _ string) error {
@@ -118,18 +159,36 @@ func (h *fakeHost) ConversationEvents(_ context.Context, key string) ([]*convers
 	return append([]*conversation.Event(nil), h.convs[key]...), nil
 }
 
-func (h *fakeHost) FollowConversation(ctx context.Context, key string, after uint64) iter.Seq2[*conversation.Event, error] {
+// FollowConversation yields the logged events after after that were
+// logged before the call, then what happens after the call, deltas
+// included, in order.
+func (h *fakeHost) FollowConversation(ctx context.Context, key string, after uint64) (iter.Seq2[*conversation.Event, error], error) {
+	h.mu.Lock()
+	from := len(h.timeline[key])
+	var backlog []*conversation.Event
+	for _, ev := range h.convs[key] {
+		if ev.Seq > after {
+			backlog = append(backlog, ev)
+		}
+	}
+	h.mu.Unlock()
 	return func(yield func(*conversation.Event, error) bool) {
+		for _, ev := range backlog {
+			if !yield(ev, nil) {
+				return
+			}
+		}
 		for {
 			h.mu.Lock()
-			evs, changed := h.convs[key], h.changed
+			evs, changed := h.timeline[key][from:], h.changed
+			from += len(evs)
 			h.mu.Unlock()
 			for _, ev := range evs {
-				if ev.Seq > after {
-					after = ev.Seq
-					if !yield(ev, nil) {
-						return
-					}
+				if ev.Seq != 0 && ev.Seq <= after {
+					continue
+				}
+				if !yield(ev, nil) {
+					return
 				}
 			}
 			select {
@@ -138,5 +197,5 @@ func (h *fakeHost) FollowConversation(ctx context.Context, key string, after uin
 			case <-changed:
 			}
 		}
-	}
+	}, nil
 }

@@ -1,15 +1,20 @@
 // Package a2agw is the A2A gateway: each open project is an A2A agent at
-// /a2a/{project}, served with the official SDK (github.com/a2aproject/a2a-go/v2)
-// over JSON-RPC, A2A 1.0 and 0.3 (the SDK's compatibility layer) on the
-// same URL, with its agent card at /a2a/{project}/.well-known/agent-card.json.
+// /a2a/{project}/, served with the official SDK
+// (github.com/a2aproject/a2a-go/v2) over JSON-RPC, A2A 1.0 and 0.3 (the
+// SDK's compatibility layer) on the same URL, with its agent card at
+// /a2a/{project}/.well-known/agent-card.json (card.go), where a client
+// given the agent's URL looks for it.
 //
-// An A2A task is a conversation of the project: the task id is the
-// conversation id and the task's contextId is the same id. message/send
-// and message/stream append the user's text as conversation.user.message
-// (starting the conversation for a new task); tasks/get reads the task
-// from the conversation's events; tasks/cancel appends conversation.cancel.
-// The gateway keeps no task of its own: everything it answers is folded
-// from the log, so a task outlives the node that started it.
+// An A2A context is a conversation of the project, and its tasks are the
+// conversation's turns (task.go): the first task has the conversation's
+// id, the n-th "<conversation>:<n>". SendMessage and SendStreamingMessage
+// append the user's text as conversation.user.message (starting the
+// conversation for a new context); GetTask reads the task from the
+// conversation's events; CancelTask appends conversation.cancel. The
+// gateway keeps no task of its own: everything it answers is folded from
+// the log, so a task outlives the node that started it. A context's
+// tasks are seen only by the caller that started it and by admins
+// (owner.go).
 package a2agw
 
 import (
@@ -42,23 +47,27 @@ type Host interface {
 	// project fails not_found (or unavailable).
 	Project(ctx context.Context, id string) (Project, error)
 	// StartConversation starts conversation conv of project with the
-	// assistant's loop on (the engine's ConvStart); an id in use fails
-	// already_exists.
-	StartConversation(ctx context.Context, project, conv string) error
+	// assistant's loop on (the engine's ConvStart), its
+	// conversation.started naming owner as data.by (owner.go); an id in
+	// use fails already_exists.
+	StartConversation(ctx context.Context, project, conv, owner string) error
 	// SendMessage appends conversation.user.message with text to the
-	// conversation key (<project>/<conversation>), once committed.
-	SendMessage(ctx context.Context, key, text string) error
+	// conversation key (<project>/<conversation>) and returns the event's
+	// id once it is committed.
+	SendMessage(ctx context.Context, key, text string) (string, error)
 	// CancelConversation appends conversation.cancel to key, once
 	// committed; a conversation that does not run fails not_found.
 	CancelConversation(ctx context.Context, key, reason string) error
 	// ConversationEvents returns key's logged conversation events in
 	// order; none (and no error) when the conversation never started.
 	ConversationEvents(ctx context.Context, key string) ([]*conversation.Event, error)
-	// FollowConversation yields key's logged events with Seq > after, in
-	// order and without a gap, and its transient assistant deltas (Seq 0)
-	// as they come, until ctx ends (it then stops without an error) or it
-	// fails.
-	FollowConversation(ctx context.Context, key string, after uint64) iter.Seq2[*conversation.Event, error]
+	// FollowConversation follows key from when it returns: its iterator
+	// yields key's logged events with Seq > after, in order and without a
+	// gap, and the transient assistant deltas (Seq 0) published since the
+	// call, as they come, until ctx ends (it then stops without an error)
+	// or it fails. What it holds is released when ctx ends, whether or not
+	// the iterator ran.
+	FollowConversation(ctx context.Context, key string, after uint64) (iter.Seq2[*conversation.Event, error], error)
 }
 
 // Project is what the agent card says of a project.
@@ -111,26 +120,44 @@ func New(h Host, o Options) *Gateway {
 	}
 	o.BaseURL = strings.TrimSuffix(o.BaseURL, "/")
 	g := &Gateway{host: h, opts: o}
-	g.handler = &requestHandler{host: h, log: o.Log}
+	g.handler = &requestHandler{host: h, log: o.Log, card: g.extendedCard}
 	// The SDK's own interceptors (logging, the capability checks) wrap
 	// our handler as they wrap its default one.
 	rh := &a2asrv.InterceptedHandler{Handler: g.handler, Logger: o.Log}
 	g.v1 = a2asrv.NewJSONRPCHandler(rh)
 	g.v0 = a2av0.NewJSONRPCHandler(rh)
 	g.mux = http.NewServeMux()
-	g.mux.HandleFunc("/a2a/{project}/.well-known/agent-card.json", g.serveCard)
+	g.mux.HandleFunc(CardPath, g.serveCard)
+	g.mux.HandleFunc(misplacedCardPath, func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, bus.ReasonNotFound, "no agent card here: an agent's URL is /a2a/<project-id>/, with the trailing slash, and its card /a2a/<project-id>/.well-known/agent-card.json; a client given the URL without the slash looks for the card here")
+	})
 	g.mux.HandleFunc("/a2a/{project}", g.serveRPC)
 	g.mux.HandleFunc("/a2a/{project}/{$}", g.serveRPC)
 	g.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, bus.ReasonNotFound, "no A2A endpoint at "+r.URL.Path+": an agent is /a2a/<project-id> (JSON-RPC, POST), its card /a2a/<project-id>/.well-known/agent-card.json")
+		writeError(w, http.StatusNotFound, bus.ReasonNotFound, "no A2A endpoint at "+r.URL.Path+": an agent is /a2a/<project-id>/ (JSON-RPC, POST), its card /a2a/<project-id>/.well-known/agent-card.json")
 	})
 	return g
 }
 
-// Handler serves /a2a/{project} (JSON-RPC; A2A 1.0 methods such as
-// SendMessage and 0.3 methods such as message/send) and
-// /a2a/{project}/.well-known/agent-card.json. Mount it at /a2a/ without
-// stripping the prefix.
+// CardPath is where each project's agent card is served (a ServeMux
+// pattern).
+const CardPath = "/a2a/{project}/.well-known/agent-card.json"
+
+// misplacedCardPath is where a client given an agent's URL without its
+// trailing slash (/a2a/p1) looks for the card, as a relative reference
+// resolves: it is told where the card is.
+const misplacedCardPath = "/a2a/.well-known/agent-card.json"
+
+// Public returns the requests (ServeMux patterns) the gateway answers to
+// anyone, for the front door to let in without a token: a card says how
+// to authenticate, so a client must read it first. Nothing else is
+// public.
+func Public() []string { return []string{"GET " + CardPath, "GET " + misplacedCardPath} }
+
+// Handler serves /a2a/{project}/ (JSON-RPC; A2A 1.0 methods such as
+// SendMessage and 0.3 methods such as message/send; /a2a/{project}
+// without the slash too) and /a2a/{project}/.well-known/agent-card.json.
+// Mount it at /a2a/ without stripping the prefix.
 func (g *Gateway) Handler() http.Handler { return g.mux }
 
 type projectKey struct{}
@@ -152,7 +179,7 @@ func (g *Gateway) serveRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		writeError(w, http.StatusMethodNotAllowed, bus.ReasonInvalidRequest, "the A2A endpoint takes JSON-RPC requests by POST; the agent card is GET "+r.URL.Path+"/.well-known/agent-card.json")
+		writeError(w, http.StatusMethodNotAllowed, bus.ReasonInvalidRequest, "the A2A endpoint takes JSON-RPC requests by POST; the agent card is GET /a2a/"+id+"/.well-known/agent-card.json")
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.opts.MaxBodyBytes))
@@ -172,10 +199,15 @@ func (g *Gateway) serveRPC(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(body, &head)
 	handled := new(atomic.Bool)
 	ctx := context.WithValue(context.WithValue(r.Context(), projectKey{}, id), handledKey{}, handled)
+	ctx = context.WithValue(ctx, baseKey{}, g.base(r))
+	v0 := strings.Contains(head.Method, "/")
+	if v0 {
+		ctx = withLegacy(ctx)
+	}
 	r = r.WithContext(ctx)
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	start := time.Now()
-	if strings.Contains(head.Method, "/") {
+	if v0 {
 		g.v0.ServeHTTP(w, r)
 	} else {
 		g.v1.ServeHTTP(w, r)

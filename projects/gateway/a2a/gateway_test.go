@@ -2,6 +2,7 @@ package a2agw
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -56,34 +57,110 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// TestCard: the card names the project, lists its skills, says
-// streaming, and points at /a2a/{project} on BaseURL; with bearer auth
-// it declares the scheme.
+// serveAnonymous starts the gateway of h with no caller in the requests'
+// contexts, as the front door lets a public request in without a token.
+func serveAnonymous(t *testing.T, h Host, o Options) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(New(h, o).Handler())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestCard: the card names the project, lists its skills by their tool
+// names, says streaming, and points at /a2a/{project}/ on BaseURL (the
+// trailing slash makes .well-known/agent-card.json relative to it the
+// card); with bearer auth it declares the scheme in the forms of both
+// protocol versions. Read without a caller where a token is needed, it
+// lists no skills and says an extended card has them.
 func TestCard(t *testing.T) {
 	ctx := testCtx(t)
 	h := newFakeHost("p1")
-	srv := serve(t, h, Options{BaseURL: "http://gw.example:8080/", BearerAuth: true})
-	card, err := agentcard.DefaultResolver.Resolve(ctx, srv.URL+"/a2a/p1")
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name   string
+		srv    *httptest.Server
+		skills int
+	}{
+		{"with a caller", serve(t, h, Options{BaseURL: "http://gw.example:8080/", BearerAuth: true}), 1},
+		{"without a caller", serveAnonymous(t, h, Options{BaseURL: "http://gw.example:8080/", BearerAuth: true}), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, url := range []string{tc.srv.URL + "/a2a/p1", tc.srv.URL + "/a2a/p1/"} {
+				card, err := agentcard.DefaultResolver.Resolve(ctx, url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if card.Name != "p1" || !card.Capabilities.Streaming || card.Capabilities.PushNotifications || !card.Capabilities.ExtendedAgentCard {
+					t.Fatalf("card %+v", card)
+				}
+				if len(card.Skills) != tc.skills || tc.skills > 0 && (card.Skills[0].ID != "command_review" || card.Skills[0].Tags[0] != "command") {
+					t.Fatalf("skills %+v, want %d", card.Skills, tc.skills)
+				}
+				if got := card.SupportedInterfaces[0].URL; got != "http://gw.example:8080/a2a/p1/" {
+					t.Fatalf("url %s", got)
+				}
+				if _, ok := card.SecuritySchemes[BearerScheme]; !ok || len(card.SecurityRequirements) != 1 {
+					t.Fatalf("security %+v %+v", card.SecuritySchemes, card.SecurityRequirements)
+				}
+			}
+			// A 0.3 client reads the card's security with the SDK's 0.3
+			// parser, which reads the 0.3 form (type) first.
+			resp, err := http.Get(tc.srv.URL + "/a2a/p1/.well-known/agent-card.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var fields struct {
+				SecuritySchemes map[string]map[string]any `json:"securitySchemes"`
+			}
+			if err := json.Unmarshal(raw, &fields); err != nil {
+				t.Fatal(err)
+			}
+			if b := fields.SecuritySchemes[BearerScheme]; b["type"] != "http" || b["scheme"] != "Bearer" || b["httpAuthSecurityScheme"] == nil || b["http"] != nil {
+				t.Fatalf("the bearer scheme %v: want the 0.3 form and the 1.0 form side by side", b)
+			}
+			v03, err := a2av0.NewAgentCardParser()(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s, ok := v03.SecuritySchemes[BearerScheme].(a2a.HTTPAuthSecurityScheme); !ok || s.Scheme != "Bearer" {
+				t.Fatalf("the 0.3 parser reads the bearer scheme as %#v", v03.SecuritySchemes[BearerScheme])
+			}
+		})
 	}
-	if card.Name != "p1" || !card.Capabilities.Streaming || card.Capabilities.PushNotifications {
-		t.Fatalf("card %+v", card)
-	}
-	if len(card.Skills) != 1 || card.Skills[0].ID != "command.review" || card.Skills[0].Tags[0] != "command" {
-		t.Fatalf("skills %+v", card.Skills)
-	}
-	if got := card.SupportedInterfaces[0].URL; got != "http://gw.example:8080/a2a/p1" {
-		t.Fatalf("url %s", got)
-	}
-	if _, ok := card.SecuritySchemes[BearerScheme]; !ok || len(card.SecurityRequirements) != 1 {
-		t.Fatalf("security %+v %+v", card.SecuritySchemes, card.SecurityRequirements)
+	// The extended card, behind the token, lists the skills.
+	c, _ := client(t, ctx, serve(t, h, Options{BearerAuth: true}).URL, "p1")
+	card, err := c.GetExtendedAgentCard(ctx, &a2a.GetExtendedAgentCardRequest{})
+	if err != nil || len(card.Skills) != 1 || card.Skills[0].ID != "command_review" {
+		t.Fatalf("the extended card: %+v %v", card, err)
 	}
 	// Unknown project: 404, and the gateway goes on serving.
+	srv := serve(t, h, Options{})
 	if _, err := agentcard.DefaultResolver.Resolve(ctx, srv.URL+"/a2a/nope"); err == nil {
 		t.Fatal("card of an unknown project served")
 	} else if se, ok := errors.AsType[*agentcard.ErrStatusNotOK](err); !ok || se.StatusCode != http.StatusNotFound {
 		t.Fatalf("unknown project: %v, want 404", err)
+	}
+	// Without a caller, the 404 says no more than that.
+	resp, err := http.Get(serveAnonymous(t, h, Options{BearerAuth: true}).URL + "/a2a/nope/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || strings.Contains(string(b), "is not open") {
+		t.Fatalf("an unknown project's card without a caller: %d %s, want a bare 404", resp.StatusCode, b)
+	}
+	// Where a client given /a2a/p1 without its slash looks: told where
+	// the card is.
+	resp, err = http.Get(srv.URL + "/a2a/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(b), `.well-known/agent-card.json`) {
+		t.Fatalf("the misplaced card: %d %s", resp.StatusCode, b)
 	}
 }
 
@@ -105,7 +182,7 @@ func TestSendStreamGetCancel(t *testing.T) {
 	if !ok || task.Status.State != a2a.TaskStateCompleted || task.ContextID != string(task.ID) {
 		t.Fatalf("send: %#v", res)
 	}
-	if len(task.Artifacts) != 1 || task.Artifacts[0].Parts[0].Text() != "a.txt says hello" {
+	if len(task.Artifacts) != 2 || task.Artifacts[0].Parts[0].Text() != fakeStep || task.Artifacts[1].Parts[0].Text() != fakeAnswer {
 		t.Fatalf("artifacts %+v", task.Artifacts)
 	}
 
@@ -127,7 +204,7 @@ func TestSendStreamGetCancel(t *testing.T) {
 				}
 			}
 		case *a2a.TaskArtifactUpdateEvent:
-			sawAnswer = sawAnswer || e.Artifact.Parts[0].Text() == "a.txt says hello"
+			sawAnswer = sawAnswer || e.LastChunk || strings.HasSuffix(fakeAnswer, e.Artifact.Parts[0].Text())
 		}
 	}
 	if !sawTool || !sawAnswer || last != a2a.TaskStateCompleted || streamID == "" {
@@ -135,7 +212,7 @@ func TestSendStreamGetCancel(t *testing.T) {
 	}
 
 	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
-	if err != nil || got.Status.State != a2a.TaskStateCompleted || len(got.History) != 2 {
+	if err != nil || got.Status.State != a2a.TaskStateCompleted || len(got.History) != 3 {
 		t.Fatalf("get: %+v %v", got, err)
 	}
 

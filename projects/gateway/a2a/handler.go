@@ -40,6 +40,8 @@ const ResultDisconnected = "disconnected"
 type requestHandler struct {
 	host Host
 	log  *slog.Logger
+	// card is the extended card of the request's project.
+	card func(context.Context) (*a2a.AgentCard, error)
 }
 
 var _ a2asrv.RequestHandler = (*requestHandler)(nil)
@@ -69,7 +71,7 @@ func (h *requestHandler) record(ctx context.Context, method, target string, star
 }
 
 // errDisconnected marks a stream its client left.
-var errDisconnected = errors.New("the client went away before the turn ended; the turn goes on (tasks/resubscribe follows it)")
+var errDisconnected = errors.New("the client went away before the task ended; the task goes on, and resubscribing to it follows it")
 
 // resultOf is the type word recorded for err.
 func resultOf(err error) string {
@@ -111,47 +113,54 @@ func fromHost(err error) error {
 	return a2a.NewError(a2a.ErrInternalError, msg)
 }
 
-// taskKey is the conversation key of task id in the request's project.
-func taskKey(ctx context.Context, id string) (string, error) {
-	key, err := conversation.Key(projectOf(ctx), id)
+// taskKey is the conversation key of context conv in the request's
+// project.
+func taskKey(ctx context.Context, conv string) (string, error) {
+	key, err := conversation.Key(projectOf(ctx), conv)
 	if err != nil {
-		return "", a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("task id %q: a task is a conversation of the project, its id one segment of letters, digits, '_' and '-', starting with a letter or digit", id))
+		return "", a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("context %q: a context is a conversation of the project, its id one segment of letters, digits, '_' and '-', starting with a letter or digit; its first task has the same id, its n-th <context>:<n>", conv))
 	}
 	return key, nil
 }
 
-// load folds task id's conversation; a conversation never started is
-// task_not_found.
-func (h *requestHandler) load(ctx context.Context, id string) (string, *turn, uint64, error) {
-	key, err := taskKey(ctx, id)
+// load folds the context of task id; a task never started, or one the
+// caller may not see (owner.go), is task_not_found.
+func (h *requestHandler) load(ctx context.Context, id string) (string, *contextFold, *task, error) {
+	conv, _, ok := parseTaskID(id)
+	if !ok {
+		return "", nil, nil, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("task id %q: a task id is its context's id (the first task) or <context>:<n> (the n-th, from 2)", id))
+	}
+	key, err := taskKey(ctx, conv)
 	if err != nil {
-		return "", nil, 0, err
+		return "", nil, nil, err
 	}
 	events, err := h.host.ConversationEvents(ctx, key)
 	if err != nil {
-		return "", nil, 0, fromHost(err)
+		return "", nil, nil, fromHost(err)
 	}
-	if len(events) == 0 {
-		return "", nil, 0, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("project %s has no task %q: message/send without a taskId starts one", projectOf(ctx), id))
+	if err := visible(ctx, id, events); err != nil {
+		return "", nil, nil, err
 	}
-	t := newTurn()
-	var head uint64
+	f := newContextFold(conv)
 	for _, ev := range events {
-		t.fold(id, ev)
-		head = max(head, ev.Seq)
+		f.fold(ev)
 	}
-	return key, t, head, nil
+	t := f.find(id)
+	if t == nil {
+		return "", nil, nil, notFound(ctx, id)
+	}
+	return key, f, t, nil
 }
 
 // GetTask implements a2asrv.RequestHandler: the task from the log.
 func (h *requestHandler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
 	markHandled(ctx)
 	start, id := time.Now(), string(req.ID)
-	_, t, _, err := h.load(ctx, id)
+	_, f, t, err := h.load(ctx, id)
 	if err := h.record(ctx, MethodGet, id, start, err); err != nil {
 		return nil, err
 	}
-	return t.task(id, req.HistoryLength), nil
+	return f.task(t, req.HistoryLength), nil
 }
 
 // CancelTask implements a2asrv.RequestHandler: conversation.cancel.
@@ -166,38 +175,50 @@ func (h *requestHandler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequ
 }
 
 func (h *requestHandler) cancel(ctx context.Context, id string) (*a2a.Task, error) {
-	key, t, _, err := h.load(ctx, id)
+	key, f, t, err := h.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if s := t.state(); s.Terminal() {
-		return nil, a2a.NewError(a2a.ErrTaskNotCancelable, fmt.Sprintf("task %s has ended (%s); send it a message to start another turn", id, s))
+	if s := f.state(t); s.Terminal() {
+		return nil, a2a.NewError(a2a.ErrTaskNotCancelable, fmt.Sprintf("task %s has ended (%s): a message in its context (contextId %s, no taskId) starts a new task", id, stateName(ctx, s), f.conv))
 	}
 	if err := h.host.CancelConversation(ctx, key, "cancelled by an A2A client"); err != nil {
 		return nil, fromHost(err)
 	}
-	_, t, _, err = h.load(ctx, id)
+	_, f, t, err = h.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return t.task(id, nil), nil
+	return f.task(t, nil), nil
 }
 
-// sent is a user message appended to a task's conversation.
+// sent is a user message appended to its context's conversation.
 type sent struct {
-	id, key string
-	turn    *turn
-	// head is the conversation's last seq before the message.
-	head uint64
+	key string
+	// fold is the context folded up to at least the message; task holds
+	// the message, which fresh says began it.
+	fold  *contextFold
+	task  *task
+	fresh bool
+	// id is the message's event id.
+	id string
+	// events are the conversation's events and deltas from before the
+	// message on, until stop is called.
+	events iter.Seq2[*conversation.Event, error]
+	stop   context.CancelFunc
 }
 
-// send appends the request's message to its task's conversation,
-// starting the conversation for a new task. The task is the message's
-// taskId, else its contextId, else a new id.
+// send appends the request's message to its context's conversation,
+// starting the conversation (owned by the caller) for a new context. A
+// message with a taskId continues that task, which must wait for input
+// (input-required); one with only a contextId starts the context's next
+// task, once its latest has ended; one with neither starts a context. A
+// context or task the caller may not see is task_not_found. On success
+// the caller must call the result's stop.
 func (h *requestHandler) send(ctx context.Context, req *a2a.SendMessageRequest) (sent, error) {
 	m := req.Message
 	if m == nil {
-		return sent{}, a2a.NewError(a2a.ErrInvalidParams, "request has no message: send {\"message\":{\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"…\"}],\"messageId\":\"…\"}}")
+		return sent{}, a2a.NewError(a2a.ErrInvalidParams, "request has no message: send "+textMessage(ctx))
 	}
 	var texts []string
 	for _, p := range m.Parts {
@@ -206,20 +227,23 @@ func (h *requestHandler) send(ctx context.Context, req *a2a.SendMessageRequest) 
 		}
 	}
 	if len(texts) == 0 {
-		return sent{}, a2a.NewError(a2a.ErrInvalidParams, "message has no text part: the assistant reads text; send {\"text\":\"…\"} in parts")
+		return sent{}, a2a.NewError(a2a.ErrInvalidParams, "message has no text part: the assistant reads text; send "+textPart(ctx)+" in parts")
 	}
-	id := string(m.TaskID)
-	switch {
-	case id != "" && m.ContextID != "" && m.ContextID != id:
-		return sent{}, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("taskId %q and contextId %q differ: here a task is its conversation and has the conversation's id as both; give one", id, m.ContextID))
-	case id == "":
-		id = m.ContextID
+	taskID, conv := string(m.TaskID), m.ContextID
+	if taskID != "" {
+		c, _, ok := parseTaskID(taskID)
+		switch {
+		case !ok:
+			return sent{}, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("taskId %q: a task id is its context's id (the first task) or <context>:<n> (the n-th, from 2)", taskID))
+		case conv != "" && conv != c:
+			return sent{}, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("taskId %q is a task of context %q, not of contextId %q: give one of them", taskID, c, conv))
+		}
+		conv = c
 	}
-	fresh := id == ""
-	if fresh {
-		id = bus.NewID()
+	if conv == "" {
+		conv = bus.NewID()
 	}
-	key, err := taskKey(ctx, id)
+	key, err := taskKey(ctx, conv)
 	if err != nil {
 		return sent{}, err
 	}
@@ -227,54 +251,133 @@ func (h *requestHandler) send(ctx context.Context, req *a2a.SendMessageRequest) 
 	if err != nil {
 		return sent{}, fromHost(err)
 	}
-	if len(events) == 0 {
-		if m.TaskID != "" {
-			return sent{}, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("project %s has no task %q: leave taskId out to start one", projectOf(ctx), id))
+	f := newContextFold(conv)
+	switch {
+	case len(events) > 0:
+		if err := visible(ctx, conv, events); err != nil {
+			return sent{}, err
 		}
-		if err := h.host.StartConversation(ctx, projectOf(ctx), id); err != nil {
+		for _, ev := range events {
+			f.fold(ev)
+		}
+		if err := joinable(ctx, f, taskID); err != nil {
+			return sent{}, err
+		}
+	case taskID != "":
+		return sent{}, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("project %s has no task %q: leave taskId out to start one", projectOf(ctx), taskID))
+	default:
+		if err := h.host.StartConversation(ctx, projectOf(ctx), conv, OwnerOf(ctx)); err != nil {
 			return sent{}, fromHost(err)
 		}
 	}
-	s := sent{id: id, key: key, turn: newTurn()}
-	for _, ev := range events {
-		s.turn.fold(id, ev)
-		s.head = max(s.head, ev.Seq)
-	}
-	if err := h.host.SendMessage(ctx, key, strings.Join(texts, "\n")); err != nil {
+	// Followed before the message goes in, so that no delta of its
+	// answer is published before the stream listens.
+	fctx, stop := context.WithCancel(ctx)
+	follow, err := h.host.FollowConversation(fctx, key, f.head)
+	if err != nil {
+		stop()
 		return sent{}, fromHost(err)
 	}
-	return s, nil
+	id, err := h.host.SendMessage(ctx, key, strings.Join(texts, "\n"))
+	if err != nil {
+		stop()
+		return sent{}, fromHost(err)
+	}
+	// The task the message went to is the one the log says: another
+	// message (conv send, another stream) may have come first.
+	if events, err = h.host.ConversationEvents(ctx, key); err != nil {
+		stop()
+		return sent{}, fromHost(err)
+	}
+	f = newContextFold(conv)
+	for _, ev := range events {
+		f.fold(ev)
+	}
+	t := f.taskOfMessage(id)
+	if t == nil {
+		stop()
+		return sent{}, a2a.NewError(a2a.ErrInternalError, fmt.Sprintf("the message %s was sent to conversation %s but is not in its log; tasks/get %s tells where the context stands", id, key, conv))
+	}
+	return sent{key: key, fold: f, task: t, fresh: t.history[0].ID == id, id: id, events: follow, stop: stop}, nil
 }
 
-// submitted is the task as it stands once the message is in: working on
-// it, the message last in its history.
-func (s sent) submitted(m *a2a.Message) *a2a.Task {
-	task := s.turn.task(s.id, nil)
-	task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted}
-	msg := *m
-	msg.TaskID, msg.ContextID = a2a.TaskID(s.id), s.id
-	task.History = append(task.History, &msg)
+// joinable says why a message may not go to context f (with taskID, to
+// that task): a task that ended takes no more messages, and one that
+// works takes none until it waits for input or ends.
+func joinable(ctx context.Context, f *contextFold, taskID string) error {
+	latest := f.latest()
+	if taskID == "" {
+		if latest == nil || latest.end != nil {
+			return nil // the context's next task
+		}
+		s := f.state(latest)
+		if s == a2a.TaskStateInputRequired {
+			return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("context %s has task %s waiting for input (%s): send with taskId %s to add to it, or cancel it (%s); a message with only the contextId starts a new task once it has ended", f.conv, latest.id, stateName(ctx, s), latest.id, name(ctx, MethodCancel)))
+		}
+		return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("context %s has task %s still %s: follow it (%s) or cancel it (%s); a message with only the contextId starts a new task once it has ended", f.conv, latest.id, stateName(ctx, s), name(ctx, MethodResubscribe), name(ctx, MethodCancel)))
+	}
+	t := f.find(taskID)
+	if t == nil {
+		return notFound(ctx, taskID)
+	}
+	switch s := f.state(t); {
+	case s.Terminal():
+		return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("task %s has ended (%s) and takes no more messages: send with contextId %s and no taskId to start a new task in its context", taskID, stateName(ctx, s), f.conv))
+	case s != a2a.TaskStateInputRequired:
+		return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("task %s is %s: a message joins a task only while it waits for input (%s); follow it (%s) or cancel it (%s)", taskID, stateName(ctx, s), stateName(ctx, a2a.TaskStateInputRequired), name(ctx, MethodResubscribe), name(ctx, MethodCancel)))
+	}
+	return nil
+}
+
+// snapshot is the message's task as it stands, the message as the client
+// sent it in its history; a task the message began and that has not
+// moved on is submitted.
+func (s sent) snapshot(m *a2a.Message, historyLength *int) *a2a.Task {
+	task := s.fold.task(s.task, historyLength)
+	history := make([]*a2a.Message, len(task.History))
+	for i, h := range task.History {
+		history[i] = h
+		if h.ID == s.id {
+			msg := *m
+			msg.TaskID, msg.ContextID = task.ID, task.ContextID
+			history[i] = &msg
+		}
+	}
+	task.History = history
+	if s.fresh && task.Status.State == a2a.TaskStateWorking {
+		task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: task.Status.Timestamp}
+	}
 	return task
 }
 
-// follow folds the conversation's events after head into t and yields
-// the stream's A2A events for them, until the turn of a user message at
-// seq user or later has ended, ctx ends, or the log fails.
-func (h *requestHandler) follow(ctx context.Context, id, key string, t *turn, head, user uint64, last a2a.TaskState, yield func(a2a.Event) bool) error {
-	st := &streamer{taskID: id, last: last}
-	fctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for ev, err := range h.host.FollowConversation(fctx, key, head) {
+// follow folds the events of task t after what f holds and yields the
+// stream's A2A events for them, until the task ends or waits for input,
+// ctx ends, or the log fails. shown is the state the client was last
+// told.
+func (h *requestHandler) follow(ctx context.Context, f *contextFold, t *task, events iter.Seq2[*conversation.Event, error], shown a2a.TaskState, yield func(a2a.Event) bool) error {
+	st := newStreamer(t, f.conv, shown)
+	if f.ended(t) {
+		if s := f.state(t); s != shown {
+			if !yield(a2a.NewStatusUpdateEvent(st.info(), s, f.statusMessage(t))) {
+				return errDisconnected
+			}
+		}
+		return nil
+	}
+	for ev, err := range events {
 		if err != nil {
 			return fromHost(err)
 		}
-		t.fold(id, ev)
-		for _, out := range st.events(t, ev) {
+		if ev.Seq != 0 && ev.Seq <= f.head {
+			continue // folded before the stream began
+		}
+		f.fold(ev)
+		for _, out := range st.events(f, t, ev) {
 			if !yield(out) {
 				return errDisconnected
 			}
 		}
-		if t.user >= user && ev.Seq != 0 && t.ended() {
+		if ev.Seq != 0 && f.ended(t) {
 			return nil
 		}
 	}
@@ -285,8 +388,8 @@ func (h *requestHandler) follow(ctx context.Context, id, key string, t *turn, he
 }
 
 // SendMessage implements a2asrv.RequestHandler: the message goes into the
-// conversation and the answer is the task once the turn has ended (or at
-// once, with returnImmediately).
+// conversation and the answer is the task once it has ended or waits for
+// input (or at once, with returnImmediately).
 func (h *requestHandler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
 	markHandled(ctx)
 	start := time.Now()
@@ -294,24 +397,25 @@ func (h *requestHandler) SendMessage(ctx context.Context, req *a2a.SendMessageRe
 	if err != nil {
 		return nil, h.record(ctx, MethodSend, taskOf(req), start, err)
 	}
+	defer s.stop()
+	var hl *int
+	if req.Config != nil {
+		hl = req.Config.HistoryLength
+	}
 	if req.Config != nil && req.Config.ReturnImmediately {
-		if err := h.record(ctx, MethodSend, s.id, start, nil); err != nil {
+		if err := h.record(ctx, MethodSend, s.task.id, start, nil); err != nil {
 			return nil, err
 		}
-		return s.submitted(req.Message), nil
+		return s.snapshot(req.Message, hl), nil
 	}
-	err = h.follow(ctx, s.id, s.key, s.turn, s.head, s.head+1, a2a.TaskStateSubmitted, func(a2a.Event) bool { return true })
-	if err := h.record(ctx, MethodSend, s.id, start, err); err != nil {
+	err = h.follow(ctx, s.fold, s.task, s.events, s.fold.state(s.task), func(a2a.Event) bool { return true })
+	if err := h.record(ctx, MethodSend, s.task.id, start, err); err != nil {
 		if errors.Is(err, errDisconnected) {
 			return nil, a2a.NewError(a2a.ErrInternalError, err.Error())
 		}
 		return nil, err
 	}
-	var hl *int
-	if req.Config != nil {
-		hl = req.Config.HistoryLength
-	}
-	return s.turn.task(s.id, hl), nil
+	return s.fold.task(s.task, hl), nil
 }
 
 func taskOf(req *a2a.SendMessageRequest) string {
@@ -325,7 +429,7 @@ func taskOf(req *a2a.SendMessageRequest) string {
 }
 
 // SendStreamingMessage implements a2asrv.RequestHandler: the task first,
-// then its status and artifact updates until the turn ends.
+// then its status and artifact updates until it ends or waits for input.
 func (h *requestHandler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
 	markHandled(ctx)
 	return func(yield func(a2a.Event, error) bool) {
@@ -335,45 +439,51 @@ func (h *requestHandler) SendStreamingMessage(ctx context.Context, req *a2a.Send
 			yield(nil, h.record(ctx, MethodStream, taskOf(req), start, err))
 			return
 		}
-		if !yield(s.submitted(req.Message), nil) {
-			_ = h.record(ctx, MethodStream, s.id, start, errDisconnected)
+		defer s.stop()
+		first := s.snapshot(req.Message, nil)
+		if !yield(first, nil) {
+			_ = h.record(ctx, MethodStream, s.task.id, start, errDisconnected)
 			return
 		}
-		err = h.follow(ctx, s.id, s.key, s.turn, s.head, s.head+1, a2a.TaskStateSubmitted, func(e a2a.Event) bool { return yield(e, nil) })
-		if err := h.record(ctx, MethodStream, s.id, start, err); err != nil && !errors.Is(err, errDisconnected) {
+		err = h.follow(ctx, s.fold, s.task, s.events, first.Status.State, func(e a2a.Event) bool { return yield(e, nil) })
+		if err := h.record(ctx, MethodStream, s.task.id, start, err); err != nil && !errors.Is(err, errDisconnected) {
 			yield(nil, err)
 		}
 	}
 }
 
 // SubscribeToTask implements a2asrv.RequestHandler: the task as it
-// stands, then its updates until the turn ends. It reads the log, so it
-// works for a task started before the node restarted. A task that has
-// ended is unsupported_operation, as the protocol says; tasks/get reads it.
+// stands, then its updates until it ends or waits for input. It reads
+// the log, so it works for a task started before the node restarted. A
+// task that has ended is unsupported_operation, as the protocol says;
+// GetTask reads it.
 func (h *requestHandler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
 	markHandled(ctx)
 	return func(yield func(a2a.Event, error) bool) {
 		start, id := time.Now(), string(req.ID)
-		key, t, head, err := h.load(ctx, id)
-		if err == nil && t.state().Terminal() {
-			err = a2a.NewError(a2a.ErrUnsupportedOperation, fmt.Sprintf("task %s has ended (%s): tasks/get reads it; a message to it starts another turn", id, t.state()))
+		key, f, t, err := h.load(ctx, id)
+		if err == nil && f.state(t).Terminal() {
+			err = a2a.NewError(a2a.ErrUnsupportedOperation, fmt.Sprintf("task %s has ended (%s): %s reads it; a message with contextId %s and no taskId starts a new task in its context", id, stateName(ctx, f.state(t)), name(ctx, MethodGet), f.conv))
+		}
+		var events iter.Seq2[*conversation.Event, error]
+		if err == nil && !f.ended(t) {
+			fctx, stop := context.WithCancel(ctx)
+			defer stop()
+			events, err = h.host.FollowConversation(fctx, key, f.head)
+			err = fromHost(err)
 		}
 		if err != nil {
 			yield(nil, h.record(ctx, MethodResubscribe, id, start, err))
 			return
 		}
-		task := t.task(id, nil)
+		task := f.task(t, nil)
 		if !yield(task, nil) {
 			_ = h.record(ctx, MethodResubscribe, id, start, errDisconnected)
 			return
 		}
-		if t.ended() {
-			if err := h.record(ctx, MethodResubscribe, id, start, nil); err != nil {
-				yield(nil, err)
-			}
-			return
+		if events != nil {
+			err = h.follow(ctx, f, t, events, task.Status.State, func(e a2a.Event) bool { return yield(e, nil) })
 		}
-		err = h.follow(ctx, id, key, t, head, t.user, task.Status.State, func(e a2a.Event) bool { return yield(e, nil) })
 		if err := h.record(ctx, MethodResubscribe, id, start, err); err != nil && !errors.Is(err, errDisconnected) {
 			yield(nil, err)
 		}
@@ -384,11 +494,14 @@ func (h *requestHandler) SubscribeToTask(ctx context.Context, req *a2a.Subscribe
 // project conv ls lists a project's conversations).
 func (h *requestHandler) ListTasks(ctx context.Context, _ *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
 	markHandled(ctx)
-	err := a2a.NewError(a2a.ErrUnsupportedOperation, "tasks/list is not offered: a task is a conversation; jido-bus project conv ls lists them")
+	err := a2a.NewError(a2a.ErrUnsupportedOperation, name(ctx, MethodList)+" is not offered: a context is a conversation; jido-bus project conv ls lists them")
 	return nil, h.record(ctx, MethodList, "", time.Now(), err)
 }
 
-var errNoPush = a2a.NewError(a2a.ErrPushNotificationNotSupported, "this agent sends no push notifications: follow a task with message/stream or tasks/resubscribe")
+// noPush is the error of every push configuration method.
+func noPush(ctx context.Context) error {
+	return a2a.NewError(a2a.ErrPushNotificationNotSupported, "this agent sends no push notifications: follow a task with "+name(ctx, MethodStream)+" or "+name(ctx, MethodResubscribe))
+}
 
 // unsupported records and returns err for a method the agent does not
 // offer.
@@ -399,28 +512,35 @@ func (h *requestHandler) unsupported(ctx context.Context, method string, err err
 
 // GetTaskPushConfig implements a2asrv.RequestHandler: no push.
 func (h *requestHandler) GetTaskPushConfig(ctx context.Context, _ *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {
-	return nil, h.unsupported(ctx, "tasks/pushNotificationConfig/get", errNoPush)
+	return nil, h.unsupported(ctx, "tasks/pushNotificationConfig/get", noPush(ctx))
 }
 
 // ListTaskPushConfigs implements a2asrv.RequestHandler: no push.
 func (h *requestHandler) ListTaskPushConfigs(ctx context.Context, _ *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
-	return nil, h.unsupported(ctx, "tasks/pushNotificationConfig/list", errNoPush)
+	return nil, h.unsupported(ctx, "tasks/pushNotificationConfig/list", noPush(ctx))
 }
 
 // CreateTaskPushConfig implements a2asrv.RequestHandler: no push.
 func (h *requestHandler) CreateTaskPushConfig(ctx context.Context, _ *a2a.PushConfig) (*a2a.PushConfig, error) {
-	return nil, h.unsupported(ctx, "tasks/pushNotificationConfig/set", errNoPush)
+	return nil, h.unsupported(ctx, "tasks/pushNotificationConfig/set", noPush(ctx))
 }
 
 // DeleteTaskPushConfig implements a2asrv.RequestHandler: no push.
 func (h *requestHandler) DeleteTaskPushConfig(ctx context.Context, _ *a2a.DeleteTaskPushConfigRequest) error {
-	return h.unsupported(ctx, "tasks/pushNotificationConfig/delete", errNoPush)
+	return h.unsupported(ctx, "tasks/pushNotificationConfig/delete", noPush(ctx))
 }
 
-// GetExtendedAgentCard implements a2asrv.RequestHandler: the public card
-// is the only one.
+// GetExtendedAgentCard implements a2asrv.RequestHandler: the card with
+// everything the public card leaves out (card.go); only a caller the
+// front door let in reaches it.
 func (h *requestHandler) GetExtendedAgentCard(ctx context.Context, _ *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
-	return nil, h.unsupported(ctx, "agent/getAuthenticatedExtendedCard", a2a.NewError(a2a.ErrExtendedCardNotConfigured, "this agent has only its public card: GET .well-known/agent-card.json"))
+	markHandled(ctx)
+	start := time.Now()
+	card, err := h.card(ctx)
+	if err := h.record(ctx, methodExtendedCard, "", start, err); err != nil {
+		return nil, err
+	}
+	return card, nil
 }
 
 // refused records a request the SDK's binding answered with a JSON-RPC
@@ -433,7 +553,7 @@ func (h *requestHandler) refused(ctx context.Context, method string, body []byte
 	case method == "":
 		err = bus.Errorf(bus.ReasonInvalidRequest, "not a JSON-RPC 2.0 request (no method)")
 	default:
-		err = bus.Errorf(bus.ReasonInvalidRequest, "JSON-RPC request refused: method %q is unknown, or the request is not JSON-RPC 2.0", method)
+		err = bus.Errorf(bus.ReasonInvalidRequest, "JSON-RPC request refused: method %q is unknown, or the request is not JSON-RPC 2.0 (A2A 1.0 methods are SendMessage, GetTask, …; A2A 0.3 methods message/send, tasks/get, …)", method)
 	}
 	_ = h.record(ctx, method, "", start, err)
 }

@@ -1,77 +1,273 @@
 package a2agw
 
 import (
-	"encoding/json"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/projects/assistant"
 )
 
-// turn folds a conversation's events into what an A2A task shows: the
-// conversation's status read model (conversation.Status, the same fold
-// the node's projection runs) plus where the latest turn stands. A task
-// is a conversation (task id = conversation id = context id); its state
-// is the state of the conversation's latest turn.
+// A conversation is an A2A context, and its tasks are its turns: a task
+// begins with a user message that finds the context's latest task ended
+// (completed, failed or canceled), and holds every later message until it
+// ends itself. A task that has ended never changes again: what a client
+// read of it stays true, and a message in its context starts the next
+// task. A message while a task waits for a person (input-required) is
+// part of that task, as the loop makes it part of the turn.
 //
-// It is rebuilt from the log on every request, so a task survives a node
-// restart exactly as the conversation does: the gateway keeps nothing.
-type turn struct {
+// The first task of a context has the conversation's id as its id (so a
+// task keeps the id it had when a task was the whole conversation); the
+// n-th, from the second on, is "<conversation>:<n>". Either way the task
+// id names its conversation, so the gateway needs no table of its own.
+//
+// contextFold folds a conversation's events into its tasks. It is
+// rebuilt from the log on every request, so a task outlives the node
+// that started it, as the conversation does.
+type contextFold struct {
+	conv string
+	// status is the conversation's status read model (the same fold the
+	// node's projection runs); it says where the latest task stands.
 	status *conversation.Status
-	// user is the seq of the latest conversation.user.message, 0 before
-	// any.
-	user uint64
-	// answered: a final assistant message (one asking for no tool) came
-	// after the latest user message.
-	answered bool
-	// retrying: the last event is an llm.failed the loop retries, so the
-	// failure is not the turn's end.
-	retrying bool
-	// failure is the error of the latest llm.failed of the turn.
-	failure string
-	// history is every user and final assistant message, in order.
-	history []*a2a.Message
-	// answers are the final assistant messages, one artifact each.
-	answers []*a2a.Artifact
+	tasks  []*task
+	// users are the user messages by event id, for a turn the loop
+	// starts late (turnStarted).
+	users map[string]*a2a.Message
+	// steps are the artifact ids (stepArtifactID) of the model's answers
+	// folded so far, text or not.
+	steps map[string]bool
+	// head is the last seq folded.
+	head uint64
 }
 
-func newTurn() *turn { return &turn{status: conversation.NewStatus()} }
+// task is one task of a context, as folded so far.
+type task struct {
+	id string
+	// users are the event ids of the task's user messages.
+	users map[string]bool
+	// answered: a final answer (one asking for no tool) came after the
+	// latest user message.
+	answered bool
+	// retrying: the last event is an llm.failed the loop makes again, so
+	// the failure is not the task's end.
+	retrying bool
+	// failure is the error of the latest llm.failed, and failureID the
+	// event's id.
+	failure, failureID string
+	// history is every user message and every text the model wrote, in
+	// order.
+	history []*a2a.Message
+	// artifacts are the texts the model wrote, one per answer, in order.
+	artifacts []*a2a.Artifact
+	// answer is the final answer, the status message once completed.
+	answer *a2a.Message
+	// end is the task's status once it ended; it no longer changes.
+	end *a2a.TaskStatus
+}
+
+func newContextFold(conv string) *contextFold {
+	return &contextFold{conv: conv, status: conversation.NewStatus(), users: map[string]*a2a.Message{}, steps: map[string]bool{}}
+}
+
+// taskID is the id of the n-th task (from 1) of conversation conv.
+func taskID(conv string, n int) string {
+	if n == 1 {
+		return conv
+	}
+	return conv + ":" + strconv.Itoa(n)
+}
+
+// parseTaskID returns the conversation a task id names and the task's
+// ordinal; ok is false for an id that is not of the form taskID makes
+// (the conversation id itself is checked by the caller).
+func parseTaskID(id string) (conv string, n int, ok bool) {
+	conv, num, found := strings.Cut(id, ":")
+	if !found {
+		return id, 1, true
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 2 || strconv.Itoa(n) != num {
+		return "", 0, false
+	}
+	return conv, n, true
+}
+
+// latest is the context's latest task, or nil before any.
+func (f *contextFold) latest() *task {
+	if len(f.tasks) == 0 {
+		return nil
+	}
+	return f.tasks[len(f.tasks)-1]
+}
+
+// find returns the task of id, or nil.
+func (f *contextFold) find(id string) *task {
+	for _, t := range f.tasks {
+		if t.id == id {
+			return t
+		}
+	}
+	return nil
+}
+
+// taskOfMessage returns the task that holds user message event id, or nil.
+func (f *contextFold) taskOfMessage(id string) *task {
+	for _, t := range f.tasks {
+		if t.users[id] {
+			return t
+		}
+	}
+	return nil
+}
+
+// open begins the context's next task.
+func (f *contextFold) open() *task {
+	t := &task{id: taskID(f.conv, len(f.tasks)+1), users: map[string]bool{}}
+	f.tasks = append(f.tasks, t)
+	return t
+}
+
+// add appends m to t's history, as a message of t.
+func (f *contextFold) add(t *task, m *a2a.Message) {
+	c := *m
+	c.TaskID, c.ContextID = a2a.TaskID(t.id), f.conv
+	t.history = append(t.history, &c)
+}
 
 // fold applies one logged event (deltas carry no seq and change nothing).
-func (t *turn) fold(taskID string, ev *conversation.Event) {
+func (f *contextFold) fold(ev *conversation.Event) {
 	if ev.Seq == 0 || ev.Invalid != "" {
 		return
 	}
-	t.status.Fold(ev)
+	f.status.Fold(ev)
+	f.head = max(f.head, ev.Seq)
+	t := f.latest()
+	live := t != nil && t.end == nil
+	if live {
+		t.retrying = false
+	}
 	d := &ev.Data
-	t.retrying = false
 	switch ev.Type {
 	case convevent.UserMessage:
-		t.user, t.answered, t.failure = ev.Seq, false, ""
-		t.history = append(t.history, message(taskID, a2a.MessageRoleUser, ev))
+		m := message(a2a.MessageRoleUser, ev)
+		f.users[ev.ID] = m
+		if !live {
+			t, live = f.open(), true
+		}
+		t.users[ev.ID] = true
+		t.answered, t.failure, t.failureID = false, "", ""
+		f.add(t, m)
+	case convevent.LLMRequested:
+		if !live {
+			// The loop began a turn for a message that came while the
+			// task before was ending (it queues one that comes during the
+			// last model call): a task of its own, whose history begins
+			// with that message, since the task that ended keeps what it
+			// showed.
+			t, live = f.open(), true
+			if m, ok := f.users[turnOf(ev.ID)]; ok {
+				t.users[m.ID] = true
+				f.add(t, m)
+			}
+		}
 	case convevent.AssistantMessage:
+		if !live {
+			break
+		}
+		var m *a2a.Message
+		id := stepArtifactID(ev.CausationID, ev.ID)
+		f.steps[string(id)] = true
+		if d.Text != "" {
+			f.add(t, message(a2a.MessageRoleAgent, ev))
+			m = t.history[len(t.history)-1]
+			t.artifacts = append(t.artifacts, &a2a.Artifact{ID: id, Parts: a2a.ContentParts{a2a.NewTextPart(d.Text)}})
+		}
 		if d.ToolCalls == 0 {
-			t.answered = true
-			t.history = append(t.history, message(taskID, a2a.MessageRoleAgent, ev))
-			t.answers = append(t.answers, answer(t.user, d.Text))
+			t.answered, t.answer = true, m
 		}
 	case convevent.LLMFailed:
-		// The loop makes the call again when the executor chose a delay
-		// (retry_in_ms), and at once after an interruption (a restart).
-		t.retrying = d.RetryInMS > 0 || d.Error != nil && d.Error.Type == convevent.ReasonInterrupted
+		if !live {
+			break
+		}
+		// The loop makes the call again when the executor said it may
+		// (retryable), and after an interruption (a restart) while
+		// attempts are left.
+		t.retrying = d.Retryable || d.Error != nil && d.Error.Type == convevent.ReasonInterrupted && d.Attempt < assistant.MaxAttempts
 		if d.Error != nil {
-			t.failure = d.Error.Type + ": " + d.Error.Message
+			t.failure, t.failureID = d.Error.Type+": "+d.Error.Message, ev.ID
+		}
+	}
+	if live {
+		if s := f.liveState(t); s.Terminal() {
+			t.end = &a2a.TaskStatus{State: s, Message: f.liveMessage(t), Timestamp: timestamp(ev.Time)}
 		}
 	}
 }
 
-// state is the task's state: the status read model's, with idle read as
-// the turn's end once it has an answer.
-func (t *turn) state() a2a.TaskState {
-	switch t.status.State {
+// turnOf is the user message id of an LLM request's id,
+// llm.<turn>.<step>.<attempt>.
+func turnOf(request string) string {
+	t := strings.TrimPrefix(request, "llm.")
+	for range 2 {
+		if i := strings.LastIndexByte(t, '.'); i >= 0 {
+			t = t[:i]
+		}
+	}
+	return t
+}
+
+// stepArtifactID is the artifact of one answer of the model: the LLM
+// request's id without its attempt (llm.<turn>.<step>), so that a retry's
+// text replaces the text of the attempt it retries; eventID when the
+// request id is not of that form.
+func stepArtifactID(request, eventID string) a2a.ArtifactID {
+	if rest, ok := strings.CutPrefix(request, "llm."); ok {
+		if i := strings.LastIndexByte(rest, '.'); i > 0 {
+			if _, err := strconv.Atoi(rest[i+1:]); err == nil && strings.Contains(rest[:i], ".") {
+				return a2a.ArtifactID("llm." + rest[:i])
+			}
+		}
+	}
+	if request != "" {
+		return a2a.ArtifactID(request)
+	}
+	return a2a.ArtifactID(eventID)
+}
+
+// stepBefore is the artifact id of the step before the one of request
+// (llm.<turn>.<step>.<attempt>), and false for a turn's first step or a
+// request id of another form.
+func stepBefore(request string) (a2a.ArtifactID, bool) {
+	step := string(stepArtifactID(request, ""))
+	i := strings.LastIndexByte(step, '.')
+	if !strings.HasPrefix(step, "llm.") || i < 0 {
+		return "", false
+	}
+	n, err := strconv.Atoi(step[i+1:])
+	if err != nil || n < 2 {
+		return "", false
+	}
+	return a2a.ArtifactID(step[:i+1] + strconv.Itoa(n-1)), true
+}
+
+// state is where task t stands.
+func (f *contextFold) state(t *task) a2a.TaskState {
+	if t.end != nil {
+		return t.end.State
+	}
+	return f.liveState(t)
+}
+
+// liveState is the state of the context's latest task, t, from the
+// conversation's status read model: idle is read as the task's end once
+// it has its answer.
+func (f *contextFold) liveState(t *task) a2a.TaskState {
+	switch f.status.State {
 	case conversation.StateCancelled:
 		return a2a.TaskStateCanceled
 	case conversation.StateFailed:
@@ -86,36 +282,47 @@ func (t *turn) state() a2a.TaskState {
 	case conversation.StateAwaitingLLM, conversation.StateAwaitingTools:
 		return a2a.TaskStateWorking
 	}
-	switch {
-	case t.user == 0:
-		return a2a.TaskStateSubmitted
-	case t.answered:
+	if t.answered {
 		return a2a.TaskStateCompleted
 	}
 	// The user's message is in and the loop has not asked the model yet.
 	return a2a.TaskStateWorking
 }
 
-// ended reports whether the turn has stopped moving on its own: a
-// terminal state, or waiting for a person (input-required).
-func (t *turn) ended() bool {
-	s := t.state()
+// ended reports whether task t has stopped moving on its own: it ended,
+// or it waits for a person (input-required).
+func (f *contextFold) ended(t *task) bool {
+	s := f.state(t)
 	return s.Terminal() || s == a2a.TaskStateInputRequired
 }
 
-// statusMessage says why the task is where it is, when that needs words.
-func (t *turn) statusMessage(taskID string) *a2a.Message {
-	var text string
-	switch t.state() {
+// statusMessage says why task t is where it is.
+func (f *contextFold) statusMessage(t *task) *a2a.Message {
+	if t.end != nil {
+		return t.end.Message
+	}
+	return f.liveMessage(t)
+}
+
+// liveMessage is the status message of the latest task: the answer once
+// completed, the failure, or the tool call that waits for approval. Its
+// id is the id of the event it tells of, so every read gives the same
+// message.
+func (f *contextFold) liveMessage(t *task) *a2a.Message {
+	var id, text string
+	switch f.liveState(t) {
+	case a2a.TaskStateCompleted:
+		return t.answer
 	case a2a.TaskStateFailed:
-		text = t.failure
-		if text == "" && t.status.Stopped != "" {
-			text = "the conversation stopped: " + t.status.Stopped
+		id, text = t.failureID, t.failure
+		if text == "" && f.status.Stopped != "" {
+			id, text = f.status.LastEventID, "the conversation stopped: "+f.status.Stopped
 		}
 	case a2a.TaskStateInputRequired:
-		for _, p := range t.status.PendingTools {
-			if p.State == conversation.ToolAwaitingApproval {
-				text = "tool call " + p.CallID + " (" + p.Name + ") awaits approval: jido-bus conv approve " + t.status.Project + "/" + t.status.Conversation + " " + p.CallID
+		for _, p := range f.status.PendingTools {
+			if p.State == conversation.ToolAwaitingApproval && p.Approval != nil {
+				id = p.Approval.EventID
+				text = fmt.Sprintf("tool call %s (%s) awaits approval: jido-bus conv approve %s/%s %s", p.CallID, p.Name, f.status.Project, f.status.Conversation, p.CallID)
 				break
 			}
 		}
@@ -124,24 +331,30 @@ func (t *turn) statusMessage(taskID string) *a2a.Message {
 		return nil
 	}
 	m := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(text))
-	m.TaskID, m.ContextID = a2a.TaskID(taskID), taskID
+	if id != "" {
+		m.ID = id + ".status"
+	}
+	m.TaskID, m.ContextID = a2a.TaskID(t.id), f.conv
 	return m
 }
 
-// task is the A2A task of the conversation as folded so far; history is
-// cut to its last historyLength messages when that is given.
-func (t *turn) task(taskID string, historyLength *int) *a2a.Task {
+// task is the A2A task of t as folded so far; history is cut to its last
+// historyLength messages when that is given.
+func (f *contextFold) task(t *task, historyLength *int) *a2a.Task {
 	history := t.history
 	if historyLength != nil && *historyLength >= 0 && *historyLength < len(history) {
 		history = history[len(history)-*historyLength:]
 	}
-	at := t.status.UpdatedAt
+	status := a2a.TaskStatus{State: f.state(t), Message: f.statusMessage(t), Timestamp: timestamp(f.status.UpdatedAt)}
+	if t.end != nil {
+		status = *t.end
+	}
 	return &a2a.Task{
-		ID:        a2a.TaskID(taskID),
-		ContextID: taskID,
-		Status:    a2a.TaskStatus{State: t.state(), Message: t.statusMessage(taskID), Timestamp: timestamp(at)},
+		ID:        a2a.TaskID(t.id),
+		ContextID: f.conv,
+		Status:    status,
 		History:   history,
-		Artifacts: t.answers,
+		Artifacts: t.artifacts,
 	}
 }
 
@@ -152,93 +365,8 @@ func timestamp(at time.Time) *time.Time {
 	return &at
 }
 
-// message is the A2A message of a user or final assistant event; its id
-// is the event's, so it is the same in every read.
-func message(taskID string, role a2a.MessageRole, ev *conversation.Event) *a2a.Message {
-	return &a2a.Message{
-		ID: ev.ID, Role: role, TaskID: a2a.TaskID(taskID), ContextID: taskID,
-		Parts: a2a.ContentParts{a2a.NewTextPart(ev.Data.Text)},
-	}
-}
-
-// answerID names the artifact of the answer to the user message at seq.
-func answerID(userSeq uint64) a2a.ArtifactID {
-	return a2a.ArtifactID("answer-" + strconv.FormatUint(userSeq, 10))
-}
-
-func answer(userSeq uint64, text string) *a2a.Artifact {
-	return &a2a.Artifact{ID: answerID(userSeq), Name: "answer", Parts: a2a.ContentParts{a2a.NewTextPart(text)}}
-}
-
-// toolCall is the data part of a tool call's status update.
-type toolCall struct {
-	CallID string          `json:"call_id"`
-	Name   string          `json:"name,omitempty"`
-	State  string          `json:"state"`
-	Args   json.RawMessage `json:"args,omitempty"`
-	Error  string          `json:"error,omitempty"`
-}
-
-// streamed turns one conversation event into the A2A events a stream
-// sends for it, after t has folded it: tool calls as working status
-// updates with the call as data, deltas as appended chunks of the turn's
-// answer artifact, the final message as that artifact whole (replacing
-// the chunks), and a status update whenever the task's state changes.
-type streamer struct {
-	taskID string
-	last   a2a.TaskState
-	// deltaReq is the LLM call the last delta belonged to; a delta of
-	// another call starts the artifact afresh.
-	deltaReq string
-	// tools names the calls seen requested (their outcomes carry only
-	// the call id).
-	tools map[string]string
-}
-
-func (s *streamer) info() a2a.TaskInfo {
-	return a2a.TaskInfo{TaskID: a2a.TaskID(s.taskID), ContextID: s.taskID}
-}
-
-func (s *streamer) events(t *turn, ev *conversation.Event) []a2a.Event {
-	var out []a2a.Event
-	d := &ev.Data
-	switch ev.Type {
-	case convevent.AssistantDelta:
-		if ev.Seq != 0 || d.Text == "" || t.user == 0 {
-			break
-		}
-		e := a2a.NewArtifactUpdateEvent(s.info(), answerID(t.user), a2a.NewTextPart(d.Text))
-		e.Append = s.deltaReq == ev.CausationID
-		s.deltaReq = ev.CausationID
-		out = append(out, e)
-	case convevent.AssistantMessage:
-		if d.ToolCalls == 0 {
-			e := a2a.NewArtifactUpdateEvent(s.info(), answerID(t.user), a2a.NewTextPart(d.Text))
-			e.Artifact.Name = "answer"
-			e.LastChunk = true
-			out = append(out, e)
-		}
-	case convevent.ToolRequested, convevent.ToolStarted, convevent.ToolCompleted, convevent.ToolFailed,
-		convevent.ToolCancelled, convevent.ToolTimeout, convevent.ToolApprovalRequested:
-		if s.tools == nil {
-			s.tools = map[string]string{}
-		}
-		if d.Name != "" {
-			s.tools[d.CallID] = d.Name
-		}
-		tc := toolCall{CallID: d.CallID, Name: s.tools[d.CallID], State: ev.Type[len("conversation.tool."):], Args: d.Args}
-		if d.Error != nil {
-			tc.Error = d.Error.Type + ": " + d.Error.Message
-		}
-		m := a2a.NewMessageForTask(a2a.MessageRoleAgent, s.info(), a2a.NewDataPart(map[string]any{"tool_call": tc}))
-		state := t.state()
-		out = append(out, a2a.NewStatusUpdateEvent(s.info(), state, m))
-		s.last = state
-		return out
-	}
-	if state := t.state(); state != s.last && ev.Seq != 0 {
-		out = append(out, a2a.NewStatusUpdateEvent(s.info(), state, t.statusMessage(s.taskID)))
-		s.last = state
-	}
-	return out
+// message is the A2A message of a user message or of a text the model
+// wrote; its id is the event's, so it is the same in every read.
+func message(role a2a.MessageRole, ev *conversation.Event) *a2a.Message {
+	return &a2a.Message{ID: ev.ID, Role: role, Parts: a2a.ContentParts{a2a.NewTextPart(ev.Data.Text)}}
 }

@@ -3,6 +3,7 @@ package frontdoor
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -14,14 +15,18 @@ type credential struct {
 	digest  [sha256.Size]byte
 	name    string
 	project string // "" admits every path
+	admin   bool
 }
 
 type keyring []credential
 
+// anonymous is the caller's name where no token is configured.
+const anonymous = "anonymous"
+
 func newKeyring(o Options) keyring {
 	var k keyring
 	for tok, name := range o.Tokens {
-		k = append(k, credential{digest: sha256.Sum256([]byte(tok)), name: name})
+		k = append(k, credential{digest: sha256.Sum256([]byte(tok)), name: name, admin: slices.Contains(o.Admins, name)})
 	}
 	for p, m := range o.ProjectTokens {
 		for tok, name := range m {
@@ -31,10 +36,11 @@ func newKeyring(o Options) keyring {
 	return k
 }
 
-// match returns the name of token and the projects it is limited to
-// (none: every path). It compares token with every credential, never
-// stopping at the first that matches, so that timing tells nothing.
-func (k keyring) match(token string) (name string, projects []string, ok bool) {
+// match returns the name of token, whether it is an admin's, and the
+// projects it is limited to (none: every path). It compares token with
+// every credential, never stopping at the first that matches, so that
+// timing tells nothing.
+func (k keyring) match(token string) (name string, admin bool, projects []string, ok bool) {
 	d := sha256.Sum256([]byte(token))
 	global := false
 	for _, c := range k {
@@ -42,6 +48,7 @@ func (k keyring) match(token string) (name string, projects []string, ok bool) {
 			continue
 		}
 		ok, name = true, c.name
+		admin = admin || c.admin
 		if c.project == "" {
 			global = true
 		} else {
@@ -52,7 +59,7 @@ func (k keyring) match(token string) (name string, projects []string, ok bool) {
 		projects = nil
 	}
 	sort.Strings(projects)
-	return name, projects, ok
+	return name, admin, projects, ok
 }
 
 // bearerToken returns the token of an Authorization header

@@ -14,22 +14,27 @@
 //     histories; send Authorization: Bearer),
 //   - a token is configured and it has none or an unknown one (401
 //     unauthorized, WWW-Authenticate: Bearer), or a project's token on
-//     another path (403 forbidden),
+//     another path (403 forbidden); a request of Options.Public that
+//     carries no token is admitted without a caller,
 //   - no mount serves its path (404 not_found, after the token check),
-//   - MaxConcurrent requests are in flight (503 unavailable, Retry-After),
+//   - its caller has MaxPerCaller requests in flight (503 unavailable,
+//     Retry-After),
 //   - its body is larger than MaxBodyBytes (413 too_large) or is not sent
-//     within ReadTimeout (408 timeout).
+//     within ReadTimeout (408 timeout),
+//   - MaxConcurrent requests are in the gateways (503 unavailable,
+//     Retry-After).
 //
 // /healthz answers {"status":"ok"} without a token, as nats-server's
 // monitoring /healthz does: it tells nothing but that the process is up.
 // Past the checks the request's context carries the gateway.Caller (the
-// token's name, or "anonymous" when no token is configured, and the
-// remote address) and its body is in memory.
+// token's name, or "anonymous" when no token is configured, the remote
+// address, and whether it is an admin) and its body is in memory.
 package frontdoor
 
 import (
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/jido-bus/jido-bus/projects/gateway"
@@ -51,7 +56,9 @@ func New(o Options, mounts map[string]http.Handler) http.Handler {
 		origins: map[string]bool{},
 		hosts:   map[string]bool{},
 		mux:     http.NewServeMux(),
+		public:  http.NewServeMux(),
 		slots:   make(chan struct{}, o.MaxConcurrent),
+		callers: newCallerSlots(o.MaxPerCaller),
 	}
 	for _, origin := range o.AllowOrigins {
 		if n, err := normalOrigin(origin); err == nil {
@@ -60,6 +67,9 @@ func New(o Options, mounts map[string]http.Handler) http.Handler {
 	}
 	for _, h := range o.AllowHosts {
 		d.hosts[strings.ToLower(strings.Trim(h, "[]"))] = true
+	}
+	for _, pattern := range o.Public {
+		d.public.Handle(pattern, http.NotFoundHandler())
 	}
 	for pattern, h := range mounts {
 		if strings.TrimSuffix(pattern, "/") == HealthPath {
@@ -77,7 +87,10 @@ type door struct {
 	origins map[string]bool
 	hosts   map[string]bool
 	mux     *http.ServeMux
+	// public matches the requests of Options.Public.
+	public  *http.ServeMux
 	slots   chan struct{}
+	callers *callerSlots
 }
 
 func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -106,9 +119,15 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		d.refuse(w, r, http.StatusBadRequest, reasonInvalid, "a token in the query string is refused (URLs end up in logs and browser histories): send it as the header Authorization: Bearer <token>")
 		return
 	}
-	caller, ok := d.authenticate(w, r)
-	if !ok {
-		return
+	// A public request without a token has no caller; its share of
+	// requests in flight is the one of every such request, under a name
+	// no token has (Check refuses an empty one).
+	caller, anonymous := gateway.Caller{Remote: r.RemoteAddr}, d.auth && r.Header.Get("Authorization") == "" && d.isPublic(r)
+	if !anonymous {
+		var ok bool
+		if caller, ok = d.authenticate(w, r); !ok {
+			return
+		}
 	}
 	// A declared length over the limit is refused whatever the path.
 	if r.ContentLength > d.o.MaxBodyBytes {
@@ -119,6 +138,17 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		d.refuse(w, r, http.StatusNotFound, reasonNotFound, "nothing is served at "+quote(r.URL.Path)+": the gateways are /mcp, /mcp/<project>, /a2a/<project> and /healthz")
 		return
 	}
+	// The caller's own share first, held while its body is read: a
+	// caller that sends bodies slowly fills its share, not the door.
+	if !d.callers.take(caller.Name) {
+		w.Header().Set("Retry-After", "1")
+		d.refuse(w, r, http.StatusServiceUnavailable, reasonBusy, "caller "+quote(caller.Name)+" has as many requests in flight as one caller may ("+strconv.Itoa(d.o.MaxPerCaller)+"); retry once one has ended")
+		return
+	}
+	defer d.callers.give(caller.Name)
+	if !d.readBody(w, r) {
+		return
+	}
 	select {
 	case d.slots <- struct{}{}:
 		defer func() { <-d.slots }()
@@ -127,19 +157,26 @@ func (d *door) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		d.refuse(w, r, http.StatusServiceUnavailable, reasonBusy, "the server is handling as many requests as it allows; retry in a moment")
 		return
 	}
-	if !d.readBody(w, r) {
-		return
+	if !anonymous {
+		r = r.WithContext(gateway.WithCaller(r.Context(), caller))
 	}
-	r = r.WithContext(gateway.WithCaller(r.Context(), caller))
 	d.mux.ServeHTTP(w, r)
+}
+
+// isPublic reports whether r is one of Options.Public.
+func (d *door) isPublic(r *http.Request) bool {
+	_, pattern := d.public.Handler(r)
+	return pattern != ""
 }
 
 // authenticate returns the caller of r, or answers 401/403 and false.
 func (d *door) authenticate(w http.ResponseWriter, r *http.Request) (gateway.Caller, bool) {
-	caller := gateway.Caller{Name: "anonymous", Remote: r.RemoteAddr}
+	// Without a token every caller is the same one, and may do all.
+	caller := gateway.Caller{Name: anonymous, Remote: r.RemoteAddr, Admin: true}
 	if !d.auth {
 		return caller, true
 	}
+	caller.Admin = false
 	header := r.Header.Get("Authorization")
 	token, ok := bearerToken(header)
 	if !ok {
@@ -151,7 +188,7 @@ func (d *door) authenticate(w http.ResponseWriter, r *http.Request) (gateway.Cal
 		d.refuse(w, r, http.StatusUnauthorized, ReasonUnauthorized, msg)
 		return caller, false
 	}
-	name, projects, ok := d.keys.match(token)
+	name, admin, projects, ok := d.keys.match(token)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="jido-bus", error="invalid_token"`)
 		d.refuse(w, r, http.StatusUnauthorized, ReasonUnauthorized, "the token is not one this server knows: check the token the client sends against the server's (serve --http-token-env)")
@@ -168,7 +205,7 @@ func (d *door) authenticate(w http.ResponseWriter, r *http.Request) (gateway.Cal
 			return caller, false
 		}
 	}
-	caller.Name = name
+	caller.Name, caller.Admin = name, admin
 	return caller, true
 }
 

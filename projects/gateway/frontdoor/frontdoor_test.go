@@ -31,7 +31,7 @@ func (echo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := gateway.CallerOf(r.Context())
-	_ = json.NewEncoder(w).Encode(map[string]any{"caller": c.Name, "remote": c.Remote, "read": len(body), "path": r.URL.Path})
+	_ = json.NewEncoder(w).Encode(map[string]any{"caller": c.Name, "admin": c.Admin, "remote": c.Remote, "read": len(body), "path": r.URL.Path})
 }
 
 func mounts() map[string]http.Handler {
@@ -243,25 +243,114 @@ func TestChunkedOversizedBody(t *testing.T) {
 }
 
 // TestSlowClient: a client that sends its headers and part of its body,
-// then stalls, gets 408 once the read timeout passes; the door stays up.
+// or its headers and then nothing, then stalls, gets 408 once the read
+// timeout passes; the door stays up.
 func TestSlowClient(t *testing.T) {
 	srv := door(t, frontdoor.Options{ReadTimeout: 100 * time.Millisecond})
+	for _, sent := range []string{"0123456789", ""} {
+		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n%s", sent)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("no answer to a stalled body (%q sent): %v", sent, err)
+		}
+		resp.Body.Close()
+		conn.Close()
+		if resp.StatusCode != http.StatusRequestTimeout {
+			t.Fatalf("stalled body (%q sent): %d, want 408", sent, resp.StatusCode)
+		}
+	}
+	if a := do(t, srv, "POST", "/mcp", "{}", nil); a.code != 200 {
+		t.Fatalf("after a slow client: %d %s", a.code, a.raw)
+	}
+}
+
+// slowBody sends a request of tok whose body never ends (the connection
+// closes when the test ends), and sends its answer's status to codes (0
+// when the connection ends without one).
+func slowBody(t *testing.T, srv *httptest.Server, path, tok string, codes chan<- int) net.Conn {
+	t.Helper()
 	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n0123456789")
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatalf("no answer to a stalled body: %v", err)
+	t.Cleanup(func() { conn.Close() })
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\"", path, tok)
+	go func() {
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			codes <- 0
+			return
+		}
+		resp.Body.Close()
+		codes <- resp.StatusCode
+	}()
+	return conn
+}
+
+// TestCallerShare: one caller's slow bodies take MaxPerCaller slots and
+// no more — the others are refused 503 at once, their bodies left unread
+// — so another caller is served; once they end, the caller's slots are
+// free again.
+func TestCallerShare(t *testing.T) {
+	o := frontdoor.Options{
+		ProjectTokens: map[string]map[string]string{"p1": {"p1-token-0123": "p1-bot"}, "p2": {"p2-token-4567": "p2-bot"}},
+		MaxPerCaller:  3, MaxConcurrent: 5, ReadTimeout: time.Minute,
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestTimeout {
-		t.Fatalf("stalled body: %d, want 408", resp.StatusCode)
+	srv := door(t, o)
+	const sent = 8
+	codes := make(chan int, sent)
+	var conns []net.Conn
+	for range sent {
+		conns = append(conns, slowBody(t, srv, "/a2a/p1", "p1-token-0123", codes))
 	}
-	if a := do(t, srv, "POST", "/mcp", "{}", nil); a.code != 200 {
-		t.Fatalf("after a slow client: %d %s", a.code, a.raw)
+	refusal := func() {
+		t.Helper()
+		if code := <-codes; code != http.StatusServiceUnavailable {
+			t.Fatalf("a slow body past p1-bot's share: %d, want 503", code)
+		}
+	}
+	// sent-MaxConcurrent refusals: the door has seen every request, had
+	// it one pool for all callers.
+	for range sent - o.MaxConcurrent {
+		refusal()
+	}
+	if a := do(t, srv, "POST", "/a2a/p2", "{}", bearer("p2-token-4567")); a.code != 200 || a.body["caller"] != "p2-bot" {
+		t.Fatalf("p2-bot while p1-bot's slow bodies are in flight: %d %s, want served", a.code, a.raw)
+	}
+	for range o.MaxConcurrent - o.MaxPerCaller {
+		refusal()
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	// The door hears of the closed connections as it reads their bodies.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		a := do(t, srv, "POST", "/a2a/p1", "{}", bearer("p1-token-0123"))
+		if a.code == 200 {
+			break
+		}
+		if a.code != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("p1-bot once its slow bodies are gone: %d %s, want served", a.code, a.raw)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRefusalOfAnUnreadBody: a request refused before its body is read
+// (here: no token) whose body never comes is answered at once, and its
+// connection closed; net/http used to wait for the body, without end,
+// before it sent the answer.
+func TestRefusalOfAnUnreadBody(t *testing.T) {
+	srv := door(t, tokens)
+	codes := make(chan int, 1)
+	slowBody(t, srv, "/a2a/p1", "not-a-token", codes)
+	if code := <-codes; code != http.StatusUnauthorized {
+		t.Fatalf("a request with a wrong token and a body that never comes: %d, want 401 at once", code)
 	}
 }
 
@@ -325,9 +414,120 @@ func TestOptionsChecked(t *testing.T) {
 		{ProjectTokens: map[string]map[string]string{"a/b": {"tok-123456": "x"}}},
 		{AllowOrigins: []string{"localhost:6274"}},
 		{AllowOrigins: []string{"null"}},
+		// A name is one token: who the caller is, and whose A2A tasks.
+		{Tokens: map[string]string{"tok-123456": "bot", "tok-654321": "bot"}},
+		{Tokens: map[string]string{"tok-123456": "bot"}, ProjectTokens: map[string]map[string]string{"p1": {"tok-654321": "bot"}}},
+		{ProjectTokens: map[string]map[string]string{"p1": {"tok-123456": "bot"}, "p2": {"tok-123456": "other"}}},
+		{Tokens: map[string]string{"tok-123456": "anonymous"}},
+		// An admin names a token that admits every path.
+		{Tokens: map[string]string{"tok-123456": "ops"}, Admins: []string{"nobody"}},
+		{ProjectTokens: map[string]map[string]string{"p1": {"tok-123456": "p1-bot"}}, Admins: []string{"p1-bot"}},
 	} {
 		if err := o.Check(); err == nil {
 			t.Errorf("Check(%+v) = nil, want an error", o)
 		}
+	}
+}
+
+// TestAdmins: the caller of an admin token is an admin; another token's
+// is not; where no token is configured every caller is the same one, an
+// admin. One token admitted to two projects under one name is fine.
+func TestAdmins(t *testing.T) {
+	o := frontdoor.Options{
+		Tokens:        map[string]string{"ops-token-0123": "ops", "ci-token-4567": "ci"},
+		ProjectTokens: map[string]map[string]string{"p1": {"bot-token-89ab": "bot"}, "p2": {"bot-token-89ab": "bot"}},
+		Admins:        []string{"ops"},
+	}
+	if err := o.Check(); err != nil {
+		t.Fatal(err)
+	}
+	srv := door(t, o)
+	for tok, want := range map[string]bool{"ops-token-0123": true, "ci-token-4567": false, "bot-token-89ab": false} {
+		a := do(t, srv, "POST", "/a2a/p2", "{}", bearer(tok))
+		if a.code != 200 || a.body["admin"] != want {
+			t.Errorf("token %s: %d %s, want admin %v", tok, a.code, a.raw, want)
+		}
+	}
+	open := door(t, frontdoor.Options{})
+	if a := do(t, open, "POST", "/mcp", "{}", nil); a.body["caller"] != "anonymous" || a.body["admin"] != true {
+		t.Errorf("no token configured: %s, want anonymous, an admin", a.raw)
+	}
+}
+
+// TestPublic: a request of Options.Public (an A2A card) is admitted
+// without a token and reaches its mount with no caller; one that carries
+// a token is checked as any other (a wrong one 401, another project's
+// 403); every other request, the same path by POST included, still needs
+// a token, and the checks before the token's apply to all. Requests
+// admitted without a token share one caller's share of MaxPerCaller.
+func TestPublic(t *testing.T) {
+	o := frontdoor.Options{
+		Tokens:        tokens.Tokens,
+		ProjectTokens: tokens.ProjectTokens,
+		AllowHosts:    []string{"localhost", "127.0.0.1"},
+		Public:        []string{"GET /a2a/{project}/.well-known/agent-card.json"},
+	}
+	srv := door(t, o)
+	const card = "/a2a/p1/.well-known/agent-card.json"
+	for _, c := range []struct {
+		name, method, path string
+		header             map[string]string
+		code               int
+		caller             string
+	}{
+		{"the card without a token", "GET", card, nil, 200, "unknown"},
+		{"another project's card without a token", "GET", "/a2a/p2/.well-known/agent-card.json", nil, 200, "unknown"},
+		{"the card with a token", "GET", card, bearer("s3cret-global-token"), 200, "ci"},
+		{"the card with a wrong token", "GET", card, bearer("wrong-token"), 401, ""},
+		{"another project's card with a project's token", "GET", "/a2a/p2/.well-known/agent-card.json", bearer("p1-only-token-xyz"), 403, ""},
+		{"the card's path by POST", "POST", card, nil, 401, ""},
+		{"the agent without a token", "POST", "/a2a/p1", nil, 401, ""},
+		{"the agent by GET without a token", "GET", "/a2a/p1/", nil, 401, ""},
+		{"a path beside the card", "GET", "/a2a/p1/.well-known/other.json", nil, 401, ""},
+		{"the card from a foreign host", "GET", card, map[string]string{"Host": "evil.example"}, 403, ""},
+		{"the card through ..", "GET", "/a2a/p1/x/../.well-known/agent-card.json", nil, 400, ""},
+		{"the card with a token in the query", "GET", card + "?access_token=s3cret-global-token", nil, 400, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := do(t, srv, c.method, c.path, "", c.header)
+			if a.code != c.code || c.code == 200 && a.body["caller"] != c.caller {
+				t.Fatalf("%s %s: %d %s, want %d (caller %q)", c.method, c.path, a.code, a.raw, c.code, c.caller)
+			}
+		})
+	}
+
+	// One share for all requests without a token: the second waits past
+	// MaxPerCaller 1 and is refused, while a token is served.
+	entered, release := make(chan struct{}), make(chan struct{})
+	o.MaxPerCaller = 1
+	blocking := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, known := gateway.CallerFrom(r.Context()); !known {
+			entered <- struct{}{}
+			<-release
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	held := httptest.NewServer(frontdoor.New(o, map[string]http.Handler{"/a2a/": blocking}))
+	defer held.Close()
+	first := make(chan int, 1)
+	go func() {
+		resp, err := http.Get(held.URL + card)
+		if err != nil {
+			first <- 0
+			return
+		}
+		resp.Body.Close()
+		first <- resp.StatusCode
+	}()
+	<-entered
+	if a := do(t, held, "GET", card, "", nil); a.code != http.StatusServiceUnavailable {
+		t.Errorf("a second card request without a token while the first is in flight: %d %s, want 503", a.code, a.raw)
+	}
+	if a := do(t, held, "GET", card, "", bearer("s3cret-global-token")); a.code != http.StatusOK {
+		t.Errorf("a card request with a token meanwhile: %d %s, want served", a.code, a.raw)
+	}
+	close(release)
+	if code := <-first; code != http.StatusOK {
+		t.Errorf("the first card request: %d", code)
 	}
 }

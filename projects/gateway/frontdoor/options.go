@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 )
@@ -14,7 +15,8 @@ import (
 const (
 	DefaultMaxBodyBytes      = 1 << 20
 	DefaultMaxConcurrent     = 256
-	DefaultReadTimeout       = 30 * time.Second
+	DefaultMaxPerCaller      = 64
+	DefaultReadTimeout       = 10 * time.Second
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultIdleTimeout       = 120 * time.Second
@@ -36,8 +38,23 @@ type Options struct {
 	// ProjectTokens admit only the paths of one project (/mcp/{project},
 	// /mcp/{project}/…, /a2a/{project}, /a2a/{project}/…): project id →
 	// token → name. With no token in Tokens nor here, the door admits
-	// every request as "anonymous".
+	// every request as "anonymous", an admin.
+	//
+	// A name is who the caller is: the owner of the A2A tasks it starts,
+	// which no other caller sees. So one name is one token (Check).
 	ProjectTokens map[string]map[string]string
+	// Public are requests (ServeMux patterns with a method, such as "GET
+	// /a2a/{project}/.well-known/agent-card.json") whose answers are for
+	// anyone: one that carries no Authorization header is admitted
+	// without a token and reaches its mount with no caller in its context
+	// (gateway.CallerFrom reports none); one that carries a token is
+	// checked as any other. All requests admitted without a token share
+	// one caller's share of MaxPerCaller. Every other check applies.
+	Public []string
+	// Admins are names of tokens in Tokens whose callers are admins
+	// (gateway.Caller.Admin): they see every caller's A2A tasks. The node
+	// makes the token of --http-token-env one.
+	Admins []string
 	// AllowOrigins are the browser origins (scheme://host[:port]) whose
 	// requests are admitted. A request without Origin (every non-browser
 	// client) is admitted; one with another Origin, "null" included, is
@@ -51,14 +68,24 @@ type Options struct {
 	// MaxBodyBytes bounds a request's body; a larger one is refused 413
 	// before the mount reads any of it. Zero: DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// MaxConcurrent bounds the requests in flight (streams included) past
-	// the checks; one more is refused 503 with Retry-After, never queued.
+	// MaxPerCaller bounds the requests of one caller in flight past the
+	// checks (one token's name; where no token is configured every
+	// caller is one), from reading the body to the end of the answer,
+	// streams included; one more is refused 503 with Retry-After. So a
+	// token that holds many requests, slow bodies or long streams, takes
+	// its own share and never another's. Zero: DefaultMaxPerCaller.
+	MaxPerCaller int
+	// MaxConcurrent bounds the requests in flight in the gateways (each
+	// counted once its body is read, streams included), whoever sent
+	// them; one more is refused 503 with Retry-After, never queued.
 	// Zero: DefaultMaxConcurrent. /healthz is not counted.
 	MaxConcurrent int
-	// ReadTimeout bounds reading a request's body (408 past it);
-	// WriteTimeout bounds each write of a response, so that a stream
-	// lives as long as its client reads it, and a client that stops
-	// reading is cut off. Zero: the defaults.
+	// ReadTimeout bounds reading a request's body (408 past it): far
+	// shorter than a stream lives, so that a body sent slowly, or
+	// headers followed by nothing, hold a slot of their caller's for
+	// that long at most. WriteTimeout bounds each write of a response,
+	// so that a stream lives as long as its client reads it, and a
+	// client that stops reading is cut off. Zero: the defaults.
 	ReadTimeout, WriteTimeout time.Duration
 	// ReadHeaderTimeout, IdleTimeout and MaxHeaderBytes configure the
 	// http.Server NewServer returns. Zero: the defaults.
@@ -81,6 +108,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxConcurrent == 0 {
 		o.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if o.MaxPerCaller == 0 {
+		o.MaxPerCaller = DefaultMaxPerCaller
 	}
 	if o.MaxHeaderBytes == 0 {
 		o.MaxHeaderBytes = DefaultMaxHeaderBytes
@@ -120,6 +150,7 @@ func (o Options) Check() error {
 		}
 		checkTokens("project "+p+" tokens", m)
 	}
+	errs = append(errs, o.checkNames()...)
 	for _, origin := range o.AllowOrigins {
 		if _, err := normalOrigin(origin); err != nil {
 			errs = append(errs, err)
@@ -130,8 +161,8 @@ func (o Options) Check() error {
 			errs = append(errs, fmt.Errorf("allowed host %q: want a host name or address without scheme or port (localhost, 127.0.0.1, ::1)", h))
 		}
 	}
-	if o.MaxBodyBytes < 0 || o.MaxConcurrent < 0 {
-		errs = append(errs, errors.New("max body bytes and max concurrent must not be negative"))
+	if o.MaxBodyBytes < 0 || o.MaxConcurrent < 0 || o.MaxPerCaller < 0 {
+		errs = append(errs, errors.New("max body bytes, max concurrent and max per caller must not be negative"))
 	}
 	return errors.Join(errs...)
 }
@@ -148,4 +179,51 @@ func normalOrigin(origin string) (string, error) {
 		host = strings.TrimSuffix(host, ":"+p)
 	}
 	return u.Scheme + "://" + host, nil
+}
+
+// checkNames says which names are not one token each: a name is who the
+// caller is (the owner of its A2A tasks), so two tokens under one name
+// would see each other's tasks, and a token with two names would be
+// either. "anonymous" is the name of every caller where no token is
+// configured. Each admin must name a token of Tokens.
+func (o Options) checkNames() []error {
+	var errs []error
+	byName := map[string]string{} // name → token
+	byToken := map[string]string{}
+	note := func(tok, name string) {
+		switch {
+		case name == "":
+			return
+		case name == anonymous:
+			errs = append(errs, fmt.Errorf("a token named %q: that is the name of every caller where no token is configured; give it another", anonymous))
+		case byName[name] != "" && byName[name] != tok:
+			errs = append(errs, fmt.Errorf("two tokens are named %q: a name is who the caller is (the A2A tasks it started are its own), give each token its own", name))
+		case byToken[tok] != "" && byToken[tok] != name:
+			errs = append(errs, fmt.Errorf("one token is named both %q and %q: give it one name", byToken[tok], name))
+		}
+		byName[name], byToken[tok] = tok, name
+	}
+	for _, tok := range sortedKeys(o.Tokens) {
+		note(tok, o.Tokens[tok])
+	}
+	for _, p := range sortedKeys(o.ProjectTokens) {
+		for _, tok := range sortedKeys(o.ProjectTokens[p]) {
+			note(tok, o.ProjectTokens[p][tok])
+		}
+	}
+	for _, a := range o.Admins {
+		if tok := byName[a]; tok == "" || o.Tokens[tok] != a {
+			errs = append(errs, fmt.Errorf("admin %q names no token that admits every path: an admin is a token of the http token env (or http.tokens without a project)", a))
+		}
+	}
+	return errs
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

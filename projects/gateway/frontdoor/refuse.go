@@ -25,8 +25,16 @@ type refusal struct {
 	} `json:"error"`
 }
 
-// refuse answers r's refusal and reports it (Options.OnRefused).
+// refuse answers r's refusal and reports it (Options.OnRefused). A
+// request with a body is answered on a connection that then closes:
+// net/http would otherwise read what is left of the body before it sends
+// the answer, with no deadline (the door sets one only to read a body it
+// admits), so a refused request whose body never came held its
+// connection for good and was never answered.
 func (d *door) refuse(w http.ResponseWriter, r *http.Request, code int, typ, message string) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
 	refuse(w, code, typ, message)
 	if d.o.OnRefused != nil {
 		d.o.OnRefused(r, code, typ, message)

@@ -8,12 +8,16 @@
 //     (readOnlyHint: reads only; destructiveHint: writes or runs;
 //     idempotentHint: read-only; openWorldHint: runs programs);
 //   - tools/call is a call through the project's runner (Host.CallTool,
-//     the only path a tool runs by): the output is structuredContent plus
-//     the same JSON in a text block; an output the runner stored as an
-//     artifact is a resource_link readable with resources/read (and no
-//     structuredContent, since the stand-in does not follow the tool's
-//     output schema); a failure or a refusal is isError: true with a text
-//     block {"type":…,"message":…,"details":…}, the runner's error;
+//     the only path a tool runs by): the output is structuredContent (an
+//     object) and, as text, the member the tool names its text
+//     (read_file's content, a skill's body) or else the output's JSON; an
+//     output the runner stored as an artifact is its stand-in
+//     {"artifact","size","preview"} as structuredContent — every listed
+//     output schema admits it (anyOf), since clients check each result
+//     against it — a text naming it with a preview, and a resource_link
+//     readable with resources/read, of the same media type; a failure or
+//     a refusal is isError: true with a text block
+//     {"type":…,"message":…,"details":…}, the runner's error;
 //   - a tool whose policy mode is ask is approved by a person through MCP
 //     elicitation (a form with one boolean, approve) when the client can
 //     elicit, and refused (approval_required, isError) when it cannot;
@@ -21,8 +25,12 @@
 //     {{name}} placeholders (required) and, when its body uses $ARGUMENTS
 //     or $1…$9, one argument "arguments" (described by its argument-hint)
 //     split on blanks into the positional ones; prompts/get is a call of
-//     the command.<name> tool through the runner (which reads @file
+//     the command_<name> tool through the runner (which reads @file
 //     includes through the policy);
+//   - completion/complete offers a prompt argument the project's paths
+//     (as its list_dir would show them; "arguments" completes its last
+//     word) and a resource template's variables what exists (projects,
+//     skills, notes, the artifacts this server named); it is not recorded;
 //   - resources are skills (jido://<project>/skills/<name>, the SKILL.md
 //     body) and skill-graph notes (jido://<project>/notes/<id>), both also
 //     as resource templates, and artifacts of tool results
@@ -35,9 +43,10 @@
 // Naming on /mcp (every project): a tool is "<project>.<tool>", a prompt
 // "<project>.<command>" (project ids hold no '.', so the first '.' splits
 // them); resource URIs name their project already. On /mcp/{project} and
-// on stdio a tool is its catalog name (read_file, command.review,
-// skill.review) when that is a valid MCP tool name (1–128 of
-// A-Z a-z 0-9 _ - .), else its API name (':' → '-').
+// on stdio a tool is its catalog name (read_file, command_review,
+// command_git-commit, skill_review: assets.ToolName), the same an LLM
+// and a policy glob see; a custom tool whose name is not a valid MCP
+// tool name (1–128 of A-Z a-z 0-9 _ - .) goes by its API name.
 //
 // Every request that names a project is recorded in its stream as
 // project.gateway.request (Host.RecordGatewayRequest): tools/call,

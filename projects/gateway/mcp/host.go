@@ -25,6 +25,10 @@ type Host interface {
 	NeedsApproval(project, tool string) (bool, string, error)
 	// Assets returns one asset or the lists of a project's assets.
 	Assets(req projects.AssetsRequest) (projects.AssetsReply, error)
+	// CompletePath offers the paths of project that complete prefix, as
+	// its list_dir tool would show them (none while the policy denies it),
+	// and whether there were more than it gives.
+	CompletePath(project, prefix string) ([]string, bool, error)
 	// Artifact is the content of a stored tool output ("sha256:<hex>").
 	Artifact(id string) ([]byte, error)
 	// RecordGatewayRequest appends r to project's stream.

@@ -3,8 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,13 +25,6 @@ type promptDef struct {
 	fingerprint      string
 }
 
-// placeholder is a {{name}} of a command body (assets.Command.Expand's
-// named arguments).
-var placeholder = regexp.MustCompile(`\{\{\s*([A-Za-z0-9_-]+)\s*\}\}`)
-
-// positional tells a body that uses $ARGUMENTS or $1…$9.
-var positional = regexp.MustCompile(`\$(ARGUMENTS|[1-9])`)
-
 // projectPrompts adds project's commands, by prompt name on s, to into.
 func (s *server) projectPrompts(project string, into map[string]promptDef) {
 	rep, err := s.g.h.Assets(projects.AssetsRequest{Project: project, Kind: projects.KindCommand})
@@ -45,20 +37,16 @@ func (s *server) projectPrompts(project string, into map[string]promptDef) {
 	}
 }
 
-// promptArgs are a command's arguments: its {{name}} placeholders, each
-// required (expanding without one is an error), and "arguments" when the
-// body takes positional ones.
+// promptArgs are a command's arguments (assets.Command.Arguments): its
+// {{name}} placeholders, each required (expanding without one is an
+// error), and "arguments" when the body takes positional ones.
 func promptArgs(c *assets.Command) []*sdk.PromptArgument {
 	var args []*sdk.PromptArgument
-	seen := map[string]bool{}
-	for _, m := range placeholder.FindAllStringSubmatch(c.Body, -1) {
-		if n := m[1]; !seen[n] {
-			seen[n] = true
-			args = append(args, &sdk.PromptArgument{Name: n, Required: true, Description: "{{" + n + "}} in the command"})
-		}
+	named, positional := c.Arguments()
+	for _, n := range named {
+		args = append(args, &sdk.PromptArgument{Name: n, Required: true, Description: "{{" + n + "}} in the command"})
 	}
-	sort.Slice(args, func(i, j int) bool { return args[i].Name < args[j].Name })
-	if positional.MatchString(c.Body) && !seen[positionalArg] {
+	if positional && !slices.Contains(named, positionalArg) {
 		desc := "the command's arguments, separated by blanks ($ARGUMENTS, $1…$9)"
 		if c.ArgumentHint != "" {
 			desc += ": " + c.ArgumentHint
@@ -93,7 +81,7 @@ func (s *server) getPrompt(project, command string) sdk.PromptHandler {
 			}
 		}
 		args, _ := json.Marshal(in)
-		name := "command." + command
+		name := assets.ToolName(assets.KindCommand, command)
 		out, err := s.g.h.CallTool(ctx, project, tools.ToolCall{Name: name, Args: args})
 		if err == nil && !out.OK && out.Error != nil {
 			err = out.Error

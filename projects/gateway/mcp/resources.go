@@ -120,14 +120,15 @@ func (s *server) resourceText(project, kind, name string) (text, mime string, er
 		}
 		return n.Text, "text/markdown", nil
 	case "artifacts":
-		if !s.artifacts.has(project, name) {
+		media, ok := s.artifacts.get(project, name)
+		if !ok {
 			return "", "", bus.Errorf(bus.ReasonNotFound, "artifact %s was not named by a tool result of project %s on this server", name, project)
 		}
 		data, err := s.g.h.Artifact(name)
 		if err != nil {
 			return "", "", err
 		}
-		return string(data), "text/plain", nil
+		return string(data), media, nil
 	}
 	return "", "", bus.Errorf(bus.ReasonNotFound, "no resource kind %q", kind)
 }
@@ -153,35 +154,53 @@ func parseURI(uri string) (project, kind, name string, ok bool) {
 // maxIssued bounds the artifacts a server remembers having named.
 const maxIssued = 4096
 
-// issued are the artifacts a server's results named, by project: only
-// those are readable through it (an artifact id alone, from a log, does
-// not open another project's outputs). The oldest are forgotten first.
+// issued are the artifacts a server's results named, by project, with the
+// media type their links gave: only those are readable through it (an
+// artifact id alone, from a log, does not open another project's
+// outputs), and resources/read gives each the type its link said. The
+// oldest are forgotten first.
 type issued struct {
 	mu    sync.Mutex
 	max   int
 	order []string
-	set   map[string]bool
+	media map[string]string
 }
 
-func newIssued(max int) *issued { return &issued{max: max, set: map[string]bool{}} }
+func newIssued(max int) *issued { return &issued{max: max, media: map[string]string{}} }
 
-func (i *issued) add(project, id string) {
+func (i *issued) add(project, id, mediaType string) {
 	k := project + "\x00" + id
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	if i.set[k] {
+	if _, ok := i.media[k]; ok {
+		i.media[k] = mediaType
 		return
 	}
 	if len(i.order) == i.max {
-		delete(i.set, i.order[0])
+		delete(i.media, i.order[0])
 		i.order = i.order[1:]
 	}
 	i.order = append(i.order, k)
-	i.set[k] = true
+	i.media[k] = mediaType
 }
 
-func (i *issued) has(project, id string) bool {
+// get is the media type artifact id of project was named with.
+func (i *issued) get(project, id string) (string, bool) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	return i.set[project+"\x00"+id]
+	m, ok := i.media[project+"\x00"+id]
+	return m, ok
+}
+
+// ids are project's artifacts named so far, oldest first.
+func (i *issued) ids(project string) []string {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	var out []string
+	for _, k := range i.order {
+		if p, id, _ := strings.Cut(k, "\x00"); p == project {
+			out = append(out, id)
+		}
+	}
+	return out
 }

@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projects/assets"
 	"github.com/jido-bus/jido-bus/projects/gateway"
 	"github.com/jido-bus/jido-bus/projects/tools"
 )
@@ -43,8 +46,9 @@ func (g *Gateway) newServer(project string, caller gateway.Caller) *server {
 		instructions = "The jido-bus project " + project + ": its tools (run through the project's policy), its commands as prompts, its skills and skill-graph notes as resources."
 	}
 	s.mcp = sdk.NewServer(&sdk.Implementation{Name: "jido-bus", Version: g.o.Version}, &sdk.ServerOptions{
-		Instructions: instructions,
-		Logger:       g.log,
+		Instructions:      instructions,
+		Logger:            g.log,
+		CompletionHandler: s.complete,
 		Capabilities: &sdk.ServerCapabilities{
 			Tools:     &sdk.ToolCapabilities{ListChanged: true},
 			Prompts:   &sdk.PromptCapabilities{ListChanged: true},
@@ -88,7 +92,7 @@ func (s *server) sync() {
 		s.projectResources(p, wantR)
 	}
 	goneT := reconcile(s.tools, wantT, func(d toolDef) string { return d.fingerprint }, func(d toolDef) {
-		s.mcp.AddTool(d.tool, s.callTool(d.project, d.name))
+		s.mcp.AddTool(d.tool, s.callTool(d.project, d.detail))
 	})
 	goneP := reconcile(s.prompts, wantP, func(d promptDef) string { return d.fingerprint }, func(d promptDef) {
 		s.mcp.AddPrompt(d.prompt, s.getPrompt(d.project, d.command))
@@ -151,7 +155,11 @@ func (s *server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 			return res, err
 		case "tools/call":
 			if p, ok := req.GetParams().(*sdk.CallToolParamsRaw); ok {
-				s.unknown(ctx, req, method, p.Name, s.known(&s.tools, p.Name))
+				known := s.known(&s.tools, p.Name)
+				s.unknown(ctx, req, method, p.Name, known)
+				if err := s.renamed(p.Name, known); err != nil {
+					return nil, err
+				}
 			}
 		case "prompts/get":
 			if p, ok := req.GetParams().(*sdk.GetPromptParams); ok {
@@ -160,6 +168,28 @@ func (s *server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// renamed refuses a call of an asset tool by its name before the rename
+// (command.explain), naming the one to call; the SDK's own answer to an
+// unknown tool would not.
+func (s *server) renamed(name string, known bool) error {
+	if known {
+		return nil
+	}
+	qualifier, tool := "", name
+	if s.project == "" { // <project>.<tool> on /mcp
+		p, t, ok := strings.Cut(name, ".")
+		if !ok {
+			return nil
+		}
+		qualifier, tool = p+".", t
+	}
+	now, ok := assets.RenamedTool(tool)
+	if !ok {
+		return nil
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no tool %q: asset tools are named <kind>_<name> now; call %s%s", name, qualifier, now)}
 }
 
 func (s *server) known(m *map[string]string, name string) bool {

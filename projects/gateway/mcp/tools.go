@@ -1,9 +1,11 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,9 +18,10 @@ import (
 const maxToolName = 128
 
 type toolDef struct {
-	project, name string // the catalog's name
-	tool          *sdk.Tool
-	fingerprint   string
+	project     string
+	detail      tools.Detail // Name is the catalog's
+	tool        *sdk.Tool
+	fingerprint string
 }
 
 // projectTools adds project's tools, by their MCP name on s, to into.
@@ -41,7 +44,7 @@ func (s *server) projectTools(project string, into map[string]toolDef) {
 			continue
 		}
 		t := mcpTool(name, d)
-		into[name] = toolDef{project: project, name: d.Name, tool: t, fingerprint: fingerprint(t)}
+		into[name] = toolDef{project: project, detail: d, tool: t, fingerprint: fingerprint(t)}
 	}
 }
 
@@ -73,14 +76,54 @@ func mcpTool(name string, d tools.Detail) *sdk.Tool {
 		},
 	}
 	if len(d.OutputSchema) > 0 {
-		t.OutputSchema = json.RawMessage(d.OutputSchema)
+		t.OutputSchema = withStandIn(d.OutputSchema)
 	}
 	return t
 }
 
-// callTool is the handler of project's tool name: a call through the
+// standIn is the structured content of an output too large to return
+// inline: the runner stored it as an artifact, the result links to it.
+var standIn = map[string]any{
+	"type":        "object",
+	"description": "an output too large to return inline: the whole of it is the resource the result's resource_link names",
+	"properties": map[string]any{
+		"artifact": map[string]any{"type": "string", "description": "the stored output's id, sha256:<hex>"},
+		"size":     map[string]any{"type": "integer", "description": "its size in bytes"},
+		"preview":  map[string]any{"type": "string", "description": "its first bytes"},
+	},
+	"required": []string{"artifact", "size"},
+}
+
+// withStandIn is a tool's output schema as MCP lists it: the tool's, or
+// the artifact stand-in, since a client checks every result's structured
+// content against it (the TypeScript SDK refuses a result of a tool with
+// an output schema that has none). $defs and $schema stay at the root,
+// where a "$ref": "#/$defs/…" of the tool's schema still finds them.
+func withStandIn(schema json.RawMessage) json.RawMessage {
+	var own map[string]any
+	if json.Unmarshal(schema, &own) != nil || own == nil {
+		return schema
+	}
+	out := map[string]any{"type": "object", "anyOf": []any{own, standIn}}
+	if _, hasID := own["$id"]; !hasID {
+		for _, k := range []string{"$defs", "$schema"} {
+			if v, ok := own[k]; ok {
+				out[k] = v
+				delete(own, k)
+			}
+		}
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return schema
+	}
+	return b
+}
+
+// callTool is the handler of project's tool d: a call through the
 // runner, asking a person first when the policy says ask.
-func (s *server) callTool(project, name string) sdk.ToolHandler {
+func (s *server) callTool(project string, d tools.Detail) sdk.ToolHandler {
+	name := d.Name
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		start := time.Now()
 		call := tools.ToolCall{Name: name, Args: req.Params.Arguments}
@@ -111,32 +154,56 @@ func (s *server) callTool(project, name string) sdk.ToolHandler {
 		if err := s.record(ctx, req, project, "tools/call", name, start, err); err != nil {
 			return errorResult(err), nil
 		}
-		return s.result(project, out), nil
+		return s.result(project, d, out), nil
 	}
 }
 
-// result is a successful call's MCP result.
-func (s *server) result(project string, out tools.Result) *sdk.CallToolResult {
+// result is a successful call's MCP result: the output as structured
+// content (an object, as MCP has it), and as text the member the tool
+// names its text (read_file's content) or else the output's JSON. An
+// output stored as an artifact is its stand-in as structured content,
+// which the listed output schema admits, and a resource_link to the
+// whole, with the media type resources/read gives it.
+func (s *server) result(project string, d tools.Detail, out tools.Result) *sdk.CallToolResult {
 	data := out.Data
 	if len(data) == 0 {
 		data = json.RawMessage(`null`)
 	}
-	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(data)}}}
-	if len(out.Artifacts) == 0 {
+	res := &sdk.CallToolResult{}
+	if isObject(data) {
 		res.StructuredContent = data
 	}
+	if len(out.Artifacts) == 0 {
+		res.Content = []sdk.Content{&sdk.TextContent{Text: textOf(data, d.TextField)}}
+		return res
+	}
 	for _, a := range out.Artifacts {
-		s.artifacts.add(project, a.ID)
+		s.artifacts.add(project, a.ID, a.MediaType)
 		size := a.Size
-		res.Content = append(res.Content, &sdk.ResourceLink{
-			URI:         artifactURI(project, a.ID),
-			Name:        a.ID,
-			Description: "the whole output of the call (the text above is a preview)",
-			MIMEType:    a.MediaType,
-			Size:        &size,
-		})
+		uri := artifactURI(project, a.ID)
+		res.Content = append(res.Content,
+			&sdk.TextContent{Text: fmt.Sprintf("The output of %s is %d bytes, too large to return here: read the whole of it as the resource %s (resources/read). It begins:\n%s", d.Name, a.Size, uri, a.Preview)},
+			&sdk.ResourceLink{URI: uri, Name: a.ID, Description: "the whole output of the call", MIMEType: a.MediaType, Size: &size})
 	}
 	return res
+}
+
+// textOf is the output's string member field, or its JSON when there is
+// none.
+func textOf(data json.RawMessage, field string) string {
+	if field != "" {
+		var m map[string]json.RawMessage
+		var text string
+		if json.Unmarshal(data, &m) == nil && json.Unmarshal(m[field], &text) == nil {
+			return text
+		}
+	}
+	return string(data)
+}
+
+func isObject(data json.RawMessage) bool {
+	t := bytes.TrimSpace(data)
+	return len(t) > 0 && t[0] == '{'
 }
 
 // errorResult is a failed or refused call: isError with the runner's

@@ -35,7 +35,7 @@ func TestListAndCallOverHTTP(t *testing.T) {
 	if a := byName["write_file"].Annotations; a == nil || a.ReadOnlyHint || a.DestructiveHint == nil || !*a.DestructiveHint {
 		t.Errorf("write_file annotations %+v: want destructive", a)
 	}
-	for _, want := range []string{"command.hello", "skill.review"} {
+	for _, want := range []string{"command_hello", "skill_review"} {
 		if _, ok := byName[want]; !ok {
 			t.Errorf("no %s in %v", want, names(lt.Tools))
 		}
