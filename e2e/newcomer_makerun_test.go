@@ -246,7 +246,7 @@ func TestNewcomerMakeRun(t *testing.T) {
 		}
 	}
 	open := cliIn(t, checkout, run.nats, "", "project", "open", ".", "--id", "app")
-	if open.code != 0 || !strings.Contains(open.stdout, "ROOT:         "+checkout) {
+	if open.code != 0 || !regexp.MustCompile(`ROOT: +`+regexp.QuoteMeta(checkout)+`\n`).MatchString(open.stdout) {
 		t.Fatalf("project open . --id app in the checkout: exit %d\n%s%s", open.code, open.stdout, open.stderr)
 	}
 

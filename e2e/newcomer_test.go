@@ -66,7 +66,7 @@ func TestNewcomerOwnFolder(t *testing.T) {
 	if err := json.Unmarshal([]byte(get), &info); err != nil || info.Counts.Skills != 1 || info.Counts.Commands != 1 || info.Diagnostics != 0 || info.PolicySource != ".jido/policy.yaml" {
 		t.Errorf("the starter as the node loads it: %+v %v\n%s", info, err, get)
 	}
-	review := run("", "project", "call", "app", "command.review", `{"arguments":["main.go"]}`)
+	review := run("", "project", "call", "app", "command_review", `{"arguments":["main.go"]}`)
 	if review.code != 0 || !strings.Contains(review.stdout, "main.go") {
 		t.Errorf("the starter's command: exit %d\n%s%s", review.code, review.stdout, review.stderr)
 	}
@@ -103,7 +103,9 @@ func TestNewcomerOneNumbering(t *testing.T) {
 		t.Errorf("log replay agent/c1 --to 3 --verify:\n%s", out)
 	}
 
-	// The README's conversation driven from outside.
+	// The README's conversation driven from outside: an operator starts
+	// its agent, under an id no project uses.
+	run("agent", "start", "conversation", "--id", "notes/c1")
 	run("conv", "send", "notes/c1", "What does main.go do?")
 	node.NATS(t, "req", "jido.agent.notes/c1.conversation.tool.requested", `{"call_id":"k1","name":"read_file","args":{"path":"main.go"}}`,
 		"-H", "ce-specversion:1.0", "-H", "ce-id:t1", "-H", "ce-source:assistant", "-H", "ce-causationid:u1")

@@ -85,7 +85,7 @@ talked to:
 
   .jido/config.yaml                   the model: provider openai, gpt-4o-mini (comments say how to choose another)
   .jido/policy.yaml                   what the tools may do: writes and commands are asked about
-  .jido/commands/review.md            a command (project call <id> command.review '{"arguments":["main.go"]}')
+  .jido/commands/review.md            a command (project call <id> command_review '{"arguments":["main.go"]}')
   .jido/skills/project-notes/SKILL.md a skill, to fill with what the project's model should know
 
 A file that exists already is kept as it is, and said so. Init needs no
