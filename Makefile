@@ -3,8 +3,25 @@
 
 GO       ?= go
 BIN      := $(CURDIR)/bin
-DATA_DIR ?= ./data
 LISTEN   ?= 127.0.0.1:4222
+# The gateways (MCP and A2A over HTTP) of `make run`, on loopback: no
+# token needed there. HTTP= (empty) turns them off.
+HTTP     ?= 127.0.0.1:8080
+# `make run` keeps its data outside the checkout, where serve does by
+# default: the checkout stays free to open as a project (a project may
+# not hold its node's data dir). DATA_DIR=DIR puts the node's data in DIR
+# and the demo's copy in DIR-demo instead.
+ifeq ($(XDG_DATA_HOME),)
+JIDO_DATA := $(HOME)/.local/share/jido-bus
+else
+JIDO_DATA := $(XDG_DATA_HOME)/jido-bus
+endif
+ifeq ($(origin DATA_DIR),undefined)
+DATA_DIR := $(JIDO_DATA)/node
+DEMO_DIR ?= $(JIDO_DATA)/demo
+else
+DEMO_DIR ?= $(DATA_DIR)-demo
+endif
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT   ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS  := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
@@ -21,10 +38,15 @@ help: ## list the targets
 build: ## build bin/jido-bus
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/jido-bus ./cmd/jido-bus
 
-run: build $(BIN)/nats ## start a node (embedded NATS on $(LISTEN), data in $(DATA_DIR)) with the demo project "demo" open; also builds bin/nats
+run: build $(BIN)/nats ## start a node (NATS on $(LISTEN), MCP and A2A on http://$(HTTP), data in $(DATA_DIR)) with the demo project "demo" open; also builds bin/nats
 	@# The demo project is a copy (its files get edited), made once.
-	@test -d $(DATA_DIR)-demo || cp -R examples/demo $(DATA_DIR)-demo
-	$(BIN)/jido-bus serve --listen $(LISTEN) --data-dir $(DATA_DIR) --open $(DATA_DIR)-demo=demo
+	@# $(JIDO_DATA) is its user's only: the node's log holds what its tools read.
+	@test -d "$(DEMO_DIR)" || { mkdir -p -m 700 "$(dir $(DEMO_DIR))" && cp -R examples/demo "$(DEMO_DIR)"; }
+	@test ! -d data/log || echo "note: ./data, the data dir of make run before, is left alone; make run DATA_DIR=./data uses it again"
+	@# A port taken (another node, another make run) is said by serve;
+	@# the make variables are what a make run user changes.
+	$(BIN)/jido-bus serve --listen $(LISTEN) --data-dir "$(DATA_DIR)" $(if $(HTTP),--http $(HTTP)) --open "$(DEMO_DIR)=demo" || \
+	  { code=$$?; echo "make run: serve exited $$code; to run beside another node: make run LISTEN=127.0.0.1:4223 HTTP=127.0.0.1:8081 DATA_DIR=/tmp/jido-2 (NATS port, gateways' port, data dir)" >&2; exit $$code; }
 
 test: tools ## every test, with -race, including the end-to-end tests
 	$(GO) test -race -timeout 20m $$($(GO) list ./... | grep -v /e2e$$)

@@ -1,30 +1,41 @@
 package main
 
 import (
+	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
-// TestReplayPastTheHead: --to and --diff past the agent's last version
-// are the same mistake and get the same answer, an error naming it.
+// TestReplayPastTheHead: --to and --diff past the stream's last entry
+// are the same mistake and get the same answer, an error naming it, as
+// conv show --at does.
 func TestReplayPastTheHead(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
-	dir := counterLog(t) // c1 at version 3
+	dir := counterLog(t)
 	local := []string{"--data-dir", dir}
+	// agent/c1 ends at seq 7, the last increment's cmd record, or 8 when
+	// the runtime recorded its directives' outcomes after it.
+	out, _, err := runLog(t, "", append([]string{"show", "agent/c1", "-o", "json"}, local...)...)
+	var page struct{ Entries []struct{ Seq uint64 } }
+	if err != nil || json.Unmarshal([]byte(out), &page) != nil || len(page.Entries) < 7 {
+		t.Fatalf("log show agent/c1: %v\n%s", err, out)
+	}
+	head := strconv.FormatUint(page.Entries[len(page.Entries)-1].Seq, 10)
 	for _, args := range [][]string{{"--to", "9"}, {"--diff", "1", "9"}, {"--diff", "9,12"}} {
 		out, _, err := runLog(t, "", append(append([]string{"replay", "agent/c1"}, args...), local...)...)
-		if err == nil || !strings.Contains(err.Error(), "version 9 is past the head of agent/c1, version 3") {
+		if err == nil || !strings.Contains(err.Error(), "seq 9 is past the end of agent/c1, seq "+head) {
 			t.Errorf("replay %v: %v\n%s", args, err, out)
 		}
 	}
-	// At the head itself both work.
-	if out, _, err := runLog(t, "", append([]string{"replay", "agent/c1", "--to", "3"}, local...)...); err != nil || !strings.Contains(out, `"count":6`) {
-		t.Errorf("replay --to 3: %v\n%s", err, out)
+	// At the end itself both work.
+	if out, _, err := runLog(t, "", append([]string{"replay", "agent/c1", "--to", head}, local...)...); err != nil || !strings.Contains(out, `"count":6`) {
+		t.Errorf("replay --to %s: %v\n%s", head, err, out)
 	}
-	if out, _, err := runLog(t, "", append([]string{"replay", "agent/c1", "--diff", "1,3"}, local...)...); err != nil || !strings.Contains(out, "1 -> 6") {
-		t.Errorf("replay --diff 1,3: %v\n%s", err, out)
+	if out, _, err := runLog(t, "", append([]string{"replay", "agent/c1", "--diff", "2," + head}, local...)...); err != nil || !strings.Contains(out, "1 -> 6") {
+		t.Errorf("replay --diff 2,%s: %v\n%s", head, err, out)
 	}
 }
 

@@ -93,8 +93,9 @@ func newConvShowCmd() *cobra.Command {
 		Short: "Show a read model of a conversation",
 		Long: `Show prints one read model of CONV (<project-id>/<conversation-id>):
 --view timeline (default), llm_context, status or diagnostics. With --at SEQ
-it shows the model as it was after the conversation's event SEQ (its stream
-sequence, as 'jido-bus log show' lists it).`,
+it shows the model as it was after the conversation's entry SEQ: a stream
+sequence, the number this command prints beside each item (and log show
+in its SEQ column), which conv fork --at and log replay --to take too.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -119,9 +120,11 @@ sequence, as 'jido-bus log show' lists it).`,
 		},
 	}
 	cmd.Flags().StringVar(&view, "view", conversation.ViewTimeline, "timeline, llm_context, status or diagnostics")
-	cmd.Flags().Uint64Var(&at, "at", 0, "show the model as of this stream sequence of the conversation")
+	cmd.Flags().Uint64Var(&at, "at", 0, "show the model as it was after the entry at this stream `SEQ` (the number beside each timeline item)")
 	f.register(cmd)
-	documentJSON(cmd, `{"conv","view","position":SEQ,"state":{the read model}}.`)
+	documentJSON(cmd, `{"conv","view","position":N,"state":{the read model}}: position
+is the log's global sequence the model includes (log show's GLOBAL
+column), not a stream sequence.`)
 	return cmd
 }
 
@@ -135,7 +138,9 @@ func newConvForkCmd() *cobra.Command {
 		Use:   "fork CONV --at SEQ",
 		Short: "Start a new conversation whose history is CONV up to SEQ",
 		Long: `Fork starts a new conversation (--as, default <conv>-fork-<seq>) whose
-history is CONV's events up to its stream sequence SEQ. Tool and LLM calls
+history is CONV's events up to its stream sequence SEQ (the number conv
+show prints beside each item, as conv show --at and log replay --to
+take it), the entry at SEQ included. Tool and LLM calls
 unfinished at SEQ are closed as interrupted in the fork; CONV is untouched.
 The fork is a live conversation: the node starts its agent and hands it
 the history, so 'conv send' continues it. Forking needs a running node.`,
@@ -161,7 +166,7 @@ the history, so 'conv send' continues it. Forking needs a running node.`,
 			return nil
 		},
 	}
-	cmd.Flags().Uint64Var(&at, "at", 0, "the stream sequence of CONV the fork's history ends at")
+	cmd.Flags().Uint64Var(&at, "at", 0, "the stream `SEQ` of CONV the fork's history ends at, included (the number beside each item of conv show)")
 	cmd.Flags().StringVar(&as, "as", "", "the new conversation, <project-id>/<conversation-id>")
 	f.register(cmd)
 	documentJSON(cmd, `{"conv":"<the fork>","stream","events":N,"version":N}.`)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
@@ -26,51 +27,114 @@ type chatData struct {
 	Reason    string     `json:"reason"`
 	Decision  string     `json:"decision"`
 	By        string     `json:"by"`
+	TimeoutMS int64      `json:"timeout_ms"`
+}
+
+// chatEvent is one conversation event as conv chat handles it: live from
+// NATS, or rebuilt from the timeline (history, and what a reconnect
+// missed).
+type chatEvent struct {
+	// seq is the event's stream sequence (Jido-Seq); 0 for a delta, which
+	// is never logged, or an event from a node that does not number them.
+	seq  uint64
+	typ  string
+	id   string
+	data chatData
+	// request is the LLM call an assistant delta or message belongs to
+	// (the event's causation id); "" for one rebuilt from the timeline.
+	request string
+	// history: rebuilt from the timeline, which does not say whether an
+	// answer had tool calls; such an answer does not end a turn by
+	// itself (the status view says when a turn has ended).
+	history bool
+	// mine: a user message this session sent (the terminal echoed it).
+	mine bool
 }
 
 // chatView renders conversation events as conv chat prints them. It is
-// pure: it only remembers what the deltas printed of the answer to come.
+// pure: it remembers what the deltas of each LLM call printed, so that the
+// message that follows prints only what was not streamed — an answer is
+// never printed twice, whatever order deltas and committed events come in.
 type chatView struct {
-	open     bool // streamed assistant text has not ended its line
-	streamed bool // the coming assistant message's text came as deltas
+	open      bool              // streamed text has not ended its line
+	streaming string            // the call whose deltas that line holds
+	streamed  map[string]string // call → the text its deltas printed
+	// awaiting are the calls whose approval was asked and not answered:
+	// a decision on another (the timeout's deny of a call approved
+	// already, which the conversation ignores) is not shown.
+	awaiting map[string]bool
 }
 
-// render returns what to print for an event of type typ.
-func (v *chatView) render(typ string, d chatData) string {
-	if typ == convevent.AssistantDelta {
-		if d.Text != "" {
-			v.open, v.streamed = true, true
-		}
-		return d.Text
+// render returns what to print for ev.
+func (v *chatView) render(ev chatEvent) string {
+	if v.streamed == nil {
+		v.streamed, v.awaiting = map[string]string{}, map[string]bool{}
 	}
-	if typ == convevent.AssistantMessage && v.streamed {
-		// The text came as deltas already (the tool calls of the answer
-		// may have come between): only its line ends, if open.
-		v.streamed = false
-		if v.open {
-			v.open = false
-			return "\n"
-		}
-		return ""
-	}
-	if typ == convevent.LLMRequested || typ == convevent.LLMFailed {
-		v.streamed = false // what streamed belongs to an attempt that is over
-	}
-	out := v.line(typ, d)
-	if out != "" && v.open {
-		v.open = false
-		out = "\n" + out
-	}
-	return out
-}
-
-func (v *chatView) line(typ string, d chatData) string {
-	switch typ {
-	case convevent.AssistantMessage:
+	d := ev.data
+	switch ev.typ {
+	case convevent.AssistantDelta:
 		if d.Text == "" {
 			return ""
 		}
-		return d.Text + "\n"
+		out := ""
+		if v.open && v.streaming != ev.request {
+			out = "\n" // another call's text
+		}
+		v.open, v.streaming = true, ev.request
+		v.streamed[ev.request] += d.Text
+		return out + d.Text
+	case convevent.AssistantMessage:
+		shown := v.streamed[ev.request]
+		if ev.history {
+			shown = "" // a past answer: what streams now is another's
+		} else {
+			delete(v.streamed, ev.request)
+		}
+		n := commonPrefix(shown, d.Text)
+		rest := d.Text[n:]
+		if n > 0 && n == len(shown) && v.open && v.streaming == ev.request && !ev.history {
+			// The stream's line is the last thing printed: the rest of
+			// the text, if any, ends it.
+			v.open = false
+			return rest + "\n"
+		}
+		if rest == "" {
+			return v.endLine()
+		}
+		return v.endLine() + rest + "\n"
+	case convevent.ToolApprovalRequested:
+		v.awaiting[d.CallID] = true
+		return "" // asked by the session, as a question
+	case convevent.ToolApproval:
+		if !v.awaiting[d.CallID] {
+			return "" // not asked, or answered already: the conversation ignores it
+		}
+		delete(v.awaiting, d.CallID)
+	}
+	out := v.line(ev)
+	if out == "" {
+		return ""
+	}
+	return v.endLine() + out
+}
+
+// endLine ends the streamed text's line, if one is open.
+func (v *chatView) endLine() string {
+	if !v.open {
+		return ""
+	}
+	v.open = false
+	return "\n"
+}
+
+func (v *chatView) line(ev chatEvent) string {
+	d := ev.data
+	switch ev.typ {
+	case convevent.UserMessage:
+		if ev.mine {
+			return ""
+		}
+		return "> " + d.Text + "\n"
 	case convevent.ToolRequested:
 		if d.ArgsError != "" {
 			return fmt.Sprintf("→ %s (arguments are not JSON: %s)\n", d.Name, d.ArgsError)
@@ -89,11 +153,14 @@ func (v *chatView) line(typ string, d chatData) string {
 	case convevent.ToolCancelled:
 		return "← cancelled\n"
 	case convevent.ToolApproval:
-		if d.Decision == "deny" {
+		if d.Decision == convevent.DecisionDeny {
 			return "✗ denied" + chatSuffix(d.Reason, d.By) + "\n"
 		}
 		return "✓ approved" + chatSuffix(d.Reason, d.By) + "\n"
 	case convevent.LLMFailed:
+		if d.Error != nil && d.Error.Type == convevent.ReasonInterrupted {
+			return "(the answer was interrupted: " + d.Error.Message + "; asking the model again)\n"
+		}
 		if d.RetryInMS != nil {
 			return fmt.Sprintf("(model error %s; retrying in %s)\n", errorText(d.Error), humanMillis(*d.RetryInMS))
 		}
@@ -106,11 +173,30 @@ func (v *chatView) line(typ string, d chatData) string {
 	return ""
 }
 
-// approvalQuestion is the inline question for a call awaiting approval.
+// commonPrefix is the length of the longest common prefix of a and b.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// approvalQuestion is the inline question for a call awaiting approval,
+// with what happens when nobody answers.
 func approvalQuestion(d chatData) string {
 	q := fmt.Sprintf("approve %s %s", d.Name, shortJSON(d.Args, 80))
+	var why []string
 	if d.Reason != "" {
-		q += " (" + d.Reason + ")"
+		why = append(why, d.Reason)
+	}
+	if d.TimeoutMS > 0 {
+		why = append(why, "denied unless answered within "+(time.Duration(d.TimeoutMS)*time.Millisecond).String())
+	}
+	if len(why) > 0 {
+		q += " (" + strings.Join(why, "; ") + ")"
 	}
 	return q + "? [y/N/a(lways)] "
 }
@@ -118,10 +204,11 @@ func approvalQuestion(d chatData) string {
 // turnEnds reports whether an event ends the turn conv chat waits for:
 // an answer without tool calls, a model failure not retried, a cancel,
 // the conversation stopping.
-func turnEnds(typ string, d chatData) bool {
-	switch typ {
+func turnEnds(ev chatEvent) bool {
+	d := ev.data
+	switch ev.typ {
 	case convevent.AssistantMessage:
-		return d.ToolCalls == nil || *d.ToolCalls == 0
+		return !ev.history && (d.ToolCalls == nil || *d.ToolCalls == 0)
 	case convevent.LLMFailed:
 		// An interrupted call (a node restart) is made again at once.
 		return d.RetryInMS == nil && (d.Error == nil || d.Error.Type != convevent.ReasonInterrupted)

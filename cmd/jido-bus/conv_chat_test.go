@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -74,6 +76,21 @@ func startFakeConvNode(t *testing.T) (*fakeConvNode, *nats.Conn) {
 			t.Fatal(err)
 		}
 	}
+	// conv show: a conversation with nothing committed the session has
+	// not seen (the fake publishes its events without Jido-Seq).
+	if err := b.HandleAPI(subjects.API("conv", "show"), func(_ context.Context, req []byte) (any, error) {
+		var body struct{ View string }
+		if err := json.Unmarshal(req, &body); err != nil {
+			return nil, err
+		}
+		state := `{"items":[]}`
+		if body.View == "status" {
+			state = `{"state":"idle","pending_tools":[],"last_seq":0}`
+		}
+		return map[string]any{"conv": "p1/c1", "view": body.View, "state": json.RawMessage(state)}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	handle("send", func(b map[string]string) { f.onSend(b["text"]) })
 	handle("approve", func(b map[string]string) { f.approved <- b })
 	handle("cancel", func(b map[string]string) {
@@ -94,12 +111,18 @@ func (f *fakeConvNode) requests() []string {
 // runChat runs a session on lines of input and returns what it printed.
 func runChat(t *testing.T, nc *nats.Conn, input string, interrupts chan os.Signal) (string, error) {
 	t.Helper()
+	return runChatFrom(t, nc, strings.NewReader(input), interrupts)
+}
+
+// runChatFrom runs a session reading in.
+func runChatFrom(t *testing.T, nc *nats.Conn, in io.Reader, interrupts chan os.Signal) (string, error) {
+	t.Helper()
 	subjects, _ := bus.NewSubjects("")
 	var out, info strings.Builder
 	s := &chatSession{r: natsbus.Requester{NC: nc, Subjects: subjects, Timeout: 10 * time.Second}, subjects: subjects,
 		key: "p1/c1", by: "ana", out: &out, info: &info, interrupts: interrupts}
 	done := make(chan error, 1)
-	go func() { done <- s.run(context.Background(), nc, strings.NewReader(input)) }()
+	go func() { done <- s.run(context.Background(), nc, in) }()
 	select {
 	case err := <-done:
 		return out.String(), err
@@ -136,7 +159,8 @@ func TestChatTurnWithApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "On it.\n→ write_file {\"path\":\"a.go\"}\napprove write_file {\"path\":\"a.go\"} (policy: ask)? [y/N/a(lways)] ✓ approved: by ana\n← ok 9 B\nDone.\n"
+	// Read from a pipe, the user's line is shown as the transcript's.
+	want := "> edit a.go\nOn it.\n→ write_file {\"path\":\"a.go\"}\napprove write_file {\"path\":\"a.go\"} (policy: ask; denied unless answered within 5m0s)? [y/N/a(lways)] ✓ approved: by ana\n← ok 9 B\nDone.\n"
 	if out != want {
 		t.Fatalf("printed:\n%q\nwant:\n%q", out, want)
 	}
@@ -171,7 +195,8 @@ func TestChatInputEndsDuringApproval(t *testing.T) {
 
 // TestChatInterrupts: Ctrl-C during a turn sends conv cancel, and the
 // cancel ends the turn; a second Ctrl-C during a turn that does not end
-// leaves, without error.
+// leaves with exit code 130, and so does one at the prompt, with nothing
+// more said (the user knows).
 func TestChatInterrupts(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	f, nc := startFakeConvNode(t)
@@ -197,10 +222,54 @@ func TestChatInterrupts(t *testing.T) {
 		interrupts <- os.Interrupt
 		interrupts <- os.Interrupt
 	}
-	if _, err := runChat(t, nc, "again\nnever read\n", interrupts); err != nil {
-		t.Fatal(err)
+	_, err = runChat(t, nc, "again\nnever read\n", interrupts)
+	if ee, ok := errors.AsType[exitError](err); !ok || ee.code != exitInterrupted || !ee.quiet {
+		t.Fatalf("leaving with a second Ctrl-C: %v, want exit %d, quietly", err, exitInterrupted)
 	}
 	if reqs := f.requests(); len(reqs) != 4 || !strings.HasPrefix(reqs[3], "cancel ") {
 		t.Fatalf("requests %v", reqs)
+	}
+
+	// At the prompt: the input is a terminal that has not said anything.
+	interrupts <- os.Interrupt
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	_, err = runChatFrom(t, nc, pr, interrupts)
+	if ee, ok := errors.AsType[exitError](err); !ok || ee.code != exitInterrupted {
+		t.Fatalf("Ctrl-C at the prompt: %v, want exit %d", err, exitInterrupted)
+	}
+}
+
+// TestChatPrintsAnAnswerOnce: an answer whose deltas all came before its
+// call's llm.requested (committed, so published after them by the log's
+// follower) is printed once; conv chat printed it twice (4 turns in 10 in
+// tmux), the late llm.requested making it forget what had streamed.
+func TestChatPrintsAnAnswerOnce(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	f, nc := startFakeConvNode(t)
+	f.onSend = func(string) {
+		f.publish("conversation.assistant.delta", `{"text":"A short "}`)
+		f.publish("conversation.assistant.delta", `{"text":"answer."}`)
+		f.publish("conversation.llm.requested", `{"model":"m","attempt":1,"step":1}`)
+		f.publish("conversation.assistant.message", `{"text":"A short answer.","tool_calls":0}`)
+	}
+	out, err := runChat(t, nc, "hi\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != "A short answer.\n" {
+		t.Fatalf("printed %q, want the answer once", out)
+	}
+}
+
+// TestChatRefusesStartOptionsForAConversationTakenUp: --model, --provider
+// and --system set up a conversation chat starts; with CONV or --last they
+// were ignored without a word.
+func TestChatRefusesStartOptionsForAConversationTakenUp(t *testing.T) {
+	for _, args := range [][]string{{"demo", "c1", "--model", "m"}, {"demo", "--last", "--system", "be brief"}, {"demo", "c1", "--provider", "openai"}} {
+		out, err := runRoot(t, append([]string{"conv", "chat"}, args...)...)
+		if err == nil || !strings.Contains(err.Error(), "applies to a conversation conv chat starts") {
+			t.Errorf("conv chat %v: %v\n%s", args, err, out)
+		}
 	}
 }

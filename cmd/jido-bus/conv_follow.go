@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 
@@ -11,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/codec"
+	"github.com/jido-bus/jido-bus/node"
 	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
@@ -33,26 +36,76 @@ type convFollower struct {
 	inDelta bool
 	// pending holds the deltas of a stream that has not begun printing:
 	// the items committed before the stream began (the user's message, a
-	// tool call's outcome) may not have been polled yet, and are printed
+	// tool call's outcome) may not have been printed yet, and are printed
 	// first, so that streamed text is never cut by the items before it.
 	pending []string
-	// kick asks the poll loop to poll at once: a stream began.
+	// pendingCall is the LLM call the pending deltas belong to, and
+	// pendingSince when the first of them came.
+	pendingCall  string
+	pendingSince time.Time
+	// requested maps an LLM call to the stream sequence of its
+	// conversation.llm.requested: everything before it is committed by
+	// the time its deltas stream, so the timeline folded up to it (an
+	// exact fold, not the projection, which may lag) holds what the
+	// stream's text must follow.
+	requested map[string]uint64
+	// kick asks the poll loop to poll at once: a stream began, or its
+	// call's position is known.
 	kick chan struct{}
 }
 
-// delta prints streamed assistant text as it comes.
-func (c *convFollower) delta(text string) {
+// deltaWait bounds how long deltas wait for their call's llm.requested
+// (a follower started in the middle of a stream never sees it).
+const deltaWait = time.Second
+
+// delta prints streamed assistant text of LLM call call as it comes.
+func (c *convFollower) delta(call, text string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.inDelta {
-		c.pending = append(c.pending, text)
-		select {
-		case c.kick <- struct{}{}:
-		default:
+		if len(c.pending) == 0 {
+			c.pendingCall, c.pendingSince = call, time.Now()
 		}
+		c.pending = append(c.pending, text)
+		c.kickPoll()
 		return
 	}
 	c.printDelta(text)
+}
+
+// requestedAt records where LLM call call was requested.
+func (c *convFollower) requestedAt(call string, seq uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.requested == nil {
+		c.requested = map[string]uint64{}
+	}
+	c.requested[call] = seq
+	if len(c.pending) > 0 && c.pendingCall == call {
+		c.kickPoll()
+	}
+}
+
+func (c *convFollower) kickPoll() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// pendingAt says whether the held deltas may be printed after the next
+// poll, and up to which stream sequence that poll folds the timeline (0:
+// the projection as it stands).
+func (c *convFollower) pendingAt() (seq uint64, ready bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.pending) == 0 {
+		return 0, false
+	}
+	if seq, ok := c.requested[c.pendingCall]; ok {
+		return seq, true
+	}
+	return 0, time.Since(c.pendingSince) >= deltaWait
 }
 
 // printDelta prints one delta; c.mu is held.
@@ -67,13 +120,6 @@ func (c *convFollower) printDelta(text string) {
 	}
 	fmt.Fprint(c.out, text)
 	c.inDelta = true
-}
-
-// hasPending reports whether deltas wait for the timeline to catch up.
-func (c *convFollower) hasPending() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.pending) > 0
 }
 
 // flushPending prints the deltas held back: the timeline has been polled
@@ -132,15 +178,33 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 	defer nc.Close()
 	c := &convFollower{out: cmd.OutOrStdout(), asJSON: f.json, kick: make(chan struct{}, 1)}
 	deltas, err := nc.Subscribe(subjects.Emit(key, convevent.AssistantDelta), func(m *nats.Msg) {
-		var d convevent.Data
-		if json.Unmarshal(m.Data, &d) == nil {
-			c.delta(d.Text)
+		var (
+			d    convevent.Data
+			call string
+			data = m.Data // a plain publish: the text only
+		)
+		if sig, _, err := (&codec.Decoder{}).Decode(m, convevent.AssistantDelta); err == nil {
+			data = sig.Data()
+			call, _ = sig.Extensions()[bus.ExtCausationID].(string)
+		}
+		if json.Unmarshal(data, &d) == nil {
+			c.delta(call, d.Text)
 		}
 	})
 	if err != nil {
 		return err
 	}
 	defer func() { _ = deltas.Unsubscribe() }()
+	requested, err := nc.Subscribe(subjects.Emit(key, convevent.LLMRequested), func(m *nats.Msg) {
+		sig, _, err := (&codec.Decoder{}).Decode(m, "")
+		if seq, perr := strconv.ParseUint(m.Header.Get(node.HeaderSeq), 10, 64); err == nil && perr == nil {
+			c.requestedAt(sig.ID(), seq)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = requested.Unsubscribe() }()
 	client := projectionapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -151,9 +215,10 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 	waiting, answered := false, false
 	for {
 		// Deltas that arrived before this poll began follow what it
-		// returns; later ones kick another poll.
-		streamed := c.hasPending()
-		reply, err := client.ConvShow(ctx, projectionapi.ConvShowRequest{Conv: key, View: conversation.ViewTimeline})
+		// returns, once it holds everything committed before their
+		// call; later ones kick another poll.
+		at, streamed := c.pendingAt()
+		reply, err := client.ConvShow(ctx, projectionapi.ConvShowRequest{Conv: key, View: conversation.ViewTimeline, Seq: at})
 		switch {
 		case err == nil:
 			answered = true

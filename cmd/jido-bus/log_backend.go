@@ -39,7 +39,11 @@ var (
 type logFlags struct {
 	connFlags
 	dataDir string
-	json    bool
+	// dataDirNote says why the default data dir is the one it is (the old
+	// ./data found in the working directory), for the line that says it
+	// is read.
+	dataDirNote string
+	json        bool
 	// follower, when set, makes the connection to a node reconnect for
 	// ever, telling it (stderr) when it is lost and back (connFlags.followerOptions).
 	follower io.Writer
@@ -50,7 +54,7 @@ func (f *logFlags) register(cmd *cobra.Command) {
 	f.cmd = cmd
 	f.connFlags.register(cmd)
 	addOutputFlags(cmd, &f.json)
-	cmd.Flags().StringVar(&f.dataDir, "data-dir", defaultDataDir, "use this data directory and no node (without it: the default node, else ./data)")
+	cmd.Flags().StringVar(&f.dataDir, "data-dir", "", "use this data directory and no node (without it: the default node, else "+dataDirHelp+")")
 }
 
 // connectTimeout bounds the attempt to reach a running node before falling

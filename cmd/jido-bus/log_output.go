@@ -39,17 +39,26 @@ const entryShape = `{"stream","seq","global_seq","time","event":<CloudEvent>}`
 // shape {"entries":[…],"next":…} (JSON, collected until finish), or, for
 // a follower, as one JSON entry per line.
 type entryPrinter struct {
-	w       io.Writer
-	asJSON  bool
-	lines   bool // JSON: one entry per line as it comes, not one list
-	tw      *table
-	entries []logapi.Entry
-	rows    int // entries printed
+	w      io.Writer
+	asJSON bool
+	// deadLetters: the table is of the stream dlq, whose rows say why
+	// each input was refused (deadLetterRow).
+	deadLetters bool
+	lines       bool // JSON: one entry per line as it comes, not one list
+	tw          *table
+	entries     []logapi.Entry
+	rows        int // entries printed
 }
 
-func newEntryPrinter(w io.Writer, asJSON bool) *entryPrinter {
-	p := &entryPrinter{w: w, asJSON: asJSON, entries: []logapi.Entry{}}
-	if !asJSON {
+// newEntryPrinter prints entries of stream ("" for entries of every
+// stream).
+func newEntryPrinter(w io.Writer, asJSON bool, stream string) *entryPrinter {
+	p := &entryPrinter{w: w, asJSON: asJSON, entries: []logapi.Entry{}, deadLetters: isDeadLetters(stream)}
+	switch {
+	case asJSON:
+	case p.deadLetters:
+		p.tw = newTable(w, deadLetterColumns...)
+	default:
 		p.tw = newTable(w, "STREAM", "SEQ", "GLOBAL", "COMMITTED", "TYPE", "ID", "SOURCE")
 	}
 	return p
@@ -67,6 +76,12 @@ func (p *entryPrinter) print(e logapi.Entry) error {
 	var ev bus.Signal
 	if err := json.Unmarshal(e.Event, &ev); err != nil {
 		return fmt.Errorf("%s seq %d: %w", e.Stream, e.Seq, err)
+	}
+	if p.deadLetters {
+		if row, ok := deadLetterRow(e, ev); ok {
+			p.tw.row(row...)
+			return nil
+		}
 	}
 	p.tw.row(e.Stream, e.Seq, e.GlobalSeq, e.Time.Local().Format(time.DateTime), ev.Type(), ev.ID(), ev.Source())
 	return nil

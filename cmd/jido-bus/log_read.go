@@ -65,9 +65,12 @@ func newLogShowCmd() *cobra.Command {
 		Short: "Print entries of a stream, oldest first",
 		Long: `Print the entries of STREAM from sequence --from (default: the first
 retained), at most --limit of them, optionally only those whose type
-matches --type (a pattern: '*' is one segment, '**' any number).`,
+matches --type (a pattern: '*' is one segment, '**' any number). The
+dead letters (STREAM dlq) are listed by why they were refused: the
+reason, the subject the input came on and the error.`,
 		Example: `  jido-bus log show agent/c1
   jido-bus log show agent/c1 --from 100 --limit 20 --type 'user.**'
+  jido-bus log show dlq
   jido-bus log show conversation/proj/conv -o json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -79,7 +82,7 @@ matches --type (a pattern: '*' is one segment, '**' any number).`,
 				return err
 			}
 			defer done()
-			p := newEntryPrinter(cmd.OutOrStdout(), f.json)
+			p := newEntryPrinter(cmd.OutOrStdout(), f.json, args[0])
 			next, more, err := readPages(cmd.Context(), b, logapi.ReadRequest{Stream: args[0], From: from, Types: types}, limit,
 				func(r logapi.ReadReply) error {
 					warnDamaged(cmd.ErrOrStderr(), r.Damaged)
@@ -90,6 +93,12 @@ matches --type (a pattern: '*' is one segment, '**' any number).`,
 					}
 					return nil
 				})
+			if err != nil && p.rows == 0 && isDeadLetters(args[0]) && isNoStream(err) {
+				// The first dead letter makes the stream: none yet is an
+				// answer, not an error.
+				fmt.Fprintln(cmd.ErrOrStderr(), "jido-bus: no dead letters: nothing has been refused")
+				return p.finish(0, "")
+			}
 			if err != nil && p.rows == 0 {
 				return err // no table with nothing in it above the error
 			}
@@ -160,10 +169,20 @@ func describeStream(stream string) string {
 
 // readError says what failed reading stream from sequence from (0: its
 // start), and what to do about a stream that does not exist.
+// isNoStream reports whether err says a stream does not exist.
+func isNoStream(err error) bool {
+	return bus.ErrorType(err) == bus.ReasonNotFound || errors.Is(err, eventlog.ErrNotFound)
+}
+
 func readError(stream string, from uint64, err error) error {
 	// A node answers with the reason, the data directory with the error.
-	if stream != "" && (bus.ErrorType(err) == bus.ReasonNotFound || errors.Is(err, eventlog.ErrNotFound)) {
+	if stream != "" && bus.ErrorType(err) == bus.ReasonNotFound {
 		return fmt.Errorf("stream %s does not exist ('jido-bus log streams' lists the streams there are): %w", stream, err)
+	}
+	if stream != "" && errors.Is(err, eventlog.ErrNotFound) {
+		// Read from a data dir: the same answer, and exit code 3, as a
+		// node's not_found.
+		return bus.Errorf(bus.ReasonNotFound, "stream %s does not exist ('jido-bus log streams' lists the streams there are): %v", stream, err)
 	}
 	if from == 0 {
 		return fmt.Errorf("%s: %w", describeStream(stream), err)
@@ -215,7 +234,7 @@ printed, so that nothing is printed twice or skipped.`,
 				return err
 			}
 			defer done()
-			p := newEntryPrinter(cmd.OutOrStdout(), f.json)
+			p := newEntryPrinter(cmd.OutOrStdout(), f.json, stream)
 			p.lines = follow
 			// A read's Limit 0 means a default page: -n 0 reads the last
 			// entry of all to know where following starts, and prints none.

@@ -12,11 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
-	"github.com/jido-bus/jido-bus/node"
 )
 
 func newLogReplayCmd() *cobra.Command {
@@ -33,18 +31,24 @@ func newLogReplayCmd() *cobra.Command {
 conversation/<project>/<conversation>) by deciding every signal in it again
 with the agent type's logic — never from a snapshot — and prints the state.
 
---to N stops at version N (the state after the agent's Nth signal).
+Positions are stream sequences, as everywhere (the SEQ column of 'log
+show', the first column of 'conv show', conv show --at and conv fork
+--at): --to SEQ stops after the entry SEQ, with the signal there decided
+(its decision is recorded in the entry after it), and prints the state
+then. --diff A B (or --diff A,B) prints what changed in the state
+between after entry A and after entry B. The output also gives the
+agent's version there: how many signals it has decided (what a call's
+reply reports as "version").
 --verify compares each recomputed decision (its directives and version)
 with the one the log recorded and reports the first divergence: the
 sequence, what the log says and what the replay got. That is how a
 non-deterministic action (one reading the clock, drawing random numbers)
-shows itself. It exits with code 2 when it finds one.
---diff A B (or --diff A,B) prints what changed in the state between
-versions A and B.`,
+shows itself. It exits with code 2 when it finds one.`,
 		Example: `  jido-bus log replay agent/c1
-  jido-bus log replay agent/c1 --to 3
+  jido-bus log replay agent/c1 --to 4              # the state after the entry at seq 4
   jido-bus log replay agent/c1 --verify
-  jido-bus log replay agent/c1 --diff 2 5`,
+  jido-bus log replay agent/c1 --diff 2 6
+  jido-bus log replay conversation/demo/c1 --to 12   # the seq conv show printed beside an event`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			stream := args[0]
@@ -56,12 +60,12 @@ versions A and B.`,
 				// --diff A B: the flag took A, B is left as an argument.
 				b, err := strconv.ParseUint(args[1], 10, 64)
 				if len(diff) != 1 || err != nil {
-					return fmt.Errorf("unexpected argument %q: replay takes one stream (for two versions to compare, --diff A B)", args[1])
+					return fmt.Errorf("unexpected argument %q: replay takes one stream (for two positions to compare, --diff A B)", args[1])
 				}
 				diff = append(diff, b)
 			}
 			if len(diff) != 0 && len(diff) != 2 {
-				return fmt.Errorf("--diff takes two versions: --diff A B")
+				return fmt.Errorf("--diff takes two stream sequences: --diff A B")
 			}
 			ctx := cmd.Context()
 			b, closeBackend, err := f.openBackend(ctx, false)
@@ -69,48 +73,31 @@ versions A and B.`,
 				return err
 			}
 			defer closeBackend()
-			types, err := node.AgentTypes(nil)
+			r, err := newReplayer(ctx, b, stream, verify)
 			if err != nil {
 				return err
-			}
-			codec, err := node.Directives()
-			if err != nil {
-				return err
-			}
-			opts := runtime.ReplayOptions{To: to, Verify: verify}
-			states := map[uint64]json.RawMessage{}
-			if len(diff) == 2 {
-				slices.Sort(diff)
-				opts.To = diff[1]
-				opts.OnVersion = func(v uint64, st json.RawMessage) {
-					if v == diff[0] || v == diff[1] {
-						states[v] = st
-					}
-				}
-			}
-			res, err := runtime.Replay(pages(ctx, b, stream), types, codec, opts)
-			if err != nil {
-				return fmt.Errorf("replay %s: %w", stream, err)
-			}
-			// --to and --diff past the last version are one mistake with
-			// one answer (a divergence stops the replay early: that is
-			// reported below instead).
-			if past := opts.To; res.Divergence == nil && past > res.Version {
-				if len(diff) == 2 && diff[0] > res.Version {
-					past = diff[0]
-				}
-				return fmt.Errorf("replay %s: version %d is past the head of %s, version %d (the last the log holds); ask for %d or less", stream, past, stream, res.Version, res.Version)
 			}
 			out := cmd.OutOrStdout()
 			if len(diff) == 2 {
-				return printDiff(out, stream, diff[0], diff[1], states, f.json)
+				slices.Sort(diff)
+				var states [2]replayed
+				for i, at := range diff {
+					if states[i], err = r.replay(at); err != nil {
+						return err
+					}
+				}
+				return printDiff(out, stream, states, f.json)
+			}
+			res, err := r.replay(to)
+			if err != nil {
+				return err
 			}
 			if f.json {
 				if err := writeJSONLine(cmd, res); err != nil {
 					return err
 				}
 			} else {
-				fmt.Fprintf(out, "%s: %s agent %s at version %d (%d signals decided again)\n", stream, res.Type, res.ID, res.Version, res.Signals)
+				fmt.Fprintf(out, "%s: %s agent %s after seq %d, at version %d (%d signals decided again)\n", stream, res.Type, res.ID, res.Seq, res.Version, res.Signals)
 				if d := res.Divergence; d != nil {
 					fmt.Fprintf(out, "DIVERGED at seq %d (signal %s, version %d): %s\n  log:    %s\n  replay: %s\n", d.Seq, d.Signal, d.Version, d.Reason, d.Expected, d.Got)
 				} else if verify {
@@ -125,12 +112,13 @@ versions A and B.`,
 		},
 	}
 	f.register(cmd)
-	documentJSON(cmd, `{"id","type","version","state":{…},"signals":N,
-"divergence"?:{"seq","signal","version","expected","got","reason"}}; with
---diff, {"stream","from":A,"to":B,"changes":[{"path","before"?,"after"?}…]}.`)
-	cmd.Flags().Uint64Var(&to, "to", 0, "stop at this version (0: replay everything)")
+	documentJSON(cmd, `{"id","type","seq","version","state":{…},"signals":N,
+"divergence"?:{"seq","signal","version","expected","got","reason"}}: seq is
+the last entry replayed; with --diff,
+{"stream","from":A,"to":B,"from_version","to_version","changes":[{"path","before"?,"after"?}…]}.`)
+	cmd.Flags().Uint64Var(&to, "to", 0, "stop after the entry at this stream `SEQ` (log show's SEQ column, conv show's first; 0: replay everything)")
 	cmd.Flags().BoolVar(&verify, "verify", false, "compare each recomputed decision with the logged one; exit 2 at the first divergence")
-	cmd.Flags().UintSliceVar(&diffFlag, "diff", nil, "print the state change between versions A and B: --diff A B, --diff A,B or --diff A --diff B")
+	cmd.Flags().UintSliceVar(&diffFlag, "diff", nil, "print the state change between after stream sequences A and B: --diff A B, --diff A,B or --diff A --diff B")
 	return cmd
 }
 
@@ -166,14 +154,10 @@ func pages(ctx context.Context, b logBackend, stream string) iter.Seq2[eventlog.
 	}
 }
 
-// printDiff prints the members that differ between two states, by path.
-func printDiff(w io.Writer, stream string, a, b uint64, states map[uint64]json.RawMessage, asJSON bool) error {
-	for _, v := range []uint64{a, b} {
-		if _, ok := states[v]; !ok {
-			return fmt.Errorf("%s never reached version %d", stream, v)
-		}
-	}
-	before, after := flatten(states[a]), flatten(states[b])
+// printDiff prints the members that differ between two replayed states,
+// by path.
+func printDiff(w io.Writer, stream string, states [2]replayed, asJSON bool) error {
+	before, after := flatten(states[0].State), flatten(states[1].State)
 	type change struct {
 		Path   string `json:"path"`
 		Before any    `json:"before,omitempty"`
@@ -211,9 +195,16 @@ func printDiff(w io.Writer, stream string, a, b uint64, states map[uint64]json.R
 		if changes == nil {
 			changes = []change{}
 		}
-		return writeJSON(w, map[string]any{"stream": stream, "from": a, "to": b, "changes": changes})
+		return writeJSON(w, struct {
+			Stream      string   `json:"stream"`
+			From        uint64   `json:"from"`
+			To          uint64   `json:"to"`
+			FromVersion uint64   `json:"from_version"`
+			ToVersion   uint64   `json:"to_version"`
+			Changes     []change `json:"changes"`
+		}{stream, states[0].Seq, states[1].Seq, states[0].Version, states[1].Version, changes})
 	}
-	fmt.Fprintf(w, "%s: state change from version %d to %d\n", stream, a, b)
+	fmt.Fprintf(w, "%s: state change from after seq %d (version %d) to after seq %d (version %d)\n", stream, states[0].Seq, states[0].Version, states[1].Seq, states[1].Version)
 	if len(changes) == 0 {
 		fmt.Fprintln(w, "  (no change)")
 	}

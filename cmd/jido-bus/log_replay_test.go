@@ -52,15 +52,24 @@ func TestLogReplay(t *testing.T) {
 	if err != nil || !strings.Contains(out, "version 3") || !strings.Contains(out, "verified") || !strings.Contains(out, `"count":6`) {
 		t.Fatalf("replay --verify: %v\n%s", err, out)
 	}
-	out, _, err = runLog(t, "", append([]string{"replay", "agent/c1", "--to", "2"}, local...)...)
-	if err != nil || !strings.Contains(out, `"count":3`) {
-		t.Fatalf("replay --to 2: %v\n%s", err, out)
+	// agent/c1: 1 started, then each increment (2, 4, 6) and its cmd
+	// record (3, 5, 7). A position is a stream sequence: after seq 4 the
+	// second increment is decided, as its cmd record at 5 says.
+	for _, to := range []string{"4", "5"} {
+		out, _, err = runLog(t, "", append([]string{"replay", "agent/c1", "--to", to}, local...)...)
+		if err != nil || !strings.Contains(out, `"count":3`) || !strings.Contains(out, "after seq "+to+", at version 2") {
+			t.Fatalf("replay --to %s: %v\n%s", to, err, out)
+		}
 	}
-	for _, diff := range [][]string{{"--diff", "1,3"}, {"--diff", "1", "3"}, {"--diff", "3", "--diff", "1"}} {
+	for _, diff := range [][]string{{"--diff", "2,6"}, {"--diff", "2", "7"}, {"--diff", "6", "--diff", "3"}} {
 		out, _, err = runLog(t, "", append(append([]string{"replay", "agent/c1"}, diff...), local...)...)
-		if err != nil || !strings.Contains(out, "~ /count: 1 -> 6") {
+		if err != nil || !strings.Contains(out, "~ /count: 1 -> 6") || !strings.Contains(out, "(version 1) to after seq") {
 			t.Fatalf("replay %v: %v\n%s", diff, err, out)
 		}
+	}
+	out, _, err = runLog(t, "", append([]string{"replay", "agent/c1", "--diff", "1,2", "-o", "json"}, local...)...)
+	if err != nil || !strings.Contains(out, `"from":1,"to":2,"from_version":0,"to_version":1`) {
+		t.Fatalf("replay --diff 1,2 -o json: %v\n%s", err, out)
 	}
 	if _, _, err := runLog(t, "", append([]string{"replay", "agent/c1", "agent/c2"}, local...)...); err == nil || !strings.Contains(err.Error(), "unexpected argument") {
 		t.Fatalf("replay with two streams: %v", err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/nats-io/nats.go"
@@ -17,8 +18,8 @@ import (
 // NATS_CONTEXT means that node, and no directory is opened when it cannot
 // be reached; both at once are refused. With neither, the default node
 // (the selected NATS context's, else nats://127.0.0.1:4222) is tried and
-// then the default data dir, and the command says on stderr which one it
-// read.
+// then the default data dir (defaultDataDir), and the command says on
+// stderr which one it read.
 
 // sourceHelp is the part of the log, projection and conv commands' help
 // that says what they read.
@@ -27,8 +28,9 @@ log in DIR/log) and nothing else; a node named by -s/--server
 (--nats-url), NATS_URL, --context or NATS_CONTEXT is asked over NATS, and
 no directory is opened when it does not answer; both at once are refused.
 With neither, the default node (the selected NATS context's, else
-nats://127.0.0.1:4222) is asked, then the data dir ./data, and the
-command says on stderr which one it read. A running node holds a lock on
+nats://127.0.0.1:4222) is asked, then the default data dir
+(~/.local/share/jido-bus/node, or ./data when the working directory has
+one holding a log), and the command says on stderr which one it read. A running node holds a lock on
 its data directory: while it runs, read that directory through the node.`
 
 // readSource is what a command reads.
@@ -54,6 +56,9 @@ func (f *logFlags) pickSource() (readSource, error) {
 	}
 	src := readSource{node: fmt.Sprintf("the node at %s (%s)", node, from), named: named}
 	if !f.changed("data-dir") {
+		if f.dataDir, f.dataDirNote, err = defaultDataDir(os.Getenv); err != nil && !named {
+			return src, err
+		}
 		return src, nil
 	}
 	if named {
@@ -109,6 +114,9 @@ func (f *logFlags) reachNode(src readSource, opts []nats.Option, probe func(*nat
 		return nil, subjects, nil, err
 	}
 	f.say("no node answers at %s: reading the data dir %s (-s URL names a node, --data-dir DIR a directory)", strings.TrimPrefix(src.node, "the node at "), f.dataDir)
+	if f.dataDirNote != "" {
+		f.say("%s", f.dataDirNote)
+	}
 	return nil, subjects, err, nil
 }
 

@@ -109,6 +109,8 @@ importing the same file twice adds nothing. Events go in chunks of up to
 		},
 	}
 	f.register(cmd)
+	// The one log verb that may create the data directory it is given.
+	cmd.Flags().Lookup("data-dir").Usage = "import into this data directory, created if missing, and no node (without it: the default node, else " + dataDirHelp + ")"
 	documentJSON(cmd, `{"appended":N,"duplicates":N,"version":N}: the events
 added, those already present, and the stream's version afterwards.`)
 	cmd.Flags().StringVar(&stream, "stream", "", "stream to append to (required)")

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/node"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -33,6 +32,9 @@ func main() {
 		// quietly with 0 by itself; serve returns its own exit codes.
 		fmt.Fprintln(os.Stderr, "jido-bus: interrupted")
 		os.Exit(exitInterrupted)
+	}
+	if ee, ok := errors.AsType[exitError](err); ok && ee.quiet {
+		os.Exit(ee.code) // said already, or nothing to say
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "jido-bus:", err)
@@ -126,20 +128,9 @@ once the disk is usable), 1 any other failure.`,
 type exitError struct {
 	code int
 	err  error
+	// quiet: main prints nothing (the user left conv chat with Ctrl-C).
+	quiet bool
 }
 
 func (e exitError) Error() string { return e.err.Error() }
 func (e exitError) Unwrap() error { return e.err }
-
-// defaultDataDir is where every command that reads or writes data looks
-// unless --data-dir says otherwise.
-const defaultDataDir = "./data"
-
-// logDir is where the event log lives inside a data directory.
-func logDir(dataDir string) string { return node.LogDir(dataDir) }
-
-// addDataDirFlag registers the --data-dir flag that every command touching
-// the data directory shares.
-func addDataDirFlag(cmd *cobra.Command, dir *string) {
-	cmd.Flags().StringVar(dir, "data-dir", defaultDataDir, "directory holding the event log (created if missing)")
-}

@@ -49,7 +49,7 @@ Register it with an MCP client as a command, e.g.
   claude mcp add myproject -- jido-bus mcp --project /path/to/project
   claude mcp add myproject -- jido-bus mcp --project /srv/proj --nats-url nats://node:4222
 
-` + connHelp,
+` + mcpConnHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cfg.checkMode(); err != nil {
@@ -61,13 +61,30 @@ Register it with an MCP client as a command, e.g.
 	f := cmd.Flags()
 	f.StringVar(&cfg.project, "project", "", "the project's folder (required)")
 	f.StringVar(&cfg.id, "id", "", "the project's id when it is opened (default: a new id; a project already open on PATH keeps its own)")
-	f.StringVar(&cfg.dataDir, "data-dir", "", "the node's data dir (default $XDG_DATA_HOME/jido-bus/mcp)")
+	f.StringVar(&cfg.dataDir, "data-dir", "", "the embedded node's data dir, created if missing (default ~/.local/share/jido-bus/mcp: $XDG_DATA_HOME/jido-bus/mcp)")
 	f.StringVar(&cfg.logLevel, "log-level", "warn", "debug, info, warn or error (to stderr)")
 	f.StringVar(&cfg.logFormat, "log-format", "text", "text or json")
 	cfg.conn.register(cmd)
+	// No server is used unless one is named: the connection flags'
+	// defaults would say otherwise.
+	f.Lookup("server").Usage = "serve a project of the running node at this NATS server, nats://host:port[,…], instead of starting a node (no default: without -s, --nats-url or --context mcp starts its own)"
+	f.Lookup("context").Usage = "serve a project of the running node this NATS CLI context names, instead of starting a node"
 	_ = cmd.MarkFlagRequired("project")
 	return cmd
 }
+
+// mcpConnHelp is connHelp as it holds for mcp: the connection settings
+// only count once a node is named.
+const mcpConnHelp = `Connection, once -s/--nats-url or --context names a running node: the
+other settings (user, password, token, creds, nkey, TLS files) come from
+their flag, else their environment variable (NATS_USER, NATS_PASSWORD,
+NATS_TOKEN, NATS_CREDS, NATS_NKEY, NATS_CERT, NATS_KEY, NATS_CA), else
+the NATS CLI context (--context, NATS_CONTEXT, or the one 'nats context
+select' chose). There is no default server: NATS_URL, NATS_CONTEXT and the
+context 'nats context select' chose are not used to pick one, since an
+MCP client that launches mcp must get the project it was registered with,
+not whatever node the environment points at. Prefer the variables (or a
+context, or a creds file) for secrets: a flag is visible in 'ps'.`
 
 // remote reports whether the flags name a running node to serve from.
 func (c *mcpConfig) remote() bool {

@@ -25,8 +25,9 @@ func newProjectCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "project",
 		Short: "Open projects on a running node, list their tools and assets, call tools",
-		Long: `The project subcommands send requests to a running node's project API
-(jido.api.project.<verb> on NATS) and print the reply. A project is a
+		Long: `The project subcommands but init send requests to a running node's
+project API (jido.api.project.<verb> on NATS) and print the reply; init
+writes a starter .jido/ into a folder. A project is a
 folder on the node's machine: its skills, commands, workflows and skill
 graph notes under <root>/.jido, and tools (read_file, edit_file, grep,
 run_command, …) confined to the folder by a policy. Everything a project
@@ -41,7 +42,7 @@ failure of a call.`,
 	}
 	cmd.AddCommand(newProjectOpenCmd(), newProjectListCmd(), newProjectGetCmd(), newProjectToolsCmd(),
 		newProjectAssetsCmd(), newProjectReloadCmd(), newProjectCloseCmd(), newProjectCallCmd(),
-		newProjectDiagnosticsCmd())
+		newProjectDiagnosticsCmd(), newProjectInitCmd())
 	return cmd
 }
 

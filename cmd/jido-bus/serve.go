@@ -42,6 +42,8 @@ type serveConfig struct {
 	listenFromFile bool     // the config file set listen
 	secretFlags    []string // flags given that carry a secret (ps shows them)
 	warnings       []string // what serve logs at start about its configuration
+	notes          []string // what serve says at start that is not a warning (the data dir it chose)
+	dataHome       bool     // the data dir is the per-user default, under a directory serve makes private
 
 	http         node.HTTPConfig // the gateways' listener (serve --http)
 	httpTokenEnv string          // the variable holding its token
@@ -71,7 +73,11 @@ func newServeCmdConfig() (*cobra.Command, *serveConfig) {
 By default the node starts an embedded NATS server (JetStream on) listening
 on --listen, so the NATS CLI and any NATS client can reach it; with
 --nats-url it connects to an existing NATS server instead. Data is kept in
---data-dir.
+--data-dir, by default ~/.local/share/jido-bus/node ($XDG_DATA_HOME/jido-bus/node):
+outside the folders you work in, so that any of them can be opened as a
+project (a project may not hold its node's data dir). A ./data holding a
+log in the working directory, the default before, is still used when no
+--data-dir is given, with a note saying so.
 
 Who may do what: users with a role (admin, operator, client) from --config
 FILE, enforced by the embedded server as NATS permissions; refusals are
@@ -156,7 +162,7 @@ start once with --accept-wal-loss to keep the entries before the damage
 	addDataDirFlag(cmd, &cfg.dataDir)
 	f.StringVar(&cfg.prefix, "prefix", bus.DefaultPrefix, "first token(s) of every jido-bus subject")
 	f.StringVar(&cfg.configPath, "config", "", "YAML file of settings (listen, data_dir, prefix, users, tls, insecure, metrics, webhooks, http, commands, providers, sandbox); flags override it")
-	f.StringVar(&cfg.user, "user", "", "an admin user clients may log in as (embedded server), or the user the node gives (--nats-url); its password from $JIDO_PASSWORD")
+	f.StringVar(&cfg.user, "user", "", "the admin clients log in as (embedded server), or the user the node gives (--nats-url); env JIDO_USER, default admin; its password from $JIDO_PASSWORD")
 	f.StringVar(&cfg.password, "password", "", "password of --user; prefer $JIDO_PASSWORD (ps shows command lines)")
 	f.StringVar(&cfg.token, "token", "", "token of the one admin (embedded server; excludes users), or the token the node gives (--nats-url); prefer $JIDO_TOKEN")
 	f.BoolVar(&cfg.insecure, "insecure", false, "let the embedded server listen on a non-loopback address without authentication (ping then warns)")
@@ -205,6 +211,14 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 	for _, w := range cfg.warnings {
 		log.Warn(w)
 	}
+	for _, note := range cfg.notes {
+		log.Info(note)
+	}
+	if cfg.dataHome {
+		if err := makeDataHome(os.Getenv); err != nil {
+			return err
+		}
+	}
 	for _, f := range cfg.secretFlags {
 		log.Warn(f+" on the command line is visible to every user of this machine (ps); set "+map[string]string{"--password": envPassword, "--token": envToken}[f]+" or use --config instead", "flag", f)
 	}
@@ -233,6 +247,7 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 	if err != nil {
 		return err
 	}
+	logGateways(log, n)
 	var failed error
 	select {
 	case <-ctx.Done():

@@ -171,6 +171,18 @@ func resolveServeConfig(cmd *cobra.Command, flags *serveConfig, getenv func(stri
 		}
 	}
 	applyServeEnv(&cfg, changed, getenv)
+	if cfg.dataDir == "" {
+		dir, note, err := defaultDataDir(getenv)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.dataDir = dir
+		if note != "" {
+			cfg.notes = append(cfg.notes, note)
+		} else {
+			cfg.dataHome = true
+		}
+	}
 	for _, u := range file.Users {
 		if cfg.user != "" && u.Name == cfg.user {
 			return cfg, fmt.Errorf("the user %q of --user or %s (the default name of %s's user is %q) is also a user of --config %s: rename one of them", cfg.user, envUser, envPassword, node.RoleAdmin, cfg.configPath)

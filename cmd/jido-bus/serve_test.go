@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -27,7 +28,19 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// A command told no --data-dir uses the user's (defaultDataDir): never
+	// the real one from a test.
+	home, err := os.MkdirTemp("", "jido-bus-cmd-test")
+	if err == nil {
+		err = os.Setenv("XDG_DATA_HOME", home)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
 }
 
 // runBinary runs the jido-bus binary (this test binary running main) with

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -319,7 +320,11 @@ func (a *Assistant) newProvider(s LLMSettings, root string) (llm.Provider, error
 	}
 	name := strings.ToLower(strings.TrimSpace(s.Provider))
 	if name == "" {
-		return llm.New(cfg, a.cfg.Getenv, a.cfg.HTTPClient) // says what to set
+		// Said in one line a person can act on: where the setting goes,
+		// what to write, what this node offers, and the command that
+		// writes a starter for a folder that has no config at all.
+		return nil, &llm.Error{Kind: llm.KindConfig, Message: fmt.Sprintf("no model: set llm.provider and llm.model in %s, e.g. llm: {provider: openai, model: gpt-4o-mini} (this node's providers: %s); without that file, 'jido-bus project init %s' writes a commented starter",
+			filepath.Join(root, ".jido", "config.yaml"), strings.Join(a.providerNames(), ", "), root)}
 	}
 	if name == llm.ProviderScripted {
 		// A script is a file of the project: read through an os.Root, so

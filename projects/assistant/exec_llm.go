@@ -42,11 +42,7 @@ func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtim
 		// Recorded once the settings are known, so that it names the
 		// model and provider; a crash before it commits is closed by the
 		// restart all the same (the loop's state holds the request).
-		requested := map[string]any{"model": s.Model, "provider": s.Provider, "attempt": c.Attempt, "step": c.Step}
-		if len(settings.InstructionFiles) > 0 {
-			requested["instructions"] = settings.InstructionFiles
-		}
-		a.deliver(x, convevent.LLMRequested, c.Request, x.Input.ID(), requested)
+		a.deliver(x, convevent.LLMRequested, c.Request, x.Input.ID(), requestedData(s, c, settings.InstructionFiles))
 		if err != nil {
 			if ctx.Err() != nil {
 				a.stopped(ctx, x, c, 0)
@@ -58,6 +54,23 @@ func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtim
 		a.complete(ctx, x, c, s, settings.Instructions, root)
 	})
 	return runtime.ExecResult{Kind: runtime.ExecAsync}, nil
+}
+
+// requestedData is conversation.llm.requested's data: the model, the
+// attempt, the step and the instruction files read. A provider is
+// named only when the settings name one: a project without a model still
+// records its request (then the failure saying what to set), never an
+// event its own schema refuses (provider is at least one character),
+// which the runtime dead-letters as invalid_event.
+func requestedData(s LLMSettings, c LLMCall, instructions []string) map[string]any {
+	data := map[string]any{"model": s.Model, "attempt": c.Attempt, "step": c.Step}
+	if s.Provider != "" {
+		data["provider"] = s.Provider
+	}
+	if len(instructions) > 0 {
+		data["instructions"] = instructions
+	}
+	return data
 }
 
 // complete makes one attempt and records its outcome.

@@ -28,6 +28,10 @@ type scriptLine struct {
 	// Chunk streams the text in pieces of this many bytes (0: one piece).
 	Chunk int         `json:"chunk"`
 	Fail  *scriptFail `json:"fail"`
+	// Repeat, on the script's last line, makes that line the answer to
+	// every request past the script, so a conversation goes on for as
+	// long as a person types (the demo's "my script has ended" line).
+	Repeat bool `json:"repeat"`
 }
 
 type scriptToolCall struct {
@@ -57,6 +61,8 @@ type scripted struct {
 	model string
 	path  string
 	turns []scriptTurn
+	// repeat: the last turn answers every request past the script.
+	repeat bool
 
 	mu sync.Mutex
 	// failures counts the failing lines already returned per request
@@ -69,6 +75,7 @@ type scripted struct {
 //
 //	{"text":"…","tool_calls":[{"id":"…","name":"…","args":{…}}],"usage":{"input_tokens":1,"output_tokens":2},"delay_ms":0,"chunk":8}
 //	{"fail":{"kind":"server","status":500,"message":"…","retry_after_ms":0}}
+//	{"text":"…","repeat":true}
 //
 // A tool call has "args" (a JSON value, sent as its compact text) or
 // "args_text" (raw text, possibly invalid JSON); its id defaults to
@@ -81,7 +88,9 @@ type scripted struct {
 // the k-th attempt of the same request (same system prompt and messages)
 // gets the turn's k-th line. The count of failures already returned is kept
 // in memory per request, so after a restart a turn's failures happen again.
-// A request past the last turn is a config error.
+// A request past the last turn is a config error, unless the last line
+// says "repeat": true; it then answers every such request (and may hold
+// no tool call, which would call it for ever).
 func newScripted(cfg Config) (Provider, error) {
 	if cfg.Script == "" {
 		return nil, configError("the scripted provider needs a script: set llm.script to a JSONL file of turns")
@@ -116,6 +125,10 @@ func newScripted(cfg Config) (Provider, error) {
 		if err != nil {
 			return nil, configError("llm script %s line %d: %v", cfg.Script, n, err)
 		}
+		if s.repeat {
+			return nil, configError("llm script %s line %d follows a line with \"repeat\": true, which answers every request past the script: only the last line may repeat", cfg.Script, n)
+		}
+		s.repeat = line.Repeat
 		cur.lines = append(cur.lines, line)
 		cur.lineNo = append(cur.lineNo, n)
 		if line.Fail == nil {
@@ -156,6 +169,9 @@ func parseScriptLine(raw []byte) (scriptLine, error) {
 			return line, fmt.Errorf("tool call %d has both args and args_text: keep one", i)
 		}
 	}
+	if line.Repeat && (len(line.ToolCalls) > 0 || line.Fail != nil) {
+		return line, errors.New("a line with \"repeat\": true answers every request past the script, so it may hold neither tool calls (they would be called for ever) nor fail")
+	}
 	if f := line.Fail; f != nil {
 		switch f.Kind {
 		case KindAuth, KindRateLimited, KindServer, KindBadRequest, KindStream, KindTimeout, KindConfig:
@@ -192,7 +208,10 @@ func (s *scripted) Complete(ctx context.Context, req Request, onDelta func(Delta
 		}
 	}
 	if turn >= len(s.turns) {
-		return Response{}, configError("the llm script %s has no more turns: it has %d, the conversation asks for turn %d", s.path, len(s.turns), turn+1)
+		if !s.repeat {
+			return Response{}, configError("the llm script %s has no more turns: it has %d, the conversation asks for turn %d (a last line with \"repeat\": true answers every request past the script)", s.path, len(s.turns), turn+1)
+		}
+		turn = len(s.turns) - 1
 	}
 	t := s.turns[turn]
 	fp := fingerprint(req)

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"slices"
+
+	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+)
+
+// historyEvents turns timeline items into the events conv chat prints, in
+// stream order: a tool call item is its request at its seq and its
+// outcome at the outcome's seq. conv chat shows a conversation's history
+// and what a reconnect missed this way, through the one renderer that
+// prints live events, and the sequences let it skip what it printed
+// already.
+func historyEvents(items []conversation.TimelineItem) []chatEvent {
+	var out []chatEvent
+	add := func(seq uint64, typ string, d chatData) {
+		out = append(out, chatEvent{seq: seq, typ: typ, data: d, history: true})
+	}
+	for _, it := range items {
+		switch it.Kind {
+		case conversation.ItemUser:
+			add(it.Seq, convevent.UserMessage, chatData{Text: it.Text})
+		case conversation.ItemAssistant:
+			add(it.Seq, convevent.AssistantMessage, chatData{Text: it.Text})
+		case conversation.ItemToolCall:
+			c := it.Tool
+			if c.Name != "" {
+				add(it.Seq, convevent.ToolRequested, chatData{CallID: c.CallID, Name: c.Name, Args: c.Args, ArgsError: c.ArgsError})
+			}
+			if c.ResultSeq == 0 {
+				continue
+			}
+			d := chatData{CallID: c.CallID, Output: c.Output, Error: c.Error, Reason: c.Reason}
+			if c.OutputRef != nil {
+				d.OutputRef = &struct {
+					Size int64 `json:"size"`
+				}{c.OutputRef.Size}
+			}
+			if typ := toolOutcome(c.State); typ != "" {
+				add(c.ResultSeq, typ, d)
+			}
+		case conversation.ItemLLMError:
+			d := chatData{Error: it.Error}
+			if it.LLM != nil && (it.LLM.RetryInMS > 0 || it.LLM.Retryable) {
+				retry := it.LLM.RetryInMS
+				d.RetryInMS = &retry
+			}
+			add(it.Seq, convevent.LLMFailed, d)
+		case conversation.ItemApproval:
+			a := it.Approval
+			add(it.Seq, convevent.ToolApprovalRequested, chatData{CallID: a.CallID, Name: a.Name, Args: a.Args, Reason: a.Reason, TimeoutMS: a.TimeoutMS})
+		case conversation.ItemDecision:
+			a := it.Approval
+			add(it.Seq, convevent.ToolApproval, chatData{CallID: a.CallID, Decision: a.Decision, By: a.By, Reason: a.Reason})
+		case conversation.ItemCancel:
+			add(it.Seq, convevent.Cancel, chatData{Reason: it.Text})
+		case conversation.ItemStopped:
+			add(it.Seq, convevent.Stopped, chatData{Reason: it.Text})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b chatEvent) int {
+		switch {
+		case a.seq < b.seq:
+			return -1
+		case a.seq > b.seq:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// toolOutcome is the event that gave a tool call its final state, or "".
+func toolOutcome(state string) string {
+	switch state {
+	case conversation.ToolCompleted:
+		return convevent.ToolCompleted
+	case conversation.ToolFailed:
+		return convevent.ToolFailed
+	case conversation.ToolCancelled:
+		return convevent.ToolCancelled
+	case conversation.ToolTimedOut:
+		return convevent.ToolTimeout
+	}
+	return ""
+}

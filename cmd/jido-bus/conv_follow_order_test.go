@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
+	"github.com/jido-bus/jido-bus/projections/conversation"
+)
+
+// TestConvFollowPrintsWhatCameBeforeAStream: an answer's text streams
+// after everything committed before its LLM call (a tool call's outcome
+// above all), though the timeline projection may not have folded that
+// yet: the deltas wait for the timeline folded exactly up to their call's
+// llm.requested. conv follow printed the next answer's text before the
+// tool call's completed line when the projection lagged (make test's
+// TestCLIAuditConvFollow failed about one run in three).
+func TestConvFollowPrintsWhatCameBeforeAStream(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	srv := natstest.RunServer(t)
+	nodeConn := natstest.Connect(t, srv)
+	subjects, _ := bus.NewSubjects("")
+	conv := &loggedConv{t: t, nc: nodeConn, sub: subjects}
+	args := json.RawMessage(`{"dir":"."}`)
+	requested := conversation.ToolCall{CallID: "t1", Name: "ls", Args: args, State: conversation.ToolRequested}
+	completed := requested
+	completed.State, completed.Output, completed.ResultSeq = conversation.ToolCompleted, json.RawMessage(`"a.go"`), 8
+	lagging := []conversation.TimelineItem{{Seq: 4, Kind: conversation.ItemUser, Text: "list"}, {Seq: 6, Kind: conversation.ItemToolCall, Tool: &requested}}
+	exact := []conversation.TimelineItem{lagging[0], {Seq: 6, Kind: conversation.ItemToolCall, Tool: &completed}}
+	b := natsbus.New(nodeConn, natsbus.Options{Subjects: subjects})
+	t.Cleanup(func() { _ = b.Close() })
+	// The projection lags at the tool call requested; the log, folded up
+	// to the call's llm.requested at seq 10, has it completed.
+	if err := b.HandleAPI(subjects.API("conv", "show"), func(_ context.Context, req []byte) (any, error) {
+		var r struct{ Seq uint64 }
+		if err := json.Unmarshal(req, &r); err != nil {
+			return nil, err
+		}
+		items := lagging
+		if r.Seq >= 10 {
+			items = exact
+		}
+		return map[string]any{"conv": "p1/c1", "view": "timeline", "state": conversation.Timeline{Items: items}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut lockedBuffer
+	done := make(chan error, 1)
+	go func() {
+		root := newRootCmd()
+		root.SetOut(&out)
+		root.SetErr(&errOut)
+		root.SetArgs([]string{"conv", "follow", "p1/c1", "--every", "20ms", "--nats-url", srv.ClientURL()})
+		done <- root.ExecuteContext(ctx)
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("conv follow: %v\n%s", err, errOut.String())
+		}
+	}()
+	waitFor(t, "the tool call requested", func() bool { return strings.Contains(out.String(), "[requested]") })
+	conv.publish(0, "conversation.assistant.delta", "r2", `{"text":"one file"}`)
+	conv.publishID(10, "conversation.llm.requested", "r2", "u1", `{"model":"m"}`) // published after the delta, as the node may
+	waitFor(t, "the streamed text", func() bool { return strings.Contains(out.String(), "one file") })
+	got := out.String()
+	if done, text := strings.Index(got, "[completed]"), strings.Index(got, "one file"); done < 0 || done > text {
+		t.Errorf("the text streamed before the tool call's outcome committed ahead of it:\n%s", got)
+	}
+}
