@@ -289,9 +289,15 @@ func (h *requestHandler) send(ctx context.Context, req *a2a.SendMessageRequest) 
 		stop()
 		return sent{}, fromHost(err)
 	}
+	// Folded up to the message, no further: what came after it (the
+	// model's request, its tool calls, perhaps the whole answer of a fast
+	// model) is the stream's to send, and follow skips what f holds.
 	f = newContextFold(conv)
 	for _, ev := range events {
 		f.fold(ev)
+		if ev.ID == id {
+			break
+		}
 	}
 	t := f.taskOfMessage(id)
 	if t == nil {

@@ -42,9 +42,6 @@ type toolCall struct {
 type streamer struct {
 	taskID, contextID string
 	last              a2a.TaskState
-	// tools names the calls seen requested (their outcomes carry only
-	// the call id).
-	tools map[string]string
 	// steps are the answers streamed, by artifact id.
 	steps map[a2a.ArtifactID]*step
 }
@@ -64,7 +61,7 @@ type step struct {
 }
 
 func newStreamer(t *task, conv string, last a2a.TaskState) *streamer {
-	return &streamer{taskID: t.id, contextID: conv, last: last, tools: map[string]string{}, steps: map[a2a.ArtifactID]*step{}}
+	return &streamer{taskID: t.id, contextID: conv, last: last, steps: map[a2a.ArtifactID]*step{}}
 }
 
 func (s *streamer) info() a2a.TaskInfo {
@@ -96,10 +93,7 @@ func (s *streamer) events(f *contextFold, t *task, ev *conversation.Event) []a2a
 		}
 	case convevent.ToolRequested, convevent.ToolStarted, convevent.ToolCompleted, convevent.ToolFailed,
 		convevent.ToolCancelled, convevent.ToolTimeout, convevent.ToolApprovalRequested:
-		if d.Name != "" {
-			s.tools[d.CallID] = d.Name
-		}
-		tc := toolCall{CallID: d.CallID, Name: s.tools[d.CallID], State: ev.Type[len("conversation.tool."):], Args: d.Args}
+		tc := toolCall{CallID: d.CallID, Name: f.toolNames[d.CallID], State: ev.Type[len("conversation.tool."):], Args: d.Args}
 		if d.Error != nil {
 			tc.Error = d.Error.Type + ": " + d.Error.Message
 		}

@@ -43,6 +43,11 @@ type contextFold struct {
 	steps map[string]bool
 	// head is the last seq folded.
 	head uint64
+	// toolNames names every call requested so far by its call id: an
+	// outcome carries only the id, and a stream that begins after the
+	// fold took in a call's request (the message was sent before the
+	// stream caught up) still names it.
+	toolNames map[string]string
 }
 
 // task is one task of a context, as folded so far.
@@ -71,7 +76,7 @@ type task struct {
 }
 
 func newContextFold(conv string) *contextFold {
-	return &contextFold{conv: conv, status: conversation.NewStatus(), users: map[string]*a2a.Message{}, steps: map[string]bool{}}
+	return &contextFold{conv: conv, status: conversation.NewStatus(), users: map[string]*a2a.Message{}, steps: map[string]bool{}, toolNames: map[string]string{}}
 }
 
 // taskID is the id of the n-th task (from 1) of conversation conv.
@@ -152,6 +157,9 @@ func (f *contextFold) fold(ev *conversation.Event) {
 		t.retrying = false
 	}
 	d := &ev.Data
+	if ev.Type == convevent.ToolRequested && d.Name != "" {
+		f.toolNames[d.CallID] = d.Name
+	}
 	switch ev.Type {
 	case convevent.UserMessage:
 		m := message(a2a.MessageRoleUser, ev)
