@@ -1,7 +1,9 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -279,3 +281,36 @@ func TestStdio(t *testing.T) {
 }
 
 var _ = mcpgw.DefaultSessionTimeout
+
+// TestStdioAnswersBeforeTheEnd: a client that writes its requests and
+// closes its end at once (printf … | jido-bus mcp) gets every answer:
+// the end of the input waits for the requests in flight. The SDK ended
+// the session at EOF and dropped them, so nothing came back.
+func TestStdioAnswersBeforeTheEnd(t *testing.T) {
+	e := start(t)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"two","method":"tools/call","params":{"name":"read_file","arguments":{"path":"main.go"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
+	}, "\n") + "\n"
+	var out bytes.Buffer
+	if err := e.g.ServeStdio(context.Background(), "p1", strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	answered := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err == nil && m.Result != nil {
+			answered[string(m.ID)] = true
+		}
+	}
+	for _, id := range []string{`1`, `"two"`, `3`} {
+		if !answered[id] {
+			t.Errorf("request %s not answered before the end; out:\n%s", id, out.String())
+		}
+	}
+}

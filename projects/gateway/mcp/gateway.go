@@ -185,7 +185,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, project string, in io.Reader, 
 	g.add(s)
 	defer g.remove(s)
 	w := &lockedWriter{w: out}
-	err := s.mcp.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(&lineFilter{r: bufio.NewReader(in), out: w}), Writer: w})
+	err := s.mcp.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(&lineFilter{r: bufio.NewReader(in), out: w, done: ctx.Done()}), Writer: w})
 	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil
 	}
