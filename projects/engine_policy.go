@@ -84,7 +84,7 @@ func policyFromDocument(doc json.RawMessage, dataDir string) (*policy.Policy, er
 	if len(bytes.TrimSpace(doc)) == 0 || bytes.Equal(bytes.TrimSpace(doc), []byte("{}")) {
 		return policy.Default().WithDataDir(dataDir), nil
 	}
-	p, err := policy.Load("the project's stored policy", doc)
+	p, err := policy.LoadDocument("the project's stored policy", doc)
 	if err == nil {
 		err = refuseOldToolNames(p, "the project's stored policy (its policy when it was opened)")
 	}
