@@ -51,7 +51,7 @@ func loadPolicy(root *policy.Root, dataDir string, given json.RawMessage) (*poli
 		p, err = policy.Load("policy", given)
 	default:
 		file := path.Join(dataDir, PolicyFile)
-		data, rerr := root.ReadFile(file, maxPolicyBytes)
+		data, rerr := readPolicyFile(root, dataDir)
 		switch {
 		case rerr == nil:
 			source = file
@@ -77,6 +77,24 @@ func loadPolicy(root *policy.Root, dataDir string, given json.RawMessage) (*poli
 		return nil, nil, "", err
 	}
 	return p.WithDataDir(dataDir), doc, source, nil
+}
+
+// readPolicyFile reads <dataDir>/policy.yaml through root. The file must
+// be a regular file of the data dir, as an asset must: a symlink is
+// refused, even one to a file inside the root, since the file tools may
+// write that file (.jido is read-only to them, the rest of the root is
+// not), and the policy follows the file's edits while the project is
+// open. An error wrapping fs.ErrNotExist means there is no policy file.
+func readPolicyFile(root *policy.Root, dataDir string) ([]byte, error) {
+	file := path.Join(dataDir, PolicyFile)
+	fi, err := root.Lstat(file)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, bus.Errorf(bus.ReasonInvalidRequest, "%s is a symlink; the policy must be a regular file inside %s, which the project's tools cannot change: replace the link with the file", file, dataDir)
+	}
+	return root.ReadFile(file, maxPolicyBytes)
 }
 
 // policyFromDocument rebuilds the policy a project's state keeps.

@@ -34,6 +34,11 @@ type WatchOptions struct {
 	// OnChange receives each reload that changed the set; a reload that
 	// changes nothing (same Changes.Empty) calls nothing. nil drops them.
 	OnChange func(old, next *Snapshot, changes Changes)
+	// OnReload is called after every reload, changed or not, once
+	// OnChange (if any) has returned: a file of the data dir that is not
+	// an asset (a project's policy.yaml) may be what changed, and its
+	// owner checks it then. nil calls nothing.
+	OnReload func()
 	// OnError receives what went wrong: a folder that cannot be watched,
 	// an error from fsnotify (events lost: a reload follows), a reload
 	// that failed (the Set keeps its snapshot). nil drops them.
@@ -180,6 +185,9 @@ func (w *Watcher) reload() {
 		w.report(fmt.Errorf("reload %s: %w", w.dataDir, err))
 	} else if !changes.Empty() && w.opts.OnChange != nil {
 		w.opts.OnChange(old, next, changes)
+	}
+	if w.opts.OnReload != nil {
+		w.opts.OnReload()
 	}
 	if w.opts.afterReload != nil {
 		w.opts.afterReload(changes, err)

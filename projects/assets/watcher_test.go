@@ -55,6 +55,7 @@ type watchRig struct {
 	events  chan fsnotify.Event
 	reloads chan Changes
 	changes chan Changes
+	settled chan struct{}
 	errs    chan error
 }
 
@@ -62,13 +63,14 @@ type watchRig struct {
 // clock, else the debounce is real and short.
 func startWatch(t *testing.T, dir string, fake bool) *watchRig {
 	t.Helper()
-	r := &watchRig{t: t, dir: dir, set: &Set{}, events: make(chan fsnotify.Event, 100_000), reloads: make(chan Changes, 1000), changes: make(chan Changes, 1000), errs: make(chan error, 1000)}
+	r := &watchRig{t: t, dir: dir, set: &Set{}, events: make(chan fsnotify.Event, 100_000), reloads: make(chan Changes, 1000), changes: make(chan Changes, 1000), settled: make(chan struct{}, 1000), errs: make(chan error, 1000)}
 	if _, _, _, err := r.set.Reload(dir, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	opts := WatchOptions{
 		Debounce:    10 * time.Millisecond,
 		OnChange:    func(_, _ *Snapshot, c Changes) { r.changes <- c },
+		OnReload:    func() { r.settled <- struct{}{} },
 		OnError:     func(err error) { r.errs <- err },
 		afterEvent:  func(ev fsnotify.Event) { r.events <- ev },
 		afterReload: func(c Changes, _ error) { r.reloads <- c },
@@ -262,6 +264,28 @@ func TestWatcherEditThatChangesNothingCallsNothing(t *testing.T) {
 	r.event("state/ created", func(ev fsnotify.Event) bool { return ev.Name == r.path("state") })
 	if w, f := r.watched("state"), r.clock.fire(); w || f {
 		t.Fatalf("state/ or a hidden file armed a reload: state watched %v, a debounce armed %v", w, f)
+	}
+}
+
+// TestWatcherOnReloadHearsFilesThatAreNoAssets: a file of the data dir
+// that is not an asset (a project's policy.yaml) changes no asset, so
+// OnChange is not called, but OnReload is: its owner checks the file then.
+func TestWatcherOnReloadHearsFilesThatAreNoAssets(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	r := startWatch(t, tree(t, map[string]string{"commands/c.md": "C\n"}), true)
+	defer r.close()
+	write(t, r.dir, "policy.yaml", "tools: {run_command: ask}\n")
+	r.event("policy.yaml written", func(ev fsnotify.Event) bool { return ev.Name == r.path("policy.yaml") })
+	if !r.clock.fire() {
+		t.Fatal("no debounce armed for policy.yaml")
+	}
+	select {
+	case <-r.settled:
+	case <-time.After(waitFor):
+		t.Fatal("OnReload not called after the reload policy.yaml caused")
+	}
+	if len(r.changes) != 0 {
+		t.Fatalf("OnChange called for a file that is no asset: %+v", <-r.changes)
 	}
 }
 
