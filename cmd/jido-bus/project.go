@@ -193,38 +193,6 @@ func newProjectGetCmd() *cobra.Command {
 	return cmd
 }
 
-func newProjectReloadCmd() *cobra.Command {
-	var f liveFlags
-	cmd := &cobra.Command{
-		Use:   "reload ID",
-		Short: "Reload a project's assets now (the watcher does it on changes)",
-		Long: `Reload a project's assets now and print what changed. A project whose
-watcher runs reloads by itself when a file under .jido changes; this is
-for a node started without watching, or to be sure.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var reply projectapi.ReloadReply
-			if err := projectRequest(cmd, &f, projectapi.VerbReload, projectapi.ProjectRequest{Project: args[0]}, &reply); err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			if f.json {
-				return writeJSON(w, reply)
-			}
-			if !reply.Changed {
-				_, err := fmt.Fprintf(w, "project %s: nothing changed (version %d)\n", reply.Project.ID, reply.Project.Version)
-				return err
-			}
-			fmt.Fprintf(w, "project %s: reloaded, version %d\n", reply.Project.ID, reply.Project.Version)
-			printChanges(w, reply.Changes)
-			return nil
-		},
-	}
-	f.register(cmd)
-	documentJSON(cmd, `one object: {"project":{…as 'project get'},"changed":bool,"changes":{"skills":{"added","changed","removed"},"commands":{…},"workflows":{…},"notes":{…},"diagnostics":[…]}}.`)
-	return cmd
-}
-
 func newProjectCloseCmd() *cobra.Command {
 	var (
 		f      liveFlags
