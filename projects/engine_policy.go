@@ -59,7 +59,7 @@ func loadPolicy(root *policy.Root, dataDir string, given json.RawMessage) (*poli
 		case errors.Is(rerr, fs.ErrNotExist):
 			source, p = PolicyDefault, policy.Default()
 		default:
-			return nil, nil, "", bus.Errorf(typeOr(rerr, bus.ReasonInvalidRequest), "policy file %s in %s: %s; fix or remove it, or give a policy in the request", file, root.Path(), bus.AsError(rerr).Message)
+			return nil, nil, "", bus.Errorf(typeOr(rerr, bus.ReasonInvalidRequest), "policy file %s in %s: %s", file, root.Path(), bus.AsError(rerr).Message)
 		}
 	}
 	if err == nil {
@@ -91,8 +91,13 @@ func readPolicyFile(root *policy.Root, dataDir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
 		return nil, bus.Errorf(bus.ReasonInvalidRequest, "%s is a symlink; the policy must be a regular file inside %s, which the project's tools cannot change: replace the link with the file", file, dataDir)
+	case !fi.Mode().IsRegular():
+		return nil, bus.Errorf(bus.ReasonInvalidRequest, "%s is not a regular file (%s); make it the policy's YAML, or remove it", file, fi.Mode().Type())
+	case fi.Size() > maxPolicyBytes:
+		return nil, bus.Errorf(bus.ReasonTooLarge, "%s is %d bytes, over the %d a policy file may be; a policy is a few lines", file, fi.Size(), maxPolicyBytes)
 	}
 	return root.ReadFile(file, maxPolicyBytes)
 }

@@ -55,7 +55,15 @@ func (e *Engine) reloadPolicy(ctx context.Context, p *project) (PolicyReload, er
 			path.Join(p.dataDir, PolicyFile))}, nil
 	}
 	box := p.box()
-	pol, doc, source, err := loadPolicy(box.Root, p.dataDir, nil)
+	var (
+		pol    *policy.Policy
+		doc    json.RawMessage
+		source string
+	)
+	err := dataDirPresent(box.Root, p.dataDir)
+	if err == nil {
+		pol, doc, source, err = loadPolicy(box.Root, p.dataDir, nil)
+	}
 	if err == nil {
 		err = e.cfg.CommandEnv.Check(pol)
 	}
@@ -94,6 +102,21 @@ func (e *Engine) reloadPolicy(ctx context.Context, p *project) (PolicyReload, er
 	p.runner.SetSandbox(e.sandbox(box.Root, pol))
 	p.policyDoc, p.policySource = doc, source
 	return PolicyReload{Source: source, Changed: true, Changes: changes}, nil
+}
+
+// dataDirPresent refuses to read the policy file of a data dir that is
+// gone (moved away, removed by a checkout or a clean): its policy file
+// is missing with it, and the defaults it would mean are not what anyone
+// asked for. The file is read again once the folder is back.
+func dataDirPresent(root *policy.Root, dataDir string) error {
+	fi, err := root.Lstat(dataDir)
+	switch {
+	case err != nil:
+		return bus.Errorf(typeOr(err, bus.ReasonUnavailable), "the data dir %s cannot be read (%s): the policy in force stays until it is back", dataDir, bus.AsError(err).Message)
+	case !fi.IsDir():
+		return bus.Errorf(bus.ReasonInvalidRequest, "the data dir %s is no longer a folder: the policy in force stays until it is one again", dataDir)
+	}
+	return nil
 }
 
 // policyDiagnostic is the diagnostic of a refused policy file, listed
@@ -178,9 +201,10 @@ func policyChanges(prev, next json.RawMessage) ([]string, error) {
 }
 
 // flatten puts each leaf of v in out under its dotted key; a leaf is a
-// value that is not an object (a list is one leaf).
+// value that is not an object (a list is one leaf), and an empty object
+// has none (limits: {} sets nothing).
 func flatten(prefix string, v any, out map[string]string) {
-	if m, ok := v.(map[string]any); ok && (len(m) > 0 || prefix == "") {
+	if m, ok := v.(map[string]any); ok {
 		for k, sub := range m {
 			key := k
 			if prefix != "" {

@@ -209,7 +209,8 @@ func TestPolicyFromTheRequestWins(t *testing.T) {
 
 // TestPolicyFileWatched: with the watcher on, saving the policy file is
 // enough: the project's tools follow it, and whoever follows the
-// project's offer (OnAssetsChanged: the MCP gateway) hears of it.
+// project's offer (OnAssetsChanged: the MCP gateway) hears of it; the
+// data dir moved away is no reason to fall back to the defaults.
 func TestPolicyFileWatched(t *testing.T) {
 	n := startNode(t, t.TempDir(), true)
 	defer closeNode(t, n)
@@ -232,5 +233,26 @@ func TestPolicyFileWatched(t *testing.T) {
 	}
 	if got, _ := e.Get("p1"); got.PolicySource != ".jido/policy.yaml" {
 		t.Fatalf("project get says the policy comes from %q", got.PolicySource)
+	}
+
+	// The data dir moved away (a checkout, a clean): its policy file is
+	// gone with it, and the defaults it would mean are not what anyone
+	// asked for: the policy in force stays, and the refusal is recorded.
+	if err := os.Rename(filepath.Join(dir, ".jido"), filepath.Join(dir, "jido-away")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		types, _ := entries(t, n, "p1")
+		if slices.Contains(types, projects.TypePolicyRefused) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no project.policy.refused once the data dir was gone: %v", types)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := callErr(t, e, "p1", "write_file", `{"path":"o.txt","content":"x"}`); got != "denied" {
+		t.Fatalf("with the data dir gone, write_file: %q (the defaults were taken)", got)
 	}
 }

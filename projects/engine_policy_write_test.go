@@ -52,7 +52,6 @@ func TestPolicyChanges(t *testing.T) {
 	}
 	want := []string{
 		"commands.limits.processes: (none) -> 64",
-		"commands.limits: {} -> (none)",
 		"commands.network: false -> true",
 		`paths.deny: ["**/.env"] -> []`,
 		"tools.run_command: (none) -> ask",
