@@ -179,8 +179,19 @@ func TestPolicyEditOfAnOpenProject(t *testing.T) {
 	if code, _ := runErr(t, "project", "call", "web", "edit_file", `{"path":"a.txt","old_string":"hello","new_string":"bye"}`, "--nats-url", node.URL); code != 5 {
 		t.Errorf("with .jido gone, edit_file: exit %d (the defaults were taken)", code)
 	}
+	// Back, it is watched again: the next edit is followed, and the
+	// refusal is no longer listed.
+	changed, changedDone = node.StartNATS(t, "sub", "jido.emit.web.project.policy.changed", "--count", "1")
+	waitFor(t, "the policy subscription", func() bool { return strings.Contains(changed.String(), "Subscribing") })
 	if err := os.Rename(filepath.Join(proj, "jido-away"), filepath.Join(proj, ".jido")); err != nil {
 		t.Fatal(err)
+	}
+	setPolicy("tools:\n  edit_file: deny\n  grep: deny\ncommands:\n  programs: [sh]\n")
+	if err := changedDone(); err != nil {
+		t.Fatalf("an edit after .jido came back was not followed: %v", err)
+	}
+	if out := run("project", "diagnostics", "web"); strings.Contains(out, "policy.yaml") {
+		t.Errorf("the refusal is still listed once .jido is back:\n%s", out)
 	}
 
 	// The stream still re-decides: the policy entries are pure records.

@@ -193,6 +193,44 @@ func TestWatcherDropsAFolderRenamedAway(t *testing.T) {
 	}
 }
 
+// TestWatcherFollowsTheDataDirMovedAwayAndBack: a data dir moved away (a
+// checkout, a clean) and back is watched again whole: an edit after its
+// return reloads (it was no longer seen, while the project said it was
+// watching).
+func TestWatcherFollowsTheDataDirMovedAwayAndBack(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	r := startWatch(t, tree(t, map[string]string{"commands/keep.md": "K\n"}), true)
+	defer r.close()
+	away := r.dir + "-away"
+	if err := os.Rename(r.dir, away); err != nil {
+		t.Fatal(err)
+	}
+	r.event("the data dir moved away", func(ev fsnotify.Event) bool { return ev.Name == r.dir && ev.Has(fsnotify.Rename) })
+	if err := os.Rename(away, r.dir); err != nil {
+		t.Fatal(err)
+	}
+	r.event("the data dir back", func(ev fsnotify.Event) bool { return ev.Name == r.dir && ev.Has(fsnotify.Create) })
+	if !r.clock.fire() {
+		t.Fatal("no reload armed by the data dir's moves")
+	}
+	<-r.reloads
+	write(t, r.dir, "commands/new.md", "N\n")
+	r.event("commands/new.md written", func(ev fsnotify.Event) bool { return ev.Name == r.path("commands/new.md") })
+	if !r.clock.fire() {
+		t.Fatal("an edit after the data dir came back armed no reload")
+	}
+	c := r.change("new.md added", func(c Changes) bool { return len(c.Commands.Added) > 0 })
+	if !slices.Equal(c.Commands.Added, []string{"new"}) {
+		t.Fatalf("changes %+v", c)
+	}
+	// Files beside the data dir, in the folder watched for it, arm nothing.
+	write(t, filepath.Dir(r.dir), "beside.txt", "x")
+	r.event("a file beside the data dir", func(ev fsnotify.Event) bool { return strings.HasSuffix(ev.Name, "beside.txt") })
+	if r.clock.fire() {
+		t.Fatal("a file beside the data dir armed a reload")
+	}
+}
+
 func TestWatcherBurstOfWritesIsOneReload(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	r := startWatch(t, tree(t, map[string]string{"commands/keep.md": "K\n"}), true)
