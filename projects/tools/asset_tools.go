@@ -70,6 +70,9 @@ func commandTool(cmd *assets.Command, l Limits) Tool {
 	if desc == "" {
 		desc = "The project's /" + cmd.Name + " command."
 	}
+	if cmd.WhenToUse != "" {
+		desc += " " + sentence(cmd.WhenToUse)
+	}
 	if cmd.ArgumentHint != "" {
 		desc += " Arguments: " + sentence(cmd.ArgumentHint)
 	}

@@ -18,7 +18,7 @@ func TestAssetTools(t *testing.T) {
 	f := newFixture(t, map[string]string{
 		"notes.txt":                    "NOTES",
 		".env":                         "SECRET",
-		".jido/commands/git/greet.md":  "---\ndescription: greets\n---\nHello $1 and {{who}}, see @notes.txt",
+		".jido/commands/git/greet.md":  "---\ndescription: greets\nwhen_to_use: when someone arrives\n---\nHello $1 and {{who}}, see @notes.txt",
 		".jido/commands/leak.md":       "show @.env",
 		".jido/skills/review/SKILL.md": "---\nname: review\ndescription: reviews code\n---\nDo the review, as references/checklist.md says.\n",
 		".jido/skills/review/references/checklist.md": "CHECK",
@@ -45,6 +45,13 @@ func TestAssetTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.runner.SetCatalog(cat)
+
+	// Claude Code's when_to_use joins the description a model sees.
+	for _, sp := range cat.List(policy.Default()) {
+		if sp.Name == "command_git-greet" && !strings.HasPrefix(sp.Description, "greets. when someone arrives.") {
+			t.Errorf("command_git-greet's description: %q", sp.Description)
+		}
+	}
 
 	var cmd commandOutput
 	f.ok(t, "command_git-greet", map[string]any{"arguments": []string{"you"}, "named": map[string]string{"who": "them"}}, &cmd)
