@@ -85,7 +85,12 @@ the node sees it.
 The policy is, first to last: --policy FILE (read here, YAML: tools,
 paths, commands; see the README), the project's .jido/policy.yaml, the
 defaults (every tool allowed, .env files denied, no programs: run_command
-and workflows are not offered until commands.programs names programs).`,
+and workflows are not offered until commands.programs names programs).
+Keys left out keep the default: tools: {run_command: ask} leaves every
+other tool allowed ("*" is the mode of the tools no entry names; an
+allow-list is "*": deny plus its allows). While the project is open, an
+edit of .jido/policy.yaml takes effect (see 'project reload'), unless the
+project was opened with --policy, which the file never overrides.`,
 		Example: `  jido-bus project open . --id web
   jido-bus project open ~/src/api --policy api-policy.yaml`,
 		Args: cobra.ExactArgs(1),
