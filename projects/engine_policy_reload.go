@@ -90,6 +90,10 @@ func (e *Engine) reloadPolicy(ctx context.Context, p *project) (PolicyReload, er
 	if len(changes) == 0 && source == cur {
 		return PolicyReload{Source: cur}, nil
 	}
+	if len(changes) > maxListedChanges {
+		// The policy itself is in the entry; the list is for a person.
+		changes = append(changes[:maxListedChanges:maxListedChanges], fmt.Sprintf("... and %d more", len(changes)-maxListedChanges))
+	}
 	d := PolicyData{Policy: doc, PolicySource: source, PreviousSource: cur, Changes: changes}
 	if d.Changes == nil {
 		d.Changes = []string{}
@@ -118,6 +122,11 @@ func dataDirPresent(root *policy.Root, dataDir string) error {
 	}
 	return nil
 }
+
+// maxListedChanges bounds the changes a policy change lists, so that a
+// policy file of many entries does not make its entry too large to
+// commit.
+const maxListedChanges = 100
 
 // policyDiagnostic is the diagnostic of a refused policy file, listed
 // with the assets' ("policy.yaml", relative to the data dir as theirs

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -254,5 +255,35 @@ func TestPolicyFileWatched(t *testing.T) {
 	}
 	if got := callErr(t, e, "p1", "write_file", `{"path":"o.txt","content":"x"}`); got != "denied" {
 		t.Fatalf("with the data dir gone, write_file: %q (the defaults were taken)", got)
+	}
+}
+
+// TestPolicyChangesListedAreBounded: a policy file of many entries
+// changes many settings at once; the reload and the stream's entry list a
+// hundred and count the rest (the policy itself is whole in the entry),
+// so the entry stays small enough to commit.
+func TestPolicyChangesListedAreBounded(t *testing.T) {
+	n := startNode(t, t.TempDir(), false)
+	defer closeNode(t, n)
+	e := n.Projects()
+	dir := projectDir(t)
+	if _, err := e.Open(context.Background(), projects.OpenRequest{Root: dir, ID: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("tools:\n")
+	for i := range 250 {
+		fmt.Fprintf(&b, "  tool_%03d: deny\n", i)
+	}
+	writeFiles(t, dir, map[string]string{".jido/policy.yaml": b.String()})
+	r, err := e.Reload(context.Background(), "p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Policy.Changes) != 101 || r.Policy.Changes[100] != "... and 150 more" {
+		t.Fatalf("%d changes listed, the last %q", len(r.Policy.Changes), r.Policy.Changes[len(r.Policy.Changes)-1])
+	}
+	if _, tl := stateOf(t, n, "p1"); tl["tool_249"] != "deny" || len(tl) != 251 {
+		t.Fatalf("the policy kept is not whole: %d tools, tool_249 %q", len(tl), tl["tool_249"])
 	}
 }
