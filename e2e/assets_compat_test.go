@@ -389,3 +389,56 @@ func TestOtherAgentsCommandsAndSkills(t *testing.T) {
 		t.Errorf("prompt doctor: %.300q", txt)
 	}
 }
+
+// TestPolicyEditKeepsTheOperatorsSandbox: the node's operator's rules for
+// commands (serve --sandbox-read, sandbox.limits in --config) are not the
+// project's to change: a policy file edited to ask for more processes
+// than the cap, or for weaker confinement the operator does not allow,
+// is followed for what it may say and capped for the rest, and what
+// commands read stays the operator's.
+func TestPolicyEditKeepsTheOperatorsSandbox(t *testing.T) {
+	cfgDir, shared := t.TempDir(), t.TempDir()
+	cfg := filepath.Join(cfgDir, "serve.yaml")
+	if err := os.WriteFile(cfg, []byte("sandbox:\n  limits:\n    processes: 64\n    cpu_seconds: 30\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	node := StartNode(t, tools, t.TempDir(), "--config", cfg, "--sandbox-read", shared)
+	run := projectCLI(t, node)
+	proj := t.TempDir()
+	writeProjectTree(t, proj, map[string]string{".jido/policy.yaml": "commands:\n  programs: [cat]\n"})
+	run("project", "open", proj, "--id", "web")
+	type report struct {
+		Sandbox struct {
+			RunCommand string `json:"run_command"`
+			Reads      []string
+			Limits     struct {
+				Processes  int `json:"processes"`
+				CPUSeconds int `json:"cpu_seconds"`
+			}
+		}
+	}
+	get := func() report {
+		var r report
+		if err := json.Unmarshal([]byte(run("project", "get", "web", "-o", "json")), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	before := get()
+	changed, changedDone := node.StartNATS(t, "sub", "jido.emit.web.project.policy.changed", "--count", "1")
+	waitFor(t, "the policy subscription", func() bool { return strings.Contains(changed.String(), "Subscribing") })
+	writeProjectTree(t, proj, map[string]string{".jido/policy.yaml": "commands:\n  programs: [cat]\n  without_namespaces: warn\n  without_landlock: warn\n  limits:\n    processes: 100000\n    cpu_seconds: 999999\n"})
+	if err := changedDone(); err != nil || !strings.Contains(changed.String(), "100000") {
+		t.Fatalf("the edit was not followed: %v\n%s", err, changed.String())
+	}
+	after := get()
+	if after.Sandbox.Limits.Processes != 64 || after.Sandbox.Limits.CPUSeconds != 30 {
+		t.Errorf("after the edit the limits are %+v, want the operator's caps (64 processes, 30 s)", after.Sandbox.Limits)
+	}
+	if !slices.Contains(after.Sandbox.Reads, shared) || !slices.Equal(after.Sandbox.Reads, before.Sandbox.Reads) {
+		t.Errorf("what commands read changed: %v, was %v", after.Sandbox.Reads, before.Sandbox.Reads)
+	}
+	if after.Sandbox.RunCommand == "weaker" {
+		t.Errorf("run_command runs weaker than promised, which the operator did not allow: %+v", after.Sandbox)
+	}
+}
