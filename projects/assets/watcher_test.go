@@ -201,6 +201,15 @@ func TestWatcherFollowsTheDataDirMovedAwayAndBack(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	r := startWatch(t, tree(t, map[string]string{"commands/keep.md": "K\n"}), true)
 	defer r.close()
+	// Files beside the data dir, in the folder watched for it, arm nothing.
+	write(t, filepath.Dir(r.dir), "beside.txt", "x")
+	r.event("a file beside the data dir written", func(ev fsnotify.Event) bool {
+		return ev.Name == filepath.Join(filepath.Dir(r.dir), "beside.txt") && ev.Has(fsnotify.Write)
+	})
+	if r.clock.fire() {
+		t.Fatal("a file beside the data dir armed a reload")
+	}
+
 	away := r.dir + "-away"
 	if err := os.Rename(r.dir, away); err != nil {
 		t.Fatal(err)
@@ -214,20 +223,18 @@ func TestWatcherFollowsTheDataDirMovedAwayAndBack(t *testing.T) {
 		t.Fatal("no reload armed by the data dir's moves")
 	}
 	<-r.reloads
-	write(t, r.dir, "commands/new.md", "N\n")
-	r.event("commands/new.md written", func(ev fsnotify.Event) bool { return ev.Name == r.path("commands/new.md") })
+	// One write (not os.WriteFile's create, then write), so that no event
+	// of it comes after the debounce fired and arms another.
+	if err := os.Rename(r.path("commands/keep.md"), r.path("commands/new.md")); err != nil {
+		t.Fatal(err)
+	}
+	r.event("commands/new.md", func(ev fsnotify.Event) bool { return ev.Name == r.path("commands/new.md") })
 	if !r.clock.fire() {
 		t.Fatal("an edit after the data dir came back armed no reload")
 	}
 	c := r.change("new.md added", func(c Changes) bool { return len(c.Commands.Added) > 0 })
 	if !slices.Equal(c.Commands.Added, []string{"new"}) {
 		t.Fatalf("changes %+v", c)
-	}
-	// Files beside the data dir, in the folder watched for it, arm nothing.
-	write(t, filepath.Dir(r.dir), "beside.txt", "x")
-	r.event("a file beside the data dir", func(ev fsnotify.Event) bool { return strings.HasSuffix(ev.Name, "beside.txt") })
-	if r.clock.fire() {
-		t.Fatal("a file beside the data dir armed a reload")
 	}
 }
 
@@ -312,8 +319,10 @@ func TestWatcherOnReloadHearsFilesThatAreNoAssets(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	r := startWatch(t, tree(t, map[string]string{"commands/c.md": "C\n"}), true)
 	defer r.close()
+	// Its last event: os.WriteFile creates, then writes; an event after
+	// the debounce fired would arm another, which nothing fires.
 	write(t, r.dir, "policy.yaml", "tools: {run_command: ask}\n")
-	r.event("policy.yaml written", func(ev fsnotify.Event) bool { return ev.Name == r.path("policy.yaml") })
+	r.event("policy.yaml written", func(ev fsnotify.Event) bool { return ev.Name == r.path("policy.yaml") && ev.Has(fsnotify.Write) })
 	if !r.clock.fire() {
 		t.Fatal("no debounce armed for policy.yaml")
 	}
