@@ -27,6 +27,8 @@ const (
 	TypeStarted        = "project.started"         // StartedData: the project opened (or came back after a restart)
 	TypeAssetsLoaded   = "project.assets.loaded"   // AssetsData: the first load of the asset set
 	TypeAssetsReloaded = "project.assets.reloaded" // AssetsData with Changes: a reload that changed the set
+	TypePolicyChanged  = "project.policy.changed"  // PolicyData: the policy file was edited (or created, or removed) and the project's tools run under the new policy from this entry on
+	TypePolicyRefused  = "project.policy.refused"  // PolicyRefusedData: the policy file was edited into one the project cannot run under; the policy in force stays
 	TypeToolStarted    = "project.tool.started"    // ToolData: a call entered the runner
 	TypeToolCompleted  = "project.tool.completed"  // ToolData: a call succeeded
 	TypeToolFailed     = "project.tool.failed"     // ToolData with Error: a call failed or was refused
@@ -47,15 +49,16 @@ const Source = "jido-bus:projects"
 // (its initial state) and no signal can move a project elsewhere.
 const ReasonWrongRoot = "wrong_root"
 
-// projectState is the agent's state schema. root, data_dir, policy and
-// policy_source come from the start (initial_state) and no action changes
-// them; the rest follows the signals.
+// projectState is the agent's state schema. root and data_dir come from
+// the start (initial_state) and no action changes them; policy and
+// policy_source come from it too, and change with project.policy.changed;
+// the rest follows the signals.
 const projectState = `{
   "type": "object",
   "properties": {
     "root": {"type": "string", "default": "", "description": "the project root's real path"},
     "data_dir": {"type": "string", "default": ".jido", "description": "the data dir's name under the root"},
-    "policy": {"type": "object", "default": {}, "description": "the policy as loaded, in the form of .jido/policy.yaml"},
+    "policy": {"type": "object", "default": {}, "description": "the policy in force, in the form of .jido/policy.yaml: as loaded at open, then as project.policy.changed set it"},
     "policy_source": {"type": "string", "default": "", "description": "where the policy came from: request, the policy file, or default"},
     "status": {"enum": ["open", "closed"], "default": "open"},
     "assets": {
@@ -84,6 +87,8 @@ func NewAgent() (*agents.Definition, error) {
 		Actions: []agents.Action{
 			{Name: "started", Description: "Record the project's start: its opening, or its return after a restart (root and policy as started).", Params: startedParams, Run: started},
 			{Name: "assets", Description: "Record a load or reload of the asset set.", Params: assetsParams, Run: assetsChanged},
+			{Name: "policy", Description: "Record the policy the project's tools run under from now on: its policy file changed.", Params: policyParams, Run: policyChanged},
+			{Name: "policy_refused", Description: "Record a policy file the project did not take (the policy in force stays).", Params: policyRefusedParams, Run: policyRefused},
 			{Name: "tool", Description: "Record a tool call's start, completion or failure.", Params: toolParams, Run: toolEvent},
 			{Name: "conv", Description: "Record a conversation's start or stop in the project's conversations list.", Params: convParams, Run: convEvent},
 			{Name: "gateway", Description: "Record a request a protocol gateway (MCP, A2A) brought to the project.", Params: gatewayParams, Run: gatewayRequest},
@@ -93,6 +98,8 @@ func NewAgent() (*agents.Definition, error) {
 			{Pattern: TypeStarted, Action: "started"},
 			{Pattern: TypeAssetsLoaded, Action: "assets"},
 			{Pattern: TypeAssetsReloaded, Action: "assets"},
+			{Pattern: TypePolicyChanged, Action: "policy"},
+			{Pattern: TypePolicyRefused, Action: "policy_refused"},
 			{Pattern: TypeToolStarted, Action: "tool"},
 			{Pattern: TypeToolCompleted, Action: "tool"},
 			{Pattern: TypeToolFailed, Action: "tool"},
@@ -118,6 +125,18 @@ const assetsParams = `{
     "version": {"type": "integer", "minimum": 0},
     "diagnostics": {"type": "integer", "minimum": 0}
   }
+}`
+
+const policyParams = `{
+  "type": "object",
+  "required": ["policy", "policy_source"],
+  "properties": {"policy": {"type": "object"}, "policy_source": {"type": "string", "minLength": 1}}
+}`
+
+const policyRefusedParams = `{
+  "type": "object",
+  "required": ["file", "reason", "policy_source"],
+  "properties": {"file": {"type": "string", "minLength": 1}, "reason": {"type": "string", "minLength": 1}, "policy_source": {"type": "string", "minLength": 1}}
 }`
 
 const toolParams = `{
@@ -170,6 +189,40 @@ func assetsChanged(env agents.Env, params json.RawMessage) (agents.Result, error
 		}}},
 		Directives: []agents.Directive{e},
 	}, nil
+}
+
+// policyChanged makes the policy the state keeps the new one, so that a
+// restart rebuilds the project under it, and re-emits the signal.
+func policyChanged(env agents.Env, params json.RawMessage) (agents.Result, error) {
+	var p PolicyData
+	if err := json.Unmarshal(params, &p); err != nil {
+		return agents.Result{}, agents.Refuse(bus.Errorf(agents.ReasonInvalidParams, "%s: %v", TypePolicyChanged, err))
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(p.Policy, &doc); err != nil {
+		return agents.Result{}, agents.Refuse(bus.Errorf(agents.ReasonInvalidParams, "%s: policy: %v", TypePolicyChanged, err))
+	}
+	e, err := echo(env, params)
+	if err != nil {
+		return agents.Result{}, err
+	}
+	return agents.Result{
+		Ops: []agents.StateOp{
+			agents.SetPath{Path: []string{"policy"}, Value: doc},
+			agents.SetPath{Path: []string{"policy_source"}, Value: p.PolicySource},
+		},
+		Directives: []agents.Directive{e},
+	}, nil
+}
+
+// policyRefused records the refusal and re-emits it; the state's policy
+// is the one still in force.
+func policyRefused(env agents.Env, params json.RawMessage) (agents.Result, error) {
+	e, err := echo(env, params)
+	if err != nil {
+		return agents.Result{}, err
+	}
+	return agents.Result{Directives: []agents.Directive{e}}, nil
 }
 
 func toolEvent(env agents.Env, params json.RawMessage) (agents.Result, error) {

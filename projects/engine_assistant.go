@@ -42,10 +42,10 @@ func (e *Engine) Settings(id string) (assistant.Settings, string, error) {
 	}
 	var s assistant.Settings
 	name := path.Join(p.dataDir, ConfigFile)
-	if s.Instructions, s.InstructionFiles, err = instructions(p.sandbox.Root, p.dataDir); err != nil {
+	if s.Instructions, s.InstructionFiles, err = instructions(p.rootDir, p.dataDir); err != nil {
 		return s, p.root, fmt.Errorf("project %s: %w", id, err)
 	}
-	data, err := p.sandbox.Root.ReadFile(name, maxConfigBytes)
+	data, err := p.rootDir.ReadFile(name, maxConfigBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, p.root, nil
 	}
@@ -100,7 +100,7 @@ func (e *Engine) NeedsApproval(id, tool string) (bool, string, error) {
 	if err != nil {
 		return false, "", err
 	}
-	if p.sandbox.Policy.ToolMode(tool) != policy.ModeAsk {
+	if p.box().Policy.ToolMode(tool) != policy.ModeAsk {
 		return false, "", nil
 	}
 	return true, "the project's policy asks a person before " + tool + " runs (tools: in .jido/policy.yaml)", nil

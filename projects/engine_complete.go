@@ -27,7 +27,7 @@ func (e *Engine) CompletePath(id, prefix string) (paths []string, more bool, err
 	if list == "" {
 		list = "."
 	}
-	entries, err := p.sandbox.ReadDir("list_dir", list)
+	entries, err := p.box().ReadDir("list_dir", list)
 	if err != nil {
 		return nil, false, nil // nothing to offer: not an error of the client's
 	}

@@ -51,7 +51,7 @@ func loadPolicy(root *policy.Root, dataDir string, given json.RawMessage) (*poli
 		p, err = policy.Load("policy", given)
 	default:
 		file := path.Join(dataDir, PolicyFile)
-		data, rerr := root.ReadFile(file, maxPolicyBytes)
+		data, rerr := readPolicyFile(root, dataDir)
 		switch {
 		case rerr == nil:
 			source = file
@@ -59,7 +59,7 @@ func loadPolicy(root *policy.Root, dataDir string, given json.RawMessage) (*poli
 		case errors.Is(rerr, fs.ErrNotExist):
 			source, p = PolicyDefault, policy.Default()
 		default:
-			return nil, nil, "", bus.Errorf(typeOr(rerr, bus.ReasonInvalidRequest), "policy file %s in %s: %s; fix or remove it, or give a policy in the request", file, root.Path(), bus.AsError(rerr).Message)
+			return nil, nil, "", bus.Errorf(typeOr(rerr, bus.ReasonInvalidRequest), "policy file %s in %s: %s", file, root.Path(), bus.AsError(rerr).Message)
 		}
 	}
 	if err == nil {
@@ -79,12 +79,35 @@ func loadPolicy(root *policy.Root, dataDir string, given json.RawMessage) (*poli
 	return p.WithDataDir(dataDir), doc, source, nil
 }
 
+// readPolicyFile reads <dataDir>/policy.yaml through root. The file must
+// be a regular file of the data dir, as an asset must: a symlink is
+// refused, even one to a file inside the root, since the file tools may
+// write that file (.jido is read-only to them, the rest of the root is
+// not), and the policy follows the file's edits while the project is
+// open. An error wrapping fs.ErrNotExist means there is no policy file.
+func readPolicyFile(root *policy.Root, dataDir string) ([]byte, error) {
+	file := path.Join(dataDir, PolicyFile)
+	fi, err := root.Lstat(file)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return nil, bus.Errorf(bus.ReasonInvalidRequest, "%s is a symlink; the policy must be a regular file inside %s, which the project's tools cannot change: replace the link with the file", file, dataDir)
+	case !fi.Mode().IsRegular():
+		return nil, bus.Errorf(bus.ReasonInvalidRequest, "%s is not a regular file (%s); make it the policy's YAML, or remove it", file, fi.Mode().Type())
+	case fi.Size() > maxPolicyBytes:
+		return nil, bus.Errorf(bus.ReasonTooLarge, "%s is %d bytes, over the %d a policy file may be; a policy is a few lines", file, fi.Size(), maxPolicyBytes)
+	}
+	return root.ReadFile(file, maxPolicyBytes)
+}
+
 // policyFromDocument rebuilds the policy a project's state keeps.
 func policyFromDocument(doc json.RawMessage, dataDir string) (*policy.Policy, error) {
 	if len(bytes.TrimSpace(doc)) == 0 || bytes.Equal(bytes.TrimSpace(doc), []byte("{}")) {
 		return policy.Default().WithDataDir(dataDir), nil
 	}
-	p, err := policy.Load("the project's stored policy", doc)
+	p, err := policy.LoadDocument("the project's stored policy", doc)
 	if err == nil {
 		err = refuseOldToolNames(p, "the project's stored policy (its policy when it was opened)")
 	}

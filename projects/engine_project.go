@@ -19,16 +19,27 @@ import (
 // project is the process side of one open project: what the agent's state
 // names (root, data dir, policy) made real.
 type project struct {
-	id           string
-	root         string // real path
-	place        place  // the root's, for the checks of other roots
-	dataDir      string // the name under the root
-	layout       layout.Layout
+	id      string
+	root    string // real path
+	place   place  // the root's, for the checks of other roots
+	dataDir string // the name under the root
+	layout  layout.Layout
+	// rootDir is the root opened once; every sandbox the project has had
+	// (one per policy) shares it, and release closes it.
+	rootDir *policy.Root
+	set     *assets.Set
+	// runner holds the sandbox calls run in (box), swapped when the
+	// policy changes.
+	runner *tools.Runner
+
+	// pmu serializes the checks of the policy file and guards what they
+	// change: the policy's document and source (the agent's state keeps
+	// them too), and refused, the reason the file was last refused ("" when
+	// the file in force was taken), so that a refusal is recorded once.
+	pmu          sync.Mutex
 	policyDoc    json.RawMessage
 	policySource string
-	sandbox      *policy.Sandbox
-	set          *assets.Set
-	runner       *tools.Runner
+	refused      string
 	// err is set for a project listed after a restart that could not be
 	// reopened; nothing else is then set but id, root and dataDir.
 	err *bus.Error
@@ -62,8 +73,7 @@ func (e *Engine) build(id string, root *policy.Root, dataDir string, pol *policy
 	if _, err := l.Ensure(); err != nil {
 		return nil, bus.Errorf(bus.ReasonInvalidRequest, "project %s: %v", id, err)
 	}
-	p := &project{id: id, root: root.Path(), dataDir: dataDir, layout: l, policyDoc: doc, policySource: source,
-		sandbox: &policy.Sandbox{Root: root, Policy: pol.WithInherit(e.cfg.CommandEnv), Host: e.host(root.Path())}, set: &assets.Set{}}
+	p := &project{id: id, root: root.Path(), dataDir: dataDir, layout: l, policyDoc: doc, policySource: source, rootDir: root, set: &assets.Set{}}
 	p.statRoot()
 	snap, err := assets.Load(l.DataDir, e.loadOptions())
 	if err != nil {
@@ -75,13 +85,23 @@ func (e *Engine) build(id string, root *policy.Root, dataDir string, pol *policy
 		return nil, err
 	}
 	ropts := e.cfg.Runner
-	ropts.Sandbox, ropts.Catalog, ropts.Artifacts = p.sandbox, cat, e.cfg.Artifacts
+	ropts.Sandbox, ropts.Catalog, ropts.Artifacts = e.sandbox(root, pol), cat, e.cfg.Artifacts
 	ropts.Observer = &observer{e: e, id: id}
 	if p.runner, err = tools.NewRunner(ropts); err != nil {
 		return nil, fmt.Errorf("project %s: %w", id, err)
 	}
 	return p, nil
 }
+
+// sandbox is the sandbox of the project on root under pol: the node's
+// operator's rules for its commands (Host) and what they may inherit come
+// from the node, never from the policy.
+func (e *Engine) sandbox(root *policy.Root, pol *policy.Policy) *policy.Sandbox {
+	return &policy.Sandbox{Root: root, Policy: pol.WithInherit(e.cfg.CommandEnv), Host: e.host(root.Path())}
+}
+
+// box is the sandbox p's calls run in now.
+func (p *project) box() *policy.Sandbox { return p.runner.Sandbox() }
 
 func (e *Engine) loadOptions() assets.Options {
 	o := e.cfg.Assets
@@ -131,6 +151,21 @@ func (e *Engine) watch(p *project) {
 				e.log.Error("asset change not recorded; the tools keep the previous catalog (project reload tries again)", "project", p.id, "err", err)
 			}
 			if !changes.Empty() {
+				e.watchers.notify(p.id)
+			}
+		},
+		OnReload: func() {
+			if p.gone() != nil {
+				return
+			}
+			change, err := e.reloadPolicy(context.Background(), p)
+			if err != nil {
+				// The file is checked again at the next change, or by
+				// project reload; the policy in force stays.
+				e.log.Error("policy file change not recorded; the tools keep the policy in force (project reload tries again)", "project", p.id, "err", err)
+			}
+			e.logPolicy(p.id, change)
+			if change.Changed {
 				e.watchers.notify(p.id)
 			}
 		},
@@ -199,8 +234,9 @@ func (p *project) catalog() *tools.Catalog {
 }
 
 // Reload loads project id's assets again (only changed files are read)
-// and records the change, if any, as project.assets.reloaded. A reload
-// that changes nothing appends nothing; Changed says which it was.
+// and records the change, if any, as project.assets.reloaded; then it
+// reads the policy file again (reloadPolicy). A reload that changes
+// nothing appends nothing; Changed and Policy say what it was.
 func (e *Engine) Reload(ctx context.Context, id string) (ReloadResult, error) {
 	p, err := e.usable(id)
 	if err != nil {
@@ -210,20 +246,27 @@ func (e *Engine) Reload(ctx context.Context, id string) (ReloadResult, error) {
 		return ReloadResult{}, bus.Errorf(bus.ReasonUnavailable, "project %s: reload its assets: %v", id, err)
 	}
 	changes, err := e.report(ctx, p)
-	if !changes.Empty() {
+	var pol PolicyReload
+	if err == nil {
+		pol, err = e.reloadPolicy(ctx, p)
+		e.logPolicy(id, pol)
+	}
+	if !changes.Empty() || pol.Changed {
 		e.watchers.notify(id)
 	}
 	if err != nil {
 		return ReloadResult{}, err
 	}
-	return ReloadResult{Project: p.info(), Changed: !changes.Empty(), Changes: changes}, nil
+	return ReloadResult{Project: p.info(), Changed: !changes.Empty(), Changes: changes, Policy: pol}, nil
 }
 
-// ReloadResult is Reload's answer.
+// ReloadResult is Reload's answer: Changed and Changes are the assets';
+// Policy what the policy file's check found.
 type ReloadResult struct {
 	Project ProjectInfo    `json:"project"`
 	Changed bool           `json:"changed"`
 	Changes assets.Changes `json:"changes"`
+	Policy  PolicyReload   `json:"policy"`
 }
 
 func (p *project) assetsData(s *assets.Snapshot, changes *assets.Changes) AssetsData {
@@ -234,7 +277,10 @@ func (p *project) assetsData(s *assets.Snapshot, changes *assets.Changes) Assets
 
 // info describes p.
 func (p *project) info() ProjectInfo {
-	in := ProjectInfo{ID: p.id, Root: p.root, DataDir: p.dataDir, Stream: Stream(p.id), PolicySource: p.policySource, Status: StatusOpen}
+	p.pmu.Lock()
+	source, refused := p.policySource, p.refused
+	p.pmu.Unlock()
+	in := ProjectInfo{ID: p.id, Root: p.root, DataDir: p.dataDir, Stream: Stream(p.id), PolicySource: source, Status: StatusOpen}
 	if p.err != nil {
 		in.Status, in.Error = StatusError, p.err
 		return in
@@ -244,10 +290,14 @@ func (p *project) info() ProjectInfo {
 	}
 	s := p.set.Load()
 	in.Digest, in.Version, in.Counts, in.Diagnostics = s.Digest, s.Version+p.versionBase, countsOf(s), len(s.Diagnostics)
-	in.Tools = len(p.catalog().List(p.sandbox.Policy))
+	if refused != "" {
+		in.Diagnostics++
+	}
+	box := p.box()
+	in.Tools = len(p.catalog().List(box.Policy))
 	prot := policy.Protection()
 	in.Protection = prot.String()
-	report := p.sandbox.Report(prot)
+	report := box.Report(prot)
 	in.Sandbox = &report
 	p.wmu.Lock()
 	in.Watching = p.watcher != nil
@@ -265,7 +315,7 @@ func (p *project) release() {
 	if w != nil {
 		_ = w.Close()
 	}
-	if p.sandbox != nil && p.sandbox.Root != nil {
-		_ = p.sandbox.Root.Close()
+	if p.rootDir != nil {
+		_ = p.rootDir.Close()
 	}
 }

@@ -32,7 +32,8 @@ type agentState struct {
 // opened again from its state (the root, with the same refusals as Open,
 // the policy it was opened with, the assets loaded from disk, the
 // catalog). A project whose assets changed while the node was down gets
-// a project.assets.reloaded entry, and the conversations under its id
+// a project.assets.reloaded entry, one whose policy file changed a
+// project.policy.changed (or project.policy.refused) entry, and the conversations under its id
 // that are not its own are stopped (engine_conv_owned.go). A project
 // that cannot be reopened (its root vanished, became a link elsewhere,
 // or is refused: of two nested roots, the outer one) is listed with its
@@ -80,7 +81,7 @@ func (e *Engine) Restore(ctx context.Context) int {
 		e.mu.Lock()
 		if _, taken := e.projects[id]; taken {
 			e.mu.Unlock()
-			if p.sandbox != nil {
+			if p.rootDir != nil {
 				p.release()
 			}
 			continue
@@ -164,6 +165,13 @@ func (e *Engine) reopen(ctx context.Context, id string, st agentState) (*project
 		}
 	}
 	p.reported = snap
+	// The policy file may have been edited while the node was down: it
+	// is followed as while open (or refused, the stored policy staying).
+	change, err := e.reloadPolicy(ctx, p)
+	if err != nil {
+		e.log.Error("project reopened under its stored policy; a change of its policy file was not recorded (project reload tries again)", "project", id, "err", err)
+	}
+	e.logPolicy(id, change)
 	ok = true
 	return p, nil
 }

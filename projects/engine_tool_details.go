@@ -9,5 +9,5 @@ func (e *Engine) ToolDetails(id string) ([]tools.Detail, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.catalog().Details(p.sandbox.Policy), nil
+	return p.catalog().Details(p.box().Policy), nil
 }

@@ -18,7 +18,7 @@ func (e *Engine) Tools(id string) ([]tools.Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.catalog().List(p.sandbox.Policy), nil
+	return p.catalog().List(p.box().Policy), nil
 }
 
 // CallTool runs one call through project id's runner, the one path every
@@ -200,15 +200,17 @@ func sortedNames[T any](m map[string]T) []string {
 }
 
 // Diagnostics returns every diagnostic of project id's current asset set,
-// sorted by file then line.
+// and its policy file's when the file was refused (policy.yaml), sorted
+// by file then line.
 func (e *Engine) Diagnostics(id string) ([]assets.Diagnostic, error) {
 	p, err := e.usable(id)
 	if err != nil {
 		return nil, err
 	}
-	d := p.set.Load().Diagnostics
-	if d == nil {
-		d = []assets.Diagnostic{}
+	d := append([]assets.Diagnostic{}, p.set.Load().Diagnostics...)
+	if pd := p.policyDiagnostic(); pd != nil {
+		d = append(d, *pd)
+		sort.SliceStable(d, func(i, j int) bool { return d[i].File < d[j].File })
 	}
 	return d, nil
 }

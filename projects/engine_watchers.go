@@ -12,8 +12,9 @@ type assetWatchers struct {
 // OnAssetsChanged registers fn to be told, by project id, when what a
 // project offers may have changed: its assets reloaded with a change
 // (the watcher or Reload, after project.assets.reloaded is committed and
-// the new catalog is in place), or the project opened or closed (a
-// project's policy changes only by closing and opening it again). fn runs
+// the new catalog is in place), its policy changed (after
+// project.policy.changed is committed and the new policy is in force),
+// or the project opened or closed. fn runs
 // on the goroutine that made the change, holding none of the engine's
 // locks, so it may call the engine; it should return soon. cancel stops
 // the calls (one already running finishes).

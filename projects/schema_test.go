@@ -17,7 +17,7 @@ import (
 // stream (and emits) is valid against the schema `jido-bus schema show`
 // gives for its type, so a UI or a microservice can rely on the schemas:
 // an open, a tool call that completes and one that fails, a reload with a
-// change, a close.
+// change, a policy file followed and one refused, a close.
 func TestStreamEntriesMatchTheirSchemas(t *testing.T) {
 	reg, err := schemas.Builtin()
 	if err != nil {
@@ -43,7 +43,11 @@ func TestStreamEntriesMatchTheirSchemas(t *testing.T) {
 	if err := e.ConvStop(ctx, "p1", "c1", "done"); err != nil {
 		t.Fatal(err)
 	}
-	writeFiles(t, dir, map[string]string{".jido/commands/bye.md": "Bye.\n"})
+	writeFiles(t, dir, map[string]string{".jido/commands/bye.md": "Bye.\n", ".jido/policy.yaml": "tools:\n  run_command: ask\n"})
+	if _, err := e.Reload(ctx, "p1"); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, map[string]string{".jido/policy.yaml": "tools: [\n"})
 	if _, err := e.Reload(ctx, "p1"); err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +76,7 @@ func TestStreamEntriesMatchTheirSchemas(t *testing.T) {
 			t.Errorf("%s: %v\n%s", typ, err, b)
 		}
 	}
-	for _, typ := range []string{projects.TypeStarted, projects.TypeAssetsLoaded, projects.TypeToolStarted, projects.TypeToolCompleted, projects.TypeToolFailed, projects.TypeAssetsReloaded, projects.TypeConvStarted, projects.TypeConvStopped, projects.TypeStopped} {
+	for _, typ := range []string{projects.TypeStarted, projects.TypeAssetsLoaded, projects.TypeToolStarted, projects.TypeToolCompleted, projects.TypeToolFailed, projects.TypeAssetsReloaded, projects.TypePolicyChanged, projects.TypePolicyRefused, projects.TypeConvStarted, projects.TypeConvStopped, projects.TypeStopped} {
 		if !slices.Contains(seen, typ) {
 			t.Errorf("no %s in the stream (saw %v)", typ, seen)
 		}

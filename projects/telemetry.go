@@ -47,6 +47,29 @@ type AssetsData struct {
 	Changes *assets.Changes `json:"changes,omitempty"`
 }
 
+// PolicyData is project.policy.changed's data: the policy the project's
+// tools run under from this entry on, in the form of .jido/policy.yaml.
+type PolicyData struct {
+	Policy       json.RawMessage `json:"policy"`
+	PolicySource string          `json:"policy_source"`
+	// PreviousSource is where the policy before came from.
+	PreviousSource string `json:"previous_source,omitempty"`
+	// Changes say what differs from the policy before, a line per
+	// setting: `tools.run_command: allow -> ask`.
+	Changes []string `json:"changes"`
+}
+
+// PolicyRefusedData is project.policy.refused's data: the policy file
+// was edited into one the project cannot run under (not YAML, an unknown
+// key, a bad glob, a symlink, more than the node's operator allows); the
+// policy in force stays.
+type PolicyRefusedData struct {
+	File   string `json:"file"`
+	Reason string `json:"reason"`
+	// PolicySource is where the policy that stays came from.
+	PolicySource string `json:"policy_source"`
+}
+
 // maxListedDiagnostics bounds the diagnostics an assets signal carries,
 // so a broken project cannot make its own entries too large to commit.
 const maxListedDiagnostics = 50

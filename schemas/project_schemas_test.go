@@ -31,6 +31,8 @@ func TestProjectEventSchemas(t *testing.T) {
 		"project.tool.failed":     {"tool", "call_id", "duration_ms", "error", "parent"},
 		"project.conv.started":    {"conversation", "id"},
 		"project.conv.stopped":    {"conversation", "id", "reason"},
+		"project.policy.changed":  {"policy", "policy_source", "previous_source", "changes"},
+		"project.policy.refused":  {"file", "reason", "policy_source"},
 	}
 	for typ, fs := range fields {
 		e, ok := kinds[typ]
@@ -76,6 +78,11 @@ func TestProjectEventSchemas(t *testing.T) {
 		{"project.conv.stopped", `{"conversation":"c1","id":"p1/c1","reason":"done"}`, ""},
 		{"project.conv.stopped", `{"id":"p1/c1"}`, "/data/conversation"},
 		{"project.conv.stopped", `{"conversation":"a/b","id":"p1/c1"}`, "/data/conversation"},
+		{"project.policy.changed", `{"policy":{"tools":{"*":"allow","run_command":"ask"}},"policy_source":".jido/policy.yaml","previous_source":"default","changes":["tools.run_command: (none) -> ask"]}`, ""},
+		{"project.policy.changed", `{"policy_source":".jido/policy.yaml"}`, "/data/policy"},
+		{"project.policy.changed", `{"policy":{},"policy_source":""}`, "/data/policy_source"},
+		{"project.policy.refused", `{"file":".jido/policy.yaml","reason":"[2:3] unknown field","policy_source":"default"}`, ""},
+		{"project.policy.refused", `{"file":".jido/policy.yaml","policy_source":"default"}`, "/data/reason"},
 	}
 	for _, tt := range tests {
 		err := r.Validate(tt.name, decode(t, head+`"type":"`+tt.name+`","data":`+tt.data+`}`))

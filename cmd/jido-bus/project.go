@@ -86,7 +86,12 @@ the node sees it.
 The policy is, first to last: --policy FILE (read here, YAML: tools,
 paths, commands; see the README), the project's .jido/policy.yaml, the
 defaults (every tool allowed, .env files denied, no programs: run_command
-and workflows are not offered until commands.programs names programs).`,
+and workflows are not offered until commands.programs names programs).
+Keys left out keep the default: tools: {run_command: ask} leaves every
+other tool allowed ("*" is the mode of the tools no entry names; an
+allow-list is "*": deny plus its allows). While the project is open, an
+edit of .jido/policy.yaml takes effect (see 'project reload'), unless the
+project was opened with --policy, which the file never overrides.`,
 		Example: `  jido-bus project open . --id web
   jido-bus project open ~/src/api --policy api-policy.yaml`,
 		Args: cobra.ExactArgs(1),
@@ -191,38 +196,6 @@ func newProjectGetCmd() *cobra.Command {
 	}
 	f.register(cmd)
 	documentJSON(cmd, projectInfoShape)
-	return cmd
-}
-
-func newProjectReloadCmd() *cobra.Command {
-	var f liveFlags
-	cmd := &cobra.Command{
-		Use:   "reload ID",
-		Short: "Reload a project's assets now (the watcher does it on changes)",
-		Long: `Reload a project's assets now and print what changed. A project whose
-watcher runs reloads by itself when a file under .jido changes; this is
-for a node started without watching, or to be sure.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var reply projectapi.ReloadReply
-			if err := projectRequest(cmd, &f, projectapi.VerbReload, projectapi.ProjectRequest{Project: args[0]}, &reply); err != nil {
-				return err
-			}
-			w := cmd.OutOrStdout()
-			if f.json {
-				return writeJSON(w, reply)
-			}
-			if !reply.Changed {
-				_, err := fmt.Fprintf(w, "project %s: nothing changed (version %d)\n", reply.Project.ID, reply.Project.Version)
-				return err
-			}
-			fmt.Fprintf(w, "project %s: reloaded, version %d\n", reply.Project.ID, reply.Project.Version)
-			printChanges(w, reply.Changes)
-			return nil
-		},
-	}
-	f.register(cmd)
-	documentJSON(cmd, `one object: {"project":{…as 'project get'},"changed":bool,"changes":{"skills":{"added","changed","removed"},"commands":{…},"workflows":{…},"notes":{…},"diagnostics":[…]}}.`)
 	return cmd
 }
 

@@ -18,19 +18,33 @@ import (
 type Command struct {
 	Name         string   `json:"name"`
 	Description  string   `json:"description,omitempty"`
+	WhenToUse    string   `json:"when_to_use,omitempty"`
 	ArgumentHint string   `json:"argument_hint,omitempty"`
 	AllowedTools []string `json:"allowed_tools,omitempty"`
 	Model        string   `json:"model,omitempty"`
-	Body         string   `json:"-"`
-	Source       Source   `json:"source"`
-	BodyLine     int      `json:"body_line"`
+	// DisableModelInvocation is Claude Code's disable-model-invocation:
+	// its author meant it for people only. It is shown, not enforced: a
+	// project's policy says which tools a model may call (tools:
+	// {command_<name>: ask} or deny).
+	DisableModelInvocation bool   `json:"disable_model_invocation,omitempty"`
+	Body                   string `json:"-"`
+	Source                 Source `json:"source"`
+	BodyLine               int    `json:"body_line"`
 }
 
+// commandFrontMatter is a command's front matter: Claude Code's slash
+// command keys (description, argument-hint, allowed-tools, model), the
+// keys it shares with skills (agentKeys, and name, which a command's file
+// name decides here), and skills, the skills a command of a Claude Code
+// plugin names.
 type commandFrontMatter struct {
-	Description  string   `yaml:"description"`
-	ArgumentHint string   `yaml:"argument-hint"`
-	AllowedTools toolList `yaml:"allowed-tools"`
-	Model        string   `yaml:"model"`
+	Description  string    `yaml:"description"`
+	ArgumentHint string    `yaml:"argument-hint"`
+	AllowedTools toolList  `yaml:"allowed-tools"`
+	Model        string    `yaml:"model"`
+	Name         any       `yaml:"name"`
+	Skills       any       `yaml:"skills"`
+	Agent        agentKeys `yaml:",inline"`
 }
 
 // loadCommands walks commands/ to maxWalkDepth folders. Every *.md file
@@ -139,20 +153,22 @@ func parseCommand(rel string, data []byte, src Source) (string, any, []Diagnosti
 		if errors.As(err, &fe) {
 			reason := fe.Reason
 			if strings.Contains(reason, "unknown field") {
-				reason += " (a command's front matter holds description, argument-hint, allowed-tools and model)"
+				reason += " (a command's front matter holds description, argument-hint, allowed-tools, model, name, skills and Claude Code's " + agentKeyList + ")"
 			}
 			return bad(fe.Line, "%s", reason)
 		}
 		return bad(fm.yamlLine, "%v", err)
 	}
 	return name, &Command{
-		Name:         name,
-		Description:  m.Description,
-		ArgumentHint: m.ArgumentHint,
-		AllowedTools: []string(m.AllowedTools),
-		Model:        m.Model,
-		Body:         string(fm.body),
-		Source:       src,
-		BodyLine:     fm.bodyLine,
+		Name:                   name,
+		Description:            m.Description,
+		WhenToUse:              m.Agent.WhenToUse,
+		ArgumentHint:           m.ArgumentHint,
+		AllowedTools:           []string(m.AllowedTools),
+		Model:                  m.Model,
+		DisableModelInvocation: m.Agent.DisableModelInvocation,
+		Body:                   string(fm.body),
+		Source:                 src,
+		BodyLine:               fm.bodyLine,
 	}, nil
 }

@@ -96,6 +96,8 @@ func isDelimiter(line []byte) bool {
 
 // decodeFrontMatter decodes the YAML of fm into v strictly: a key v does
 // not declare, a duplicate key or a value of the wrong type is an error.
+// A hint or a description YAML would not read as text is read as written
+// first (quoteText).
 // The error is a *frontMatterError whose Line is a line of the whole file
 // (the YAML parser's line shifted by where the front matter starts) when
 // the parser names one. Empty front matter leaves v untouched.
@@ -103,7 +105,7 @@ func decodeFrontMatter(fm frontMatter, v any) error {
 	if len(bytes.TrimSpace(fm.yaml)) == 0 {
 		return nil
 	}
-	err := yaml.UnmarshalWithOptions(fm.yaml, v, yaml.DisallowUnknownField())
+	err := yaml.UnmarshalWithOptions(quoteText(fm.yaml), v, yaml.DisallowUnknownField())
 	if err == nil {
 		return nil
 	}

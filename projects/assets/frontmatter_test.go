@@ -1,6 +1,7 @@
 package assets
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 	"unicode/utf8"
@@ -92,5 +93,23 @@ func FuzzSplitFrontMatter(f *testing.F) {
 		var v map[string]any
 		_ = decodeFrontMatter(fm, &v) // must not panic
 		_ = utf8.Valid(fm.body)
+	})
+}
+
+// FuzzQuoteText checks the text keys' quoting on any front matter: no
+// panic, the same number of lines (errors keep naming the file's lines),
+// and a front matter with no text key left as it is.
+func FuzzQuoteText(f *testing.F) {
+	for _, s := range []string{"argument-hint: [a] [b]\n", "description: x: y\r\nmodel: m\n", "argument-hint:\n", "argument-hint: '[x]'", "description: |\n  a\n", "\n\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out := quoteText(data)
+		if bytes.Count(out, []byte("\n")) != bytes.Count(data, []byte("\n")) {
+			t.Fatalf("%q became %q: the lines moved", data, out)
+		}
+		if !bytes.Contains(data, []byte("argument-hint:")) && !bytes.Contains(data, []byte("description:")) && !bytes.Equal(out, data) {
+			t.Fatalf("%q without a text key became %q", data, out)
+		}
 	})
 }

@@ -33,7 +33,15 @@ type Skill struct {
 	// AllowedTools is the spec's space-delimited allowed-tools, split;
 	// entries like "Bash(git add:*)" keep their inner blanks.
 	AllowedTools []string `json:"allowed_tools,omitempty"`
-	Source       Source   `json:"source"`
+	// WhenToUse, ArgumentHint, Model and DisableModelInvocation are
+	// Claude Code's keys (agentKeys), kept as written: when_to_use joins
+	// the description a model sees; disable-model-invocation is shown,
+	// not enforced (a project's policy says which tools a model calls).
+	WhenToUse              string `json:"when_to_use,omitempty"`
+	ArgumentHint           string `json:"argument_hint,omitempty"`
+	Model                  string `json:"model,omitempty"`
+	DisableModelInvocation bool   `json:"disable_model_invocation,omitempty"`
+	Source                 Source `json:"source"`
 	// BodyLine is the 1-based line of SKILL.md where the body starts.
 	BodyLine int `json:"body_line"`
 
@@ -41,10 +49,12 @@ type Skill struct {
 	maxSize int64
 }
 
-// skillFrontMatter is SKILL.md's front matter as written. The
-// specification lists exactly these fields and its reference validator
-// refuses any other, so an unknown key is a diagnostic (it says to put
-// extra data under metadata) rather than silently ignored.
+// skillFrontMatter is SKILL.md's front matter as written: the Agent
+// Skills specification's fields, and the ones Claude Code adds to them
+// (argument-hint, model, agentKeys), so a skill written for either loads
+// unchanged. A key neither knows is a diagnostic (it says to put extra
+// data under metadata) rather than silently ignored: it is most often a
+// misspelt one.
 type skillFrontMatter struct {
 	Name          *string           `yaml:"name"`
 	Description   *string           `yaml:"description"`
@@ -52,6 +62,9 @@ type skillFrontMatter struct {
 	Compatibility string            `yaml:"compatibility"`
 	Metadata      map[string]string `yaml:"metadata"`
 	AllowedTools  toolList          `yaml:"allowed-tools"`
+	ArgumentHint  string            `yaml:"argument-hint"`
+	Model         string            `yaml:"model"`
+	Agent         agentKeys         `yaml:",inline"`
 }
 
 // ErrChanged is wrapped by Skill.Body when SKILL.md no longer holds the
@@ -157,7 +170,7 @@ func (l *loader) parseSkill(rel string, data []byte, src Source) (string, any, [
 		if errors.As(err, &fe) {
 			reason := fe.Reason
 			if strings.Contains(reason, "unknown field") {
-				reason += " (a skill's front matter holds name, description, license, compatibility, metadata and allowed-tools; put other data under metadata)"
+				reason += " (a skill's front matter holds name, description, license, compatibility, metadata, allowed-tools, and Claude Code's argument-hint, model, " + agentKeyList + "; put other data under metadata)"
 			}
 			return bad(fe.Line, "%s", reason)
 		}
@@ -167,21 +180,35 @@ func (l *loader) parseSkill(rel string, data []byte, src Source) (string, any, [
 	add := func(format string, args ...any) {
 		diags = append(diags, Diagnostic{File: rel, Line: fm.yamlLine, Reason: fmt.Sprintf(format, args...)})
 	}
+	name := folder
 	switch {
 	case m.Name == nil:
-		add("front matter has no name: add name: %s", folder)
+		// Claude Code names a skill by its folder when the front matter
+		// does not.
+		if reason := checkSkillName(folder); reason != "" {
+			add("front matter has no name, and the folder's name %q %s: add name: with a valid name, and rename the folder to it", folder, reason)
+		}
 	default:
-		if reason := checkSkillName(*m.Name); reason != "" {
-			add("name %q %s", *m.Name, reason)
-		} else if *m.Name != folder {
-			add("name %q does not match its folder %q: rename one so they are equal", *m.Name, folder)
+		name = *m.Name
+		if reason := checkSkillName(name); reason != "" {
+			add("name %q %s", name, reason)
+		} else if name != folder {
+			add("name %q does not match its folder %q: rename one so they are equal", name, folder)
 		}
 	}
+	description := ""
+	if m.Description != nil {
+		description = strings.TrimSpace(*m.Description)
+	}
+	if description == "" {
+		// Claude Code takes the body's first paragraph.
+		description = firstParagraph(fm.body)
+	}
 	switch {
-	case m.Description == nil || strings.TrimSpace(*m.Description) == "":
+	case description == "":
 		add("front matter has no description: add one saying what the skill does and when to use it")
-	case utf8.RuneCountInString(*m.Description) > maxSkillDescription:
-		add("description is %d characters, over the %d allowed: shorten it", utf8.RuneCountInString(*m.Description), maxSkillDescription)
+	case utf8.RuneCountInString(description) > maxSkillDescription:
+		add("description is %d characters, over the %d allowed: shorten it", utf8.RuneCountInString(description), maxSkillDescription)
 	}
 	if n := utf8.RuneCountInString(m.Compatibility); n > maxSkillCompatibility {
 		add("compatibility is %d characters, over the %d allowed: shorten it", n, maxSkillCompatibility)
@@ -189,18 +216,50 @@ func (l *loader) parseSkill(rel string, data []byte, src Source) (string, any, [
 	if len(diags) > 0 {
 		return "", nil, diags
 	}
-	return *m.Name, &Skill{
-		Name:          *m.Name,
-		Description:   *m.Description,
-		License:       m.License,
-		Compatibility: m.Compatibility,
-		Metadata:      m.Metadata,
-		AllowedTools:  []string(m.AllowedTools),
-		Source:        src,
-		BodyLine:      fm.bodyLine,
-		dataDir:       l.dataDir,
-		maxSize:       l.opts.MaxFileSize,
+	return name, &Skill{
+		Name:                   name,
+		Description:            description,
+		License:                m.License,
+		Compatibility:          m.Compatibility,
+		Metadata:               m.Metadata,
+		AllowedTools:           []string(m.AllowedTools),
+		WhenToUse:              m.Agent.WhenToUse,
+		ArgumentHint:           m.ArgumentHint,
+		Model:                  m.Model,
+		DisableModelInvocation: m.Agent.DisableModelInvocation,
+		Source:                 src,
+		BodyLine:               fm.bodyLine,
+		dataDir:                l.dataDir,
+		maxSize:                l.opts.MaxFileSize,
 	}, nil
+}
+
+// firstParagraph is the first paragraph of a markdown body that is text
+// (headings, fences and blank lines skipped), its lines joined by blanks:
+// the description Claude Code gives a skill whose front matter has none.
+func firstParagraph(body []byte) string {
+	var para []string
+	fenced := false
+	for rest := body; len(rest) > 0; {
+		line, next, _ := cutLine(rest)
+		rest = next
+		t := strings.TrimSpace(string(line))
+		switch {
+		case strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
+			fenced = !fenced
+			if len(para) > 0 {
+				return strings.Join(para, " ")
+			}
+		case fenced:
+		case t == "" || strings.HasPrefix(t, "#"):
+			if len(para) > 0 {
+				return strings.Join(para, " ")
+			}
+		default:
+			para = append(para, t)
+		}
+	}
+	return strings.Join(para, " ")
 }
 
 // checkSkillName returns why name breaks the Agent Skills name rule

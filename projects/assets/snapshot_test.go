@@ -110,15 +110,15 @@ func TestDiagnostics(t *testing.T) {
 		line                int
 		reason              string
 	}{
-		{"malformed yaml", "skills/bad/SKILL.md", "---\nname: bad\ndescription: [unclosed\n---\n", 3, ""},
-		{"unknown key", "skills/bad/SKILL.md", "---\nname: bad\ndescription: d\nversion: 2\n---\n", 4, "metadata"},
+		{"malformed yaml", "skills/bad/SKILL.md", "---\nname: bad\ndescription: d\nmetadata: {a: b\n---\n", 4, ""},
+		{"unknown key", "skills/bad/SKILL.md", "---\nname: bad\ndescription: d\ncolour: red\n---\n", 4, "metadata"},
 		{"name not folder", "skills/bad/SKILL.md", skillMD("other", "d"), 2, "does not match its folder"},
 		{"name grammar upper", "skills/Bad/SKILL.md", skillMD("Bad", "d"), 2, "lowercase"},
 		{"name double hyphen", "skills/a--b/SKILL.md", skillMD("a--b", "d"), 2, "double hyphen"},
 		{"name leading hyphen", "skills/-a/SKILL.md", skillMD("-a", "d"), 2, "hyphen"},
 		{"name too long", "skills/" + strings.Repeat("a", 65) + "/SKILL.md", skillMD(strings.Repeat("a", 65), "d"), 2, "over the 64"},
-		{"no name", "skills/bad/SKILL.md", "---\ndescription: d\n---\n", 2, "no name"},
-		{"no description", "skills/bad/SKILL.md", "---\nname: bad\n---\n", 2, "no description"},
+		{"no name, folder no name", "skills/Bad/SKILL.md", "---\ndescription: d\n---\n", 2, "no name"},
+		{"no description", "skills/bad/SKILL.md", "---\nname: bad\n---\n# Bad\n", 2, "no description"},
 		{"description too long", "skills/bad/SKILL.md", skillMD("bad", strings.Repeat("x", 1025)), 2, "over the 1024"},
 		{"compatibility too long", "skills/bad/SKILL.md", "---\nname: bad\ndescription: d\ncompatibility: " + strings.Repeat("x", 501) + "\n---\n", 2, "over the 500"},
 		{"metadata not strings", "skills/bad/SKILL.md", "---\nname: bad\ndescription: d\nmetadata:\n  a: [1]\n---\n", 5, ""},
@@ -126,7 +126,7 @@ func TestDiagnostics(t *testing.T) {
 		{"unclosed front matter", "skills/bad/SKILL.md", "---\nname: bad\n", 1, "never closed"},
 		{"not utf8", "skills/bad/SKILL.md", "---\nname: bad\ndescription: d\n---\nok\n\xff\xfe\n", 6, "UTF-8"},
 		{"oversized", "skills/bad/SKILL.md", skillMD("bad", "d") + strings.Repeat("x", 2000), 0, "limit"},
-		{"command bad yaml", "commands/bad.md", "---\ndescription: : :\n  - x\n---\n", 2, ""},
+		{"command bad yaml", "commands/bad.md", "---\nallowed-tools: [Read\n---\n", 2, ""},
 		{"command unknown key", "commands/bad.md", "---\nfoo: 1\n---\n", 2, "argument-hint"},
 		{"command bad name", "commands/b ad.md", "x", 0, "letters"},
 		{"command not utf8", "commands/bad.md", "\xc3\x28", 1, "UTF-8"},

@@ -34,6 +34,11 @@ type WatchOptions struct {
 	// OnChange receives each reload that changed the set; a reload that
 	// changes nothing (same Changes.Empty) calls nothing. nil drops them.
 	OnChange func(old, next *Snapshot, changes Changes)
+	// OnReload is called after every reload, changed or not, once
+	// OnChange (if any) has returned: a file of the data dir that is not
+	// an asset (a project's policy.yaml) may be what changed, and its
+	// owner checks it then. nil calls nothing.
+	OnReload func()
 	// OnError receives what went wrong: a folder that cannot be watched,
 	// an error from fsnotify (events lost: a reload follows), a reload
 	// that failed (the Set keeps its snapshot). nil drops them.
@@ -72,8 +77,11 @@ type Watcher struct {
 
 // Watch starts watching dataDir and every folder below it (folders
 // created later included; hidden folders and state/ excepted), and
-// reloads set a debounce after each burst of changes. The data dir must
-// exist; Close stops the watcher.
+// reloads set a debounce after each burst of changes. The folder holding
+// dataDir is watched too, for dataDir itself: moved away or removed (a
+// checkout, a clean), its loss is a reload (which fails, and says so);
+// back, it is watched again whole and reloaded. The data dir must exist;
+// Close stops the watcher.
 func Watch(set *Set, dataDir string, opts WatchOptions) (*Watcher, error) {
 	if opts.Debounce <= 0 {
 		opts.Debounce = DefaultDebounce
@@ -89,6 +97,11 @@ func Watch(set *Set, dataDir string, opts WatchOptions) (*Watcher, error) {
 	if err := fsw.Add(w.dataDir); err != nil {
 		fsw.Close()
 		return nil, fmt.Errorf("watch %s: %w", dataDir, err)
+	}
+	// Best effort: without it a data dir moved away and back is no
+	// longer watched, as before.
+	if err := fsw.Add(filepath.Dir(w.dataDir)); err != nil {
+		w.report(fmt.Errorf("watch %s for %s: %w", filepath.Dir(w.dataDir), filepath.Base(w.dataDir), err))
 	}
 	w.addTree(w.dataDir)
 	go w.run()
@@ -181,6 +194,9 @@ func (w *Watcher) reload() {
 	} else if !changes.Empty() && w.opts.OnChange != nil {
 		w.opts.OnChange(old, next, changes)
 	}
+	if w.opts.OnReload != nil {
+		w.opts.OnReload()
+	}
 	if w.opts.afterReload != nil {
 		w.opts.afterReload(changes, err)
 	}
@@ -193,13 +209,20 @@ func (w *Watcher) report(err error) {
 }
 
 // ignored reports paths no asset can be under: hidden names (editors'
-// swap files, .git) anywhere below the data dir, and its state folder.
+// swap files, .git) anywhere below the data dir, its state folder, and
+// everything beside the data dir in the folder watched for it.
 func (w *Watcher) ignored(path string) bool {
 	rel, err := filepath.Rel(w.dataDir, path)
-	if err != nil || rel == "." {
+	if err != nil {
+		return true
+	}
+	if rel == "." {
 		return false
 	}
 	rel = filepath.ToSlash(rel)
+	if rel == ".." || strings.HasPrefix(rel, "../") {
+		return true
+	}
 	if rel == stateDir || strings.HasPrefix(rel, stateDir+"/") {
 		return true
 	}

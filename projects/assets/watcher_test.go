@@ -55,6 +55,7 @@ type watchRig struct {
 	events  chan fsnotify.Event
 	reloads chan Changes
 	changes chan Changes
+	settled chan struct{}
 	errs    chan error
 }
 
@@ -62,13 +63,14 @@ type watchRig struct {
 // clock, else the debounce is real and short.
 func startWatch(t *testing.T, dir string, fake bool) *watchRig {
 	t.Helper()
-	r := &watchRig{t: t, dir: dir, set: &Set{}, events: make(chan fsnotify.Event, 100_000), reloads: make(chan Changes, 1000), changes: make(chan Changes, 1000), errs: make(chan error, 1000)}
+	r := &watchRig{t: t, dir: dir, set: &Set{}, events: make(chan fsnotify.Event, 100_000), reloads: make(chan Changes, 1000), changes: make(chan Changes, 1000), settled: make(chan struct{}, 1000), errs: make(chan error, 1000)}
 	if _, _, _, err := r.set.Reload(dir, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	opts := WatchOptions{
 		Debounce:    10 * time.Millisecond,
 		OnChange:    func(_, _ *Snapshot, c Changes) { r.changes <- c },
+		OnReload:    func() { r.settled <- struct{}{} },
 		OnError:     func(err error) { r.errs <- err },
 		afterEvent:  func(ev fsnotify.Event) { r.events <- ev },
 		afterReload: func(c Changes, _ error) { r.reloads <- c },
@@ -191,6 +193,51 @@ func TestWatcherDropsAFolderRenamedAway(t *testing.T) {
 	}
 }
 
+// TestWatcherFollowsTheDataDirMovedAwayAndBack: a data dir moved away (a
+// checkout, a clean) and back is watched again whole: an edit after its
+// return reloads (it was no longer seen, while the project said it was
+// watching).
+func TestWatcherFollowsTheDataDirMovedAwayAndBack(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	r := startWatch(t, tree(t, map[string]string{"commands/keep.md": "K\n"}), true)
+	defer r.close()
+	// Files beside the data dir, in the folder watched for it, arm nothing.
+	write(t, filepath.Dir(r.dir), "beside.txt", "x")
+	r.event("a file beside the data dir written", func(ev fsnotify.Event) bool {
+		return ev.Name == filepath.Join(filepath.Dir(r.dir), "beside.txt") && ev.Has(fsnotify.Write)
+	})
+	if r.clock.fire() {
+		t.Fatal("a file beside the data dir armed a reload")
+	}
+
+	away := r.dir + "-away"
+	if err := os.Rename(r.dir, away); err != nil {
+		t.Fatal(err)
+	}
+	r.event("the data dir moved away", func(ev fsnotify.Event) bool { return ev.Name == r.dir && ev.Has(fsnotify.Rename) })
+	if err := os.Rename(away, r.dir); err != nil {
+		t.Fatal(err)
+	}
+	r.event("the data dir back", func(ev fsnotify.Event) bool { return ev.Name == r.dir && ev.Has(fsnotify.Create) })
+	if !r.clock.fire() {
+		t.Fatal("no reload armed by the data dir's moves")
+	}
+	<-r.reloads
+	// One write (not os.WriteFile's create, then write), so that no event
+	// of it comes after the debounce fired and arms another.
+	if err := os.Rename(r.path("commands/keep.md"), r.path("commands/new.md")); err != nil {
+		t.Fatal(err)
+	}
+	r.event("commands/new.md", func(ev fsnotify.Event) bool { return ev.Name == r.path("commands/new.md") })
+	if !r.clock.fire() {
+		t.Fatal("an edit after the data dir came back armed no reload")
+	}
+	c := r.change("new.md added", func(c Changes) bool { return len(c.Commands.Added) > 0 })
+	if !slices.Equal(c.Commands.Added, []string{"new"}) {
+		t.Fatalf("changes %+v", c)
+	}
+}
+
 func TestWatcherBurstOfWritesIsOneReload(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	r := startWatch(t, tree(t, map[string]string{"commands/keep.md": "K\n"}), true)
@@ -262,6 +309,30 @@ func TestWatcherEditThatChangesNothingCallsNothing(t *testing.T) {
 	r.event("state/ created", func(ev fsnotify.Event) bool { return ev.Name == r.path("state") })
 	if w, f := r.watched("state"), r.clock.fire(); w || f {
 		t.Fatalf("state/ or a hidden file armed a reload: state watched %v, a debounce armed %v", w, f)
+	}
+}
+
+// TestWatcherOnReloadHearsFilesThatAreNoAssets: a file of the data dir
+// that is not an asset (a project's policy.yaml) changes no asset, so
+// OnChange is not called, but OnReload is: its owner checks the file then.
+func TestWatcherOnReloadHearsFilesThatAreNoAssets(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	r := startWatch(t, tree(t, map[string]string{"commands/c.md": "C\n"}), true)
+	defer r.close()
+	// Its last event: os.WriteFile creates, then writes; an event after
+	// the debounce fired would arm another, which nothing fires.
+	write(t, r.dir, "policy.yaml", "tools: {run_command: ask}\n")
+	r.event("policy.yaml written", func(ev fsnotify.Event) bool { return ev.Name == r.path("policy.yaml") && ev.Has(fsnotify.Write) })
+	if !r.clock.fire() {
+		t.Fatal("no debounce armed for policy.yaml")
+	}
+	select {
+	case <-r.settled:
+	case <-time.After(waitFor):
+		t.Fatal("OnReload not called after the reload policy.yaml caused")
+	}
+	if len(r.changes) != 0 {
+		t.Fatalf("OnChange called for a file that is no asset: %+v", <-r.changes)
 	}
 }
 

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -35,10 +36,17 @@ type file struct {
 	} `yaml:"commands"`
 }
 
-// Load reads a policy from YAML; name (a file name, or "policy") prefixes
-// its errors. Keys left out keep Default's value; a tools map given
-// replaces the default one whole, so it can be an allow-list. Unknown keys
-// are refused with their line; bad modes and globs name the glob.
+// Load reads a policy from YAML, as a project's .jido/policy.yaml or the
+// policy given at project open says it; name (a file name, or "policy")
+// prefixes its errors. Keys left out keep Default's value. The tools map
+// is laid over the default one ("*": allow): a map naming run_command
+// alone leaves every other tool allowed. "*" is the mode of the tools no
+// other entry names, so an allow-list says "*": deny and allows the tools
+// it lists. An allow entry in a map without "*" would change nothing (the
+// default allows every tool): it is refused, since a map written as an
+// allow-list before maps were laid over the default would otherwise allow
+// every tool. Unknown keys are refused with their line; bad modes and
+// globs name the glob.
 //
 //	tools:            # tool-name glob -> allow | deny | ask
 //	  "*": allow
@@ -61,13 +69,27 @@ type file struct {
 //	    output: 8MiB             # stdout and stderr kept
 //	  without_landlock: refuse   # or warn, where the node's operator allows it
 //	  without_namespaces: refuse # or warn, where the node's operator allows it
-func Load(name string, data []byte) (*Policy, error) {
+func Load(name string, data []byte) (*Policy, error) { return decode(name, data, true) }
+
+// LoadDocument reads a policy document as the engine keeps it in a
+// project's state (every key given, as policyDocument writes it): its
+// tools map is taken whole. A document written before tools maps were
+// laid over the default one thus keeps the allow-list it held.
+func LoadDocument(name string, data []byte) (*Policy, error) { return decode(name, data, false) }
+
+func decode(name string, data []byte, overlay bool) (*Policy, error) {
 	var f file
 	if err := yaml.UnmarshalWithOptions(data, &f, yaml.DisallowUnknownField()); err != nil {
 		return nil, bus.Errorf(bus.ReasonInvalidRequest, "%s: %s", name, yamlMessage(err))
 	}
 	p := Default()
-	if f.Tools != nil {
+	switch {
+	case f.Tools == nil:
+	case overlay:
+		for glob, m := range f.Tools {
+			p.Tools[glob] = m
+		}
+	default:
 		p.Tools = f.Tools
 	}
 	set(&p.Paths.Allow, f.Paths.Allow)
@@ -85,10 +107,37 @@ func Load(name string, data []byte) (*Policy, error) {
 	set(&p.Commands.Limits.Output, f.Commands.Limits.Output)
 	set(&p.Commands.WithoutLandlock, f.Commands.WithoutLandlock)
 	set(&p.Commands.WithoutNamespaces, f.Commands.WithoutNamespaces)
-	if err := p.validate(); err != nil {
+	err := p.validate()
+	if err == nil && overlay {
+		err = refuseRedundantAllows(f.Tools)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return p, nil
+}
+
+// refuseRedundantAllows refuses a tools map with allow entries and no
+// "*": laid over the default "*": allow, they change nothing, and such a
+// map is most likely an allow-list written when a map replaced the
+// default one, which would now allow every tool.
+func refuseRedundantAllows(tools map[string]Mode) error {
+	if _, ok := tools[CatchAll]; ok {
+		return nil
+	}
+	var allows []string
+	for glob, m := range tools {
+		if m == ModeAllow {
+			allows = append(allows, fmt.Sprintf("%q", glob))
+		}
+	}
+	if len(allows) == 0 {
+		return nil
+	}
+	slices.Sort(allows)
+	return bus.Errorf(bus.ReasonInvalidRequest, "tools: %s: allow changes nothing here: the tools map is laid over the default \"*\": allow, "+
+		"so every tool no entry names is allowed already; to allow only the tools listed, add \"*\": deny (the mode of the tools no other entry names); "+
+		"otherwise remove the allow entries", strings.Join(allows, ", "))
 }
 
 func set[T any](dst *T, src *T) {

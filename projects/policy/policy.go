@@ -30,6 +30,10 @@ func (o Op) String() string {
 	return fmt.Sprintf("op(%d)", int(o))
 }
 
+// CatchAll is the tools glob whose mode is that of every tool no other
+// glob of a policy matches.
+const CatchAll = "*"
+
 // Mode is a tool's mode: allowed, denied, or allowed once a person approves.
 type Mode string
 
@@ -43,9 +47,9 @@ const (
 // start from Default or Load. A Policy is immutable once built and safe for
 // concurrent use.
 //
-// Tools maps tool-name globs ("*", "skill_graph.*", "run_command") to a
-// mode; where several match, deny beats ask beats allow, and a tool no glob
-// matches is denied. Paths are doublestar globs on the resolved path
+// Tools maps tool-name globs ("*", "skill_graph_*", "run_command") to a
+// mode; where several match, deny beats ask beats allow; "*" is the mode
+// of the tools no other glob matches, and without it they are denied. Paths are doublestar globs on the resolved path
 // relative to the root: a path must match an Allow pattern and no Deny
 // pattern; a write must also match no ReadOnly pattern. The data dir
 // (".jido" unless set with WithDataDir) and ".git" are always read-only, so
@@ -92,7 +96,7 @@ const DefaultDataDir = ".jido"
 // runnable by run_command until commands.programs names it.
 func Default() *Policy {
 	return &Policy{
-		Tools: map[string]Mode{"*": ModeAllow},
+		Tools: map[string]Mode{CatchAll: ModeAllow},
 		Paths: PathRules{
 			Allow: []string{"**"},
 			Deny:  []string{"**/.env", "**/.env.*"},
@@ -137,12 +141,16 @@ func (p *Policy) validate() error {
 	return p.Commands.validate()
 }
 
-// ToolMode is the mode of tool: the strongest mode of the globs that match
-// it (deny, then ask, then allow), deny when none does.
+// ToolMode is the mode of tool: the strongest mode (deny, then ask, then
+// allow) of the globs other than "*" that match it, so a deny is never
+// undone by a narrower allow; "*"'s mode when no other glob matches (the
+// mode of the tools a policy does not name); deny when "*" is absent too.
 func (p *Policy) ToolMode(tool string) Mode {
-	mode := ModeDeny
-	matched := false
+	mode, matched := ModeDeny, false
 	for glob, m := range p.Tools {
+		if glob == CatchAll {
+			continue
+		}
 		if ok, _ := doublestar.Match(glob, tool); !ok {
 			continue
 		}
@@ -153,6 +161,9 @@ func (p *Policy) ToolMode(tool string) Mode {
 			mode = m
 		}
 		matched = true
+	}
+	if m, ok := p.Tools[CatchAll]; ok && !matched {
+		return m
 	}
 	return mode
 }

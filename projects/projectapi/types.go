@@ -5,7 +5,7 @@
 //	close       {"project":"p1","reason":"…"}                            → {"project":"p1"}
 //	ls          {}                                                       → {"projects":[ProjectInfo…]}
 //	get         {"project":"p1"}                                         → ProjectInfo
-//	reload      {"project":"p1"}                                         → {"project":…,"changed":bool,"changes":{…}}
+//	reload      {"project":"p1"}                                         → {"project":…,"changed":bool,"changes":{…},"policy":{"source","changed","changes","refused","ignored"}}
 //	tools       {"project":"p1"}                                         → {"tools":[{"name","api_name","description","input_schema","output_schema","safety"}…]}
 //	tool.call   {"project":"p1","name":"read_file","args":{…},"id":"…"}  → {"call_id","data","artifacts","logs"}
 //	assets      {"project":"p1","kind":"skill","name":"review"}          → {"asset":…} or the lists

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -68,6 +69,9 @@ func commandTool(cmd *assets.Command, l Limits) Tool {
 	desc := sentence(cmd.Description)
 	if desc == "" {
 		desc = "The project's /" + cmd.Name + " command."
+	}
+	if cmd.WhenToUse != "" {
+		desc += " " + sentence(cmd.WhenToUse)
 	}
 	if cmd.ArgumentHint != "" {
 		desc += " Arguments: " + sentence(cmd.ArgumentHint)
@@ -149,14 +153,33 @@ func sentence(s string) string {
 	return s + "."
 }
 
+// skillOutput is what a skill's tool returns: its instructions, and
+// where the files they name are (an Agent Skills body names them relative
+// to its folder: references/api.md, scripts/run.py), so the model reads
+// them with read_file.
+type skillOutput struct {
+	Name  string   `json:"name"`
+	Body  string   `json:"body"`
+	Dir   string   `json:"dir,omitempty"`
+	Files []string `json:"files,omitempty"`
+	// More is true when the folder holds more files than Files lists.
+	More bool `json:"more_files,omitempty"`
+}
+
 func skillTool(s *assets.Skill) Tool {
+	desc := sentence(s.Description)
+	if s.WhenToUse != "" {
+		desc += " " + sentence(s.WhenToUse)
+	}
 	return Tool{
-		Name:         assets.ToolName(assets.KindSkill, s.Name),
-		Description:  strings.TrimSpace(sentence(s.Description) + " Returns the skill's instructions (its SKILL.md) to follow."),
-		InputSchema:  []byte(`{"type":"object","additionalProperties":false}`),
-		OutputSchema: []byte(`{"type":"object","properties":{"name":{"type":"string"},"body":{"type":"string"}},"required":["name","body"]}`),
-		TextField:    "body",
-		Safety:       Safety{Reads: true},
+		Name: assets.ToolName(assets.KindSkill, s.Name),
+		Description: strings.TrimSpace(desc + " Returns the skill's instructions (its SKILL.md) to follow, its folder (dir) and the files beside them, " +
+			"which read_file reads as <dir>/<file>."),
+		InputSchema: []byte(`{"type":"object","additionalProperties":false}`),
+		OutputSchema: []byte(`{"type":"object","properties":{"name":{"type":"string"},"body":{"type":"string"},"dir":{"type":"string"},
+			"files":{"type":"array","items":{"type":"string"}},"more_files":{"type":"boolean"}},"required":["name","body"]}`),
+		TextField: "body",
+		Safety:    Safety{Reads: true},
 		Func: func(ctx context.Context, c *Call) (any, error) {
 			body, err := s.Body()
 			if errors.Is(err, assets.ErrChanged) {
@@ -165,7 +188,14 @@ func skillTool(s *assets.Skill) Tool {
 			if err != nil {
 				return nil, err
 			}
-			return map[string]string{"name": s.Name, "body": body}, nil
+			out := skillOutput{Name: s.Name, Body: body}
+			if dir, err := filepath.Rel(c.Sandbox.Root.Path(), s.Dir()); err == nil && filepath.IsLocal(dir) {
+				out.Dir = filepath.ToSlash(dir)
+				if out.Files, out.More, err = s.Resources(); err != nil {
+					c.Logf("the files beside %s are not listed: %v", s.Source.File, err)
+				}
+			}
+			return out, nil
 		},
 	}
 }

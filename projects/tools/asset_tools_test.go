@@ -18,14 +18,15 @@ func TestAssetTools(t *testing.T) {
 	f := newFixture(t, map[string]string{
 		"notes.txt":                    "NOTES",
 		".env":                         "SECRET",
-		".jido/commands/git/greet.md":  "---\ndescription: greets\n---\nHello $1 and {{who}}, see @notes.txt",
+		".jido/commands/git/greet.md":  "---\ndescription: greets\nwhen_to_use: when someone arrives\n---\nHello $1 and {{who}}, see @notes.txt",
 		".jido/commands/leak.md":       "show @.env",
-		".jido/skills/review/SKILL.md": "---\nname: review\ndescription: reviews code\n---\nDo the review.\n",
-		".jido/workflows/ok.md":        wf("ok", "  - id: r\n    tool: read_file\n    args: {path: \"{{inputs.path}}\"}\n  - id: g\n    command: git:greet\n    args: {arguments: [\"{{steps.r.output.content}}\"], named: {who: me}}\n"),
-		".jido/workflows/bad.md":       wf("bad", "  - id: r\n    tool: read_file\n    args: {path: \"{{inputs.path}}\"}\n  - id: w\n    tool: write_file\n    args: {path: .jido/commands/evil.md, content: x}\n"),
-		".jido/skill_graph/index.md":   "# Index\n[[a]]\n",
-		".jido/skill_graph/a.md":       "# Alpha\nabout testing\n[[b]]\n",
-		".jido/skill_graph/b.md":       "# Beta\n",
+		".jido/skills/review/SKILL.md": "---\nname: review\ndescription: reviews code\n---\nDo the review, as references/checklist.md says.\n",
+		".jido/skills/review/references/checklist.md": "CHECK",
+		".jido/workflows/ok.md":                       wf("ok", "  - id: r\n    tool: read_file\n    args: {path: \"{{inputs.path}}\"}\n  - id: g\n    command: git:greet\n    args: {arguments: [\"{{steps.r.output.content}}\"], named: {who: me}}\n"),
+		".jido/workflows/bad.md":                      wf("bad", "  - id: r\n    tool: read_file\n    args: {path: \"{{inputs.path}}\"}\n  - id: w\n    tool: write_file\n    args: {path: .jido/commands/evil.md, content: x}\n"),
+		".jido/skill_graph/index.md":                  "# Index\n[[a]]\n",
+		".jido/skill_graph/a.md":                      "# Alpha\nabout testing\n[[b]]\n",
+		".jido/skill_graph/b.md":                      "# Beta\n",
 	}, nil, Options{})
 	data := filepath.Join(f.dir, ".jido")
 	builtins, _ := NewCatalog(Builtins(Limits{})...)
@@ -45,6 +46,13 @@ func TestAssetTools(t *testing.T) {
 	}
 	f.runner.SetCatalog(cat)
 
+	// Claude Code's when_to_use joins the description a model sees.
+	for _, sp := range cat.List(policy.Default()) {
+		if sp.Name == "command_git-greet" && !strings.HasPrefix(sp.Description, "greets. when someone arrives.") {
+			t.Errorf("command_git-greet's description: %q", sp.Description)
+		}
+	}
+
 	var cmd commandOutput
 	f.ok(t, "command_git-greet", map[string]any{"arguments": []string{"you"}, "named": map[string]string{"who": "them"}}, &cmd)
 	if cmd.Text != "Hello you and them, see @notes.txt" || len(cmd.Includes) != 1 || cmd.Includes[0].Content != "NOTES" {
@@ -53,10 +61,18 @@ func TestAssetTools(t *testing.T) {
 	f.fail(t, "command_git-greet", map[string]any{"arguments": []string{"you"}}, ReasonInvalidArgs)
 	f.fail(t, "command_leak", map[string]any{}, ReasonDenied) // its include goes through the policy
 
-	var sk map[string]string
+	// A skill's tool says where the files its body names are, and
+	// read_file reads them there.
+	var sk skillOutput
 	f.ok(t, "skill_review", map[string]any{}, &sk)
-	if sk["body"] != "Do the review.\n" {
-		t.Fatalf("skill body %q", sk["body"])
+	if sk.Body != "Do the review, as references/checklist.md says.\n" || sk.Dir != ".jido/skills/review" ||
+		strings.Join(sk.Files, ",") != "references/checklist.md" || sk.More {
+		t.Fatalf("skill: %+v", sk)
+	}
+	var ref struct{ Content string }
+	f.ok(t, "read_file", map[string]any{"path": sk.Dir + "/" + sk.Files[0]}, &ref)
+	if ref.Content != "CHECK" {
+		t.Fatalf("the skill's file read through read_file: %q", ref.Content)
 	}
 
 	var out struct{ Steps []assets.StepOutput }

@@ -27,7 +27,7 @@ func BenchmarkReadFile(b *testing.B) {
 		}
 	})
 	b.Run("Sandbox.ReadFile", func(b *testing.B) {
-		sb := f.runner.sandbox
+		sb := f.runner.Sandbox()
 		for b.Loop() {
 			if _, err := sb.ReadFile("read_file", "f.txt", 1<<20); err != nil {
 				b.Fatal(err)

@@ -57,7 +57,7 @@ type Options struct {
 // Func actually returns, so the limit bounds what really runs, even for a
 // tool that ignores its context.
 type Runner struct {
-	sandbox   *policy.Sandbox
+	sandbox   atomic.Pointer[policy.Sandbox]
 	catalog   atomic.Pointer[Catalog]
 	obs       Observer
 	artifacts ArtifactStore
@@ -74,7 +74,8 @@ func NewRunner(o Options) (*Runner, error) {
 	if o.Catalog == nil {
 		return nil, errors.New("tools: a runner needs a Catalog")
 	}
-	r := &Runner{sandbox: o.Sandbox, obs: o.Observer, artifacts: o.Artifacts, cap: o.OutputCap, timeout: o.DefaultTimeout}
+	r := &Runner{obs: o.Observer, artifacts: o.Artifacts, cap: o.OutputCap, timeout: o.DefaultTimeout}
+	r.sandbox.Store(o.Sandbox)
 	if r.obs == nil {
 		r.obs = nopObserver{}
 	}
@@ -99,6 +100,14 @@ func (r *Runner) Catalog() *Catalog { return r.catalog.Load() }
 // SetCatalog swaps in a new catalog (after an asset reload); calls already
 // running finish with the tool they started with.
 func (r *Runner) SetCatalog(c *Catalog) { r.catalog.Store(c) }
+
+// Sandbox is the sandbox calls run in now.
+func (r *Runner) Sandbox() *policy.Sandbox { return r.sandbox.Load() }
+
+// SetSandbox swaps in a new sandbox (after the project's policy changed);
+// calls already running finish under the one they started with, each
+// call using one sandbox from its authorization to its end.
+func (r *Runner) SetSandbox(s *policy.Sandbox) { r.sandbox.Store(s) }
 
 // Run runs one call. The Result is always filled in; the error is its
 // Error (an *Error) when the call failed, nil when it succeeded.
@@ -162,7 +171,7 @@ func (r *Runner) do(ctx context.Context, tc ToolCall, parent string, takeSlot bo
 	if err := validate(e, args); err != nil {
 		return nil, nil, nil, err
 	}
-	sandbox := r.sandbox
+	sandbox := r.sandbox.Load()
 	if tc.Approved {
 		approved := *sandbox // the Host (the operator's rules) goes with it
 		approved.Policy = sandbox.Policy.Approving(tc.Name)
