@@ -123,7 +123,7 @@ func startRecordingNode(t *testing.T, rec *modelRecorder) *Node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := n.Close(10 * time.Second); err != nil {
+		if err := n.Shutdown(context.Background()); err != nil {
 			t.Error(err)
 		}
 	})

@@ -98,7 +98,7 @@ func dataOf(t *testing.T, e eventlog.Entry) map[string]any {
 func TestAssistantReadsAndEditsAFile(t *testing.T) {
 	n := startNode(t, t.TempDir())
 	defer func() {
-		if err := n.Close(10 * time.Second); err != nil {
+		if err := n.Shutdown(context.Background()); err != nil {
 			t.Error(err)
 		}
 	}()
@@ -147,7 +147,7 @@ func TestAssistantReadsAndEditsAFile(t *testing.T) {
 func TestAssistantRefusalReachesTheModel(t *testing.T) {
 	n := startNode(t, t.TempDir())
 	defer func() {
-		if err := n.Close(10 * time.Second); err != nil {
+		if err := n.Shutdown(context.Background()); err != nil {
 			t.Error(err)
 		}
 	}()
@@ -186,7 +186,7 @@ func TestAssistantRefusalReachesTheModel(t *testing.T) {
 func TestAssistantApproval(t *testing.T) {
 	n := startNode(t, t.TempDir())
 	defer func() {
-		if err := n.Close(10 * time.Second); err != nil {
+		if err := n.Shutdown(context.Background()); err != nil {
 			t.Error(err)
 		}
 	}()
@@ -242,7 +242,7 @@ func startQuickNode(t *testing.T) *Node {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := n.Close(10 * time.Second); err != nil {
+		if err := n.Shutdown(context.Background()); err != nil {
 			t.Error(err)
 		}
 	})
@@ -539,7 +539,7 @@ func TestAssistantOversizedAnswerIsNotLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(10 * time.Second)
+	defer n.Shutdown(context.Background())
 	huge := strings.Repeat("x", 100<<10)
 	talk(t, n, `{"tool_calls":[{"id":"w1","name":"write_file","args":{"path":"big.txt","content":"`+huge+`"}}]}
 {"text":"`+huge+`"}
@@ -584,14 +584,14 @@ func TestAssistantResumesACallNeverRequested(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if err := n.Close(10 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	n, err = Start(ctx, Config{DataDir: dir, NATS: NATSConfig{Listen: "127.0.0.1:0"}, NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(10 * time.Second)
+	defer n.Shutdown(context.Background())
 	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, nil)
 	failed := awaitEvent(t, n, "p1/c1", convevent.LLMFailed, nil)
 	if !strings.Contains(fmt.Sprint(dataOf(t, failed)["error"]), "interrupted") || !strings.HasPrefix(failed.Event.ID(), "interrupted.") {

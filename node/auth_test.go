@@ -45,7 +45,7 @@ func startWithUsers(t *testing.T, prefix string) *Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = n.Close(5 * time.Second) })
+	t.Cleanup(func() { _ = n.Shutdown(context.Background()) })
 	return n
 }
 
@@ -201,7 +201,7 @@ func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 // import into runtime/*: the reply is forbidden and a dead letter.
 func TestOwnStreamsForbidden(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	c := logapi.Client{NC: n.Conn(), Subjects: n.subjects, Timeout: 10 * time.Second}
 	ctx := context.Background()
 	if _, err := n.Runtime().Start(ctx, runtime.StartRequest{Type: "counter", ID: "c1"}); err != nil {
@@ -243,7 +243,7 @@ func TestProtectedMode(t *testing.T) {
 	for _, listen := range []string{"0.0.0.0:0", "[::]:0", ":0"} {
 		n, err := Start(context.Background(), Config{DataDir: t.TempDir(), NoSync: true, NATS: NATSConfig{Listen: listen}})
 		if err == nil {
-			n.Close(5 * time.Second)
+			n.Shutdown(context.Background())
 			t.Fatalf("%s without auth started", listen)
 		}
 		if !errors.Is(err, ErrUnprotected) || !strings.Contains(err.Error(), "--config") || !strings.Contains(err.Error(), "JIDO_TOKEN") {
@@ -269,14 +269,14 @@ func TestProtectedMode(t *testing.T) {
 		if ping["insecure"] != nil {
 			t.Fatalf("ping of a protected node: %v", ping)
 		}
-		n.Close(5 * time.Second)
+		n.Shutdown(context.Background())
 	}
 	// A password without a user configures nobody: refused, on loopback
 	// too, rather than a server that takes anyone.
 	for _, nc := range []NATSConfig{{Listen: "127.0.0.1:0", Password: "pw"}, {Listen: "0.0.0.0:0", Password: "pw"}} {
 		n, err := Start(context.Background(), Config{DataDir: t.TempDir(), NoSync: true, NATS: nc})
 		if err == nil {
-			n.Close(5 * time.Second)
+			n.Shutdown(context.Background())
 			t.Fatalf("%+v started", nc)
 		}
 		if !strings.Contains(err.Error(), "--user") {
@@ -287,7 +287,7 @@ func TestProtectedMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	nc, err := nats.Connect(n.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -319,7 +319,7 @@ func TestTLSToNATSURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.Close(5 * time.Second)
+	n.Shutdown(context.Background())
 }
 
 // lockedBuffer is a log destination safe for the node's goroutines.
@@ -359,7 +359,7 @@ func TestSecretsInClearWarned(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%+v: %v", tc.nc, err)
 		}
-		n.Close(5 * time.Second)
+		n.Shutdown(context.Background())
 		if got := strings.Contains(buf.String(), "secrets travel in clear"); got != tc.warn {
 			t.Errorf("%+v: warned %v, want %v\n%s", tc.nc, got, tc.warn, buf.String())
 		}

@@ -26,7 +26,7 @@ import (
 // (jido.*) do not.
 func TestConvEventsArePublishedAfterCommit(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	nc, err := nats.Connect(n.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +262,7 @@ func TestConvPublisherStartsAtTheHead(t *testing.T) {
 // once each, in order.
 func TestConvCatchUpSwitchOver(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	ctx := context.Background()
 	const total = 150
 	halfway := make(chan struct{})

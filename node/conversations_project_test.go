@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
@@ -18,7 +17,7 @@ import (
 func TestConvSendGoesThroughTheProject(t *testing.T) {
 	n := startNode(t, t.TempDir())
 	defer func() {
-		if err := n.Close(10 * time.Second); err != nil {
+		if err := n.Shutdown(context.Background()); err != nil {
 			t.Error(err)
 		}
 	}()

@@ -103,12 +103,12 @@ func TestOddInputIsRefusedAndTheAgentRecovers(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if err := n.Close(5 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 
 	n = startNode(t, dir)
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	info, err := n.Runtime().State("p1")
 	if err != nil || !strings.Contains(string(info.State), `"count":1`) {
 		t.Fatalf("p1 after restart: %+v %v, want count 1", info, err)

@@ -129,7 +129,7 @@ func newGatewayBench(tb testing.TB, noSync bool) *gatewayBench {
 	}
 	gb.n = n
 	tb.Cleanup(func() {
-		if err := n.Close(10 * time.Second); err != nil {
+		if err := n.Shutdown(context.Background()); err != nil {
 			tb.Error(err)
 		}
 	})

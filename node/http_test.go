@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/jido-bus/jido-bus/eventlog"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projects/gateway/frontdoor"
 )
 
@@ -52,7 +52,7 @@ func TestHTTPListener(t *testing.T) {
 	n := startHTTPNode(t, HTTPConfig{Listen: "127.0.0.1:0", Options: frontdoor.Options{Tokens: map[string]string{"tok-0123456789": "ci"}}})
 	url := n.HTTPURL()
 	if !strings.HasPrefix(url, "http://127.0.0.1:") {
-		_ = n.Close(5 * time.Second)
+		_ = n.Shutdown(context.Background())
 		t.Fatalf("HTTPURL() = %q, want http://127.0.0.1:PORT", url)
 	}
 	if code, body := httpGet(t, url+"/healthz", nil); code != 200 || !strings.Contains(body, `"ok"`) {
@@ -81,7 +81,7 @@ func TestHTTPListener(t *testing.T) {
 	if !strings.Contains(string(raw), `"http":"`+url+`"`) {
 		t.Errorf("ping = %s, want \"http\":%q", raw, url)
 	}
-	if err := n.Close(5 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	http.DefaultClient.CloseIdleConnections()
@@ -94,7 +94,7 @@ func TestHTTPListener(t *testing.T) {
 // refused (DNS rebinding), loopback names are not.
 func TestHTTPLoopbackHosts(t *testing.T) {
 	n := startHTTPNode(t, HTTPConfig{Listen: "127.0.0.1:0"})
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	defer http.DefaultClient.CloseIdleConnections()
 	for host, want := range map[string]int{"evil.example:80": 403, "localhost:1234": 200, "127.0.0.1": 200, "[::1]:9": 200} {
 		if code, body := httpGet(t, n.HTTPURL()+"/healthz", map[string]string{"Host": host}); code != want {
@@ -110,7 +110,7 @@ func TestHTTPProtectedMode(t *testing.T) {
 	for _, listen := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
 		n, err := Start(context.Background(), Config{DataDir: t.TempDir(), NATS: NATSConfig{DontListen: true}, NoSync: true, HTTP: HTTPConfig{Listen: listen}})
 		if err == nil {
-			_ = n.Close(5 * time.Second)
+			_ = n.Shutdown(context.Background())
 			t.Fatalf("HTTP on %s without a token started", listen)
 		}
 		if !errors.Is(err, ErrUnprotected) || !strings.Contains(err.Error(), "--http-token-env") {
@@ -118,7 +118,7 @@ func TestHTTPProtectedMode(t *testing.T) {
 		}
 	}
 	n := startHTTPNode(t, HTTPConfig{Listen: "0.0.0.0:0", Options: frontdoor.Options{Tokens: map[string]string{"tok-0123456789": "ci"}}})
-	_ = n.Close(5 * time.Second)
+	_ = n.Shutdown(context.Background())
 
 	for _, h := range []HTTPConfig{
 		{Listen: "127.0.0.1:0", Options: frontdoor.Options{AllowOrigins: []string{"null"}}},
@@ -126,7 +126,7 @@ func TestHTTPProtectedMode(t *testing.T) {
 	} {
 		n, err := Start(context.Background(), Config{DataDir: t.TempDir(), NATS: NATSConfig{DontListen: true}, NoSync: true, HTTP: h})
 		if err == nil {
-			_ = n.Close(5 * time.Second)
+			_ = n.Shutdown(context.Background())
 			t.Fatalf("%+v started", h)
 		}
 	}
@@ -137,7 +137,7 @@ func TestHTTPProtectedMode(t *testing.T) {
 // from, and without the token it carried.
 func TestHTTPRefusalsAreDeadLetters(t *testing.T) {
 	n := startHTTPNode(t, HTTPConfig{Listen: "127.0.0.1:0", Options: frontdoor.Options{Tokens: map[string]string{"tok-0123456789": "ci"}}})
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	if code, _ := httpGet(t, n.HTTPURL()+"/mcp/p1", map[string]string{"Authorization": "Bearer wrong-secret-token"}); code != 401 {
 		t.Fatalf("a wrong token: %d, want 401", code)
 	}

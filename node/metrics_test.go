@@ -100,7 +100,7 @@ func value(m *dto.Metric) float64 {
 // a reason that never happened yet has a series to work on.
 func TestMetricsStartAtZeroForEveryLabel(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	for _, name := range []string{"jido_signals_refused_total", "jido_dead_letters_total"} {
 		got := series(t, n, name)
 		for _, reason := range constValues(t, "../bus/errors.go", "Reason") {
@@ -131,7 +131,7 @@ func TestBuildInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	got := series(t, n, "jido_build_info")
 	if len(got) != 1 {
 		t.Fatalf("jido_build_info %v, want one series", got)
@@ -156,7 +156,7 @@ func TestBuildInfo(t *testing.T) {
 // nothing else counted.
 func TestEveryRefusalIsCountedOnce(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	ctx := context.Background()
 	if _, err := n.Runtime().Start(ctx, runtime.StartRequest{Type: "counter", ID: "c1"}); err != nil {
 		t.Fatal(err)
@@ -260,7 +260,7 @@ func pingReady(t *testing.T, n *Node) (bool, map[string]string) {
 // metrics listener and in ping.
 func TestHealthAndReadiness(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	if code, body := get(t, n, "/healthz"); code != http.StatusOK {
 		t.Fatalf("/healthz %d %s", code, body)
 	}
@@ -302,7 +302,12 @@ func TestNotReadyWhenNATSIsGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(time.Second)
+	defer func() {
+		// NATS may be gone: a second is enough to give up on the drain.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = n.Shutdown(ctx)
+	}()
 	if code, body := get(t, n, "/readyz"); code != http.StatusOK {
 		t.Fatalf("/readyz %d %s before NATS went away", code, body)
 	}
@@ -335,7 +340,12 @@ func TestNotReadyWhenTheLogFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(time.Second)
+	defer func() {
+		// NATS may be gone: a second is enough to give up on the drain.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = n.Shutdown(ctx)
+	}()
 	defer fault.armed.Store(false)
 	ctx := context.Background()
 	if _, err := n.Runtime().Start(ctx, runtime.StartRequest{Type: "counter", ID: "c1"}); err != nil {

@@ -422,15 +422,20 @@ func (n *Node) guardTruncate(ctx context.Context, req logapi.TruncateRequest) er
 	return n.rt.PrepareTruncate(ctx, req.Stream, req.Before, req.DryRun)
 }
 
-// Close stops the node without losing input it took: its subscriptions
-// drain (the messages NATS has already sent it are handled), the agents
-// commit what their inboxes hold (agents are not stopped: they come back
-// on the next start) — both within drainTimeout, past which what is left
-// is refused with a dead letter — then the projections finish, NATS
-// drains within drainTimeout, the stores close.
-func (n *Node) Close(drainTimeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
-	defer cancel()
+// Shutdown stops the node without losing input it took: its
+// subscriptions drain (the messages NATS has already sent it are
+// handled), the agents commit what their inboxes hold (agents are not
+// stopped: they come back on the next start) — both until ctx ends, past
+// which what is left is refused with a dead letter — then the projections
+// finish, NATS drains, the stores close. NATS gets as long to drain as
+// ctx had left when Shutdown began (without a deadline, until the
+// connection's own drain timeout), even once ctx has ended: the
+// refusals made when it ended go out then.
+func (n *Node) Shutdown(ctx context.Context) error {
+	drainFor, bounded := time.Duration(0), false
+	if deadline, ok := ctx.Deadline(); ok {
+		drainFor, bounded = time.Until(deadline), true
+	}
 	// HTTP requests are input too: they stop first.
 	errs := []error{n.stopHTTP(ctx), n.stopInput(ctx), n.metrics.close()}
 	if n.projects != nil {
@@ -447,7 +452,12 @@ func (n *Node) Close(drainTimeout time.Duration) error {
 		errs = append(errs, n.rt.Shutdown(ctx))
 	}
 	n.closeConvPublisher()
-	if err := n.conn.drain(drainTimeout); err != nil {
+	drainCtx, cancel := context.WithoutCancel(ctx), context.CancelFunc(func() {})
+	if bounded {
+		drainCtx, cancel = context.WithTimeout(drainCtx, drainFor)
+	}
+	defer cancel()
+	if err := n.conn.drain(drainCtx); err != nil {
 		errs = append(errs, fmt.Errorf("drain NATS: %w", err))
 	}
 	n.abort()

@@ -78,12 +78,12 @@ func TestNodeRestartAndMetrics(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if err := n.Close(5 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 
 	n = startNode(t, dir)
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	if n.Recovered() != 1 {
 		t.Fatalf("recovered %d agents", n.Recovered())
 	}
@@ -119,7 +119,7 @@ func TestDeadLetterFloodIsKept(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if err := n.Close(5 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	l, err := eventlog.Open(LogDir(dir), eventlog.Options{})
@@ -160,12 +160,12 @@ func TestRestartClosesUnfinishedToolCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Close(5 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 
 	n = startNode(t, dir)
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	if after, err := n.Log().Stream("conversation/p1/c2"); err != nil || after.Head != idle.Head {
 		t.Fatalf("idle conversation after restart: %+v %v, want head %d", after, err, idle.Head)
 	}

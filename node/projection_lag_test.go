@@ -23,7 +23,7 @@ import (
 // jido_projection_lag_entries stayed up).
 func TestProjectionLagReachesZeroPastOtherEntries(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	ctx := context.Background()
 	nc, err := nats.Connect(n.URL())
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 // commit.
 func TestRefusedCastIsADeadLetter(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	ctx := context.Background()
 	if _, err := n.Runtime().Start(ctx, runtime.StartRequest{Type: "counter", ID: "c1"}); err != nil {
 		t.Fatal(err)
@@ -69,7 +69,7 @@ func TestRefusedCastIsADeadLetter(t *testing.T) {
 // id stays free: the corrected event with the same id is accepted.
 func TestInvalidConversationEventIsRefused(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	ctx := context.Background()
 	startOutsideDriven(t, n, "p1/c1")
 	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c1","text":"run the tests"}`)); err != nil {

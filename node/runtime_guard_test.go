@@ -103,11 +103,11 @@ func TestRuntimeSignalTypesFromOutsideAreForbidden(t *testing.T) {
 		t.Fatalf("increment: %s", got)
 	}
 	nc.Close()
-	if err := n.Close(5 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	n = startNode(t, dir)
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	st, err = n.Runtime().State("c1")
 	if err != nil || st.Status != "running" {
 		t.Fatalf("c1 after a restart: %+v, %v", st, err)
@@ -163,7 +163,7 @@ func TestAgentAPICannotForgeConversationEvents(t *testing.T) {
 // agent.start refuses the type forbidden, and no project stream exists.
 func TestAgentStartCannotStartAProject(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	nc, err := nats.Connect(n.URL())
 	if err != nil {
 		t.Fatal(err)

@@ -65,7 +65,7 @@ func BenchmarkToolCallThroughEngine(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer n.Close(10 * time.Second)
+			defer n.Shutdown(context.Background())
 			info, err := n.Projects().Open(ctx, projects.OpenRequest{Root: dir, ID: "bench"})
 			if err != nil {
 				b.Fatal(err)

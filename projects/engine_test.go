@@ -37,7 +37,7 @@ func startNode(t *testing.T, dataDir string, watch bool) *node.Node {
 
 func closeNode(t *testing.T, n *node.Node) {
 	t.Helper()
-	if err := n.Close(10 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Errorf("close node: %v", err)
 	}
 }

@@ -88,7 +88,7 @@ func TestAgentStopOfAParent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	rt := n.Runtime()
 	if _, err := rt.Start(context.Background(), runtime.StartRequest{Type: "parent", ID: "p"}); err != nil {
 		t.Fatal(err)

@@ -54,7 +54,7 @@ func TestForkedConversationLives(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	dir := t.TempDir()
 	n := startNode(t, dir)
-	defer func() { n.Close(5 * time.Second) }()
+	defer func() { n.Shutdown(context.Background()) }()
 	// --data-dir points where nothing is: every command must use the node.
 	url := func() []string { return []string{"--nats-url", n.URL()} }
 	run := func(args ...string) string {
@@ -119,7 +119,7 @@ func TestForkedConversationLives(t *testing.T) {
 		t.Errorf("the fork of a fork holds its parent's message after the fork point:\n%s", out)
 	}
 
-	n.Close(5 * time.Second)
+	n.Shutdown(context.Background())
 	n = startNode(t, dir)
 	run("conv", "send", fork, "after the restart")
 	runUntil(t, append([]string{"conv", "show", fork}, url()...), "first question", "a different second question", "after the restart")
@@ -132,7 +132,7 @@ func TestForkedConversationLives(t *testing.T) {
 func TestStoppedConversationIdIsNotReused(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	url := []string{"--nats-url", n.URL()}
 	run := func(args ...string) string {
 		t.Helper()

@@ -123,12 +123,12 @@ func TestLogTailFollowsAcrossARestart(t *testing.T) {
 	appendEvents(t, n, "agent/f", 4, 2)
 	waitFor(t, "entries 4 and 5", func() bool { return len(seqsOf(t, out.String())) == 5 })
 
-	if err := n.Close(5 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "word of the lost connection", func() bool { return strings.Contains(errOut.String(), "reconnecting") })
 	n = start(host)
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	appendEvents(t, n, "agent/f", 6, 3)
 	waitFor(t, "entries 6 to 8", func() bool { return len(seqsOf(t, out.String())) >= 8 })
 	if !strings.Contains(errOut.String(), "reconnected") {
@@ -153,7 +153,7 @@ func TestConvFollowUpdatesToolCallsAndEndsDeltas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	stream := convevent.Stream("p1/c1")
 	appendConv := func(events ...bus.Signal) {
 		t.Helper()

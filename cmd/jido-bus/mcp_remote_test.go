@@ -54,7 +54,7 @@ func serveMCP(t *testing.T, ctx context.Context, opts *sdk.ClientOptions, args .
 func TestMCPOverNATS(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	n := startNode(t, t.TempDir())
-	defer n.Close(10 * time.Second)
+	defer n.Shutdown(context.Background())
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"main.go": "package main\n"})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -136,7 +136,7 @@ func TestMCPOverNATSRefusals(t *testing.T) {
 func TestMCPOverNATSFeatures(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	n := startNode(t, t.TempDir())
-	defer n.Close(10 * time.Second)
+	defer n.Shutdown(context.Background())
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
 		".jido/commands/hello.md": "---\ndescription: Say hello.\n---\nHello $ARGUMENTS\n",
@@ -213,7 +213,7 @@ func TestMCPOverNATSRoles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(10 * time.Second)
+	defer n.Shutdown(context.Background())
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"main.go": "package main\n"})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -276,7 +276,7 @@ func TestMCPOverNATSNodeRestart(t *testing.T) {
 		t.Fatalf("read_file: %+v", res.Content)
 	}
 	addr := strings.TrimPrefix(n.URL(), "nats://")
-	if err := n.Close(10 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if res := call(); !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "unavailable") {
@@ -286,7 +286,7 @@ func TestMCPOverNATSNodeRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(10 * time.Second)
+	defer n.Shutdown(context.Background())
 	for {
 		res := call()
 		if !res.IsError {

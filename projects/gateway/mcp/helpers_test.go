@@ -52,7 +52,7 @@ func start(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := n.Close(10 * time.Second); err != nil {
+		if err := n.Shutdown(context.Background()); err != nil {
 			t.Errorf("close node: %v", err)
 		}
 	})
