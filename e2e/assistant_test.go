@@ -9,7 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // convEntry is one entry of a conversation's stream as `log show -o json`
@@ -112,17 +113,14 @@ func (r *assistantRig) events(t *testing.T, conv string) convEvents {
 // await polls conv's stream until cond holds, and returns it.
 func (r *assistantRig) await(t *testing.T, conv, what string, cond func(convEvents) bool) convEvents {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		es := r.events(t, conv)
-		if cond(es) {
-			return es
+	var es convEvents
+	testkit.EventuallyNil(t, conv+": "+what, func() error {
+		if es = r.events(t, conv); !cond(es) {
+			return fmt.Errorf("the log holds:\n%s", es)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: timed out waiting for %s; the log holds:\n%s", conv, what, es)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
+	return es
 }
 
 // awaitAnswer waits for the assistant message whose text is text, the end
@@ -353,7 +351,7 @@ func TestAssistant(t *testing.T) {
 		return len(es.call("conversation.tool.started", "s1")) == 1
 	})
 	deltas, deltasDone := rig.node.StartNATS(t, "sub", "jido.emit."+stream+".conversation.assistant.delta", "--count", "3")
-	waitFor(t, "the delta subscription", func() bool { return strings.Contains(deltas.String(), "Subscribing") })
+	testkit.Eventually(t, "the delta subscription", func() bool { return strings.Contains(deltas.String(), "Subscribing") })
 	rig.run(t, "conv", "send", stream, "talk slowly")
 	if err := deltasDone(); err != nil {
 		t.Fatalf("no deltas streamed: %v\n%s", err, deltas.String())
@@ -391,21 +389,15 @@ func TestAssistant(t *testing.T) {
 		if _, err := os.Stat("/proc/self/cmdline"); err != nil {
 			t.Skip("no /proc to look for the command in")
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			pids := processesWith("sleep\x00" + slowArg + "\x00")
-			if len(pids) == 0 {
-				return
+		// Whatever still runs when the wait fails is killed: ours alone,
+		// no other process has slowArg.
+		defer killAll("sleep\x00" + slowArg + "\x00")
+		testkit.EventuallyNil(t, "the run_command of s1, recorded interrupted, to end with the node's kill -9", func() error {
+			if pids := processesWith("sleep\x00" + slowArg + "\x00"); len(pids) > 0 {
+				return fmt.Errorf("`sleep %s` (pids %v) still runs after the restart", slowArg, pids)
 			}
-			if time.Now().After(deadline) {
-				for _, pid := range pids {
-					// Ours alone: no other process has slowArg.
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
-				t.Fatalf("`sleep %s` (pids %v), the run_command of s1 recorded interrupted, still runs 10s after the node's kill -9 and restart", slowArg, pids)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return nil
+		})
 	})
 
 	t.Run("kill_during_stream", func(t *testing.T) {
@@ -492,4 +484,12 @@ func processesWith(args string) []int {
 		}
 	}
 	return pids
+}
+
+// killAll kills every process whose command line holds args; args must
+// be the test's own (a random argument no other process has).
+func killAll(args string) {
+	for _, pid := range processesWith(args) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
 }

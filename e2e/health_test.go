@@ -9,6 +9,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // metricsBase returns http://HOST:PORT of the node's metrics listener, as
@@ -103,7 +104,7 @@ func TestNotReadyWithoutNATS(t *testing.T) {
 	srv.Shutdown()
 	var code int
 	var body string
-	waitFor(t, "/readyz to say NATS is gone", func() bool {
+	testkit.Eventually(t, "/readyz to say NATS is gone", func() bool {
 		code, body = httpGet(t, base+"/readyz")
 		return code == http.StatusServiceUnavailable
 	})

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // runErr runs the CLI expecting it to fail; it returns the exit code and
@@ -124,7 +126,7 @@ func TestConvSendStartsAProjectConversation(t *testing.T) {
 
 	// Closing the project stops its conversation (on_parent_death).
 	run("project", "close", "web")
-	waitFor(t, "the conversation to stop with its project", func() bool {
+	testkit.Eventually(t, "the conversation to stop with its project", func() bool {
 		return strings.Contains(run("log", "show", "conversation/web/c7", "--type", "jido.agent.stopped", "-o", "json"), "jido.agent.stopped")
 	})
 }

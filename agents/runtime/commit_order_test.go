@@ -15,6 +15,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // Commit, then act, as a trace. A recording store notes every append the
@@ -424,7 +425,7 @@ func (tt *traceTest) signal(id, typ string) bus.Signal {
 // settle waits until agent id has nothing queued and neither loop runs:
 // every directive its decisions queued has run.
 func (tt *traceTest) settle(id string) {
-	tt.h.eventually("agent "+id+" settled", func() bool {
+	testkit.Eventually(tt.h.t, "agent "+id+" settled", func() bool {
 		tt.h.rt.mu.RLock()
 		s := tt.h.rt.agents[id]
 		tt.h.rt.mu.RUnlock()

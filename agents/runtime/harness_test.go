@@ -319,18 +319,6 @@ func (h *harness) state(id string) map[string]any {
 	return stateOf(h.t, info.State)
 }
 
-// eventually polls cond for up to 10s.
-func (h *harness) eventually(what string, cond func() bool) {
-	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func (h *harness) emittedOf(typ string) []bus.Signal {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 func passivating(c *Config) { c.PassivateAfter = 30 * time.Millisecond }
@@ -12,7 +14,7 @@ func passivating(c *Config) { c.PassivateAfter = 30 * time.Millisecond }
 func (h *harness) waitPassive(id string) Info {
 	h.t.Helper()
 	var info Info
-	h.eventually(id+" passive", func() bool {
+	testkit.Eventually(h.t, id+" passive", func() bool {
 		var err error
 		info, err = h.rt.State(id)
 		return err == nil && info.Status == StatusPassive
@@ -44,7 +46,7 @@ func TestPassiveAgentComesBackOnItsNextSignal(t *testing.T) {
 	if n, err := h.rt.Broadcast(signal(t, "counter.increment", nil)); err != nil || n != 1 {
 		t.Fatalf("broadcast to a passive agent: %d %v", n, err)
 	}
-	h.eventually("the broadcast decided", func() bool {
+	testkit.Eventually(h.t, "the broadcast decided", func() bool {
 		info, _ := h.rt.State("c1")
 		return info.Version == 3
 	})
@@ -55,7 +57,7 @@ func TestPassiveAgentTimersStillFire(t *testing.T) {
 	h.start("probe", "p1", Options{})
 	h.mustCall("p1", "probe.schedule", map[string]any{"ms": 300})
 	h.waitPassive("p1")
-	h.eventually("the scheduled tick", func() bool {
+	testkit.Eventually(h.t, "the scheduled tick", func() bool {
 		info, err := h.rt.State("p1")
 		return err == nil && stateOf(t, info.State)["ticks"] == 1.0
 	})
@@ -94,7 +96,7 @@ func TestParentsAndChildrenPassivate(t *testing.T) {
 	h.start("probe", "p", Options{})
 	h.mustCall("p", "probe.spawn", map[string]any{"tag": "w"})
 	h.mustCall("p", "probe.spawn", map[string]any{"tag": "o", "mode": OnParentDeathEmitOrphan})
-	h.eventually("both child.started decided", func() bool {
+	testkit.Eventually(h.t, "both child.started decided", func() bool {
 		return len(slices.DeleteFunc(lifecycleSeen(h, "p"), func(s string) bool { return s != TypeChildStarted })) == 2
 	})
 	family := func(when string) {
@@ -116,8 +118,8 @@ func TestParentsAndChildrenPassivate(t *testing.T) {
 	// The passive parent's stop_child stops its passive child, and the
 	// child.exit reaches the parent.
 	h.mustCall("p", "probe.stop_child", map[string]any{"tag": "w", "reason": "enough"})
-	h.eventually("p/w gone", func() bool { _, err := h.rt.State("p/w"); return err != nil })
-	h.eventually("child.exit decided by the parent", func() bool { return slices.Contains(lifecycleSeen(h, "p"), TypeChildExit) })
+	testkit.Eventually(h.t, "p/w gone", func() bool { _, err := h.rt.State("p/w"); return err != nil })
+	testkit.Eventually(h.t, "child.exit decided by the parent", func() bool { return slices.Contains(lifecycleSeen(h, "p"), TypeChildExit) })
 	if info, _ := h.rt.State("p"); !maps.Equal(info.Children, map[string]string{"o": "p/o"}) {
 		t.Fatalf("children after stop_child: %v", info.Children)
 	}
@@ -125,7 +127,7 @@ func TestParentsAndChildrenPassivate(t *testing.T) {
 	// The parent's end reaches its passive orphan.
 	h.waitPassive("p/o")
 	h.mustCall("p", "probe.stop", map[string]any{"reason": "done"})
-	h.eventually("orphaned decided by p/o", func() bool { return slices.Contains(lifecycleSeen(h, "p/o"), TypeOrphaned) })
+	testkit.Eventually(h.t, "orphaned decided by p/o", func() bool { return slices.Contains(lifecycleSeen(h, "p/o"), TypeOrphaned) })
 	if info, err := h.rt.State("p/o"); err != nil || info.Parent != nil {
 		t.Fatalf("orphan: %+v %v", info, err)
 	}
@@ -168,17 +170,17 @@ func TestPassivationWaitsForAnEffectsRecord(t *testing.T) {
 		}
 		return len(s.effects)
 	}
-	h.eventually("the emit's outcome noted", func() bool { return owes() == 1 })
+	testkit.Eventually(h.t, "the emit's outcome noted", func() bool { return owes() == 1 })
 	g := h.gateAppends("c1")
 	recorded := make(chan struct{})
 	go func() {
 		defer close(recorded)
 		h.rt.recordOwedEffects(true)
 	}()
-	h.eventually("the recorder took the outcome", func() bool { return owes() == 0 })
+	testkit.Eventually(h.t, "the recorder took the outcome", func() bool { return owes() == 0 })
 	passivated := make(chan bool)
 	go func() { passivated <- s.tryPassivate(time.Now().Add(2 * time.Hour)) }()
-	h.eventually("passivation under way", func() bool {
+	testkit.Eventually(h.t, "passivation under way", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.status == StatusPassive

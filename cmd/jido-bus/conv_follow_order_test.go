@@ -11,6 +11,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/projections/conversation"
 )
 
@@ -67,10 +68,10 @@ func TestConvFollowPrintsWhatCameBeforeAStream(t *testing.T) {
 			t.Errorf("conv follow: %v\n%s", err, errOut.String())
 		}
 	}()
-	waitFor(t, "the tool call requested", func() bool { return strings.Contains(out.String(), "[requested]") })
+	testkit.Eventually(t, "the tool call requested", func() bool { return strings.Contains(out.String(), "[requested]") })
 	conv.publish(0, "conversation.assistant.delta", "r2", `{"text":"one file"}`)
 	conv.publishID(10, "conversation.llm.requested", "r2", "u1", `{"model":"m"}`) // published after the delta, as the node may
-	waitFor(t, "the streamed text", func() bool { return strings.Contains(out.String(), "one file") })
+	testkit.Eventually(t, "the streamed text", func() bool { return strings.Contains(out.String(), "one file") })
 	got := out.String()
 	if done, text := strings.Index(got, "[completed]"), strings.Index(got, "one file"); done < 0 || done > text {
 		t.Errorf("the text streamed before the tool call's outcome committed ahead of it:\n%s", got)

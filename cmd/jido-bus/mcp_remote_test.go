@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/node"
 )
 
@@ -287,14 +289,11 @@ func TestMCPOverNATSNodeRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Shutdown(context.Background())
-	for {
-		res := call()
-		if !res.IsError {
-			break
+	// Polling the reconnect: nothing to await from outside.
+	testkit.EventuallyNil(t, "read_file to run once the node came back", func() error {
+		if res := call(); res.IsError {
+			return fmt.Errorf("%+v", res.Content)
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("read_file after the node came back: %+v", res.Content)
-		}
-		time.Sleep(100 * time.Millisecond) // polling the reconnect: nothing to await from outside
-	}
+		return nil
+	})
 }

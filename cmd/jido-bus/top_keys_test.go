@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // TestTopQuitsOnQ: top reading keys from a terminal stops at q, and at
@@ -29,7 +30,7 @@ func TestTopQuitsOnQ(t *testing.T) {
 				interval: 10 * time.Millisecond, keys: keys,
 			})
 		}()
-		waitFor(t, "a frame", func() bool { return len(out.String()) > 0 })
+		testkit.Eventually(t, "a frame", func() bool { return len(out.String()) > 0 })
 		if _, err := press.Write([]byte("x ")); err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/projects/policy"
 )
 
@@ -120,24 +121,17 @@ func TestRunCommandTimeoutKills(t *testing.T) {
 	// Without a PID namespace (a node allowed weaker confinement) SIGKILL
 	// is sent when the call returns and the child may still be on its
 	// way out for a moment; wait for it.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.Eventually(t, "the command's child `sleep "+arg+"` to end with the timeout", func() bool {
 		files, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-		alive := false
 		for _, p := range files {
 			if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), "sleep\x00"+arg+"\x00") {
-				st, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
-				alive = alive || !strings.Contains(string(st), ") Z ")
+				if st, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat")); !strings.Contains(string(st), ") Z ") {
+					return false
+				}
 			}
 		}
-		if !alive {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the command's child `sleep %s` outlived the timeout", arg)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return true
+	})
 }
 
 // A limit of the policy ends the call as limit_exceeded, naming it, with
