@@ -178,14 +178,18 @@ func TestPassivationWaitsForAnEffectsRecord(t *testing.T) {
 		h.rt.recordOwedEffects(true)
 	}()
 	testkit.Eventually(h.t, "the recorder took the outcome", func() bool { return owes() == 0 })
-	passivated := make(chan bool)
+	passivated := make(chan bool, 1)
 	go func() { passivated <- s.tryPassivate(time.Now().Add(2 * time.Hour)) }()
 	testkit.Eventually(h.t, "passivation under way", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.status == StatusPassive
 	})
-	time.Sleep(20 * time.Millisecond) // let it get as far as it can while the record is held
+	// Passivation gets as far as it can while the record is held: it
+	// waits for the record, or it is done (snapshotting before it).
+	testkit.Eventually(h.t, "passivation waiting for the record in flight, or done", func() bool {
+		return len(passivated) == 1 || testkit.BlockedIn("agents/runtime.(*server).passivate")
+	})
 	close(g.gate)
 	<-recorded
 	if !<-passivated {
