@@ -15,7 +15,6 @@ import (
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // Commit, then act, as a trace. A recording store notes every append the
@@ -343,7 +342,7 @@ func (tt *traceTest) run(t *testing.T, d *datadriven.TestData) string {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("no reply to %s", sig.ID())
 		}
-		tt.settle(id)
+		tt.h.settle(id)
 		if reply != "" {
 			return tt.tr.take() + "\n" + reply
 		}
@@ -366,7 +365,7 @@ func (tt *traceTest) run(t *testing.T, d *datadriven.TestData) string {
 			}
 			break
 		}
-		tt.settle(id)
+		tt.h.settle(id)
 	case "hold":
 		tt.store.mu.Lock()
 		tt.store.hold = "agent/" + arg("id")
@@ -422,22 +421,6 @@ func (tt *traceTest) signal(id, typ string) bus.Signal {
 	return s
 }
 
-// settle waits until agent id has nothing queued and neither loop runs:
-// every directive its decisions queued has run.
-func (tt *traceTest) settle(id string) {
-	testkit.Eventually(tt.h.t, "agent "+id+" settled", func() bool {
-		tt.h.rt.mu.RLock()
-		s := tt.h.rt.agents[id]
-		tt.h.rt.mu.RUnlock()
-		if s == nil {
-			return true
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return len(s.inbox) == 0 && len(s.queue) == 0 && !s.inboxRunning && !s.queueRunning
-	})
-}
-
 func (tt *traceTest) settleAll() {
 	tt.h.rt.mu.RLock()
 	var ids []string
@@ -446,6 +429,6 @@ func (tt *traceTest) settleAll() {
 	}
 	tt.h.rt.mu.RUnlock()
 	for _, id := range ids {
-		tt.settle(id)
+		tt.h.settle(id)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // Test directives with executors the tests control.
@@ -317,6 +318,25 @@ func (h *harness) state(id string) map[string]any {
 		h.t.Fatal(err)
 	}
 	return stateOf(h.t, info.State)
+}
+
+// settle waits until agent id has nothing queued and neither loop runs:
+// every directive its decisions queued (or recovery queued again) has
+// run, and what they emitted was emitted. A passive or stopped agent has
+// nothing to run.
+func (h *harness) settle(id string) {
+	h.t.Helper()
+	testkit.Eventually(h.t, "agent "+id+" settled", func() bool {
+		h.rt.mu.RLock()
+		s := h.rt.agents[id]
+		h.rt.mu.RUnlock()
+		if s == nil {
+			return true
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.inbox) == 0 && len(s.queue) == 0 && !s.inboxRunning && !s.queueRunning
+	})
 }
 
 func (h *harness) emittedOf(typ string) []bus.Signal {

@@ -376,7 +376,11 @@ func TestQuietAgentsEffectsRecordedTogether(t *testing.T) {
 		}
 	}
 	h.restart()
-	time.Sleep(50 * time.Millisecond) // lets a wrongly repeated emit show; not a timing assertion
+	// Recovery queues a directive it would repeat before it returns: once
+	// every agent has run its queue, a repeated emit has shown.
+	for _, id := range ids {
+		h.settle(id)
+	}
 	if n := len(h.emittedOf("counter.changed")); n != len(ids) {
 		t.Fatalf("%d counter.changed emitted across the restart, want %d", n, len(ids))
 	}
