@@ -172,7 +172,7 @@ func timeRecovery(ctx context.Context, env *Env, logDir string, want int) (time.
 	got, err := rt.Recover(ctx)
 	elapsed := time.Since(t0)
 	stop()
-	if cerr := rt.Close(); cerr != nil && err == nil {
+	if cerr := rt.Shutdown(context.Background()); cerr != nil && err == nil {
 		err = cerr
 	}
 	if err != nil {

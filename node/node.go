@@ -497,7 +497,7 @@ func (n *Node) abort() {
 		n.dlq.close() // after NATS drained: no refusal is still being handled
 	}
 	if n.rt != nil {
-		_ = n.rt.Close()
+		_ = n.rt.Shutdown(context.Background())
 	}
 	n.webhooks.CloseIdleConnections()
 	if n.cancel != nil {

@@ -40,7 +40,7 @@ func TestQueueBytesAreBounded(t *testing.T) {
 	h := newHarness(t)
 	h.start("counter", "c1", Options{MaxQueueBytes: 64 << 10})
 	g := h.gateAppends("c1")
-	t.Cleanup(func() { // a failed test must not leave Close waiting at the gate
+	t.Cleanup(func() { // a failed test must not leave Shutdown waiting at the gate
 		select {
 		case <-g.gate:
 		default:

@@ -288,7 +288,7 @@ func newTraceTest(t *testing.T) *traceTest {
 		}
 		cfg.Executors[agents.KindEmit] = recordingExec(tt.tr, current, builtin[agents.KindEmit])
 		cfg.Executors[agents.KindSchedule] = recordingExec(tt.tr, current, builtin[agents.KindSchedule])
-		// Outcomes ride in the next decision or are recorded at Close,
+		// Outcomes ride in the next decision or are recorded at Shutdown,
 		// never by the recorder at a moment of its own choosing.
 		cfg.EffectsLinger = time.Hour
 		cfg.PassivateAfter = -1
@@ -390,7 +390,7 @@ func (tt *traceTest) run(t *testing.T, d *datadriven.TestData) string {
 		tt.store.mu.Unlock()
 		return "ok"
 	case "restart":
-		if err := h.rt.Close(); err != nil {
+		if err := h.rt.Shutdown(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		if err := h.log.Close(); err != nil {

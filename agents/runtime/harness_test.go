@@ -220,7 +220,7 @@ func (h *harness) startRuntime() {
 		h.t.Fatal(err)
 	}
 	h.rt = rt
-	h.t.Cleanup(func() { _ = rt.Close() })
+	h.t.Cleanup(func() { _ = rt.Shutdown(context.Background()) })
 }
 
 // restart closes the runtime and the log, reopens both and recovers, as a
@@ -238,7 +238,7 @@ func (h *harness) restart() int {
 func (h *harness) restartRecovering() (int, error) {
 	h.t.Helper()
 	h.openGates()
-	if err := h.rt.Close(); err != nil {
+	if err := h.rt.Shutdown(context.Background()); err != nil {
 		h.t.Fatal(err)
 	}
 	if err := h.log.Close(); err != nil {

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"testing"
@@ -230,7 +231,7 @@ func TestPassivationSnapshotsAfterRecordedOutcomes(t *testing.T) {
 }
 
 // TestPassiveWakeUpTimerIsOwned: the timer that activates a passive agent
-// for its next due timer belongs to the runtime: Close stops it, so no
+// for its next due timer belongs to the runtime: Shutdown stops it, so no
 // clock of a closed runtime is left armed.
 func TestPassiveWakeUpTimerIsOwned(t *testing.T) {
 	h := newHarness(t, passivating)
@@ -243,10 +244,10 @@ func TestPassiveWakeUpTimerIsOwned(t *testing.T) {
 	if wake == nil {
 		t.Fatal("a passive agent with a timer due has no wake-up timer")
 	}
-	if err := h.rt.Close(); err != nil {
+	if err := h.rt.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if wake.Stop() {
-		t.Fatal("the wake-up timer was still armed after Close")
+		t.Fatal("the wake-up timer was still armed after Shutdown")
 	}
 }

@@ -341,7 +341,7 @@ func (h *harness) waitNoted(id string, confirmed bool) {
 func TestQuietAgentsEffectsRecordedTogether(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.EffectsLinger = time.Hour })
 	store := &appendCounter{Store: h.log}
-	h.rt.Close()
+	h.rt.Shutdown(context.Background())
 	cfg := h.cfg
 	cfg.Store = store
 	rt, err := New(cfg)
@@ -349,7 +349,7 @@ func TestQuietAgentsEffectsRecordedTogether(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.rt = rt
-	t.Cleanup(func() { _ = rt.Close() })
+	t.Cleanup(func() { _ = rt.Shutdown(context.Background()) })
 	ids := []string{"c1", "c2", "c3", "c4", "c5"}
 	for _, id := range ids {
 		h.start("counter", id, Options{})

@@ -21,7 +21,7 @@ func TestCloseCommitsWhatWasQueued(t *testing.T) {
 	}
 	h.queueBehindCommit("c1", signal(t, "counter.increment", map[string]int{"by": 1}), rest...)
 	closed := make(chan error, 1)
-	go func() { closed <- h.rt.Close() }()
+	go func() { closed <- h.rt.Shutdown(context.Background()) }()
 	testkit.Eventually(h.t, "the close begun", h.rt.shuttingDown.Load)
 	if err := h.rt.Cast("c1", signal(t, "counter.increment", nil)); bus.ErrorType(err) != bus.ReasonUnavailable {
 		t.Fatalf("a cast during the close: %v, want unavailable", err)

@@ -61,7 +61,7 @@ func serve(t *testing.T, passivateAfter time.Duration) fixture {
 	}
 	t.Cleanup(func() {
 		_ = b.Close()
-		_ = rt.Close()
+		_ = rt.Shutdown(context.Background())
 		_ = l.Close()
 	})
 	return fixture{rt: rt, nc: natstest.Connect(t, srv), b: b}
