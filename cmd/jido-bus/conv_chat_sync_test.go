@@ -141,7 +141,7 @@ func TestChatShowsWhatARestartHid(t *testing.T) {
 	b := natsbus.New(nodeConn, natsbus.Options{Subjects: subjects})
 	// Closed before the second server's cleanup shuts it down (a bus
 	// closing on a lost connection waits for its flush to time out).
-	defer func() { _ = b.Close() }()
+	defer func() { _ = b.Shutdown(context.Background()) }()
 	sent := make(chan struct{}, 1)
 	for verb, h := range map[string]natsbus.APIFunc{
 		"show": conv.show,
@@ -250,7 +250,7 @@ func TestChatTakesUpAPendingApproval(t *testing.T) {
 	conv.awaiting = true
 	conv.mu.Unlock()
 	b := natsbus.New(nodeConn, natsbus.Options{Subjects: subjects})
-	t.Cleanup(func() { _ = b.Close() })
+	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
 	approved := make(chan map[string]string, 1)
 	for verb, h := range map[string]natsbus.APIFunc{
 		"show": conv.show,
@@ -313,7 +313,7 @@ func TestChatLeavesATurnItDidNotBegin(t *testing.T) {
 	conv.commit(conversation.TimelineItem{Seq: 4, Kind: conversation.ItemUser, Text: "write a.txt"}, false)
 	conv.commit(conversation.TimelineItem{Seq: 16, Kind: conversation.ItemApproval, Approval: &conversation.ApprovalItem{CallID: "w1", Name: "write_file", Args: args}}, false)
 	b := natsbus.New(nodeConn, natsbus.Options{Subjects: subjects})
-	t.Cleanup(func() { _ = b.Close() })
+	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
 	answered := make(chan string, 1)
 	if err := b.HandleAPI(subjects.API("conv", "show"), conv.show); err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ func TestConvFollowPrintsWhatCameBeforeAStream(t *testing.T) {
 	lagging := []conversation.TimelineItem{{Seq: 4, Kind: conversation.ItemUser, Text: "list"}, {Seq: 6, Kind: conversation.ItemToolCall, Tool: &requested}}
 	exact := []conversation.TimelineItem{lagging[0], {Seq: 6, Kind: conversation.ItemToolCall, Tool: &completed}}
 	b := natsbus.New(nodeConn, natsbus.Options{Subjects: subjects})
-	t.Cleanup(func() { _ = b.Close() })
+	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
 	// The projection lags at the tool call requested; the log, folded up
 	// to the call's llm.requested at seq 10, has it completed.
 	if err := b.HandleAPI(subjects.API("conv", "show"), func(_ context.Context, req []byte) (any, error) {

@@ -177,7 +177,7 @@ func TestConvCommandsThroughARunningNode(t *testing.T) {
 	if err := projectionapi.Serve(api, projectionapi.Local{Runner: r, Log: l}); err != nil {
 		t.Fatal(err)
 	}
-	defer api.Close()
+	defer api.Shutdown(context.Background())
 	// The node holds the data dir; the commands must not need it.
 	on := []string{"--nats-url", srv.ClientURL()}
 	deadline := time.Now().Add(10 * time.Second)

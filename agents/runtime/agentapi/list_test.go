@@ -60,7 +60,7 @@ func serve(t *testing.T, passivateAfter time.Duration) fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = b.Close()
+		_ = b.Shutdown(context.Background())
 		_ = rt.Shutdown(context.Background())
 		_ = l.Close()
 	})
