@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/projects/policy"
@@ -165,16 +164,13 @@ func TestRunCommandCallerCancel(t *testing.T) {
 		done <- err
 	}()
 	// Cancel once the command runs, so the kill path is the one tested.
-	for {
-		if _, err := os.Stat(filepath.Join(f.dir, "started")); err == nil {
-			break
+	testkit.Eventually(t, "the command to run", func() bool {
+		if len(done) == 1 {
+			t.Fatalf("run_command ended before it was cancelled: %v", <-done)
 		}
-		select {
-		case err := <-done:
-			t.Fatalf("run_command ended before it was cancelled: %v", err)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+		_, err := os.Stat(filepath.Join(f.dir, "started"))
+		return err == nil
+	})
 	cancel()
 	err := <-done
 	if !errors.Is(err, &Error{Type: ReasonCancelled}) {
