@@ -54,7 +54,7 @@ func TestConvSendGoesThroughTheProject(t *testing.T) {
 		t.Fatalf("conv send free/y with no project free: %v, want not_found", err)
 	}
 
-	if err := e.Close(ctx, "p1", "done"); err != nil {
+	if err := e.CloseProject(ctx, "p1", "done"); err != nil {
 		t.Fatal(err)
 	}
 	if info, err := n.Runtime().State("p1/x"); err == nil && info.Status != runtime.StatusStopped {

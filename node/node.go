@@ -440,7 +440,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	errs := []error{n.stopHTTP(ctx), n.stopInput(ctx), n.metrics.close()}
 	if n.projects != nil {
 		// Watchers stop before the agents they report to.
-		n.projects.Shutdown()
+		_ = n.projects.Close()
 	}
 	if n.assistant != nil {
 		// LLM calls and tools in flight stop unrecorded: the restart
@@ -488,7 +488,7 @@ func (n *Node) stopInput(ctx context.Context) error {
 func (n *Node) abort() {
 	n.closeConvPublisher()
 	if n.projects != nil {
-		n.projects.Shutdown()
+		_ = n.projects.Close()
 	}
 	if n.assistant != nil {
 		n.assistant.Close()

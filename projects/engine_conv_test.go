@@ -138,7 +138,7 @@ func TestConversationsAreChildrenOfTheirProject(t *testing.T) {
 	}
 
 	// Closing the project stops its conversations, by the time Close returns.
-	if err := e.Close(ctx, "p1", "done"); err != nil {
+	if err := e.CloseProject(ctx, "p1", "done"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := rt.State(fresh.ID); err == nil {
@@ -182,7 +182,7 @@ func TestRestartBringsConversationsBack(t *testing.T) {
 	if info, err := n.Runtime().State("p1/c1"); err != nil || info.Parent == nil || info.Parent.ID != "p1" {
 		t.Fatalf("p1/c1 after restart: %+v %v", info, err)
 	}
-	if err := e.Close(ctx, "p1", ""); err != nil {
+	if err := e.CloseProject(ctx, "p1", ""); err != nil {
 		t.Fatal(err)
 	}
 	if !stopped(n, "p1/c1") {

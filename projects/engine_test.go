@@ -135,7 +135,7 @@ func TestOpenGetListClose(t *testing.T) {
 		t.Fatalf("agent state: %s", st.State)
 	}
 
-	if err := e.Close(ctx, "p1", ""); err != nil {
+	if err := e.CloseProject(ctx, "p1", ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Get("p1"); bus.ErrorType(err) != bus.ReasonNotFound {
@@ -359,7 +359,7 @@ func TestRestartBringsProjectsBack(t *testing.T) {
 	if want := []string{projects.TypeStarted, projects.TypeAssetsLoaded, projects.TypeStarted, projects.TypeAssetsReloaded, projects.TypeToolStarted, projects.TypeToolCompleted}; !slices.Equal(types, want) {
 		t.Fatalf("stream: %v, want %v", types, want)
 	}
-	if err := e.Close(ctx, "p2", "root gone"); err != nil {
+	if err := e.CloseProject(ctx, "p2", "root gone"); err != nil {
 		t.Fatalf("close a project in error: %v", err)
 	}
 	// Its agent stops as it decides the close.
