@@ -101,7 +101,7 @@ func TestNotReadyWithoutNATS(t *testing.T) {
 	if code, body := httpGet(t, base+"/readyz"); code != http.StatusOK {
 		t.Fatalf("/readyz with NATS up: %d %s", code, body)
 	}
-	srv.Shutdown()
+	_ = srv.Close()
 	var code int
 	var body string
 	testkit.Eventually(t, "/readyz to say NATS is gone", func() bool {

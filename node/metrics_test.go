@@ -311,7 +311,7 @@ func TestNotReadyWhenNATSIsGone(t *testing.T) {
 	if code, body := get(t, n, "/readyz"); code != http.StatusOK {
 		t.Fatalf("/readyz %d %s before NATS went away", code, body)
 	}
-	srv.Shutdown()
+	_ = srv.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		code, body := get(t, n, "/readyz")

@@ -172,7 +172,7 @@ func connect(cfg NATSConfig, subjects bus.Subjects, storeDir string, log *slog.L
 	}
 	nc, err := srv.Connect(opts...)
 	if err != nil {
-		srv.Shutdown()
+		_ = srv.Close()
 		return nil, err
 	}
 	url := "in-process"
@@ -251,6 +251,6 @@ func (c *natsConn) drain(ctx context.Context) error {
 func (c *natsConn) close() {
 	c.nc.Close()
 	if c.srv != nil {
-		c.srv.Shutdown()
+		_ = c.srv.Close()
 	}
 }

@@ -173,7 +173,7 @@ func TestChatShowsWhatARestartHid(t *testing.T) {
 
 	// The restart: the node closes the call as interrupted and asks again
 	// while the session is away.
-	srv.Shutdown()
+	_ = srv.Close()
 	conv.commit(conversation.TimelineItem{Seq: 8, Kind: conversation.ItemLLMError, Error: &bus.Error{Type: "interrupted", Message: "LLM call r1 did not finish: the node stopped"}}, false)
 	natstest.RunServer(t, onPort) // on the same port; shut down when the test ends
 	waitUntil(t, "both connections back", func() bool {
