@@ -60,7 +60,9 @@ func (h *harness) gateAppends(id string) *gatedStore {
 }
 
 // queueBehindCommit casts first, waits until its commit is held at the
-// gate, then casts the rest, so that they wait in the agent's inbox.
+// gate (in the store, past the agent's own checks: a shutdown that halts
+// the agent then no longer refuses it), then casts the rest, so that they
+// wait in the agent's inbox.
 func (h *harness) queueBehindCommit(id string, first bus.Signal, rest ...bus.Signal) *server {
 	h.t.Helper()
 	s, err := h.rt.lookup(id)
@@ -70,10 +72,8 @@ func (h *harness) queueBehindCommit(id string, first bus.Signal, rest ...bus.Sig
 	if err := h.rt.Cast(id, first); err != nil {
 		h.t.Fatal(err)
 	}
-	testkit.Eventually(h.t, "the first signal taken from the inbox", func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return len(s.inbox) == 0 && s.inboxRunning
+	testkit.Eventually(h.t, "the first signal's commit held at the gate", func() bool {
+		return testkit.BlockedIn("agents/runtime.(*gatedStore).wait")
 	})
 	for _, sig := range rest {
 		if err := h.rt.Cast(id, sig); err != nil {
