@@ -267,6 +267,7 @@ func (rt *Runtime) readStarted(stream string, born uint64) (startedRecord, error
 type pendingCmd struct {
 	version uint64
 	seq     uint64
+	gseq    uint64
 	at      time.Time
 	input   bus.Signal
 	raw     json.RawMessage // the directives' log forms, decoded only when needed
@@ -419,7 +420,7 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 		if cr.Count != nil {
 			count = *cr.Count
 		}
-		pc := &pendingCmd{version: cr.Version, seq: e.Seq, at: e.Time, raw: cr.Directives, count: count}
+		pc := &pendingCmd{version: cr.Version, seq: e.Seq, gseq: e.GlobalSeq, at: e.Time, raw: cr.Directives, count: count}
 		if d.input != nil {
 			pc.input = *d.input
 		}
@@ -442,7 +443,7 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 			if pc.done[i] {
 				continue
 			}
-			pending = append(pending, queued{d: d, version: pc.version, index: i, input: pc.input, at: pc.at, seq: pc.seq, recovered: true})
+			pending = append(pending, queued{d: d, version: pc.version, index: i, input: pc.input, at: pc.at, seq: pc.seq, gseq: pc.gseq, recovered: true})
 		}
 	}
 	s.publish()

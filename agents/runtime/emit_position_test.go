@@ -1,0 +1,98 @@
+package runtime
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jido-bus/jido-bus/bus/dispatch"
+	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
+	"github.com/jido-bus/jido-bus/eventlog"
+)
+
+// natsHarness is a harness whose agents emit on a real NATS server, with
+// a subscriber on what agent id emits of the probe's types.
+func natsHarness(t *testing.T, id string, adjust ...func(*Config)) (*harness, *nats.Subscription) {
+	t.Helper()
+	srv := natstest.RunServer(t)
+	pub, subConn := natstest.Connect(t, srv), natstest.Connect(t, srv)
+	sub, err := subConn.SubscribeSync("jido.emit." + id + ".probe.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := subConn.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, append([]func(*Config){func(c *Config) { c.Dispatch = dispatch.Env{Conn: pub} }}, adjust...)...)
+	return h, sub
+}
+
+// decisionOf returns the position of the cmd record that decides signal
+// id in stream.
+func decisionOf(t *testing.T, l *eventlog.Log, stream, signalID string) eventlog.Entry {
+	t.Helper()
+	for e, err := range l.ReadStream(stream, eventlog.ReadOptions{Types: TypeCmd}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cr cmdRecord
+		if err := json.Unmarshal(e.Event.Data(), &cr); err != nil {
+			t.Fatal(err)
+		}
+		if cr.Signal == signalID {
+			return e
+		}
+	}
+	t.Fatalf("no decision of signal %s in %s", signalID, stream)
+	return eventlog.Entry{}
+}
+
+func nextMsg(t *testing.T, sub *nats.Subscription) *nats.Msg {
+	t.Helper()
+	m, err := sub.NextMsg(10 * time.Second)
+	if err != nil {
+		t.Fatalf("no emit on %s: %v", sub.Subject, err)
+	}
+	return m
+}
+
+func positionOf(t *testing.T, m *nats.Msg) dispatch.Position {
+	t.Helper()
+	p, ok, err := dispatch.PositionOf(m.Header)
+	if err != nil || !ok {
+		t.Fatalf("emit %s without a position (%v): headers %v", m.Subject, err, m.Header)
+	}
+	return p
+}
+
+// TestEmitCarriesItsPosition: an emit published on NATS names the log
+// position of the decision that made it — stream, stream sequence and
+// global sequence of its cmd record — and its index among the decision's
+// directives.
+func TestEmitCarriesItsPosition(t *testing.T) {
+	h, sub := natsHarness(t, "p1")
+	h.start("probe", "p1", Options{})
+	first := signal(t, "probe.emit", map[string]any{"n": 1})
+	if _, err := h.rt.Call(t.Context(), "p1", first); err != nil {
+		t.Fatal(err)
+	}
+	h.gate("g")
+	h.open("g")
+	second := signal(t, "probe.block_emit", map[string]any{"name": "g", "n": 2})
+	if _, err := h.rt.Call(t.Context(), "p1", second); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct {
+		signal string
+		index  int
+	}{{first.ID(), 0}, {second.ID(), 1}} {
+		d := decisionOf(t, h.log, "agent/p1", want.signal)
+		m := nextMsg(t, sub)
+		got := positionOf(t, m)
+		if exp := (dispatch.Position{Stream: "agent/p1", Seq: d.Seq, GlobalSeq: d.GlobalSeq, Index: want.index}); got != exp {
+			t.Errorf("emit of %s: position %+v, want %+v (its decision)", want.signal, got, exp)
+		}
+	}
+}
