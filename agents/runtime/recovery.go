@@ -420,7 +420,7 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 		if cr.Count != nil {
 			count = *cr.Count
 		}
-		pc := &pendingCmd{version: cr.Version, seq: e.Seq, gseq: e.GlobalSeq, at: e.Time, raw: cr.Directives, count: count}
+		pc := &pendingCmd{version: cr.Version, seq: e.Seq, gseq: e.GlobalSeq, at: decidedAt(e), raw: cr.Directives, count: count}
 		if d.input != nil {
 			pc.input = *d.input
 		}
@@ -448,6 +448,18 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 	}
 	s.publish()
 	return s, pending, nil
+}
+
+// decidedAt is the time of the decision whose cmd record is e: the time
+// the runtime gave the record, which its directives ran with the first
+// time (an emitted signal without time of its own takes it), so a re-run
+// after a crash publishes the same time. The log's commit time, a moment
+// later, stands in for records without one.
+func decidedAt(e *eventlog.Entry) time.Time {
+	if at := e.Event.Time(); !at.IsZero() {
+		return at
+	}
+	return e.Time
 }
 
 // foldEffects marks recorded outcomes done, and counts the errors among
