@@ -12,17 +12,18 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/dispatch"
+	"github.com/jido-bus/jido-bus/bus/natsserver"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
 	"github.com/jido-bus/jido-bus/eventlog"
 )
 
-// natsHarness is a harness whose agents emit on a real NATS server, with
-// a subscriber on what agent id emits of the probe's types.
-func natsHarness(t *testing.T, id string, adjust ...func(*Config)) (*harness, *nats.Subscription) {
+// natsHarness is a harness whose agents emit on a real NATS server
+// (started with srvOpts), and a subscriber to subject there.
+func natsHarness(t *testing.T, subject string, srvOpts []func(*natsserver.Options), adjust ...func(*Config)) (*harness, *nats.Subscription) {
 	t.Helper()
-	srv := natstest.RunServer(t)
+	srv := natstest.RunServer(t, srvOpts...)
 	pub, subConn := natstest.Connect(t, srv), natstest.Connect(t, srv)
-	sub, err := subConn.SubscribeSync("jido.emit." + id + ".probe.>")
+	sub, err := subConn.SubscribeSync(subject)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func positionOf(t *testing.T, m *nats.Msg) dispatch.Position {
 // global sequence of its cmd record — and its index among the decision's
 // directives.
 func TestEmitCarriesItsPosition(t *testing.T) {
-	h, sub := natsHarness(t, "p1")
+	h, sub := natsHarness(t, "jido.emit.p1.probe.>", nil)
 	h.start("probe", "p1", Options{})
 	first := signal(t, "probe.emit", map[string]any{"n": 1})
 	if _, err := h.rt.Call(t.Context(), "p1", first); err != nil {
@@ -131,7 +132,7 @@ func (d *dyingStore) AppendMulti(ctx context.Context, parts []eventlog.StreamApp
 // had none: it takes its decision's), same data, same position headers —
 // so a subscriber that saw it drops the repeat by its position.
 func TestEmitAgainAfterCrashIsTheSame(t *testing.T) {
-	h, sub := natsHarness(t, "p1", func(c *Config) { c.EffectsLinger = time.Hour })
+	h, sub := natsHarness(t, "jido.emit.p1.probe.>", nil, func(c *Config) { c.EffectsLinger = time.Hour })
 	// The runtime on a store that can die.
 	if err := h.rt.Close(); err != nil {
 		t.Fatal(err)
