@@ -1,4 +1,4 @@
-// Command subscriber prints every event agent c1 emits, once and in order,
+// Command subscriber prints every event an agent emits, once and in order,
 // across its own restarts and the node's: go run ./examples/subscriber c1
 //
 // Live, NATS delivers an emit at most once, while connected: what is
@@ -13,6 +13,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -30,10 +31,13 @@ import (
 )
 
 func main() {
-	server := flag.String("s", nats.DefaultURL, "the node's NATS URL")
+	server := flag.String("s", cmp.Or(os.Getenv("NATS_URL"), nats.DefaultURL), "the node's NATS URL")
 	file := flag.String("pos", "subscriber.pos", "the file that keeps the last position processed")
 	flag.Parse()
 	agent := flag.Arg(0)
+	if agent == "" {
+		log.Fatal("usage: subscriber [-s NATS-URL] [-pos FILE] AGENT-ID")
+	}
 	stop := make(chan os.Signal, 1) // Ctrl-C or kill: stop between two events
 	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
 	saved, _ := os.ReadFile(*file) // none yet: from the start
