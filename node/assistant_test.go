@@ -14,8 +14,8 @@ import (
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/codec"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
@@ -469,7 +469,7 @@ func TestAssistantForkActsOnlyOnWhatComesAfter(t *testing.T) {
 `, "", "hi")
 	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "first answer") })
 	head := convEvents(t, n, "p1/c1")
-	events, err := conversation.Fork("p1/c1", head, head[len(head)-1].Seq, "p1/alt", time.Now().UTC())
+	events, err := views.Fork("p1/c1", head, head[len(head)-1].Seq, "p1/alt", time.Now().UTC())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
@@ -135,7 +135,7 @@ func (n *Node) runningConversation(key string) error {
 	if key == "" {
 		return bus.Errorf(bus.ReasonInvalidRequest, `request has no conv: send {"conv":"<project>/<conversation>",…}`)
 	}
-	if err := conversation.CheckKey(key); err != nil {
+	if err := views.CheckKey(key); err != nil {
 		return bus.Errorf(bus.ReasonInvalidRequest, "conv %q: %v", key, err)
 	}
 	info, err := n.rt.State(key)

@@ -12,8 +12,8 @@ import (
 	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects"
 )
@@ -197,7 +197,7 @@ func TestNoConversationStartsOutsideAnOpenProject(t *testing.T) {
 		entries = append(entries, e)
 	}
 	fork := func(key string) error {
-		evs, err := conversation.Fork("notes/c1", entries, entries[len(entries)-1].Seq, key, time.Now().UTC())
+		evs, err := views.Fork("notes/c1", entries, entries[len(entries)-1].Seq, key, time.Now().UTC())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,8 +12,8 @@ import (
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects"
 )
@@ -49,16 +49,16 @@ func (n *Node) resumeConversations(ctx context.Context, why string) {
 }
 
 func (n *Node) resumeConversation(ctx context.Context, key, why string) error {
-	st := conversation.NewStatus()
+	st := views.NewStatus()
 	for e, err := range n.evlog.ReadStream(convevent.Stream(key), eventlog.ReadOptions{Types: convevent.TypePattern}) {
 		if err != nil {
 			return err
 		}
-		if ev := conversation.Decode(e); ev != nil {
+		if ev := views.Decode(e); ev != nil {
 			st.Fold(ev)
 		}
 	}
-	events, err := conversation.Interruptions(key, st, time.Now().UTC(), why)
+	events, err := views.Interruptions(key, st, time.Now().UTC(), why)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (n *Node) convSend(ctx context.Context, req []byte) (any, error) {
 	if err := natsbus.DecodeRequest(req, &r); err != nil {
 		return nil, err
 	}
-	if err := conversation.CheckKey(r.Conv); err != nil {
+	if err := views.CheckKey(r.Conv); err != nil {
 		return nil, bus.Errorf(bus.ReasonInvalidRequest, "conv %q: %v", r.Conv, err)
 	}
 	if r.Text == "" {
@@ -204,7 +204,7 @@ func (n *Node) startInProject(ctx context.Context, project, conv, key string) er
 }
 
 // startFork makes the fork key a live conversation: it starts the
-// conversation's agent and hands it the fork's events (conversation.Fork)
+// conversation's agent and hands it the fork's events (views.Fork)
 // in order, so the fork's stream holds the copied history and the agent's
 // state reflects it, as if the conversation had been lived. The agent is
 // then an agent like any other: conv send reaches it and recovery restarts

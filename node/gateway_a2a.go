@@ -10,8 +10,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assets"
@@ -119,8 +119,8 @@ func (h a2aHost) CancelConversation(ctx context.Context, key, reason string) err
 }
 
 // ConversationEvents implements a2agw.Host from the conversation's stream.
-func (h a2aHost) ConversationEvents(_ context.Context, key string) ([]*conversation.Event, error) {
-	var out []*conversation.Event
+func (h a2aHost) ConversationEvents(_ context.Context, key string) ([]*views.Event, error) {
+	var out []*views.Event
 	for e, err := range h.n.evlog.ReadStream(convevent.Stream(key), eventlog.ReadOptions{Types: convevent.TypePattern}) {
 		if errors.Is(err, eventlog.ErrNotFound) {
 			return nil, nil
@@ -128,7 +128,7 @@ func (h a2aHost) ConversationEvents(_ context.Context, key string) ([]*conversat
 		if err != nil {
 			return nil, fmt.Errorf("read conversation %s: %w", key, err)
 		}
-		out = append(out, conversation.Decode(e))
+		out = append(out, views.Decode(e))
 	}
 	return out, nil
 }
@@ -147,7 +147,7 @@ type followed struct {
 // Both are subscribed before it returns, so that a caller that follows
 // before it sends a message hears every delta of the answer; both end
 // with ctx.
-func (h a2aHost) FollowConversation(ctx context.Context, key string, after uint64) (iter.Seq2[*conversation.Event, error], error) {
+func (h a2aHost) FollowConversation(ctx context.Context, key string, after uint64) (iter.Seq2[*views.Event, error], error) {
 	deltas := make(chan *nats.Msg, deltaBuffer)
 	sub, err := h.n.conn.nc.ChanSubscribe(h.n.subjects.Emit(key, convevent.AssistantDelta), deltas)
 	if err != nil {
@@ -182,7 +182,7 @@ func (h a2aHost) FollowConversation(ctx context.Context, key string, after uint6
 			}
 		}
 	}()
-	return func(yield func(*conversation.Event, error) bool) {
+	return func(yield func(*views.Event, error) bool) {
 		for {
 			// A delta published after the entries already read is still
 			// taken after them: entries first, when both wait.
@@ -208,7 +208,7 @@ func (h a2aHost) FollowConversation(ctx context.Context, key string, after uint6
 				if err != nil {
 					continue
 				}
-				ev := &conversation.Event{Type: d.Signal.Type(), ID: d.Signal.ID(), CausationID: convevent.CausationID(d.Signal)}
+				ev := &views.Event{Type: d.Signal.Type(), ID: d.Signal.ID(), CausationID: convevent.CausationID(d.Signal)}
 				if data, err := convevent.DecodeData(d.Signal.Data()); err == nil {
 					ev.Data = data
 				}
@@ -221,7 +221,7 @@ func (h a2aHost) FollowConversation(ctx context.Context, key string, after uint6
 }
 
 // yieldEntry yields one followed entry, and reports whether to go on.
-func yieldEntry(f followed, yield func(*conversation.Event, error) bool) bool {
+func yieldEntry(f followed, yield func(*views.Event, error) bool) bool {
 	if f.err != nil {
 		if errors.Is(f.err, eventlog.ErrClosed) {
 			f.err = bus.Errorf(bus.ReasonUnavailable, "the node is shutting down; resubscribe to the task once it is back")
@@ -229,5 +229,5 @@ func yieldEntry(f followed, yield func(*conversation.Event, error) bool) bool {
 		yield(nil, f.err)
 		return false
 	}
-	return yield(conversation.Decode(f.entry), nil)
+	return yield(views.Decode(f.entry), nil)
 }

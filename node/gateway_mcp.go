@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/gateway"
 	mcpgw "github.com/jido-bus/jido-bus/projects/gateway/mcp"
@@ -14,12 +14,12 @@ import (
 // MCPHost is the node as the MCP gateway sees it: its project engine and
 // its artifact store. Call it after Start.
 func (n *Node) MCPHost() mcpgw.Host {
-	return mcpHost{e: n.projects, artifacts: conversation.Artifacts{Dir: ArtifactsDir(n.cfg.DataDir)}}
+	return mcpHost{e: n.projects, artifacts: views.Artifacts{Dir: ArtifactsDir(n.cfg.DataDir)}}
 }
 
 type mcpHost struct {
 	e         *projects.Engine
-	artifacts conversation.Artifacts
+	artifacts views.Artifacts
 }
 
 func (h mcpHost) ProjectIDs() []string {

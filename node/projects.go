@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects"
 )
 
@@ -21,7 +21,7 @@ func (n *Node) startProjects(ctx context.Context) error {
 		Runtime:     n.rt,
 		NodeDataDir: n.cfg.DataDir,
 		Streams:     n.evlog,
-		Artifacts:   conversation.Artifacts{Dir: ArtifactsDir(n.cfg.DataDir)},
+		Artifacts:   views.Artifacts{Dir: ArtifactsDir(n.cfg.DataDir)},
 		CommandEnv:  n.secrets.inherit,
 		Logger:      n.log,
 		Sandbox:     n.cfg.Sandbox,

@@ -51,7 +51,7 @@ const (
 // events, the last event id, the pending tool calls (call id → tool name)
 // and the LLM call in flight — what the runtime needs to order and resume
 // a conversation. What people and LLM calls read are the projections.
-// The large tool outputs are to be offloaded (conversation.Artifacts.Offload)
+// The large tool outputs are to be offloaded (views.Artifacts.Offload)
 // before the signal reaches Step.
 func NewConversation() (*agents.Definition, error) { return NewConversationWith(nil) }
 

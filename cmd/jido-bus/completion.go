@@ -10,8 +10,8 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
-	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 	"github.com/jido-bus/jido-bus/projects/projectapi"
 )
@@ -65,7 +65,7 @@ func addCompletions(root *cobra.Command) {
 			c.ValidArgsFunction = completeFirstArg(list)
 		}
 		if path == "conv show" {
-			_ = c.RegisterFlagCompletionFunc("view", cobra.FixedCompletions(conversation.Views(), cobra.ShellCompDirectiveNoFileComp))
+			_ = c.RegisterFlagCompletionFunc("view", cobra.FixedCompletions(views.Views(), cobra.ShellCompDirectiveNoFileComp))
 		}
 		for _, sub := range c.Commands() {
 			walk(sub)

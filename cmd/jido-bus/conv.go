@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 )
 
@@ -116,10 +116,10 @@ in its SEQ column), which conv fork --at and log replay --to take too.`,
 			if f.json {
 				return writeJSONLine(cmd, reply)
 			}
-			return conversation.Render(cmd.OutOrStdout(), reply.View, reply.State)
+			return views.Render(cmd.OutOrStdout(), reply.View, reply.State)
 		},
 	}
-	cmd.Flags().StringVar(&view, "view", conversation.ViewTimeline, "timeline, llm_context, status or diagnostics")
+	cmd.Flags().StringVar(&view, "view", views.ViewTimeline, "timeline, llm_context, status or diagnostics")
 	cmd.Flags().Uint64Var(&at, "at", 0, "show the model as it was after the entry at this stream `SEQ` (the number beside each timeline item)")
 	f.register(cmd)
 	documentJSON(cmd, `{"conv","view","position":N,"state":{the read model}}: position

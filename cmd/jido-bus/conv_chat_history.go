@@ -3,7 +3,7 @@ package main
 import (
 	"slices"
 
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
@@ -13,18 +13,18 @@ import (
 // and what a reconnect missed this way, through the one renderer that
 // prints live events, and the sequences let it skip what it printed
 // already.
-func historyEvents(items []conversation.TimelineItem) []chatEvent {
+func historyEvents(items []views.TimelineItem) []chatEvent {
 	var out []chatEvent
 	add := func(seq uint64, typ string, d chatData) {
 		out = append(out, chatEvent{seq: seq, typ: typ, data: d, history: true})
 	}
 	for _, it := range items {
 		switch it.Kind {
-		case conversation.ItemUser:
+		case views.ItemUser:
 			add(it.Seq, convevent.UserMessage, chatData{Text: it.Text})
-		case conversation.ItemAssistant:
+		case views.ItemAssistant:
 			add(it.Seq, convevent.AssistantMessage, chatData{Text: it.Text})
-		case conversation.ItemToolCall:
+		case views.ItemToolCall:
 			c := it.Tool
 			if c.Name != "" {
 				add(it.Seq, convevent.ToolRequested, chatData{CallID: c.CallID, Name: c.Name, Args: c.Args, ArgsError: c.ArgsError})
@@ -41,22 +41,22 @@ func historyEvents(items []conversation.TimelineItem) []chatEvent {
 			if typ := toolOutcome(c.State); typ != "" {
 				add(c.ResultSeq, typ, d)
 			}
-		case conversation.ItemLLMError:
+		case views.ItemLLMError:
 			d := chatData{Error: it.Error}
 			if it.LLM != nil && (it.LLM.RetryInMS > 0 || it.LLM.Retryable) {
 				retry := it.LLM.RetryInMS
 				d.RetryInMS = &retry
 			}
 			add(it.Seq, convevent.LLMFailed, d)
-		case conversation.ItemApproval:
+		case views.ItemApproval:
 			a := it.Approval
 			add(it.Seq, convevent.ToolApprovalRequested, chatData{CallID: a.CallID, Name: a.Name, Args: a.Args, Reason: a.Reason, TimeoutMS: a.TimeoutMS})
-		case conversation.ItemDecision:
+		case views.ItemDecision:
 			a := it.Approval
 			add(it.Seq, convevent.ToolApproval, chatData{CallID: a.CallID, Decision: a.Decision, By: a.By, Reason: a.Reason})
-		case conversation.ItemCancel:
+		case views.ItemCancel:
 			add(it.Seq, convevent.Cancel, chatData{Reason: it.Text})
-		case conversation.ItemStopped:
+		case views.ItemStopped:
 			add(it.Seq, convevent.Stopped, chatData{Reason: it.Text})
 		}
 	}
@@ -75,13 +75,13 @@ func historyEvents(items []conversation.TimelineItem) []chatEvent {
 // toolOutcome is the event that gave a tool call its final state, or "".
 func toolOutcome(state string) string {
 	switch state {
-	case conversation.ToolCompleted:
+	case views.ToolCompleted:
 		return convevent.ToolCompleted
-	case conversation.ToolFailed:
+	case views.ToolFailed:
 		return convevent.ToolFailed
-	case conversation.ToolCancelled:
+	case views.ToolCancelled:
 		return convevent.ToolCancelled
-	case conversation.ToolTimedOut:
+	case views.ToolTimedOut:
 		return convevent.ToolTimeout
 	}
 	return ""

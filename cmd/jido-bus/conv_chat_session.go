@@ -16,8 +16,8 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/codec"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/node"
-	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 )
@@ -377,11 +377,11 @@ func (s *chatSession) show(ev chatEvent) {
 // printed; once the two meet, the held events follow. A node that cannot
 // be asked now (restarting) is asked again at the next tick.
 func (s *chatSession) sync(ctx context.Context) {
-	var st conversation.Status
-	err := s.showView(ctx, conversation.ViewStatus, 0, &st)
+	var st views.Status
+	err := s.showView(ctx, views.ViewStatus, 0, &st)
 	switch {
 	case bus.ErrorType(err) == bus.ReasonNotFound:
-		st = conversation.Status{State: conversation.StateIdle} // nothing committed yet
+		st = views.Status{State: views.StateIdle} // nothing committed yet
 	case err != nil && transient(err):
 		return
 	case err != nil:
@@ -397,8 +397,8 @@ func (s *chatSession) sync(ctx context.Context) {
 		target = max(target, first-1)
 	}
 	if target > s.shown {
-		var tl conversation.Timeline
-		if err := s.showView(ctx, conversation.ViewTimeline, target, &tl); err != nil {
+		var tl views.Timeline
+		if err := s.showView(ctx, views.ViewTimeline, target, &tl); err != nil {
 			if !transient(err) && !s.said {
 				fmt.Fprintf(s.info, "cannot read the history of %s (%v)\n", s.key, err)
 				s.said = true
@@ -414,9 +414,9 @@ func (s *chatSession) sync(ctx context.Context) {
 	// until somebody acts; a call waiting for a person is quiet too, but
 	// its turn goes on.
 	caughtUp := !s.retried && st.LastSeq <= s.shown
-	ended := caughtUp && (st.State == conversation.StateIdle || st.State == conversation.StateCompleted ||
-		st.State == conversation.StateCancelled || st.State == conversation.StateFailed)
-	quiet := ended || caughtUp && st.State == conversation.StateAwaitingApproval
+	ended := caughtUp && (st.State == views.StateIdle || st.State == views.StateCompleted ||
+		st.State == views.StateCancelled || st.State == views.StateFailed)
+	quiet := ended || caughtUp && st.State == views.StateAwaitingApproval
 	if s.firstHeld() == 0 && !quiet {
 		if !s.inTurn && !ended && s.shown > 0 {
 			s.takeUp()

@@ -13,8 +13,8 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/codec"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/node"
-	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 )
@@ -135,7 +135,7 @@ func (c *convFollower) flushPending() {
 }
 
 // timeline prints the items not printed yet and those that changed.
-func (c *convFollower) timeline(items []conversation.TimelineItem) {
+func (c *convFollower) timeline(items []views.TimelineItem) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, it := range items {
@@ -164,7 +164,7 @@ func (c *convFollower) timeline(items []conversation.TimelineItem) {
 // of the node: the connection reconnects for ever (saying so on stderr)
 // and the timeline is asked again until the node answers.
 func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Duration) error {
-	if err := conversation.CheckKey(key); err != nil {
+	if err := views.CheckKey(key); err != nil {
 		return err
 	}
 	if every <= 0 {
@@ -218,11 +218,11 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 		// returns, once it holds everything committed before their
 		// call; later ones kick another poll.
 		at, streamed := c.pendingAt()
-		reply, err := client.ConvShow(ctx, projectionapi.ConvShowRequest{Conv: key, View: conversation.ViewTimeline, Seq: at})
+		reply, err := client.ConvShow(ctx, projectionapi.ConvShowRequest{Conv: key, View: views.ViewTimeline, Seq: at})
 		switch {
 		case err == nil:
 			answered = true
-			var tl conversation.Timeline
+			var tl views.Timeline
 			if err := json.Unmarshal(reply.State, &tl); err != nil {
 				return fmt.Errorf("timeline of %s: %w", key, err)
 			}
@@ -260,7 +260,7 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 
 // renderItem is one timeline item as printed: a JSON line, or
 // "seq kind text" (a tool call as name, state and outcome).
-func renderItem(it conversation.TimelineItem, asJSON bool) string {
+func renderItem(it views.TimelineItem, asJSON bool) string {
 	if asJSON {
 		b, _ := json.Marshal(it)
 		return string(b) + "\n"
@@ -277,7 +277,7 @@ func renderItem(it conversation.TimelineItem, asJSON bool) string {
 
 // renderTool is a tool call on one line: its name and arguments, its
 // state and, once it has one, its outcome.
-func renderTool(t *conversation.ToolCall) string {
+func renderTool(t *views.ToolCall) string {
 	s := t.Name
 	if len(t.Args) > 0 {
 		s += " " + compactJSON(t.Args)

@@ -13,9 +13,9 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 )
@@ -109,7 +109,7 @@ func TestConvAndProjectionCommandsOnTheDataDir(t *testing.T) {
 	}
 
 	out = run("projection", "ls")
-	for _, name := range conversation.Views() {
+	for _, name := range views.Views() {
 		if !strings.Contains(out, name) {
 			t.Errorf("projection ls lacks %s:\n%s", name, out)
 		}
@@ -158,7 +158,7 @@ func TestConvCommandsThroughARunningNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	r, err := projections.NewRunner(l, store, projections.Options{}, conversation.Projections(conversation.Options{})...)
+	r, err := projections.NewRunner(l, store, projections.Options{}, views.Projections(views.Options{})...)
 	if err != nil {
 		t.Fatal(err)
 	}

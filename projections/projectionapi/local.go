@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // Local runs the operations in this process. Runner must hold the
-// conversation read models (conversation.Projections) for the conv verbs.
+// conversation read models (views.Projections) for the conv verbs.
 // It is safe for concurrent use, as the Runner and the Log are.
 type Local struct {
 	Runner *projections.Runner
@@ -80,7 +80,7 @@ func (c Local) ConvList(_ context.Context, req ConvListRequest) (ConvListReply, 
 	if req.Project != "" {
 		prefix = req.Project + "/"
 	}
-	keys, err := c.Runner.Keys(conversation.ViewStatus, prefix, req.After, limit+1)
+	keys, err := c.Runner.Keys(views.ViewStatus, prefix, req.After, limit+1)
 	if err != nil {
 		return ConvListReply{}, asNotFound(err)
 	}
@@ -91,11 +91,11 @@ func (c Local) ConvList(_ context.Context, req ConvListRequest) (ConvListReply, 
 	}
 	size := 0
 	for i, key := range keys {
-		st, err := c.Runner.Get(conversation.ViewStatus, key)
+		st, err := c.Runner.Get(views.ViewStatus, key)
 		if err != nil {
 			return ConvListReply{}, asNotFound(err)
 		}
-		var s conversation.Status
+		var s views.Status
 		if err := json.Unmarshal(st.State, &s); err != nil {
 			return ConvListReply{}, fmt.Errorf("status of %s: %w", key, err)
 		}
@@ -121,12 +121,12 @@ func (c Local) ConvList(_ context.Context, req ConvListRequest) (ConvListReply, 
 
 // ConvShow returns one read model of a conversation.
 func (c Local) ConvShow(ctx context.Context, req ConvShowRequest) (ConvShowReply, error) {
-	if err := conversation.CheckKey(req.Conv); err != nil {
+	if err := views.CheckKey(req.Conv); err != nil {
 		return ConvShowReply{}, bus.Errorf(bus.ReasonInvalidRequest, "%v", err)
 	}
 	view := req.View
 	if view == "" {
-		view = conversation.ViewTimeline
+		view = views.ViewTimeline
 	}
 	if _, ok := c.Runner.Definition(view); !ok {
 		return ConvShowReply{}, bus.Errorf(bus.ReasonInvalidRequest, "unknown view %q; want timeline, llm_context, status or diagnostics", view)
@@ -166,10 +166,10 @@ func (c Local) checkSeq(conv string, seq uint64) error {
 	return bus.Errorf(bus.ReasonInvalidRequest, "seq %d is past the end of %s, seq %d (the last event of %s); ask for %d or less", seq, conv, info.Head, convevent.Stream(conv), info.Head)
 }
 
-// ConvFork forks a conversation (conversation.Fork) and appends the new
+// ConvFork forks a conversation (views.Fork) and appends the new
 // conversation's events.
 func (c Local) ConvFork(ctx context.Context, req ConvForkRequest) (ConvForkReply, error) {
-	if err := conversation.CheckKey(req.Conv); err != nil {
+	if err := views.CheckKey(req.Conv); err != nil {
 		return ConvForkReply{}, bus.Errorf(bus.ReasonInvalidRequest, "%v", err)
 	}
 	if req.Seq == 0 {
@@ -196,7 +196,7 @@ func (c Local) ConvFork(ctx context.Context, req ConvForkRequest) (ConvForkReply
 	if c.Now != nil {
 		now = c.Now
 	}
-	events, err := conversation.Fork(req.Conv, entries, req.Seq, as, now().UTC())
+	events, err := views.Fork(req.Conv, entries, req.Seq, as, now().UTC())
 	if err != nil {
 		return ConvForkReply{}, bus.Errorf(bus.ReasonInvalidRequest, "%v", err)
 	}

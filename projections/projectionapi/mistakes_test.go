@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
@@ -25,7 +25,7 @@ func TestConvShowNamesTheOperatorsMistake(t *testing.T) {
 	if _, err := l.Append(ctx, "agent/c1", eventlog.NoStream, event(t, "counter.increment", "x1", `{"by":1}`)); err != nil {
 		t.Fatal(err)
 	}
-	r, err := projections.NewRunner(l, store, projections.Options{}, conversation.Projections(conversation.Options{})...)
+	r, err := projections.NewRunner(l, store, projections.Options{}, views.Projections(views.Options{})...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation"
 )
 
 // serve serves local on a Bus of its own on nc (default subjects), shut
@@ -31,7 +31,7 @@ func serve(t *testing.T, nc *nats.Conn, local Local) *natsbus.Bus {
 // in the one reply shape, and files it as a dead letter.
 func TestUnknownFieldsAreRefused(t *testing.T) {
 	l, store := openLogAndStore(t, t.TempDir())
-	r, err := projections.NewRunner(l, store, projections.Options{}, conversation.Projections(conversation.Options{})...)
+	r, err := projections.NewRunner(l, store, projections.Options{}, views.Projections(views.Options{})...)
 	if err != nil {
 		t.Fatal(err)
 	}

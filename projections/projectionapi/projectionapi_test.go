@@ -11,9 +11,9 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"go.uber.org/goleak"
 )
@@ -70,7 +70,7 @@ func TestClientAgainstServer(t *testing.T) {
 	if _, err := l.Append(ctx, convevent.Stream("p2/c9"), eventlog.NoStream, event(t, convevent.Started, "x1", `{"project_id":"p2","conversation_id":"c9"}`)); err != nil {
 		t.Fatal(err)
 	}
-	r, err := projections.NewRunner(l, store, projections.Options{}, conversation.Projections(conversation.Options{})...)
+	r, err := projections.NewRunner(l, store, projections.Options{}, views.Projections(views.Options{})...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects/assets"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
@@ -185,7 +185,7 @@ func (a *Assistant) request(ctx context.Context, key string, s LLMSettings, inst
 	}
 	req.System = instructions
 	for _, m := range h.msgs {
-		if m.Role == conversation.RoleSystem {
+		if m.Role == views.RoleSystem {
 			req.System = strings.TrimSpace(req.System + "\n\n" + m.Content)
 			continue
 		}

@@ -35,7 +35,7 @@ type Result struct {
 }
 
 // ArtifactStore keeps outputs too large for a result, once, by content.
-// projections/conversation.Artifacts satisfies it: one store per node for
+// conversation/views.Artifacts satisfies it: one store per node for
 // conversations and projects alike. Put must be safe for concurrent use.
 type ArtifactStore interface {
 	Put(data []byte, mediaType string) (convevent.ArtifactRef, error)

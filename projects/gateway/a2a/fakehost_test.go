@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects/gateway"
 )
@@ -24,10 +24,10 @@ import (
 type fakeHost struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every append
-	convs   map[string][]*conversation.Event
+	convs   map[string][]*views.Event
 	// timeline is every logged event and every delta of a conversation,
 	// in the order they happened, for followers.
-	timeline map[string][]*conversation.Event
+	timeline map[string][]*views.Event
 	records  []gateway.Request
 	project  string
 }
@@ -40,7 +40,7 @@ const (
 )
 
 func newFakeHost(project string) *fakeHost {
-	return &fakeHost{changed: make(chan struct{}), convs: map[string][]*conversation.Event{}, timeline: map[string][]*conversation.Event{}, project: project}
+	return &fakeHost{changed: make(chan struct{}), convs: map[string][]*views.Event{}, timeline: map[string][]*views.Event{}, project: project}
 }
 
 func (h *fakeHost) Project(_ context.Context, id string) (Project, error) {
@@ -74,7 +74,7 @@ func (h *fakeHost) appendLocked(key, typ string, d convevent.Data) uint64 {
 // appendIDLocked logs an event with its id and causation id; h.mu is held.
 func (h *fakeHost) appendIDLocked(key, typ, id, causation string, d convevent.Data) uint64 {
 	seq := uint64(len(h.convs[key]) + 1)
-	ev := &conversation.Event{Type: typ, ID: id, CausationID: causation, Seq: seq, Time: time.Now().UTC(), Data: d}
+	ev := &views.Event{Type: typ, ID: id, CausationID: causation, Seq: seq, Time: time.Now().UTC(), Data: d}
 	h.convs[key] = append(h.convs[key], ev)
 	h.timeline[key] = append(h.timeline[key], ev)
 	h.notifyLocked()
@@ -86,7 +86,7 @@ func (h *fakeHost) appendIDLocked(key, typ, id, causation string, d convevent.Da
 func (h *fakeHost) publishLocked(key, req, text string) {
 	for i := 0; len(text) > 0; i++ {
 		n := min(fakeChunk, len(text))
-		h.timeline[key] = append(h.timeline[key], &conversation.Event{Type: convevent.AssistantDelta, ID: fmt.Sprintf("%s.delta.%d", req, i), CausationID: req, Data: convevent.Data{Text: text[:n], Index: i}})
+		h.timeline[key] = append(h.timeline[key], &views.Event{Type: convevent.AssistantDelta, ID: fmt.Sprintf("%s.delta.%d", req, i), CausationID: req, Data: convevent.Data{Text: text[:n], Index: i}})
 		text = text[n:]
 	}
 	h.notifyLocked()
@@ -153,26 +153,26 @@ func (h *fakeHost) CancelConversation(_ context.Context, key, _ string) error {
 	return nil
 }
 
-func (h *fakeHost) ConversationEvents(_ context.Context, key string) ([]*conversation.Event, error) {
+func (h *fakeHost) ConversationEvents(_ context.Context, key string) ([]*views.Event, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]*conversation.Event(nil), h.convs[key]...), nil
+	return append([]*views.Event(nil), h.convs[key]...), nil
 }
 
 // FollowConversation yields the logged events after after that were
 // logged before the call, then what happens after the call, deltas
 // included, in order.
-func (h *fakeHost) FollowConversation(ctx context.Context, key string, after uint64) (iter.Seq2[*conversation.Event, error], error) {
+func (h *fakeHost) FollowConversation(ctx context.Context, key string, after uint64) (iter.Seq2[*views.Event, error], error) {
 	h.mu.Lock()
 	from := len(h.timeline[key])
-	var backlog []*conversation.Event
+	var backlog []*views.Event
 	for _, ev := range h.convs[key] {
 		if ev.Seq > after {
 			backlog = append(backlog, ev)
 		}
 	}
 	h.mu.Unlock()
-	return func(yield func(*conversation.Event, error) bool) {
+	return func(yield func(*views.Event, error) bool) {
 		for _, ev := range backlog {
 			if !yield(ev, nil) {
 				return

@@ -34,7 +34,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects/gateway"
 )
 
@@ -60,14 +60,14 @@ type Host interface {
 	CancelConversation(ctx context.Context, key, reason string) error
 	// ConversationEvents returns key's logged conversation events in
 	// order; none (and no error) when the conversation never started.
-	ConversationEvents(ctx context.Context, key string) ([]*conversation.Event, error)
+	ConversationEvents(ctx context.Context, key string) ([]*views.Event, error)
 	// FollowConversation follows key from when it returns: its iterator
 	// yields key's logged events with Seq > after, in order and without a
 	// gap, and the transient assistant deltas (Seq 0) published since the
 	// call, as they come, until ctx ends (it then stops without an error)
 	// or it fails. What it holds is released when ctx ends, whether or not
 	// the iterator ran.
-	FollowConversation(ctx context.Context, key string, after uint64) (iter.Seq2[*conversation.Event, error], error)
+	FollowConversation(ctx context.Context, key string, after uint64) (iter.Seq2[*views.Event, error], error)
 }
 
 // Project is what the agent card says of a project.

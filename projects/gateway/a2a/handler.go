@@ -15,7 +15,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects/gateway"
 )
 
@@ -116,7 +116,7 @@ func fromHost(err error) error {
 // taskKey is the conversation key of context conv in the request's
 // project.
 func taskKey(ctx context.Context, conv string) (string, error) {
-	key, err := conversation.Key(projectOf(ctx), conv)
+	key, err := views.Key(projectOf(ctx), conv)
 	if err != nil {
 		return "", a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("context %q: a context is a conversation of the project, its id one segment of letters, digits, '_' and '-', starting with a letter or digit; its first task has the same id, its n-th <context>:<n>", conv))
 	}
@@ -204,7 +204,7 @@ type sent struct {
 	id string
 	// events are the conversation's events and deltas from before the
 	// message on, until stop is called.
-	events iter.Seq2[*conversation.Event, error]
+	events iter.Seq2[*views.Event, error]
 	stop   context.CancelFunc
 }
 
@@ -360,7 +360,7 @@ func (s sent) snapshot(m *a2a.Message, historyLength *int) *a2a.Task {
 // stream's A2A events for them, until the task ends or waits for input,
 // ctx ends, or the log fails. shown is the state the client was last
 // told.
-func (h *requestHandler) follow(ctx context.Context, f *contextFold, t *task, events iter.Seq2[*conversation.Event, error], shown a2a.TaskState, yield func(a2a.Event) bool) error {
+func (h *requestHandler) follow(ctx context.Context, f *contextFold, t *task, events iter.Seq2[*views.Event, error], shown a2a.TaskState, yield func(a2a.Event) bool) error {
 	st := newStreamer(t, f.conv, shown)
 	if f.ended(t) {
 		if s := f.state(t); s != shown {
@@ -471,7 +471,7 @@ func (h *requestHandler) SubscribeToTask(ctx context.Context, req *a2a.Subscribe
 		if err == nil && f.state(t).Terminal() {
 			err = a2a.NewError(a2a.ErrUnsupportedOperation, fmt.Sprintf("task %s has ended (%s): %s reads it; a message with contextId %s and no taskId starts a new task in its context", id, stateName(ctx, f.state(t)), name(ctx, MethodGet), f.conv))
 		}
-		var events iter.Seq2[*conversation.Event, error]
+		var events iter.Seq2[*views.Event, error]
 		if err == nil && !f.ended(t) {
 			fctx, stop := context.WithCancel(ctx)
 			defer stop()

@@ -6,7 +6,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects/gateway"
 )
@@ -34,7 +34,7 @@ func OwnerOf(ctx context.Context) string { return "http:" + gateway.CallerOf(ctx
 // started); id is the task or context asked for. A context's tasks are
 // its conversation's, so they all have the conversation's owner: a
 // message in another's context is refused as one to another's task is.
-func visible(ctx context.Context, id string, events []*conversation.Event) error {
+func visible(ctx context.Context, id string, events []*views.Event) error {
 	if len(events) > 0 {
 		started := events[0]
 		if started.Type == convevent.Started && started.Data.Assistant {

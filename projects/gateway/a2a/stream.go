@@ -6,7 +6,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
@@ -69,7 +69,7 @@ func (s *streamer) info() a2a.TaskInfo {
 }
 
 // events returns the A2A events for ev, which f has folded into task t.
-func (s *streamer) events(f *contextFold, t *task, ev *conversation.Event) []a2a.Event {
+func (s *streamer) events(f *contextFold, t *task, ev *views.Event) []a2a.Event {
 	var out []a2a.Event
 	d := &ev.Data
 	switch ev.Type {
@@ -115,7 +115,7 @@ func (s *streamer) events(f *contextFold, t *task, ev *conversation.Event) []a2a
 // not to see it: its answer is logged already (the logged text is sent
 // whole), it belongs to no turn of this task, or it does not continue
 // what the client holds (the logged answer will replace it).
-func (s *streamer) delta(f *contextFold, t *task, ev *conversation.Event) a2a.Event {
+func (s *streamer) delta(f *contextFold, t *task, ev *views.Event) a2a.Event {
 	d := &ev.Data
 	id := stepArtifactID(ev.CausationID, ev.ID)
 	if ev.Seq != 0 || d.Text == "" || t.end != nil || f.steps[string(id)] || !t.users[turnOf(ev.CausationID)] {
@@ -151,7 +151,7 @@ func (s *streamer) delta(f *contextFold, t *task, ev *conversation.Event) a2a.Ev
 // answered is the last update of an answer's artifact once the answer is
 // logged: the rest of its text appended to what the client holds, or
 // the whole text in place of it.
-func (s *streamer) answered(ev *conversation.Event) a2a.Event {
+func (s *streamer) answered(ev *views.Event) a2a.Event {
 	text := ev.Data.Text
 	id := stepArtifactID(ev.CausationID, ev.ID)
 	st := s.steps[id]

@@ -10,7 +10,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
@@ -33,31 +33,31 @@ func (s turnScript) chunks(step int) []string {
 	return out
 }
 
-func (s turnScript) delta(step, attempt, index int) *conversation.Event {
+func (s turnScript) delta(step, attempt, index int) *views.Event {
 	req := s.req(step, attempt)
-	return &conversation.Event{Type: convevent.AssistantDelta, ID: fmt.Sprintf("%s.delta.%d", req, index), CausationID: req, Data: convevent.Data{Text: s.chunks(step)[index], Index: index}}
+	return &views.Event{Type: convevent.AssistantDelta, ID: fmt.Sprintf("%s.delta.%d", req, index), CausationID: req, Data: convevent.Data{Text: s.chunks(step)[index], Index: index}}
 }
 
-func (s turnScript) deltas(step, attempt int) []*conversation.Event {
-	var out []*conversation.Event
+func (s turnScript) deltas(step, attempt int) []*views.Event {
+	var out []*views.Event
 	for i := range s.chunks(step) {
 		out = append(out, s.delta(step, attempt, i))
 	}
 	return out
 }
 
-func logged(typ, id, causation string, d convevent.Data) *conversation.Event {
-	return &conversation.Event{Type: typ, ID: id, CausationID: causation, Time: time.Unix(1700000000, 0), Data: d}
+func logged(typ, id, causation string, d convevent.Data) *views.Event {
+	return &views.Event{Type: typ, ID: id, CausationID: causation, Time: time.Unix(1700000000, 0), Data: d}
 }
 
-func (s turnScript) requested(step, attempt int) *conversation.Event {
+func (s turnScript) requested(step, attempt int) *views.Event {
 	return logged(convevent.LLMRequested, s.req(step, attempt), "u1", convevent.Data{Step: step, Attempt: attempt})
 }
 
 // answer is the logged answer of a step with text (the step's text when
 // text is "") and its llm.completed; the first step calls read_file,
 // whose call runs to its end.
-func (s turnScript) answer(step, attempt int, text string) []*conversation.Event {
+func (s turnScript) answer(step, attempt int, text string) []*views.Event {
 	req := s.req(step, attempt)
 	if text == "" {
 		text = s.texts[step-1]
@@ -66,7 +66,7 @@ func (s turnScript) answer(step, attempt int, text string) []*conversation.Event
 	if step < len(s.texts) {
 		tools = 1
 	}
-	out := []*conversation.Event{logged(convevent.AssistantMessage, req+".message", req, convevent.Data{Text: text, ToolCalls: tools})}
+	out := []*views.Event{logged(convevent.AssistantMessage, req+".message", req, convevent.Data{Text: text, ToolCalls: tools})}
 	if tools > 0 {
 		call := fmt.Sprintf("call%d", step)
 		out = append(out, logged(convevent.ToolRequested, req+".call.1", req, convevent.Data{CallID: call, Name: "read_file"}))
@@ -81,14 +81,14 @@ func (s turnScript) answer(step, attempt int, text string) []*conversation.Event
 	return out
 }
 
-func (s turnScript) failed(step, attempt int) *conversation.Event {
+func (s turnScript) failed(step, attempt int) *views.Event {
 	req := s.req(step, attempt)
 	return logged(convevent.LLMFailed, req+".failed", req, convevent.Data{Attempt: attempt, Retryable: true, RetryInMS: 10, Error: &bus.Error{Type: "stream", Message: "the stream was cut"}})
 }
 
 // number gives the logged events their seqs, after the first seqs the
 // conversation's start and the user message hold.
-func number(evs []*conversation.Event) []*conversation.Event {
+func number(evs []*views.Event) []*views.Event {
 	seq := uint64(2)
 	for _, ev := range evs {
 		if ev.Type != convevent.AssistantDelta {
@@ -99,13 +99,13 @@ func number(evs []*conversation.Event) []*conversation.Event {
 	return evs
 }
 
-func cat(parts ...any) []*conversation.Event {
-	var out []*conversation.Event
+func cat(parts ...any) []*views.Event {
+	var out []*views.Event
 	for _, p := range parts {
 		switch v := p.(type) {
-		case *conversation.Event:
+		case *views.Event:
 			out = append(out, v)
-		case []*conversation.Event:
+		case []*views.Event:
 			out = append(out, v...)
 		}
 	}
@@ -175,7 +175,7 @@ func TestStreamEndsWithWhatGetTaskReturns(t *testing.T) {
 	cut := s.texts[1][:10] + "\n[cut: the answer was over the limit]"
 	for _, tc := range []struct {
 		name    string
-		events  []*conversation.Event
+		events  []*views.Event
 		creates []int
 	}{
 		{"in order", cat(s.requested(1, 1), d1, s.answer(1, 1, ""), s.requested(2, 1), d2, s.answer(2, 1, "")), []int{1, 1}},
@@ -190,8 +190,8 @@ func TestStreamEndsWithWhatGetTaskReturns(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newContextFold("c1")
-			f.fold(&conversation.Event{Type: convevent.Started, ID: "s", Seq: 1, Data: convevent.Data{Assistant: true}})
-			f.fold(&conversation.Event{Type: convevent.UserMessage, ID: "u1", Seq: 2, Data: convevent.Data{Text: "What does a.txt say?"}})
+			f.fold(&views.Event{Type: convevent.Started, ID: "s", Seq: 1, Data: convevent.Data{Assistant: true}})
+			f.fold(&views.Event{Type: convevent.UserMessage, ID: "u1", Seq: 2, Data: convevent.Data{Text: "What does a.txt say?"}})
 			task := f.latest()
 			c := &clientTask{task: f.task(task, nil), creates: map[a2a.ArtifactID]int{}}
 			st := newStreamer(task, "c1", a2a.TaskStateSubmitted)

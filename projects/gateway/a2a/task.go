@@ -8,7 +8,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects/assistant"
 )
@@ -33,7 +33,7 @@ type contextFold struct {
 	conv string
 	// status is the conversation's status read model (the same fold the
 	// node's projection runs); it says where the latest task stands.
-	status *conversation.Status
+	status *views.Status
 	tasks  []*task
 	// users are the user messages by event id, for a turn the loop
 	// starts late (turnStarted).
@@ -76,7 +76,7 @@ type task struct {
 }
 
 func newContextFold(conv string) *contextFold {
-	return &contextFold{conv: conv, status: conversation.NewStatus(), users: map[string]*a2a.Message{}, steps: map[string]bool{}, toolNames: map[string]string{}}
+	return &contextFold{conv: conv, status: views.NewStatus(), users: map[string]*a2a.Message{}, steps: map[string]bool{}, toolNames: map[string]string{}}
 }
 
 // taskID is the id of the n-th task (from 1) of conversation conv.
@@ -145,7 +145,7 @@ func (f *contextFold) add(t *task, m *a2a.Message) {
 }
 
 // fold applies one logged event (deltas carry no seq and change nothing).
-func (f *contextFold) fold(ev *conversation.Event) {
+func (f *contextFold) fold(ev *views.Event) {
 	if ev.Seq == 0 || ev.Invalid != "" {
 		return
 	}
@@ -276,18 +276,18 @@ func (f *contextFold) state(t *task) a2a.TaskState {
 // it has its answer.
 func (f *contextFold) liveState(t *task) a2a.TaskState {
 	switch f.status.State {
-	case conversation.StateCancelled:
+	case views.StateCancelled:
 		return a2a.TaskStateCanceled
-	case conversation.StateFailed:
+	case views.StateFailed:
 		if t.retrying {
 			return a2a.TaskStateWorking
 		}
 		return a2a.TaskStateFailed
-	case conversation.StateCompleted:
+	case views.StateCompleted:
 		return a2a.TaskStateCompleted
-	case conversation.StateAwaitingApproval:
+	case views.StateAwaitingApproval:
 		return a2a.TaskStateInputRequired
-	case conversation.StateAwaitingLLM, conversation.StateAwaitingTools:
+	case views.StateAwaitingLLM, views.StateAwaitingTools:
 		return a2a.TaskStateWorking
 	}
 	if t.answered {
@@ -328,7 +328,7 @@ func (f *contextFold) liveMessage(t *task) *a2a.Message {
 		}
 	case a2a.TaskStateInputRequired:
 		for _, p := range f.status.PendingTools {
-			if p.State == conversation.ToolAwaitingApproval && p.Approval != nil {
+			if p.State == views.ToolAwaitingApproval && p.Approval != nil {
 				id = p.Approval.EventID
 				text = fmt.Sprintf("tool call %s (%s) awaits approval: jido-bus conv approve %s/%s %s", p.CallID, p.Name, f.status.Project, f.status.Conversation, p.CallID)
 				break
@@ -375,6 +375,6 @@ func timestamp(at time.Time) *time.Time {
 
 // message is the A2A message of a user message or of a text the model
 // wrote; its id is the event's, so it is the same in every read.
-func message(role a2a.MessageRole, ev *conversation.Event) *a2a.Message {
+func message(role a2a.MessageRole, ev *views.Event) *a2a.Message {
 	return &a2a.Message{ID: ev.ID, Role: role, Parts: a2a.ContentParts{a2a.NewTextPart(ev.Data.Text)}}
 }

@@ -8,16 +8,16 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects/assistant"
 )
 
 // convLog builds a conversation's logged events in order.
-type convLog struct{ evs []*conversation.Event }
+type convLog struct{ evs []*views.Event }
 
 func (l *convLog) add(typ, id, causation string, d convevent.Data) {
-	l.evs = append(l.evs, &conversation.Event{Type: typ, ID: id, CausationID: causation, Seq: uint64(len(l.evs) + 1), Time: time.Unix(1700000000+int64(len(l.evs)), 0), Data: d})
+	l.evs = append(l.evs, &views.Event{Type: typ, ID: id, CausationID: causation, Seq: uint64(len(l.evs) + 1), Time: time.Unix(1700000000+int64(len(l.evs)), 0), Data: d})
 }
 
 func (l *convLog) user(id, text string) {

@@ -1,4 +1,4 @@
-package conversation
+package views
 
 // NoResult is the content of a tool result Request makes up for a call
 // the log holds no result of.

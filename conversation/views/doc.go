@@ -1,7 +1,6 @@
-// Package conversation is the conversation model of jido-bus: the four read
-// models of a conversation as projections (timeline, llm_context, status,
-// diagnostics), what happens on resume and on fork, and the artifact store
-// for large tool outputs.
+// Package views holds the read models of a conversation as projections
+// (timeline, llm_context, status, diagnostics), what happens on resume and
+// on fork, and the artifact store for large tool outputs.
 //
 // A conversation is the log stream conversation/<project-id>/<conversation-id>
 // (convevent.Stream). The agent runtime appends each accepted conversation
@@ -19,4 +18,4 @@
 // events to append, with ids derived from what they answer, so that running
 // them twice (after a crash between deciding and appending) appends nothing
 // new — the log drops an event whose source and id it already holds.
-package conversation
+package views
