@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
@@ -257,7 +257,7 @@ func (lb *loopBench) conversation(tb testing.TB, conv string) loopSamples {
 // with its reason.
 func (lb *loopBench) awaitEnd(tb testing.TB, key string, done <-chan struct{}) {
 	tb.Helper()
-	stream := convevent.Stream(key)
+	stream := conversation.Stream(key)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	tick := time.NewTicker(time.Second)
@@ -276,7 +276,7 @@ func (lb *loopBench) awaitEnd(tb testing.TB, key string, done <-chan struct{}) {
 					tb.Fatal(err)
 				}
 				seen = e.Seq
-				if e.Event.Type() == convevent.LLMFailed {
+				if e.Event.Type() == conversation.LLMFailed {
 					tb.Fatalf("%s: the turn failed: %s", key, e.Event.Data())
 				}
 			}
@@ -297,9 +297,9 @@ func (lb *loopBench) awaitEnd(tb testing.TB, key string, done <-chan struct{}) {
 			tb.Fatalf("%s: waiting for the final answer: %v", key, err)
 		}
 		switch e.Event.Type() {
-		case convevent.LLMFailed:
+		case conversation.LLMFailed:
 			tb.Fatalf("%s: the turn failed: %s", key, e.Event.Data())
-		case convevent.LLMCompleted:
+		case conversation.LLMCompleted:
 			var d struct {
 				ToolCalls int `json:"tool_calls"`
 			}
@@ -318,9 +318,9 @@ func commitTok2Tool(tb testing.TB, n *Node, key string) []time.Duration {
 	callOf := map[string]string{}       // call id → request id
 	var out []time.Duration
 	for _, e := range streamEvents(tb, n, key) {
-		causation := convevent.CausationID(e.Event)
+		causation := conversation.CausationID(e.Event)
 		switch e.Event.Type() {
-		case convevent.ToolRequested:
+		case conversation.ToolRequested:
 			var d struct {
 				CallID string `json:"call_id"`
 			}
@@ -328,9 +328,9 @@ func commitTok2Tool(tb testing.TB, n *Node, key string) []time.Duration {
 				tb.Fatal(err)
 			}
 			callOf[d.CallID] = causation
-		case convevent.LLMCompleted:
+		case conversation.LLMCompleted:
 			completed[causation] = e.Time
-		case convevent.ToolStarted:
+		case conversation.ToolStarted:
 			at, ok := completed[callOf[causation]]
 			if !ok {
 				tb.Fatalf("%s: tool.started %s before its llm.completed", key, e.Event.ID())
@@ -345,7 +345,7 @@ func commitTok2Tool(tb testing.TB, n *Node, key string) []time.Duration {
 func streamEvents(tb testing.TB, n *Node, key string) []eventlog.Entry {
 	tb.Helper()
 	var out []eventlog.Entry
-	for e, err := range n.Log().ReadStream(convevent.Stream(key), eventlog.ReadOptions{Types: convevent.TypePattern}) {
+	for e, err := range n.Log().ReadStream(conversation.Stream(key), eventlog.ReadOptions{Types: conversation.TypePattern}) {
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -10,9 +10,9 @@ import (
 	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // Decisions and remember scopes of conversation.tool.approval.
@@ -53,7 +53,7 @@ func (n *Node) convCancel(ctx context.Context, req []byte) (any, error) {
 	if r.Reason != "" {
 		data["reason"] = r.Reason
 	}
-	sig, err := agents.NewSignal(convevent.Cancel, data)
+	sig, err := agents.NewSignal(conversation.Cancel, data)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func (n *Node) convApprove(ctx context.Context, req []byte) (any, error) {
 	if err := n.awaitingApproval(r.Conv, r.CallID); err != nil {
 		return nil, err
 	}
-	sig, err := agents.NewSignal(convevent.ToolApproval, approvalData(r.approval()))
+	sig, err := agents.NewSignal(conversation.ToolApproval, approvalData(r.approval()))
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func (n *Node) runningConversation(key string) error {
 func (n *Node) awaitingApproval(key, callID string) error {
 	var asked bool
 	var closedBy string
-	for e, err := range n.evlog.ReadStream(convevent.Stream(key), eventlog.ReadOptions{Types: "conversation.tool.**"}) {
+	for e, err := range n.evlog.ReadStream(conversation.Stream(key), eventlog.ReadOptions{Types: "conversation.tool.**"}) {
 		if err != nil {
 			return fmt.Errorf("read conversation %s: %w", key, err)
 		}
@@ -165,11 +165,11 @@ func (n *Node) awaitingApproval(key, callID string) error {
 			continue
 		}
 		switch t := e.Event.Type(); t {
-		case convevent.ToolApprovalRequested:
+		case conversation.ToolApprovalRequested:
 			asked, closedBy = true, ""
-		case convevent.ToolApproval:
+		case conversation.ToolApproval:
 			closedBy = "it was answered already (" + d.Decision + ")"
-		case convevent.ToolCompleted, convevent.ToolFailed, convevent.ToolCancelled, convevent.ToolTimeout:
+		case conversation.ToolCompleted, conversation.ToolFailed, conversation.ToolCancelled, conversation.ToolTimeout:
 			closedBy = "it has ended (" + t + ")"
 		}
 	}
@@ -185,7 +185,7 @@ func (n *Node) awaitingApproval(key, callID string) error {
 // callConversation hands sig, a conversation event, to conversation key's
 // agent and answers with its id and the stream's version once committed.
 func (n *Node) callConversation(ctx context.Context, key string, sig bus.Signal) (convControlReply, error) {
-	sig.SetSource(convevent.Source(key))
+	sig.SetSource(conversation.Source(key))
 	sig.SetTime(time.Now().UTC())
 	reply, err := n.rt.Call(ctx, key, sig)
 	if err != nil {

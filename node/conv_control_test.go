@@ -3,7 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
 	"strings"
 	"testing"
 	"time"
@@ -157,7 +157,7 @@ func TestConvApprove(t *testing.T) {
 		data map[string]any
 	}{
 		{"conversation.tool.requested", map[string]any{"call_id": "k1", "name": "write_file", "args": map[string]any{}}},
-		{convevent.ToolApprovalRequested, map[string]any{"call_id": "k1", "name": "write_file", "args": map[string]any{}, "reason": "ask", "timeout_ms": 60000}},
+		{conversation.ToolApprovalRequested, map[string]any{"call_id": "k1", "name": "write_file", "args": map[string]any{}, "reason": "ask", "timeout_ms": 60000}},
 	} {
 		sig, err := bus.NewSignal(ev.typ, "test", ev.data)
 		if err != nil {

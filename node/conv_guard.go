@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
 )
 
 // fromPeople are the conversation events a client may send to a
@@ -15,10 +15,10 @@ import (
 // executors; a client that could send them could make the loop run a tool
 // no model asked for, or forge what the model said.
 var fromPeople = map[string]bool{
-	convevent.UserMessage:  true,
-	convevent.Cancel:       true,
-	convevent.Resume:       true,
-	convevent.ToolApproval: true,
+	conversation.UserMessage:  true,
+	conversation.Cancel:       true,
+	conversation.Resume:       true,
+	conversation.ToolApproval: true,
 }
 
 // conversationSignal refuses, as forbidden, a conversation event sent from

@@ -12,9 +12,9 @@ import (
 	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects"
 )
 
@@ -29,12 +29,12 @@ func startOutsideDriven(t testing.TB, n *Node, key string) {
 		t.Fatal(err)
 	}
 	project, conv, _ := cut(key)
-	started, err := agents.NewSignal(convevent.Started, convevent.Data{ProjectID: project, ConversationID: conv})
+	started, err := agents.NewSignal(conversation.Started, conversation.Data{ProjectID: project, ConversationID: conv})
 	if err != nil {
 		t.Fatal(err)
 	}
 	started.SetID("started." + key)
-	started.SetSource(convevent.Source(key))
+	started.SetSource(conversation.Source(key))
 	started.SetTime(time.Now().UTC())
 	started.SetExtension(bus.ExtCausationID, started.ID())
 	if _, err := n.rt.Call(ctx, key, started); err != nil {
@@ -46,7 +46,7 @@ func startOutsideDriven(t testing.TB, n *Node, key string) {
 // conversation agent's subject.
 func forgedAnswer(t testing.TB, id, text string) bus.Signal {
 	t.Helper()
-	sig, err := agents.NewSignal(convevent.AssistantMessage, convevent.Data{Text: text})
+	sig, err := agents.NewSignal(conversation.AssistantMessage, conversation.Data{Text: text})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestConvSendStartsNothingOutsideAProject(t *testing.T) {
 	if _, err := n.rt.State("ghost/c1"); err == nil {
 		t.Fatal("the refused send started ghost/c1")
 	}
-	if _, err := n.evlog.Stream(convevent.Stream("ghost/c1")); err == nil {
+	if _, err := n.evlog.Stream(conversation.Stream("ghost/c1")); err == nil {
 		t.Fatal("the refused send wrote ghost/c1's stream")
 	}
 	openProject(t, n, "ghost")
@@ -121,13 +121,13 @@ func TestOpenDisownsConversationsStartedOutside(t *testing.T) {
 	if _, err := n.convSend(ctx, []byte(`{"conv":"ghost/c1","text":"hello again"}`)); bus.ErrorType(err) != runtime.ReasonStopped {
 		t.Fatalf("conv send to the disowned ghost/c1: %v, want stopped", err)
 	}
-	if err := n.admitSignal("ghost/c1", convevent.AssistantMessage); bus.ErrorType(err) != bus.ReasonForbidden {
+	if err := n.admitSignal("ghost/c1", conversation.AssistantMessage); bus.ErrorType(err) != bus.ReasonForbidden {
 		t.Fatalf("a forged answer to ghost/c1 once ghost is open: %v, want forbidden", err)
 	}
-	if err := n.admitSignal("ghost/c2", convevent.LLMCompleted); bus.ErrorType(err) != bus.ReasonForbidden {
+	if err := n.admitSignal("ghost/c2", conversation.LLMCompleted); bus.ErrorType(err) != bus.ReasonForbidden {
 		t.Fatalf("a forged llm.completed under ghost's id: %v, want forbidden", err)
 	}
-	if err := n.admitSignal("ghost/c1", convevent.UserMessage); err != nil {
+	if err := n.admitSignal("ghost/c1", conversation.UserMessage); err != nil {
 		t.Fatalf("what a person says is still admitted: %v", err)
 	}
 	if _, err := n.rt.State("other/c1"); err != nil {
@@ -190,7 +190,7 @@ func TestNoConversationStartsOutsideAnOpenProject(t *testing.T) {
 	}
 	startOutsideDriven(t, n, "notes/c1")
 	var entries []eventlog.Entry
-	for e, err := range n.evlog.ReadStream(convevent.Stream("notes/c1"), eventlog.ReadOptions{}) {
+	for e, err := range n.evlog.ReadStream(conversation.Stream("notes/c1"), eventlog.ReadOptions{}) {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/codec"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // Headers of a published conversation event, beside its CloudEvents
@@ -71,7 +71,7 @@ type convPublisher struct {
 
 // newConvPublisher subscribes to l from its current head; start runs it.
 func newConvPublisher(l *eventlog.Log, subjects bus.Subjects, publish func(*nats.Msg) error, log *slog.Logger) (*convPublisher, error) {
-	sub, err := l.Subscribe(eventlog.SubscribeOptions{Types: convevent.TypePattern})
+	sub, err := l.Subscribe(eventlog.SubscribeOptions{Types: conversation.TypePattern})
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +186,7 @@ func (p *convPublisher) deliver(ctx context.Context, e eventlog.Entry) {
 // message encodes e for NATS, or false when e is no conversation's event
 // (a conversation.* type written to another stream).
 func (p *convPublisher) message(e eventlog.Entry) (*nats.Msg, bool) {
-	key, ok := convevent.KeyOf(e.Stream)
+	key, ok := conversation.KeyOf(e.Stream)
 	if !ok {
 		return nil, false
 	}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/codec"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // TestConvEventsArePublishedAfterCommit: a conv send's committed events
@@ -48,14 +48,14 @@ func TestConvEventsArePublishedAfterCommit(t *testing.T) {
 
 	want := map[string]uint64{} // id → seq, from the log
 	var wantTypes []string
-	for e, err := range n.Log().ReadStream("conversation/p1/c1", eventlog.ReadOptions{Types: convevent.TypePattern}) {
+	for e, err := range n.Log().ReadStream("conversation/p1/c1", eventlog.ReadOptions{Types: conversation.TypePattern}) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		want[e.Event.ID()] = e.Seq
 		wantTypes = append(wantTypes, e.Event.Type())
 	}
-	if len(wantTypes) != 2 || wantTypes[1] != convevent.UserMessage {
+	if len(wantTypes) != 2 || wantTypes[1] != conversation.UserMessage {
 		t.Fatalf("log holds %v, want started and the user message", wantTypes)
 	}
 	dec := codec.Decoder{}
@@ -90,7 +90,7 @@ func TestConvEventsArePublishedAfterCommit(t *testing.T) {
 		if got := msg.Header.Get(HeaderStream); got != "conversation/p1/c1" {
 			t.Fatalf("Jido-Stream %q", got)
 		}
-		if typ == convevent.UserMessage && ev.ID() != sentID {
+		if typ == conversation.UserMessage && ev.ID() != sentID {
 			t.Fatalf("user message published with id %s, sent %s", ev.ID(), sentID)
 		}
 	}
@@ -123,7 +123,7 @@ func publisherLog(t *testing.T, publish func(*nats.Msg) error) (*eventlog.Log, *
 func appendUserMessages(t *testing.T, l *eventlog.Log, stream string, count int) {
 	t.Helper()
 	for i := range count {
-		ev, err := bus.NewSignal(convevent.UserMessage, "test", map[string]any{"text": fmt.Sprint(i)})
+		ev, err := bus.NewSignal(conversation.UserMessage, "test", map[string]any{"text": fmt.Sprint(i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,7 +295,7 @@ func TestConvCatchUpSwitchOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	var seen []uint64
-	for e, err := range n.Log().ReadStream("conversation/p1/c1", eventlog.ReadOptions{Types: convevent.TypePattern}) {
+	for e, err := range n.Log().ReadStream("conversation/p1/c1", eventlog.ReadOptions{Types: conversation.TypePattern}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -309,7 +309,7 @@ func TestConvCatchUpSwitchOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	var all []uint64
-	for e, err := range n.Log().ReadStream("conversation/p1/c1", eventlog.ReadOptions{Types: convevent.TypePattern}) {
+	for e, err := range n.Log().ReadStream("conversation/p1/c1", eventlog.ReadOptions{Types: conversation.TypePattern}) {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,9 +12,9 @@ import (
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects"
 )
 
@@ -50,7 +50,7 @@ func (n *Node) resumeConversations(ctx context.Context, why string) {
 
 func (n *Node) resumeConversation(ctx context.Context, key, why string) error {
 	st := views.NewStatus()
-	for e, err := range n.evlog.ReadStream(convevent.Stream(key), eventlog.ReadOptions{Types: convevent.TypePattern}) {
+	for e, err := range n.evlog.ReadStream(conversation.Stream(key), eventlog.ReadOptions{Types: conversation.TypePattern}) {
 		if err != nil {
 			return err
 		}
@@ -107,12 +107,12 @@ func (n *Node) convSend(ctx context.Context, req []byte) (any, error) {
 	if err := n.ensureConversation(ctx, r.Conv); err != nil {
 		return nil, err
 	}
-	sig, err := agents.NewSignal(convevent.UserMessage, convevent.Data{Text: r.Text})
+	sig, err := agents.NewSignal(conversation.UserMessage, conversation.Data{Text: r.Text})
 	if err != nil {
 		return nil, err
 	}
 	sig.SetID(bus.NewID())
-	sig.SetSource(convevent.Source(r.Conv))
+	sig.SetSource(conversation.Source(r.Conv))
 	sig.SetTime(time.Now().UTC())
 	sig.SetExtension(bus.ExtCausationID, sig.ID())
 	reply, err := n.rt.Call(ctx, r.Conv, sig)
@@ -162,12 +162,12 @@ func (n *Node) ensureConversation(ctx context.Context, key string) error {
 // duplicate), driven from outside.
 func (n *Node) appendStarted(ctx context.Context, key string) error {
 	project, conv, _ := cut(key)
-	started, err := agents.NewSignal(convevent.Started, convevent.Data{ProjectID: project, ConversationID: conv})
+	started, err := agents.NewSignal(conversation.Started, conversation.Data{ProjectID: project, ConversationID: conv})
 	if err != nil {
 		return err
 	}
 	started.SetID("started." + key)
-	started.SetSource(convevent.Source(key))
+	started.SetSource(conversation.Source(key))
 	started.SetTime(time.Now().UTC())
 	started.SetExtension(bus.ExtCausationID, started.ID())
 	_, err = n.rt.Call(ctx, key, started)
@@ -223,7 +223,7 @@ func (n *Node) startFork(ctx context.Context, key string, events []bus.Signal) (
 	if _, err := n.rt.Start(ctx, runtimeStart(key)); err != nil {
 		return eventlog.AppendResult{}, err
 	}
-	res := eventlog.AppendResult{Stream: convevent.Stream(key)}
+	res := eventlog.AppendResult{Stream: conversation.Stream(key)}
 	for i, ev := range events {
 		reply, err := n.rt.Call(ctx, key, ev)
 		if err != nil {
@@ -239,10 +239,10 @@ func (n *Node) startFork(ctx context.Context, key string, events []bus.Signal) (
 // whose conversation ids are its own and driven by its assistant.
 func (n *Node) forkOwned(key string, events []bus.Signal) error {
 	project, _, _ := cut(key)
-	if len(events) == 0 || events[0].Type() != convevent.Started || n.projects == nil || !n.projects.Has(project) {
+	if len(events) == 0 || events[0].Type() != conversation.Started || n.projects == nil || !n.projects.Has(project) {
 		return nil
 	}
-	d, err := convevent.DecodeData(events[0].Data())
+	d, err := conversation.DecodeData(events[0].Data())
 	if err != nil || d.Assistant {
 		return nil
 	}
@@ -255,7 +255,7 @@ func (n *Node) forkOwned(key string, events []bus.Signal) error {
 // start record it writes is the first one's repeat, so the log's
 // idempotency passes over it.)
 func (n *Node) neverStarted(key string) error {
-	stream := convevent.Stream(key)
+	stream := conversation.Stream(key)
 	if _, err := n.evlog.Stream(stream); err == nil {
 		return fmt.Errorf("conversation %s has been used: its stream %s has entries", key, stream)
 	}
@@ -272,14 +272,14 @@ func cut(key string) (project, conv string, ok bool) { return strings.Cut(key, "
 // llmInterrupted is the conversation.llm.failed that closes LLM call req
 // of conversation key after a restart, with the id Interruptions gives it.
 func llmInterrupted(key, req, why string) (bus.Signal, error) {
-	sig, err := agents.NewSignal(convevent.LLMFailed, convevent.Data{
-		Error: bus.Errorf(convevent.ReasonInterrupted, "LLM call %s did not finish: %s", req, why),
+	sig, err := agents.NewSignal(conversation.LLMFailed, conversation.Data{
+		Error: bus.Errorf(conversation.ReasonInterrupted, "LLM call %s did not finish: %s", req, why),
 	})
 	if err != nil {
 		return sig, err
 	}
 	sig.SetID("interrupted." + req)
-	sig.SetSource(convevent.Source(key))
+	sig.SetSource(conversation.Source(key))
 	sig.SetTime(time.Now().UTC())
 	sig.SetExtension(bus.ExtCausationID, req)
 	return sig, nil

@@ -10,9 +10,9 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assets"
 	"github.com/jido-bus/jido-bus/projects/gateway"
@@ -121,7 +121,7 @@ func (h a2aHost) CancelConversation(ctx context.Context, key, reason string) err
 // ConversationEvents implements a2agw.Host from the conversation's stream.
 func (h a2aHost) ConversationEvents(_ context.Context, key string) ([]*views.Event, error) {
 	var out []*views.Event
-	for e, err := range h.n.evlog.ReadStream(convevent.Stream(key), eventlog.ReadOptions{Types: convevent.TypePattern}) {
+	for e, err := range h.n.evlog.ReadStream(conversation.Stream(key), eventlog.ReadOptions{Types: conversation.TypePattern}) {
 		if errors.Is(err, eventlog.ErrNotFound) {
 			return nil, nil
 		}
@@ -149,11 +149,11 @@ type followed struct {
 // with ctx.
 func (h a2aHost) FollowConversation(ctx context.Context, key string, after uint64) (iter.Seq2[*views.Event, error], error) {
 	deltas := make(chan *nats.Msg, deltaBuffer)
-	sub, err := h.n.conn.nc.ChanSubscribe(h.n.subjects.Emit(key, convevent.AssistantDelta), deltas)
+	sub, err := h.n.conn.nc.ChanSubscribe(h.n.subjects.Emit(key, conversation.AssistantDelta), deltas)
 	if err != nil {
 		return nil, bus.Errorf(bus.ReasonUnavailable, "follow conversation %s: subscribe to its deltas: %v", key, err)
 	}
-	ls, err := h.n.evlog.Subscribe(eventlog.SubscribeOptions{Stream: convevent.Stream(key), From: after + 1, Types: convevent.TypePattern})
+	ls, err := h.n.evlog.Subscribe(eventlog.SubscribeOptions{Stream: conversation.Stream(key), From: after + 1, Types: conversation.TypePattern})
 	if err != nil {
 		_ = sub.Unsubscribe()
 		return nil, fmt.Errorf("follow conversation %s: %w", key, err)
@@ -208,8 +208,8 @@ func (h a2aHost) FollowConversation(ctx context.Context, key string, after uint6
 				if err != nil {
 					continue
 				}
-				ev := &views.Event{Type: d.Signal.Type(), ID: d.Signal.ID(), CausationID: convevent.CausationID(d.Signal)}
-				if data, err := convevent.DecodeData(d.Signal.Data()); err == nil {
+				ev := &views.Event{Type: d.Signal.Type(), ID: d.Signal.ID(), CausationID: conversation.CausationID(d.Signal)}
+				if data, err := conversation.DecodeData(d.Signal.Data()); err == nil {
 					ev.Data = data
 				}
 				if !yield(ev, nil) {

@@ -6,7 +6,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
 )
 
 // toAgent hands a signal to the agent its subject names. A call is
@@ -28,7 +28,7 @@ func (n *Node) toAgent(_ context.Context, d *natsbus.Delivery) {
 		d.Reject(err)
 		return
 	}
-	if convevent.IsTransient(d.Signal.Type()) {
+	if conversation.IsTransient(d.Signal.Type()) {
 		n.publishTransient(d)
 		return
 	}

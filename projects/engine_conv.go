@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projects/assistant"
 	"slices"
 	"strings"
@@ -15,7 +16,6 @@ import (
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // StreamLookup tells whether a log stream exists; the node's
@@ -40,9 +40,9 @@ type ConvStartRequest struct {
 	// LLM overrides the project's model settings (.jido/config.yaml)
 	// for this conversation: provider, model, base URL, the name of the
 	// variable holding the key — never a key.
-	LLM *convevent.LLMConfig `json:"llm,omitempty"`
+	LLM *conversation.LLMConfig `json:"llm,omitempty"`
 	// Limits bound each turn (max steps, max tool calls, parallel tools).
-	Limits *convevent.Limits `json:"limits,omitempty"`
+	Limits *conversation.Limits `json:"limits,omitempty"`
 	// By is who started it, recorded as conversation.started's data.by:
 	// the A2A gateway's owner of the task (a2agw.OwnerOf). Set by Go
 	// callers only (json "-"): a request over NATS cannot make its
@@ -94,8 +94,8 @@ func (e *Engine) ConvStart(ctx context.Context, req ConvStartRequest) (ConvInfo,
 		return ConvInfo{}, bus.Errorf(runtime.ReasonAlreadyExists, "conversation %s runs already; send to it (conv send %s), or choose another id", key, key)
 	}
 	if e.cfg.Streams != nil {
-		if _, err := e.cfg.Streams.Stream(convevent.Stream(key)); err == nil {
-			return ConvInfo{}, bus.Errorf(runtime.ReasonAlreadyExists, "conversation %s has been used and stopped (its stream %s keeps its history); choose another id, or fork it (conv fork %s --at SEQ)", key, convevent.Stream(key), key)
+		if _, err := e.cfg.Streams.Stream(conversation.Stream(key)); err == nil {
+			return ConvInfo{}, bus.Errorf(runtime.ReasonAlreadyExists, "conversation %s has been used and stopped (its stream %s keeps its history); choose another id, or fork it (conv fork %s --at SEQ)", key, conversation.Stream(key), key)
 		} else if !errors.Is(err, eventlog.ErrNotFound) {
 			return ConvInfo{}, fmt.Errorf("conversation %s: look its stream up: %w", key, err)
 		}
@@ -120,22 +120,22 @@ func (e *Engine) ConvStart(ctx context.Context, req ConvStartRequest) (ConvInfo,
 // duplicate) and records it in the project's stream.
 func (e *Engine) convStarted(ctx context.Context, project, conv, key string, req ConvStartRequest) error {
 	// A conversation of a project talks to its model: the loop is on.
-	started, err := agents.NewSignal(convevent.Started, convevent.Data{
+	started, err := agents.NewSignal(conversation.Started, conversation.Data{
 		ProjectID: project, ConversationID: conv, System: req.System,
-		Assistant: true, LLM: req.LLM, Limits: req.Limits, Loop: convevent.LoopVersion, By: req.By,
+		Assistant: true, LLM: req.LLM, Limits: req.Limits, Loop: conversation.LoopVersion, By: req.By,
 	})
 	if err != nil {
 		return err
 	}
 	started.SetID("started." + key)
-	started.SetSource(convevent.Source(key))
+	started.SetSource(conversation.Source(key))
 	started.SetTime(time.Now().UTC())
 	started.SetExtension(bus.ExtCausationID, started.ID())
 	cctx, cancel := context.WithTimeout(ctx, e.cfg.CommitTimeout)
 	_, err = e.rt.Call(cctx, key, started)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("record %s: %w", convevent.Started, err)
+		return fmt.Errorf("record %s: %w", conversation.Started, err)
 	}
 	if err := e.send(ctx, project, TypeConvStarted, ConvData{Conversation: conv, ID: key, By: req.By}); err != nil {
 		return fmt.Errorf("record %s in project %s: %w", TypeConvStarted, project, err)
@@ -242,7 +242,7 @@ func (e *Engine) listed(project string) []string {
 }
 
 func (e *Engine) convInfo(project, conv, key string) ConvInfo {
-	in := ConvInfo{Project: project, Conversation: conv, ID: key, Stream: convevent.Stream(key), Status: runtime.StatusRunning}
+	in := ConvInfo{Project: project, Conversation: conv, ID: key, Stream: conversation.Stream(key), Status: runtime.StatusRunning}
 	if info, err := e.rt.State(key); err == nil {
 		in.Status = info.Status
 	}

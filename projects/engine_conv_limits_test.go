@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projects"
 )
 
@@ -22,13 +22,13 @@ func TestConvStartBoundsLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		limits convevent.Limits
+		limits conversation.Limits
 		says   string
 	}{
-		{convevent.Limits{MaxSteps: 100_000_000}, "limits.max_steps 100000000 is out of bounds: give 1 to 1000"},
-		{convevent.Limits{MaxSteps: -1}, "limits.max_steps -1"},
-		{convevent.Limits{MaxToolCalls: convevent.MaxMaxToolCalls + 1}, "limits.max_tool_calls"},
-		{convevent.Limits{ParallelTools: 1 << 30}, "limits.parallel_tools"},
+		{conversation.Limits{MaxSteps: 100_000_000}, "limits.max_steps 100000000 is out of bounds: give 1 to 1000"},
+		{conversation.Limits{MaxSteps: -1}, "limits.max_steps -1"},
+		{conversation.Limits{MaxToolCalls: conversation.MaxMaxToolCalls + 1}, "limits.max_tool_calls"},
+		{conversation.Limits{ParallelTools: 1 << 30}, "limits.parallel_tools"},
 	} {
 		_, err := e.ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: "c1", Limits: &c.limits})
 		if bus.ErrorType(err) != bus.ReasonInvalidRequest || !strings.Contains(err.Error(), c.says) {
@@ -38,7 +38,7 @@ func TestConvStartBoundsLimits(t *testing.T) {
 	if ids := convIDs(t, e, "p1"); len(ids) != 0 {
 		t.Fatalf("refused starts left conversations: %v", ids)
 	}
-	ok := convevent.Limits{MaxSteps: convevent.MaxMaxSteps, ParallelTools: 2}
+	ok := conversation.Limits{MaxSteps: conversation.MaxMaxSteps, ParallelTools: 2}
 	if _, err := e.ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: "c1", Limits: &ok}); err != nil {
 		t.Fatalf("limits at their bounds: %v", err)
 	}

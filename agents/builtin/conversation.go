@@ -8,7 +8,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/schemas"
 )
 
@@ -25,7 +25,7 @@ const (
 // NewConversation returns the conversation agent type. One agent runs per
 // conversation: its id is "<project-id>/<conversation-id>", and the runtime
 // gives agents of this type the log stream
-// convevent.Stream(id) = "conversation/<project-id>/<conversation-id>"
+// conversation.Stream(id) = "conversation/<project-id>/<conversation-id>"
 // instead of "agent/<id>".
 //
 // Every conversation event is a signal routed to the action
@@ -40,7 +40,7 @@ const (
 //
 // conversation.assistant.delta is transient: it is published on NATS for
 // live views (jido.emit.<agent-id>.conversation.assistant.delta) and never
-// written to the log. The runtime must check convevent.IsTransient before
+// written to the log. The runtime must check conversation.IsTransient before
 // it commits a signal to this agent and publish such signals without
 // calling Step or appending; should one reach Step anyway, it is refused
 // (transient_event), so it is never logged and never counts as state. An
@@ -103,7 +103,7 @@ func conversationSkill(reg *schemas.Registry, loop ConversationLoop) agents.Skil
 		StateKey:       "conversation",
 		Description:    "Conversation events: schema validation and pending work.",
 		Schema:         conversationState,
-		SignalPatterns: []string{convevent.TypePattern},
+		SignalPatterns: []string{conversation.TypePattern},
 		// Routing hands an action only the signal's data; the schema
 		// covers the whole event (causationid included), so the hook
 		// makes the whole event the data the action receives.
@@ -135,7 +135,7 @@ func conversationSkill(reg *schemas.Registry, loop ConversationLoop) agents.Skil
 				return res, nil
 			},
 		}},
-		Routes: []agents.Route{{Pattern: convevent.TypePattern, Action: "ingest"}},
+		Routes: []agents.Route{{Pattern: conversation.TypePattern, Action: "ingest"}},
 	}
 }
 
@@ -143,7 +143,7 @@ func conversationSkill(reg *schemas.Registry, loop ConversationLoop) agents.Skil
 // the state operations it implies.
 func ingest(reg *schemas.Registry, env agents.Env, params json.RawMessage) (agents.Result, error) {
 	typ := env.Origin.Type
-	if convevent.IsTransient(typ) {
+	if conversation.IsTransient(typ) {
 		return agents.Result{}, agents.Refuse(bus.Errorf(ReasonTransientEvent, "%s is published for live views only and never logged; publish it, do not send it to the agent", typ))
 	}
 	schema, ok := reg.Lookup(typ)
@@ -163,7 +163,7 @@ func ingest(reg *schemas.Registry, env agents.Env, params json.RawMessage) (agen
 		}
 		return agents.Result{}, agents.Refuse(err)
 	}
-	var data convevent.Data
+	var data conversation.Data
 	if raw, err := json.Marshal(whole["data"]); err == nil {
 		_ = json.Unmarshal(raw, &data) // the schema has checked its shape
 	}
@@ -172,21 +172,21 @@ func ingest(reg *schemas.Registry, env agents.Env, params json.RawMessage) (agen
 		agents.SetPath{Path: []string{"last_event_id"}, Value: env.Origin.ID},
 	}
 	switch typ {
-	case convevent.ToolRequested:
+	case conversation.ToolRequested:
 		ops = append(ops, agents.SetPath{Path: []string{"pending_tools", data.CallID}, Value: data.Name})
-	case convevent.ToolCompleted, convevent.ToolFailed, convevent.ToolCancelled, convevent.ToolTimeout:
+	case conversation.ToolCompleted, conversation.ToolFailed, conversation.ToolCancelled, conversation.ToolTimeout:
 		ops = append(ops, agents.DeletePath{Path: []string{"pending_tools", data.CallID}})
-	case convevent.LLMRequested:
+	case conversation.LLMRequested:
 		ops = append(ops, agents.SetPath{Path: []string{"llm_request"}, Value: env.Origin.ID})
-	case convevent.LLMCompleted, convevent.LLMFailed:
+	case conversation.LLMCompleted, conversation.LLMFailed:
 		ops = append(ops, agents.SetPath{Path: []string{"llm_request"}, Value: ""})
-	case convevent.Cancel:
+	case conversation.Cancel:
 		ops = append(ops, agents.SetPath{Path: []string{"status"}, Value: "cancelled"})
-	case convevent.Stopped:
+	case conversation.Stopped:
 		ops = append(ops, agents.SetPath{Path: []string{"status"}, Value: "stopped"})
-	case convevent.Resume:
+	case conversation.Resume:
 		ops = append(ops, agents.SetPath{Path: []string{"status"}, Value: "active"})
-	case convevent.UserMessage:
+	case conversation.UserMessage:
 		// A person writing again reopens a cancelled conversation, as the
 		// status read model does; a stopped one needs a resume.
 		if env.State.String("status") == "cancelled" {

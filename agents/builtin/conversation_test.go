@@ -11,7 +11,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -61,17 +61,17 @@ func TestConversationAgentValidatesAndTracksPendingWork(t *testing.T) {
 		errType   string // "" for an accepted event
 		errPrefix string // the start of the error message: the JSON pointer
 	}{
-		{convSignal(t, convevent.Started, "e1", "req", `{"project_id":"p1","conversation_id":"c1"}`), "", ""},
-		{convSignal(t, convevent.ToolRequested, "e2", "e1", `{"call_id":"t1","name":"grep"}`), "", ""},
-		{convSignal(t, convevent.ToolRequested, "e3", "e1", `{"call_id":"t2","name":"ls"}`), "", ""},
-		{convSignal(t, convevent.LLMRequested, "e4", "e3", `{}`), "", ""},
-		{convSignal(t, convevent.ToolCompleted, "e5", "t1", `{"call_id":"t1","output":"x"}`), "", ""},
-		{convSignal(t, convevent.ToolRequested, "bad1", "e1", `{"name":"grep"}`), builtin.ReasonInvalidEvent, "/data/call_id:"},
-		{convSignal(t, convevent.UserMessage, "bad2", "", `{"text":"hi"}`), builtin.ReasonInvalidEvent, "/causationid:"},
-		{convSignal(t, convevent.UserMessage, "bad3", "e1", `{"text":7}`), builtin.ReasonInvalidEvent, "/data/text:"},
-		{convSignal(t, convevent.AssistantDelta, "d1", "e4", `{"text":"par"}`), builtin.ReasonTransientEvent, ""},
+		{convSignal(t, conversation.Started, "e1", "req", `{"project_id":"p1","conversation_id":"c1"}`), "", ""},
+		{convSignal(t, conversation.ToolRequested, "e2", "e1", `{"call_id":"t1","name":"grep"}`), "", ""},
+		{convSignal(t, conversation.ToolRequested, "e3", "e1", `{"call_id":"t2","name":"ls"}`), "", ""},
+		{convSignal(t, conversation.LLMRequested, "e4", "e3", `{}`), "", ""},
+		{convSignal(t, conversation.ToolCompleted, "e5", "t1", `{"call_id":"t1","output":"x"}`), "", ""},
+		{convSignal(t, conversation.ToolRequested, "bad1", "e1", `{"name":"grep"}`), builtin.ReasonInvalidEvent, "/data/call_id:"},
+		{convSignal(t, conversation.UserMessage, "bad2", "", `{"text":"hi"}`), builtin.ReasonInvalidEvent, "/causationid:"},
+		{convSignal(t, conversation.UserMessage, "bad3", "e1", `{"text":7}`), builtin.ReasonInvalidEvent, "/data/text:"},
+		{convSignal(t, conversation.AssistantDelta, "d1", "e4", `{"text":"par"}`), builtin.ReasonTransientEvent, ""},
 		{convSignal(t, "conversation.unheard.of", "u1", "e1", `{}`), builtin.ReasonUnknownEvent, ""},
-		{convSignal(t, convevent.Cancel, "e6", "e1", `{}`), "", ""},
+		{convSignal(t, conversation.Cancel, "e6", "e1", `{}`), "", ""},
 	}
 	for _, st := range steps {
 		before, _ := agents.EncodeState(a.State)
@@ -146,11 +146,11 @@ func TestConversationHasOpenWork(t *testing.T) {
 		sig  bus.Signal
 		open bool
 	}{
-		{convSignal(t, convevent.Started, "e1", "req", `{"project_id":"p1","conversation_id":"c1"}`), false},
-		{convSignal(t, convevent.ToolRequested, "e2", "e1", `{"call_id":"t1","name":"grep"}`), true},
-		{convSignal(t, convevent.ToolCompleted, "e3", "t1", `{"call_id":"t1","output":"x"}`), false},
-		{convSignal(t, convevent.LLMRequested, "e4", "e3", `{}`), true},
-		{convSignal(t, convevent.LLMCompleted, "e5", "e4", `{"model":"m","usage":{"input_tokens":1,"output_tokens":1}}`), false},
+		{convSignal(t, conversation.Started, "e1", "req", `{"project_id":"p1","conversation_id":"c1"}`), false},
+		{convSignal(t, conversation.ToolRequested, "e2", "e1", `{"call_id":"t1","name":"grep"}`), true},
+		{convSignal(t, conversation.ToolCompleted, "e3", "t1", `{"call_id":"t1","output":"x"}`), false},
+		{convSignal(t, conversation.LLMRequested, "e4", "e3", `{}`), true},
+		{convSignal(t, conversation.LLMCompleted, "e5", "e4", `{"model":"m","usage":{"input_tokens":1,"output_tokens":1}}`), false},
 	}
 	if open() {
 		t.Fatal("a new conversation has open work")
@@ -201,14 +201,14 @@ func TestConversationLoopDecidesAfterValidEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, ds := agents.Step(a, convSignal(t, convevent.UserMessage, "u1", "u1", `{"text":"hi"}`))
+	a, ds := agents.Step(a, convSignal(t, conversation.UserMessage, "u1", "u1", `{"text":"hi"}`))
 	if len(ds) != 1 || ds[0].DirectiveKind() != agents.KindEmit || !strings.Contains(string(ds[0].(agents.Emit).Signal.Data()), `"events_before":0`) {
 		t.Fatalf("directives %#v, want the loop's emit, decided on the state before the event", ds)
 	}
 	if got, _ := a.State.Get("conversation", "loop"); got != "u1" {
 		t.Fatalf("state conversation.loop = %v, want the loop's operation applied", got)
 	}
-	a, ds = agents.Step(a, convSignal(t, convevent.UserMessage, "bad", "", `{"text":"no causation"}`))
+	a, ds = agents.Step(a, convSignal(t, conversation.UserMessage, "bad", "", `{"text":"no causation"}`))
 	if len(errorsOf(ds)) != 1 || len(seen) != 1 {
 		t.Fatalf("an invalid event: directives %#v, loop saw %v; want a refusal and no loop call", ds, seen)
 	}

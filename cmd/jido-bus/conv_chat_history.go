@@ -3,8 +3,8 @@ package main
 import (
 	"slices"
 
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // historyEvents turns timeline items into the events conv chat prints, in
@@ -21,13 +21,13 @@ func historyEvents(items []views.TimelineItem) []chatEvent {
 	for _, it := range items {
 		switch it.Kind {
 		case views.ItemUser:
-			add(it.Seq, convevent.UserMessage, chatData{Text: it.Text})
+			add(it.Seq, conversation.UserMessage, chatData{Text: it.Text})
 		case views.ItemAssistant:
-			add(it.Seq, convevent.AssistantMessage, chatData{Text: it.Text})
+			add(it.Seq, conversation.AssistantMessage, chatData{Text: it.Text})
 		case views.ItemToolCall:
 			c := it.Tool
 			if c.Name != "" {
-				add(it.Seq, convevent.ToolRequested, chatData{CallID: c.CallID, Name: c.Name, Args: c.Args, ArgsError: c.ArgsError})
+				add(it.Seq, conversation.ToolRequested, chatData{CallID: c.CallID, Name: c.Name, Args: c.Args, ArgsError: c.ArgsError})
 			}
 			if c.ResultSeq == 0 {
 				continue
@@ -47,17 +47,17 @@ func historyEvents(items []views.TimelineItem) []chatEvent {
 				retry := it.LLM.RetryInMS
 				d.RetryInMS = &retry
 			}
-			add(it.Seq, convevent.LLMFailed, d)
+			add(it.Seq, conversation.LLMFailed, d)
 		case views.ItemApproval:
 			a := it.Approval
-			add(it.Seq, convevent.ToolApprovalRequested, chatData{CallID: a.CallID, Name: a.Name, Args: a.Args, Reason: a.Reason, TimeoutMS: a.TimeoutMS})
+			add(it.Seq, conversation.ToolApprovalRequested, chatData{CallID: a.CallID, Name: a.Name, Args: a.Args, Reason: a.Reason, TimeoutMS: a.TimeoutMS})
 		case views.ItemDecision:
 			a := it.Approval
-			add(it.Seq, convevent.ToolApproval, chatData{CallID: a.CallID, Decision: a.Decision, By: a.By, Reason: a.Reason})
+			add(it.Seq, conversation.ToolApproval, chatData{CallID: a.CallID, Decision: a.Decision, By: a.By, Reason: a.Reason})
 		case views.ItemCancel:
-			add(it.Seq, convevent.Cancel, chatData{Reason: it.Text})
+			add(it.Seq, conversation.Cancel, chatData{Reason: it.Text})
 		case views.ItemStopped:
-			add(it.Seq, convevent.Stopped, chatData{Reason: it.Text})
+			add(it.Seq, conversation.Stopped, chatData{Reason: it.Text})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b chatEvent) int {
@@ -76,13 +76,13 @@ func historyEvents(items []views.TimelineItem) []chatEvent {
 func toolOutcome(state string) string {
 	switch state {
 	case views.ToolCompleted:
-		return convevent.ToolCompleted
+		return conversation.ToolCompleted
 	case views.ToolFailed:
-		return convevent.ToolFailed
+		return conversation.ToolFailed
 	case views.ToolCancelled:
-		return convevent.ToolCancelled
+		return conversation.ToolCancelled
 	case views.ToolTimedOut:
-		return convevent.ToolTimeout
+		return conversation.ToolTimeout
 	}
 	return ""
 }

@@ -16,9 +16,9 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/codec"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/node"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 )
 
@@ -287,7 +287,7 @@ func (s *chatSession) decode(m *nats.Msg) (chatEvent, bool) {
 		ev.seq, _ = strconv.ParseUint(seq, 10, 64)
 	}
 	ev.request, _ = sig.Extensions()[bus.ExtCausationID].(string)
-	ev.mine = ev.typ == convevent.UserMessage && s.mine[ev.id]
+	ev.mine = ev.typ == conversation.UserMessage && s.mine[ev.id]
 	return ev, true
 }
 
@@ -330,10 +330,10 @@ func (s *chatSession) show(ev chatEvent) {
 		}
 		s.shown = ev.seq
 	}
-	if ev.typ == convevent.UserMessage && !ev.mine && len(s.unseen) > 0 && s.unseen[0] == ev.data.Text {
+	if ev.typ == conversation.UserMessage && !ev.mine && len(s.unseen) > 0 && s.unseen[0] == ev.data.Text {
 		ev.mine = true // sent by this session (read back from the timeline, or its id unknown)
 	}
-	if ev.typ == convevent.UserMessage && ev.mine && len(s.unseen) > 0 {
+	if ev.typ == conversation.UserMessage && ev.mine && len(s.unseen) > 0 {
 		s.unseen = s.unseen[1:]
 		s.turnSeen = true
 	}
@@ -342,14 +342,14 @@ func (s *chatSession) show(ev chatEvent) {
 		// shows it as any other message.
 		ev.mine = false
 	}
-	if ev.history && ev.typ == convevent.AssistantMessage {
+	if ev.history && ev.typ == conversation.AssistantMessage {
 		s.filled = append(s.filled, ev.data.Text)
 	}
 	s.write(s.view.render(ev))
 	switch ev.typ {
-	case convevent.ToolApprovalRequested:
+	case conversation.ToolApprovalRequested:
 		s.waiting = append(s.waiting, ev.data)
-	case convevent.ToolApproval:
+	case conversation.ToolApproval:
 		for i, w := range s.waiting {
 			if w.CallID == ev.data.CallID {
 				s.waiting = append(s.waiting[:i], s.waiting[i+1:]...)
@@ -359,15 +359,15 @@ func (s *chatSession) show(ev chatEvent) {
 				break
 			}
 		}
-	case convevent.LLMFailed:
+	case conversation.LLMFailed:
 		s.retried = !turnEnds(ev)
-	case convevent.AssistantMessage:
+	case conversation.AssistantMessage:
 		s.retried = false
 	}
 	if s.inTurn && turnEnds(ev) && !ev.history {
 		s.inTurn = false
 	}
-	if ev.typ == convevent.Stopped && !ev.history {
+	if ev.typ == conversation.Stopped && !ev.history {
 		s.lines = nil // nothing more can be said to it
 	}
 }
@@ -449,12 +449,12 @@ func (s *chatSession) release() {
 	s.held = nil
 	streamed := map[string]string{}
 	for _, ev := range held {
-		if ev.typ == convevent.AssistantDelta {
+		if ev.typ == conversation.AssistantDelta {
 			streamed[ev.request] += ev.data.Text
 		}
 	}
 	for _, ev := range held {
-		if ev.typ == convevent.AssistantDelta && s.printedFromTimeline(streamed[ev.request]) {
+		if ev.typ == conversation.AssistantDelta && s.printedFromTimeline(streamed[ev.request]) {
 			continue
 		}
 		s.show(ev)

@@ -13,9 +13,9 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/codec"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/node"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 )
 
@@ -177,13 +177,13 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 	}
 	defer nc.Close()
 	c := &convFollower{out: cmd.OutOrStdout(), asJSON: f.json, kick: make(chan struct{}, 1)}
-	deltas, err := nc.Subscribe(subjects.Emit(key, convevent.AssistantDelta), func(m *nats.Msg) {
+	deltas, err := nc.Subscribe(subjects.Emit(key, conversation.AssistantDelta), func(m *nats.Msg) {
 		var (
-			d    convevent.Data
+			d    conversation.Data
 			call string
 			data = m.Data // a plain publish: the text only
 		)
-		if sig, _, err := (&codec.Decoder{}).Decode(m, convevent.AssistantDelta); err == nil {
+		if sig, _, err := (&codec.Decoder{}).Decode(m, conversation.AssistantDelta); err == nil {
 			data = sig.Data()
 			call, _ = sig.Extensions()[bus.ExtCausationID].(string)
 		}
@@ -195,7 +195,7 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 		return err
 	}
 	defer func() { _ = deltas.Unsubscribe() }()
-	requested, err := nc.Subscribe(subjects.Emit(key, convevent.LLMRequested), func(m *nats.Msg) {
+	requested, err := nc.Subscribe(subjects.Emit(key, conversation.LLMRequested), func(m *nats.Msg) {
 		sig, _, err := (&codec.Decoder{}).Decode(m, "")
 		if seq, perr := strconv.ParseUint(m.Header.Get(node.HeaderSeq), 10, 64); err == nil && perr == nil {
 			c.requestedAt(sig.ID(), seq)

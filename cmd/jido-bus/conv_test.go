@@ -13,10 +13,10 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 )
 
@@ -47,12 +47,12 @@ func seedConversation(t *testing.T, dataDir string) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	_, err = l.Append(context.Background(), convevent.Stream("p1/c1"), eventlog.NoStream,
-		convEvent(t, convevent.Started, "e1", `{"project_id":"p1","conversation_id":"c1","title":"Hello"}`),
-		convEvent(t, convevent.UserMessage, "e2", `{"text":"list the files"}`),
-		convEvent(t, convevent.ToolRequested, "e3", `{"call_id":"t1","name":"ls","args":{"dir":"."}}`),
-		convEvent(t, convevent.ToolCompleted, "e4", `{"call_id":"t1","output":"a.go b.go"}`),
-		convEvent(t, convevent.ToolRequested, "e5", `{"call_id":"t2","name":"cat"}`),
+	_, err = l.Append(context.Background(), conversation.Stream("p1/c1"), eventlog.NoStream,
+		convEvent(t, conversation.Started, "e1", `{"project_id":"p1","conversation_id":"c1","title":"Hello"}`),
+		convEvent(t, conversation.UserMessage, "e2", `{"text":"list the files"}`),
+		convEvent(t, conversation.ToolRequested, "e3", `{"call_id":"t1","name":"ls","args":{"dir":"."}}`),
+		convEvent(t, conversation.ToolCompleted, "e4", `{"call_id":"t1","output":"a.go b.go"}`),
+		convEvent(t, conversation.ToolRequested, "e5", `{"call_id":"t2","name":"cat"}`),
 	)
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
 )
 
 // DefaultArtifactThreshold is the size above which a tool output is stored
@@ -47,10 +47,10 @@ type Artifacts struct {
 }
 
 // Put stores data and returns its reference.
-func (a Artifacts) Put(data []byte, mediaType string) (convevent.ArtifactRef, error) {
+func (a Artifacts) Put(data []byte, mediaType string) (conversation.ArtifactRef, error) {
 	sum := sha256.Sum256(data)
 	hexsum := hex.EncodeToString(sum[:])
-	ref := convevent.ArtifactRef{ID: "sha256:" + hexsum, Size: int64(len(data)), MediaType: mediaType, Preview: preview(data)}
+	ref := conversation.ArtifactRef{ID: "sha256:" + hexsum, Size: int64(len(data)), MediaType: mediaType, Preview: preview(data)}
 	path := a.path(hexsum)
 	if _, err := os.Stat(path); err == nil {
 		return ref, nil // stored once
@@ -115,7 +115,7 @@ func (a Artifacts) path(hexsum string) string {
 // runtime calls it before it validates and appends the event, so the log
 // and llm_context stay small.
 func (a Artifacts) Offload(s *bus.Signal) (bool, error) {
-	if s.Type() != convevent.ToolCompleted {
+	if s.Type() != conversation.ToolCompleted {
 		return false, nil
 	}
 	limit := a.Threshold
@@ -125,7 +125,7 @@ func (a Artifacts) Offload(s *bus.Signal) (bool, error) {
 	if len(s.Data()) <= limit {
 		return false, nil
 	}
-	var d convevent.Data
+	var d conversation.Data
 	if err := json.Unmarshal(s.Data(), &d); err != nil {
 		return false, bus.Errorf(bus.ReasonMalformed, "conversation.tool.completed %s: data is not JSON: %v", s.ID(), err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
 )
 
 func TestArtifactsStoreOnceByContent(t *testing.T) {
@@ -61,12 +61,12 @@ func TestOffloadReplacesLargeToolOutput(t *testing.T) {
 		return s
 	}
 	big := strings.Repeat("line\n", 300)
-	s := mk(convevent.ToolCompleted, map[string]any{"call_id": "t1", "output": big})
+	s := mk(conversation.ToolCompleted, map[string]any{"call_id": "t1", "output": big})
 	done, err := a.Offload(&s)
 	if err != nil || !done {
 		t.Fatalf("Offload = %v, %v", done, err)
 	}
-	var d convevent.Data
+	var d conversation.Data
 	if err := json.Unmarshal(s.Data(), &d); err != nil {
 		t.Fatal(err)
 	}
@@ -81,8 +81,8 @@ func TestOffloadReplacesLargeToolOutput(t *testing.T) {
 		t.Errorf("tool message %q", msg)
 	}
 	for _, s := range []bus.Signal{
-		mk(convevent.ToolCompleted, map[string]any{"call_id": "t1", "output": "small"}),
-		mk(convevent.UserMessage, map[string]any{"text": big}),
+		mk(conversation.ToolCompleted, map[string]any{"call_id": "t1", "output": "small"}),
+		mk(conversation.UserMessage, map[string]any{"text": big}),
 	} {
 		before := string(s.Data())
 		if done, err := a.Offload(&s); done || err != nil || string(s.Data()) != before {

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/eventlog/eventlogtest"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // benchTurn is one cycle of a conversation's events; conversations repeat
@@ -23,16 +23,16 @@ var benchTurn = []struct {
 	typ  string
 	data string
 }{
-	{convevent.UserMessage, `{"text":"Please look at the failing test in parser_test.go and fix it."}`},
-	{convevent.LLMRequested, `{"model":"m1"}`},
-	{convevent.LLMCompleted, `{"model":"m1","usage":{"input_tokens":1200,"output_tokens":80},"latency_ms":900}`},
-	{convevent.AssistantMessage, `{"text":"I will read the test first."}`},
-	{convevent.ToolRequested, `{"call_id":"CALL","name":"read_file","args":{"path":"parser_test.go"}}`},
-	{convevent.ToolStarted, `{"call_id":"CALL"}`},
-	{convevent.ToolCompleted, `{"call_id":"CALL","output":"func TestParse(t *testing.T) { ... }","duration_ms":4}`},
-	{convevent.LLMRequested, `{"model":"m1"}`},
-	{convevent.LLMCompleted, `{"model":"m1","usage":{"input_tokens":1500,"output_tokens":120},"latency_ms":1100}`},
-	{convevent.AssistantMessage, `{"text":"The test expects a trailing newline; the parser drops it. Fixed."}`},
+	{conversation.UserMessage, `{"text":"Please look at the failing test in parser_test.go and fix it."}`},
+	{conversation.LLMRequested, `{"model":"m1"}`},
+	{conversation.LLMCompleted, `{"model":"m1","usage":{"input_tokens":1200,"output_tokens":80},"latency_ms":900}`},
+	{conversation.AssistantMessage, `{"text":"I will read the test first."}`},
+	{conversation.ToolRequested, `{"call_id":"CALL","name":"read_file","args":{"path":"parser_test.go"}}`},
+	{conversation.ToolStarted, `{"call_id":"CALL"}`},
+	{conversation.ToolCompleted, `{"call_id":"CALL","output":"func TestParse(t *testing.T) { ... }","duration_ms":4}`},
+	{conversation.LLMRequested, `{"model":"m1"}`},
+	{conversation.LLMCompleted, `{"model":"m1","usage":{"input_tokens":1500,"output_tokens":120},"latency_ms":1100}`},
+	{conversation.AssistantMessage, `{"text":"The test expects a trailing newline; the parser drops it. Fixed."}`},
 }
 
 type benchFixture struct {
@@ -115,7 +115,7 @@ func buildLog(b *testing.B, dir string, events, convs int) {
 			parts := make([]eventlog.StreamAppend, 0, active)
 			for c := first; c < min(first+active, convs); c++ {
 				key := fmt.Sprintf("p%d/c%d", c%10, c)
-				typ, data := convevent.Started, fmt.Sprintf(`{"project_id":"p%d","conversation_id":"c%d","system":"You are a coding assistant."}`, c%10, c)
+				typ, data := conversation.Started, fmt.Sprintf(`{"project_id":"p%d","conversation_id":"c%d","system":"You are a coding assistant."}`, c%10, c)
 				if i > 0 {
 					step := benchTurn[(i-1)%len(benchTurn)]
 					typ, data = step.typ, step.data
@@ -131,7 +131,7 @@ func buildLog(b *testing.B, dir string, events, convs int) {
 				s.SetTime(t0.Add(time.Duration(i) * time.Second))
 				s.SetExtension(bus.ExtCausationID, fmt.Sprintf("e%d", max(i-1, 0)))
 				s.SetData("application/json", []byte(data))
-				parts = append(parts, eventlog.StreamAppend{Stream: convevent.Stream(key), Events: []bus.Signal{s}})
+				parts = append(parts, eventlog.StreamAppend{Stream: conversation.Stream(key), Events: []bus.Signal{s}})
 			}
 			if _, err := l.AppendMulti(context.Background(), parts); err != nil {
 				b.Fatal(err)

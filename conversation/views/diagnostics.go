@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // Diagnostics is what a debugger wants of a conversation: counts, errors,
@@ -43,8 +43,8 @@ type Diagnostics struct {
 	// restart, resume or fork.
 	Interrupted int `json:"interrupted"`
 
-	Usage        convevent.Usage            `json:"usage"`
-	UsageByModel map[string]convevent.Usage `json:"usage_by_model,omitempty"`
+	Usage        conversation.Usage            `json:"usage"`
+	UsageByModel map[string]conversation.Usage `json:"usage_by_model,omitempty"`
 
 	// Timings, in milliseconds, as the events report them.
 	LLMLatency   Timing `json:"llm_latency_ms"`
@@ -111,18 +111,18 @@ func (DiagnosticsProjection) Apply(g *Diagnostics, e *projections.Entry) *Diagno
 	}
 	d := &ev.Data
 	switch ev.Type {
-	case convevent.LLMRequested:
+	case conversation.LLMRequested:
 		g.LLMCalls++
 		if d.Attempt > 1 {
 			g.Retries++
 		}
-	case convevent.LLMCompleted:
+	case conversation.LLMCompleted:
 		if d.Usage != nil {
 			g.Usage.InputTokens += d.Usage.InputTokens
 			g.Usage.OutputTokens += d.Usage.OutputTokens
 			if d.Model != "" {
 				if g.UsageByModel == nil {
-					g.UsageByModel = map[string]convevent.Usage{}
+					g.UsageByModel = map[string]conversation.Usage{}
 				}
 				u := g.UsageByModel[d.Model]
 				u.InputTokens += d.Usage.InputTokens
@@ -131,7 +131,7 @@ func (DiagnosticsProjection) Apply(g *Diagnostics, e *projections.Entry) *Diagno
 			}
 		}
 		g.LLMLatency.add(d.LatencyMS)
-	case convevent.LLMFailed:
+	case conversation.LLMFailed:
 		g.LLMFailures++
 		g.failure(ev, d.Error)
 		if g.LLMFailuresByType == nil {
@@ -142,35 +142,35 @@ func (DiagnosticsProjection) Apply(g *Diagnostics, e *projections.Entry) *Diagno
 		if d.LatencyMS > 0 {
 			g.LLMLatency.add(d.LatencyMS)
 		}
-	case convevent.ToolRequested:
+	case conversation.ToolRequested:
 		g.ToolCalls++
-	case convevent.ToolCompleted:
+	case conversation.ToolCompleted:
 		if d.DurationMS > 0 {
 			g.ToolDuration.add(d.DurationMS)
 		}
-	case convevent.ToolFailed:
+	case conversation.ToolFailed:
 		g.ToolFailures++
 		g.failure(ev, d.Error)
 		if d.DurationMS > 0 {
 			g.ToolDuration.add(d.DurationMS)
 		}
-	case convevent.ToolTimeout:
+	case conversation.ToolTimeout:
 		g.ToolTimeouts++
 		g.failure(ev, bus.Errorf("timeout", "no outcome within %d ms", d.TimeoutMS))
-	case convevent.ToolCancelled:
+	case conversation.ToolCancelled:
 		g.ToolCancelled++
-	case convevent.ToolApprovalRequested:
+	case conversation.ToolApprovalRequested:
 		g.Approvals.Requested++
-	case convevent.ToolApproval:
+	case conversation.ToolApproval:
 		switch d.Decision {
-		case convevent.DecisionApprove:
+		case conversation.DecisionApprove:
 			g.Approvals.Approved++
 			if d.Remember != "" {
 				g.Approvals.Remembered++
 			}
-		case convevent.DecisionDeny:
+		case conversation.DecisionDeny:
 			g.Approvals.Denied++
-			if d.Reason == convevent.ApprovalTimeoutReason {
+			if d.Reason == conversation.ApprovalTimeoutReason {
 				g.Approvals.TimedOut++
 			}
 		}
@@ -182,7 +182,7 @@ func (g *Diagnostics) failure(ev *Event, err *bus.Error) {
 	if err == nil {
 		err = &bus.Error{Type: bus.ReasonInternal, Message: "no error given"}
 	}
-	if err.Type == convevent.ReasonInterrupted {
+	if err.Type == conversation.ReasonInterrupted {
 		g.Interrupted++
 	}
 	g.Errors = append(g.Errors, DiagError{Seq: ev.Seq, Type: ev.Type, CallID: ev.Data.CallID, Error: *err})

@@ -3,10 +3,10 @@
 // on fork, and the artifact store for large tool outputs.
 //
 // A conversation is the log stream conversation/<project-id>/<conversation-id>
-// (convevent.Stream). The agent runtime appends each accepted conversation
+// (conversation.Stream). The agent runtime appends each accepted conversation
 // event there as the CloudEvent itself, beside bookkeeping entries of its
 // own whose types start with "jido."; the projections select
-// convevent.TypePattern and so never see the bookkeeping. Each read model
+// conversation.TypePattern and so never see the bookkeeping. Each read model
 // keeps one state per conversation, keyed "<project-id>/<conversation-id>".
 //
 // The four projections decode each event's data once per entry and share it

@@ -3,9 +3,9 @@ package views
 import (
 	"time"
 
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // Event is a conversation entry as the read models see it: the CloudEvent's
@@ -18,7 +18,7 @@ type Event struct {
 	Time        time.Time // the event's own time, or the commit time when it has none
 	CausationID string
 	ParentID    string
-	Data        convevent.Data
+	Data        conversation.Data
 	// Invalid says why the data did not decode; Data is then zero.
 	Invalid string
 }
@@ -34,16 +34,16 @@ func decodeEntry(e *eventlog.Entry) *Event {
 		Seq:         e.Seq,
 		GlobalSeq:   e.GlobalSeq,
 		Time:        e.Event.Time(),
-		CausationID: convevent.CausationID(e.Event),
-		ParentID:    convevent.ParentID(e.Event),
+		CausationID: conversation.CausationID(e.Event),
+		ParentID:    conversation.ParentID(e.Event),
 	}
 	if ev.Time.IsZero() {
 		ev.Time = e.Time
 	}
 	if data := e.Event.Data(); len(data) > 0 {
-		d, err := convevent.DecodeData(data)
+		d, err := conversation.DecodeData(data)
 		if err != nil {
-			d = convevent.Data{}
+			d = conversation.Data{}
 			ev.Invalid = err.Error()
 		}
 		ev.Data = d

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // Fork returns the events of a new conversation newKey whose history is the
@@ -24,7 +24,7 @@ import (
 // finish it in the fork, calls awaiting approval included.
 //
 // It is pure; at is the time of the events it makes. The caller appends the
-// result to convevent.Stream(newKey), expecting the stream not to exist.
+// result to conversation.Stream(newKey), expecting the stream not to exist.
 func Fork(parentKey string, entries []eventlog.Entry, seq uint64, newKey string, at time.Time) ([]bus.Signal, error) {
 	if err := CheckKey(newKey); err != nil {
 		return nil, err
@@ -42,13 +42,13 @@ func Fork(parentKey string, entries []eventlog.Entry, seq uint64, newKey string,
 		if e.Seq > seq {
 			break
 		}
-		if !bus.MatchPattern(convevent.TypePattern, e.Event.Type()) || convevent.IsTransient(e.Event.Type()) {
+		if !bus.MatchPattern(conversation.TypePattern, e.Event.Type()) || conversation.IsTransient(e.Event.Type()) {
 			continue
 		}
 		ev := Decode(e)
 		last = ev
 		st.Fold(ev)
-		if ev.Type == convevent.Started {
+		if ev.Type == conversation.Started {
 			if started == nil {
 				started = ev
 			}
@@ -63,24 +63,24 @@ func Fork(parentKey string, entries []eventlog.Entry, seq uint64, newKey string,
 		return nil, fmt.Errorf("fork of %s at seq %d: the conversation ends at seq %d", parentKey, seq, end)
 	}
 	project, conv := splitKey(newKey)
-	data := convevent.Data{
+	data := conversation.Data{
 		ProjectID: project, ConversationID: conv,
 		Title: started.Data.Title, System: started.Data.System, Model: started.Data.Model,
 		LLM: started.Data.LLM, Limits: started.Data.Limits, Assistant: started.Data.Assistant,
 		// The fork is decided from now on by the loop of today; the
 		// parent's events it copies are folded, not acted on.
-		Loop:   convevent.LoopVersion,
-		Parent: &convevent.ForkOrigin{Conversation: parentKey, Seq: seq, EventID: last.ID},
+		Loop:   conversation.LoopVersion,
+		Parent: &conversation.ForkOrigin{Conversation: parentKey, Seq: seq, EventID: last.ID},
 	}
 	data.History = len(history)
 	s := bus.Signal{}
 	s.SetSpecVersion(bus.SpecVersion)
-	s.SetType(convevent.Started)
+	s.SetType(conversation.Started)
 	s.SetID("fork." + parentKey + "." + last.ID)
-	s.SetSource(convevent.Source(newKey))
+	s.SetSource(conversation.Source(newKey))
 	s.SetTime(at)
 	s.SetExtension(bus.ExtCausationID, last.ID)
-	s.SetExtension(convevent.ExtParentID, last.ID)
+	s.SetExtension(conversation.ExtParentID, last.ID)
 	if err := bus.SetJSONData(&s, data); err != nil {
 		return nil, err
 	}

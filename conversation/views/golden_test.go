@@ -13,9 +13,9 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/schemas"
 )
 
@@ -112,7 +112,7 @@ func (g *golden) run(d *datadriven.TestData) (string, error) {
 			}
 			events = append(events, ev)
 		}
-		res, err := g.log.Append(ctx, convevent.Stream(conv), eventlog.AnyVersion, events...)
+		res, err := g.log.Append(ctx, conversation.Stream(conv), eventlog.AnyVersion, events...)
 		if err != nil {
 			return "", err
 		}
@@ -180,7 +180,7 @@ func (g *golden) run(d *datadriven.TestData) (string, error) {
 		return g.appendGenerated(conv, events, eventlog.AnyVersion)
 	case "fork":
 		var entries []eventlog.Entry
-		for e, err := range g.log.ReadStream(convevent.Stream(conv), eventlog.ReadOptions{}) {
+		for e, err := range g.log.ReadStream(conversation.Stream(conv), eventlog.ReadOptions{}) {
 			if err != nil {
 				return "", err
 			}
@@ -206,8 +206,8 @@ func (g *golden) appendGenerated(conv string, events []bus.Signal, expected even
 		if err := g.validate(ev); err != nil {
 			return "", err
 		}
-		fmt.Fprintf(&b, "%s id=%s cause=%s", strings.TrimPrefix(ev.Type(), "conversation."), ev.ID(), convevent.CausationID(ev))
-		if p := convevent.ParentID(ev); p != "" {
+		fmt.Fprintf(&b, "%s id=%s cause=%s", strings.TrimPrefix(ev.Type(), "conversation."), ev.ID(), conversation.CausationID(ev))
+		if p := conversation.ParentID(ev); p != "" {
 			fmt.Fprintf(&b, " parent=%s", p)
 		}
 		fmt.Fprintf(&b, " %s\n", ev.Data())
@@ -215,7 +215,7 @@ func (g *golden) appendGenerated(conv string, events []bus.Signal, expected even
 	if len(events) == 0 {
 		return "nothing to append\n", nil
 	}
-	res, err := g.log.Append(context.Background(), convevent.Stream(conv), expected, events...)
+	res, err := g.log.Append(context.Background(), conversation.Stream(conv), expected, events...)
 	if err != nil {
 		return "", err
 	}
@@ -261,12 +261,12 @@ func (g *golden) parseEvent(conv, line string) (bus.Signal, error) {
 	if rest == "" {
 		rest = "{}"
 	}
-	var data convevent.Data
+	var data conversation.Data
 	if check {
 		if err := json.Unmarshal([]byte(rest), &data); err != nil {
 			return bus.Signal{}, fmt.Errorf("%s: %v", line, err)
 		}
-		if data.CallID != "" && typ != convevent.ToolRequested && cause == g.lastID {
+		if data.CallID != "" && typ != conversation.ToolRequested && cause == g.lastID {
 			cause = data.CallID // a tool call's outcome answers its call id
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
 	"pgregory.net/rapid"
 )
 
@@ -110,7 +110,7 @@ func drawTimeline(t *rapid.T) *Timeline {
 				ResultSeq: rapid.Uint64().Draw(t, "result seq"),
 			}
 			if rapid.Bool().Draw(t, "ref") {
-				it.Tool.OutputRef = &convevent.ArtifactRef{ID: jsonText().Draw(t, "ref id"), Size: rapid.Int64().Draw(t, "size")}
+				it.Tool.OutputRef = &conversation.ArtifactRef{ID: jsonText().Draw(t, "ref id"), Size: rapid.Int64().Draw(t, "size")}
 			}
 		}
 		tl.Items = append(tl.Items, it)

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // LLMContextOptions bound the llm_context read model. They are part of its
@@ -124,19 +124,19 @@ func (p LLMContextProjection) Apply(c *LLMContext, e *projections.Entry) *LLMCon
 	d := &ev.Data
 	var m Message
 	switch ev.Type {
-	case convevent.Started:
+	case conversation.Started:
 		if d.System == "" {
 			return c
 		}
 		m = Message{Role: RoleSystem, Content: d.System}
-	case convevent.UserMessage:
+	case conversation.UserMessage:
 		m = Message{Role: RoleUser, Content: d.Text, Seq: ev.Seq}
 		if c.awaiting() {
 			m.Tokens = EstimateTokens(&m)
 			c.Held = append(c.Held, m)
 			return c
 		}
-	case convevent.AssistantMessage:
+	case conversation.AssistantMessage:
 		// The answer's tool calls were logged first: the text joins them.
 		if i := c.answerOf(ev.CausationID); i >= 0 {
 			if last := &c.Messages[i]; d.Text != "" && last.Content == "" {
@@ -152,7 +152,7 @@ func (p LLMContextProjection) Apply(c *LLMContext, e *projections.Entry) *LLMCon
 		// not (Request closes calls left without a result).
 		p.release(c)
 		m = Message{Role: RoleAssistant, Content: d.Text, Request: ev.CausationID}
-	case convevent.ToolRequested:
+	case conversation.ToolRequested:
 		call := MessageCall{ID: d.CallID, Name: d.Name, Args: d.Args}
 		if d.ArgsError != "" || len(d.Args) == 0 {
 			call.Args, call.ArgsText = json.RawMessage(`{}`), d.ArgsText
@@ -182,17 +182,17 @@ func (p LLMContextProjection) Apply(c *LLMContext, e *projections.Entry) *LLMCon
 			p.release(c)
 		}
 		return c
-	case convevent.ToolCompleted:
+	case conversation.ToolCompleted:
 		m = Message{Role: RoleTool, ToolCallID: d.CallID, Content: toolOutput(d)}
-	case convevent.ToolFailed:
+	case conversation.ToolFailed:
 		msg := "failed"
 		if d.Error != nil {
 			msg = fmt.Sprintf("error %s: %s", d.Error.Type, d.Error.Message)
 		}
 		m = Message{Role: RoleTool, ToolCallID: d.CallID, Content: msg}
-	case convevent.ToolCancelled:
+	case conversation.ToolCancelled:
 		m = Message{Role: RoleTool, ToolCallID: d.CallID, Content: "cancelled: " + d.Reason}
-	case convevent.ToolTimeout:
+	case conversation.ToolTimeout:
 		m = Message{Role: RoleTool, ToolCallID: d.CallID, Content: fmt.Sprintf("timed out after %d ms", d.TimeoutMS)}
 	default:
 		return c
@@ -284,7 +284,7 @@ func (c *LLMContext) hasCall(id string) bool {
 // toolOutput is the content of a tool result message: the output as JSON
 // text, or for an artifact its reference and preview, which keeps the
 // context small.
-func toolOutput(d *convevent.Data) string {
+func toolOutput(d *conversation.Data) string {
 	if r := d.OutputRef; r != nil {
 		return fmt.Sprintf("[output of %d bytes stored as artifact %s; preview follows]\n%s", r.Size, r.ID, r.Preview)
 	}

@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // Names of the read models, as projections and as views of `conv show`.
@@ -22,7 +22,7 @@ func Views() []string { return []string{ViewTimeline, ViewLLMContext, ViewStatus
 
 // selector is every read model's: one state per conversation stream, over
 // the conversation events only.
-var selector = projections.Selector{StreamPrefix: convevent.StreamPrefix, Types: convevent.TypePattern, PerStream: true}
+var selector = projections.Selector{StreamPrefix: conversation.StreamPrefix, Types: conversation.TypePattern, PerStream: true}
 
 // Options configure the read models. The zero value gives the defaults.
 type Options struct {
@@ -59,7 +59,7 @@ func CheckKey(key string) error {
 		}
 	}
 	if !validID(project) || !validID(conv) {
-		if inner, ok := strings.CutPrefix(key, convevent.StreamPrefix); ok && CheckKey(inner) == nil {
+		if inner, ok := strings.CutPrefix(key, conversation.StreamPrefix); ok && CheckKey(inner) == nil {
 			// The stream's name, as `jido-bus log` shows it.
 			return fmt.Errorf("conversation %q is a stream name; the conversation is %s", key, inner)
 		}

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
 )
 
 // Interruptions returns the events that close the work a conversation left
@@ -38,12 +38,12 @@ func interruptions(key string, st *Status, at time.Time, why string, keepApprova
 		why = "the conversation was interrupted"
 	}
 	var out []bus.Signal
-	add := func(typ, id, causation string, data convevent.Data) error {
+	add := func(typ, id, causation string, data conversation.Data) error {
 		s := bus.Signal{}
 		s.SetSpecVersion(bus.SpecVersion)
 		s.SetType(typ)
 		s.SetID(id)
-		s.SetSource(convevent.Source(key))
+		s.SetSource(conversation.Source(key))
 		s.SetTime(at)
 		s.SetExtension(bus.ExtCausationID, causation)
 		if err := bus.SetJSONData(&s, data); err != nil {
@@ -63,24 +63,24 @@ func interruptions(key string, st *Status, at time.Time, why string, keepApprova
 			continue
 		case p.State == ToolDenied:
 			todo = append(todo, work{p.Seq, func() error {
-				return add(convevent.ToolFailed, "tool."+p.CallID+".failed", p.CallID, convevent.Data{
+				return add(conversation.ToolFailed, "tool."+p.CallID+".failed", p.CallID, conversation.Data{
 					CallID: p.CallID,
-					Error:  bus.Errorf(convevent.ReasonDenied, "tool call %s (%s) was denied%s", p.CallID, p.Name, deniedBy(p.Approval)),
+					Error:  bus.Errorf(conversation.ReasonDenied, "tool call %s (%s) was denied%s", p.CallID, p.Name, deniedBy(p.Approval)),
 				})
 			}})
 			continue
 		}
 		todo = append(todo, work{p.Seq, func() error {
-			return add(convevent.ToolFailed, "interrupted."+p.CallID, p.CallID, convevent.Data{
+			return add(conversation.ToolFailed, "interrupted."+p.CallID, p.CallID, conversation.Data{
 				CallID: p.CallID,
-				Error:  bus.Errorf(convevent.ReasonInterrupted, "tool call %s (%s) did not finish: %s", p.CallID, p.Name, why),
+				Error:  bus.Errorf(conversation.ReasonInterrupted, "tool call %s (%s) did not finish: %s", p.CallID, p.Name, why),
 			})
 		}})
 	}
 	if r := st.LLMRequest; r != nil {
 		todo = append(todo, work{r.Seq, func() error {
-			return add(convevent.LLMFailed, "interrupted."+r.EventID, r.EventID, convevent.Data{
-				Error:   bus.Errorf(convevent.ReasonInterrupted, "LLM call %s did not finish: %s", r.EventID, why),
+			return add(conversation.LLMFailed, "interrupted."+r.EventID, r.EventID, conversation.Data{
+				Error:   bus.Errorf(conversation.ReasonInterrupted, "LLM call %s did not finish: %s", r.EventID, why),
 				Attempt: r.Attempt,
 			})
 		}})

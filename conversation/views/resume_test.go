@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
 )
 
 // TestInterruptionsKeepPendingApprovals: a restart closes running work but
@@ -12,13 +12,13 @@ import (
 func TestInterruptionsKeepPendingApprovals(t *testing.T) {
 	st := NewStatus()
 	seq := uint64(0)
-	fold := func(typ string, d convevent.Data) {
+	fold := func(typ string, d conversation.Data) {
 		seq++
 		st.Fold(&Event{Type: typ, ID: typ, Seq: seq, Data: d})
 	}
-	fold(convevent.ToolRequested, convevent.Data{CallID: "ask", Name: "run_command"})
-	fold(convevent.ToolRequested, convevent.Data{CallID: "run", Name: "read_file"})
-	fold(convevent.ToolApprovalRequested, convevent.Data{CallID: "ask", Name: "run_command", TimeoutMS: 1000})
+	fold(conversation.ToolRequested, conversation.Data{CallID: "ask", Name: "run_command"})
+	fold(conversation.ToolRequested, conversation.Data{CallID: "run", Name: "read_file"})
+	fold(conversation.ToolApprovalRequested, conversation.Data{CallID: "ask", Name: "run_command", TimeoutMS: 1000})
 	if st.State != StateAwaitingApproval {
 		t.Fatalf("state %s, want %s", st.State, StateAwaitingApproval)
 	}

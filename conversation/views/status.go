@@ -4,8 +4,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // Conversation states, as Status.State reports them.
@@ -23,10 +23,10 @@ const (
 
 // Status is where a conversation stands and what it waits for.
 type Status struct {
-	Project      string                `json:"project,omitempty"`
-	Conversation string                `json:"conversation,omitempty"`
-	Parent       *convevent.ForkOrigin `json:"parent,omitempty"`
-	State        string                `json:"state"`
+	Project      string                   `json:"project,omitempty"`
+	Conversation string                   `json:"conversation,omitempty"`
+	Parent       *conversation.ForkOrigin `json:"parent,omitempty"`
+	State        string                   `json:"state"`
 	// PendingTools are the tool calls requested and without an outcome, in
 	// the order they were requested.
 	PendingTools []PendingTool `json:"pending_tools"`
@@ -117,62 +117,62 @@ func (s *Status) Fold(ev *Event) {
 	}
 	d := &ev.Data
 	switch ev.Type {
-	case convevent.Started:
+	case conversation.Started:
 		s.Project, s.Conversation, s.Parent = d.ProjectID, d.ConversationID, d.Parent
-	case convevent.UserMessage:
+	case conversation.UserMessage:
 		// A person writing again reopens a conversation that failed or
 		// was cancelled; a stopped one needs a resume.
 		s.Cancelled, s.LLMFailed = false, false
-	case convevent.LLMRequested:
+	case conversation.LLMRequested:
 		s.LLMRequest = &PendingLLM{EventID: ev.ID, Seq: ev.Seq, Model: d.Model, Provider: d.Provider, Step: d.Step, Attempt: d.Attempt}
 		s.LLMFailed = false
-	case convevent.LLMCompleted:
+	case conversation.LLMCompleted:
 		s.LLMRequest = nil
-	case convevent.LLMFailed:
+	case conversation.LLMFailed:
 		s.LLMRequest, s.LLMFailed = nil, true
-	case convevent.ToolRequested:
+	case conversation.ToolRequested:
 		if i := slices.Index(s.Early, d.CallID); i >= 0 {
 			s.Early = slices.Delete(s.Early, i, i+1)
 		} else if s.pending(d.CallID) < 0 {
 			s.PendingTools = append(s.PendingTools, PendingTool{CallID: d.CallID, Name: d.Name, State: ToolRequested, Seq: ev.Seq, EventID: ev.ID})
 		}
-	case convevent.ToolStarted:
+	case conversation.ToolStarted:
 		if i := s.pending(d.CallID); i >= 0 {
 			s.PendingTools[i].State = ToolRunning
 		}
-	case convevent.ToolApprovalRequested:
+	case conversation.ToolApprovalRequested:
 		// Only a call that has not started can wait for approval.
 		if i := s.pending(d.CallID); i >= 0 && s.PendingTools[i].State == ToolRequested {
 			p := &s.PendingTools[i]
 			p.State = ToolAwaitingApproval
 			p.Approval = &PendingApproval{EventID: ev.ID, Seq: ev.Seq, At: ev.Time, Reason: d.Reason, TimeoutMS: d.TimeoutMS}
 		}
-	case convevent.ToolApproval:
+	case conversation.ToolApproval:
 		// The first decision counts; a late or repeated one changes nothing.
 		if i := s.pending(d.CallID); i >= 0 && s.PendingTools[i].State == ToolAwaitingApproval {
 			p := &s.PendingTools[i]
 			p.Approval.Decision, p.Approval.By = d.Decision, d.By
 			switch d.Decision {
-			case convevent.DecisionApprove:
+			case conversation.DecisionApprove:
 				p.State = ToolRequested
-				if d.Remember == convevent.RememberConversation && !slices.Contains(s.RememberedTools, p.Name) {
+				if d.Remember == conversation.RememberConversation && !slices.Contains(s.RememberedTools, p.Name) {
 					s.RememberedTools = append(s.RememberedTools, p.Name)
 				}
-			case convevent.DecisionDeny:
+			case conversation.DecisionDeny:
 				p.State = ToolDenied
 			}
 		}
-	case convevent.ToolCompleted, convevent.ToolFailed, convevent.ToolCancelled, convevent.ToolTimeout:
+	case conversation.ToolCompleted, conversation.ToolFailed, conversation.ToolCancelled, conversation.ToolTimeout:
 		if i := s.pending(d.CallID); i >= 0 {
 			s.PendingTools = append(s.PendingTools[:i], s.PendingTools[i+1:]...)
 		} else if len(s.Early) < maxEarly {
 			s.Early = append(s.Early, d.CallID)
 		}
-	case convevent.Cancel:
+	case conversation.Cancel:
 		s.Cancelled = true
-	case convevent.Resume:
+	case conversation.Resume:
 		s.Cancelled, s.LLMFailed, s.Stopped = false, false, ""
-	case convevent.Stopped:
+	case conversation.Stopped:
 		s.Stopped = stopReason(d.Reason)
 	}
 	s.LastSeq, s.LastEventID, s.LastType, s.UpdatedAt = ev.Seq, ev.ID, ev.Type, ev.Time
@@ -191,9 +191,9 @@ func (s *Status) pending(callID string) int {
 // derive computes State from the flags; the order says which wins.
 func (s *Status) derive() string {
 	switch {
-	case s.Stopped == convevent.StopFailed:
+	case s.Stopped == conversation.StopFailed:
 		return StateFailed
-	case s.Stopped == convevent.StopCancelled:
+	case s.Stopped == conversation.StopCancelled:
 		return StateCancelled
 	case s.Stopped != "":
 		return StateCompleted

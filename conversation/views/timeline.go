@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // Timeline is what a person sees of a conversation, in log order: messages,
@@ -87,16 +87,16 @@ const (
 
 // ToolCall is a tool call and, once known, its outcome.
 type ToolCall struct {
-	CallID    string                 `json:"call_id"`
-	Name      string                 `json:"name,omitempty"`
-	Args      json.RawMessage        `json:"args,omitempty"`
-	ArgsError string                 `json:"args_error,omitempty"` // the arguments were not JSON: why
-	ArgsText  string                 `json:"args_text,omitempty"`  // and as the model sent them
-	State     string                 `json:"state"`
-	Output    json.RawMessage        `json:"output,omitempty"`
-	OutputRef *convevent.ArtifactRef `json:"output_ref,omitempty"`
-	Error     *bus.Error             `json:"error,omitempty"`
-	Reason    string                 `json:"reason,omitempty"`
+	CallID    string                    `json:"call_id"`
+	Name      string                    `json:"name,omitempty"`
+	Args      json.RawMessage           `json:"args,omitempty"`
+	ArgsError string                    `json:"args_error,omitempty"` // the arguments were not JSON: why
+	ArgsText  string                    `json:"args_text,omitempty"`  // and as the model sent them
+	State     string                    `json:"state"`
+	Output    json.RawMessage           `json:"output,omitempty"`
+	OutputRef *conversation.ArtifactRef `json:"output_ref,omitempty"`
+	Error     *bus.Error                `json:"error,omitempty"`
+	Reason    string                    `json:"reason,omitempty"`
 	// ResultSeq is the stream sequence of the outcome; 0 while pending.
 	ResultSeq uint64 `json:"result_seq,omitempty"`
 }
@@ -118,27 +118,27 @@ func (TimelineProjection) Apply(t *Timeline, e *projections.Entry) *Timeline {
 	d := &ev.Data
 	item := TimelineItem{Seq: ev.Seq, Time: ev.Time}
 	switch ev.Type {
-	case convevent.Started:
+	case conversation.Started:
 		item.Kind, item.Text = ItemStarted, d.Title
-	case convevent.UserMessage:
+	case conversation.UserMessage:
 		item.Kind, item.Text = ItemUser, d.Text
-	case convevent.AssistantMessage:
+	case conversation.AssistantMessage:
 		if d.Text == "" && d.ToolCalls > 0 {
 			return t // nothing to read: the answer is its tool calls, items of their own
 		}
 		item.Kind, item.Text = ItemAssistant, d.Text
-	case convevent.LLMFailed:
+	case conversation.LLMFailed:
 		item.Kind, item.Error = ItemLLMError, d.Error
 		if d.Attempt > 0 || d.Status > 0 || d.RetryInMS > 0 || d.Retryable {
 			item.LLM = &LLMAttempt{Attempt: d.Attempt, Status: d.Status, RetryInMS: d.RetryInMS, Retryable: d.Retryable}
 		}
-	case convevent.ToolApprovalRequested:
+	case conversation.ToolApprovalRequested:
 		item.Kind = ItemApproval
 		item.Approval = &ApprovalItem{CallID: d.CallID, Name: d.Name, Args: d.Args, Reason: d.Reason, TimeoutMS: d.TimeoutMS}
 		if i := t.findCall(d.CallID, false); i >= 0 && t.Items[i].Tool.State == ToolRequested {
 			t.Items[i].Tool.State = ToolAwaitingApproval
 		}
-	case convevent.ToolApproval:
+	case conversation.ToolApproval:
 		item.Kind = ItemDecision
 		item.Approval = &ApprovalItem{CallID: d.CallID, Decision: d.Decision, Remember: d.Remember, By: d.By, Reason: d.Reason}
 		i := t.findCall(d.CallID, false)
@@ -148,18 +148,18 @@ func (TimelineProjection) Apply(t *Timeline, e *projections.Entry) *Timeline {
 			break
 		}
 		switch d.Decision {
-		case convevent.DecisionApprove:
+		case conversation.DecisionApprove:
 			t.Items[i].Tool.State = ToolRequested
-		case convevent.DecisionDeny:
+		case conversation.DecisionDeny:
 			t.Items[i].Tool.State = ToolDenied
 		}
-	case convevent.Cancel:
+	case conversation.Cancel:
 		item.Kind, item.Text = ItemCancel, d.Reason
-	case convevent.Resume:
+	case conversation.Resume:
 		item.Kind, item.Text = ItemResume, d.Reason
-	case convevent.Stopped:
+	case conversation.Stopped:
 		item.Kind, item.Text = ItemStopped, stopReason(d.Reason)
-	case convevent.ToolRequested:
+	case conversation.ToolRequested:
 		call := &ToolCall{CallID: d.CallID, Name: d.Name, Args: d.Args, ArgsError: d.ArgsError, ArgsText: d.ArgsText, State: ToolRequested}
 		// An outcome that arrived first is folded into the call now.
 		if i := t.findCall(d.CallID, true); i >= 0 {
@@ -169,7 +169,7 @@ func (TimelineProjection) Apply(t *Timeline, e *projections.Entry) *Timeline {
 				orphan.State, orphan.Output, orphan.OutputRef, orphan.Error, orphan.Reason, orphan.ResultSeq
 		}
 		item.Kind, item.Tool = ItemToolCall, call
-	case convevent.ToolStarted, convevent.ToolCompleted, convevent.ToolFailed, convevent.ToolCancelled, convevent.ToolTimeout:
+	case conversation.ToolStarted, conversation.ToolCompleted, conversation.ToolFailed, conversation.ToolCancelled, conversation.ToolTimeout:
 		i := t.findCall(d.CallID, false)
 		if i < 0 {
 			i = t.findCall(d.CallID, true)
@@ -205,18 +205,18 @@ func (t *Timeline) findCall(callID string, orphan bool) int {
 func updateCall(c *ToolCall, ev *Event) {
 	d := &ev.Data
 	switch ev.Type {
-	case convevent.ToolStarted:
+	case conversation.ToolStarted:
 		if c.State == ToolRequested || c.State == ToolAwaitingApproval {
 			c.State = ToolRunning
 		}
 		return
-	case convevent.ToolCompleted:
+	case conversation.ToolCompleted:
 		c.State, c.Output, c.OutputRef = ToolCompleted, d.Output, d.OutputRef
-	case convevent.ToolFailed:
+	case conversation.ToolFailed:
 		c.State, c.Error = ToolFailed, d.Error
-	case convevent.ToolCancelled:
+	case conversation.ToolCancelled:
 		c.State, c.Reason = ToolCancelled, d.Reason
-	case convevent.ToolTimeout:
+	case conversation.ToolTimeout:
 		c.State = ToolTimedOut
 	}
 	c.ResultSeq = ev.Seq
@@ -224,7 +224,7 @@ func updateCall(c *ToolCall, ev *Event) {
 
 func stopReason(r string) string {
 	if r == "" {
-		return convevent.StopCompleted
+		return conversation.StopCompleted
 	}
 	return r
 }

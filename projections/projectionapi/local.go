@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // Local runs the operations in this process. Runner must hold the
@@ -143,7 +143,7 @@ func (c Local) ConvShow(ctx context.Context, req ConvShowRequest) (ConvShowReply
 	} else {
 		st, err = c.Runner.Get(view, req.Conv)
 		if errors.Is(err, projections.ErrNotFound) {
-			return ConvShowReply{}, bus.Errorf(bus.ReasonNotFound, "no conversation %s: its stream %s holds no conversation event (yet); jido-bus conv ls lists the conversations", req.Conv, convevent.Stream(req.Conv))
+			return ConvShowReply{}, bus.Errorf(bus.ReasonNotFound, "no conversation %s: its stream %s holds no conversation event (yet); jido-bus conv ls lists the conversations", req.Conv, conversation.Stream(req.Conv))
 		}
 	}
 	if err != nil {
@@ -159,11 +159,11 @@ func (c Local) checkSeq(conv string, seq uint64) error {
 	if c.Log == nil {
 		return nil
 	}
-	info, err := c.Log.Stream(convevent.Stream(conv))
+	info, err := c.Log.Stream(conversation.Stream(conv))
 	if err != nil || seq <= info.Head {
 		return nil // a missing stream is reported as before, by the fold
 	}
-	return bus.Errorf(bus.ReasonInvalidRequest, "seq %d is past the end of %s, seq %d (the last event of %s); ask for %d or less", seq, conv, info.Head, convevent.Stream(conv), info.Head)
+	return bus.Errorf(bus.ReasonInvalidRequest, "seq %d is past the end of %s, seq %d (the last event of %s); ask for %d or less", seq, conv, info.Head, conversation.Stream(conv), info.Head)
 }
 
 // ConvFork forks a conversation (views.Fork) and appends the new
@@ -183,7 +183,7 @@ func (c Local) ConvFork(ctx context.Context, req ConvForkRequest) (ConvForkReply
 		return ConvForkReply{}, bus.Errorf(bus.ReasonUnavailable, "fork of %s: a fork is a live conversation, and starting its agent needs a running node (jido-bus serve); ask it with --nats-url", req.Conv)
 	}
 	var entries []eventlog.Entry
-	for e, err := range c.Log.ReadStream(convevent.Stream(req.Conv), eventlog.ReadOptions{}) {
+	for e, err := range c.Log.ReadStream(conversation.Stream(req.Conv), eventlog.ReadOptions{}) {
 		if err != nil {
 			return ConvForkReply{}, asNotFound(fmt.Errorf("conversation %s: %w", req.Conv, err))
 		}
@@ -207,7 +207,7 @@ func (c Local) ConvFork(ctx context.Context, req ConvForkRequest) (ConvForkReply
 	if err != nil {
 		return ConvForkReply{}, err
 	}
-	return ConvForkReply{Conv: as, Stream: convevent.Stream(as), Events: len(events), Version: res.Version}, nil
+	return ConvForkReply{Conv: as, Stream: conversation.Stream(as), Events: len(events), Version: res.Version}, nil
 }
 
 // reasonAlreadyExists is the runtime's error type for an agent id that is

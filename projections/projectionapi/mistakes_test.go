@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // TestConvShowNamesTheOperatorsMistake: what an operator types by
@@ -19,7 +19,7 @@ func TestConvShowNamesTheOperatorsMistake(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	l, store := openLogAndStore(t, dir)
-	if _, err := l.Append(ctx, convevent.Stream("p1/c1"), eventlog.NoStream, event(t, convevent.Started, "e1", `{"project_id":"p1","conversation_id":"c1"}`)); err != nil {
+	if _, err := l.Append(ctx, conversation.Stream("p1/c1"), eventlog.NoStream, event(t, conversation.Started, "e1", `{"project_id":"p1","conversation_id":"c1"}`)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.Append(ctx, "agent/c1", eventlog.NoStream, event(t, "counter.increment", "x1", `{"by":1}`)); err != nil {

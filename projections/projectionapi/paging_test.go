@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // TestConvListLimits: a negative limit is a mistake and says so (it was
@@ -29,8 +29,8 @@ func TestConvListLimits(t *testing.T) {
 	const convs = 700
 	for i := range convs {
 		conv := fmt.Sprintf("c%03d", i)
-		if _, err := l.Append(ctx, convevent.Stream(project+"/"+conv), eventlog.NoStream,
-			event(t, convevent.Started, "e"+conv, fmt.Sprintf(`{"project_id":%q,"conversation_id":%q}`, project, conv))); err != nil {
+		if _, err := l.Append(ctx, conversation.Stream(project+"/"+conv), eventlog.NoStream,
+			event(t, conversation.Started, "e"+conv, fmt.Sprintf(`{"project_id":%q,"conversation_id":%q}`, project, conv))); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -11,10 +11,10 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"go.uber.org/goleak"
 )
 
@@ -58,16 +58,16 @@ func TestClientAgainstServer(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	l, store := openLogAndStore(t, dir)
-	_, err := l.Append(ctx, convevent.Stream("p1/c1"), eventlog.NoStream,
-		event(t, convevent.Started, "e1", `{"project_id":"p1","conversation_id":"c1"}`),
-		event(t, convevent.UserMessage, "e2", `{"text":"hi"}`),
-		event(t, convevent.ToolRequested, "e3", `{"call_id":"t1","name":"ls"}`),
-		event(t, convevent.ToolCompleted, "e4", `{"call_id":"t1","output":"a b"}`),
+	_, err := l.Append(ctx, conversation.Stream("p1/c1"), eventlog.NoStream,
+		event(t, conversation.Started, "e1", `{"project_id":"p1","conversation_id":"c1"}`),
+		event(t, conversation.UserMessage, "e2", `{"text":"hi"}`),
+		event(t, conversation.ToolRequested, "e3", `{"call_id":"t1","name":"ls"}`),
+		event(t, conversation.ToolCompleted, "e4", `{"call_id":"t1","output":"a b"}`),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Append(ctx, convevent.Stream("p2/c9"), eventlog.NoStream, event(t, convevent.Started, "x1", `{"project_id":"p2","conversation_id":"c9"}`)); err != nil {
+	if _, err := l.Append(ctx, conversation.Stream("p2/c9"), eventlog.NoStream, event(t, conversation.Started, "x1", `{"project_id":"p2","conversation_id":"c9"}`)); err != nil {
 		t.Fatal(err)
 	}
 	r, err := projections.NewRunner(l, store, projections.Options{}, views.Projections(views.Options{})...)
@@ -84,7 +84,7 @@ func TestClientAgainstServer(t *testing.T) {
 	// A stand-in for the node's, which starts the agent: one that takes a
 	// conversation's id refuses a second fork onto it.
 	local.Append = func(ctx context.Context, conv string, events []bus.Signal) (eventlog.AppendResult, error) {
-		return l.Append(ctx, convevent.Stream(conv), eventlog.NoStream, events...)
+		return l.Append(ctx, conversation.Stream(conv), eventlog.NoStream, events...)
 	}
 	srv := natstest.RunServer(t)
 	nc := natstest.Connect(t, srv)

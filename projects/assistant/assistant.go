@@ -18,8 +18,8 @@ import (
 	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
 	"github.com/jido-bus/jido-bus/projects/secrets"
 	"github.com/jido-bus/jido-bus/projects/tools"
@@ -251,7 +251,7 @@ func newEvent(key, typ, id, causation string, data any) (bus.Signal, error) {
 	s.SetSpecVersion(bus.SpecVersion)
 	s.SetType(typ)
 	s.SetID(id)
-	s.SetSource(convevent.Source(key))
+	s.SetSource(conversation.Source(key))
 	s.SetTime(time.Now().UTC())
 	s.SetExtension(bus.ExtCausationID, causation)
 	return s, bus.SetJSONData(&s, data)
@@ -362,7 +362,7 @@ func (a *Assistant) providerNames() []string {
 // over: which of the node's providers, the model, the temperature, max
 // tokens and the timeout. Which file a scripted provider reads (script)
 // comes from the project's config file alone.
-func (s LLMSettings) merge(over *convevent.LLMConfig) LLMSettings {
+func (s LLMSettings) merge(over *conversation.LLMConfig) LLMSettings {
 	if over == nil {
 		return s
 	}
@@ -387,7 +387,7 @@ func (s LLMSettings) merge(over *convevent.LLMConfig) LLMSettings {
 
 // CheckOverride refuses a conversation's settings that name an endpoint
 // or a key variable: those are the node operator's alone.
-func CheckOverride(over *convevent.LLMConfig) error {
+func CheckOverride(over *conversation.LLMConfig) error {
 	if over == nil {
 		return nil
 	}

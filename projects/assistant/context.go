@@ -4,10 +4,10 @@ import (
 	"container/list"
 	"sync"
 
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // contexts keeps the llm_context read model of the conversations that
@@ -64,7 +64,7 @@ func (c *contexts) get(key string) (history, error) {
 	f := c.entry(key)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for e, err := range c.log.ReadStream(convevent.Stream(key), eventlog.ReadOptions{From: f.seq + 1}) {
+	for e, err := range c.log.ReadStream(conversation.Stream(key), eventlog.ReadOptions{From: f.seq + 1}) {
 		if err != nil {
 			return history{}, err
 		}
@@ -72,11 +72,11 @@ func (c *contexts) get(key string) (history, error) {
 		entry := projections.NewEntry(e)
 		f.ctx = c.proj.Apply(f.ctx, entry)
 		switch e.Event.Type() {
-		case convevent.ToolRequested:
+		case conversation.ToolRequested:
 			if ev := views.Decode(e); ev != nil && ev.Data.CallID != "" {
 				f.calls[ev.Data.CallID] = true
 			}
-		case convevent.UserMessage:
+		case conversation.UserMessage:
 			f.turns[e.Event.ID()] = e.Seq
 		}
 	}

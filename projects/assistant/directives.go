@@ -6,7 +6,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
 )
 
 // Directive kinds of the conversation loop.
@@ -36,7 +36,7 @@ type LLMCall struct {
 	DelayMS int64 `json:"delay_ms,omitempty"`
 	// LLM overrides the project's model settings for this conversation
 	// (from conversation.started); it never holds a key.
-	LLM *convevent.LLMConfig `json:"llm,omitempty"`
+	LLM *conversation.LLMConfig `json:"llm,omitempty"`
 }
 
 // LLMSettings are a project's model settings (.jido/config.yaml): which of

@@ -12,8 +12,8 @@ import (
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects/assets"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
 )
@@ -30,8 +30,8 @@ func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtim
 		// it got is unknown, so it is closed as interrupted, with the id
 		// the node's resume gives the same interruption (the log keeps
 		// one), and the loop makes the call again.
-		a.deliver(x, convevent.LLMFailed, "interrupted."+c.Request, c.Request, map[string]any{
-			"error":   bus.Errorf(convevent.ReasonInterrupted, "LLM call %s did not finish: the node stopped", c.Request),
+		a.deliver(x, conversation.LLMFailed, "interrupted."+c.Request, c.Request, map[string]any{
+			"error":   bus.Errorf(conversation.ReasonInterrupted, "LLM call %s did not finish: the node stopped", c.Request),
 			"attempt": c.Attempt,
 		})
 		return runtime.ExecResult{}, nil
@@ -42,7 +42,7 @@ func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtim
 		// Recorded once the settings are known, so that it names the
 		// model and provider; a crash before it commits is closed by the
 		// restart all the same (the loop's state holds the request).
-		a.deliver(x, convevent.LLMRequested, c.Request, x.Input.ID(), requestedData(s, c, settings.InstructionFiles))
+		a.deliver(x, conversation.LLMRequested, c.Request, x.Input.ID(), requestedData(s, c, settings.InstructionFiles))
 		if err != nil {
 			if ctx.Err() != nil {
 				a.stopped(ctx, x, c, 0)
@@ -101,7 +101,7 @@ func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c LLMC
 		if dl.Text == "" || a.cfg.Publish == nil {
 			return
 		}
-		sig, err := newEvent(c.Conversation, convevent.AssistantDelta, fmt.Sprintf("%s.delta.%d", c.Request, index), c.Request, map[string]any{"text": dl.Text, "index": index})
+		sig, err := newEvent(c.Conversation, conversation.AssistantDelta, fmt.Sprintf("%s.delta.%d", c.Request, index), c.Request, map[string]any{"text": dl.Text, "index": index})
 		index++
 		if err == nil {
 			err = a.cfg.Publish(c.Conversation, sig)
@@ -222,7 +222,7 @@ func (a *Assistant) answered(x *runtime.ExecContext, c LLMCall, s LLMSettings, r
 	if room >= 0 && len(text) > room {
 		text = cut(text, room) + fmt.Sprintf("\n[cut: the answer was %d bytes, over the %d an event may hold]", len(resp.Text), room)
 	}
-	a.deliver(x, convevent.AssistantMessage, c.Request+".message", c.Request, map[string]any{"text": text, "tool_calls": len(resp.ToolCalls)})
+	a.deliver(x, conversation.AssistantMessage, c.Request+".message", c.Request, map[string]any{"text": text, "tool_calls": len(resp.ToolCalls)})
 	for i, tc := range resp.ToolCalls {
 		id := callID(tc.ID, c.Request, i+1, used)
 		mine[id] = true
@@ -244,15 +244,15 @@ func (a *Assistant) answered(x *runtime.ExecContext, c LLMCall, s LLMSettings, r
 			data["args_error"] = err.Error()
 			data["args_text"] = tc.Args
 		}
-		a.deliver(x, convevent.ToolRequested, fmt.Sprintf("%s.call.%d", c.Request, i+1), c.Request, data)
+		a.deliver(x, conversation.ToolRequested, fmt.Sprintf("%s.call.%d", c.Request, i+1), c.Request, data)
 	}
 	model := resp.Model
 	if model == "" {
 		model = s.Model
 	}
-	a.deliver(x, convevent.LLMCompleted, c.Request+".completed", c.Request, map[string]any{
+	a.deliver(x, conversation.LLMCompleted, c.Request+".completed", c.Request, map[string]any{
 		"model": model, "stop_reason": resp.StopReason, "latency_ms": latency.Milliseconds(), "tool_calls": len(resp.ToolCalls),
-		"usage": convevent.Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens},
+		"usage": conversation.Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens},
 	})
 }
 
@@ -277,7 +277,7 @@ func (a *Assistant) llmFailed(x *runtime.ExecContext, c LLMCall, latency time.Du
 	if again {
 		data["retry_in_ms"] = a.cfg.Backoff(c.Attempt, e.RetryAfter).Milliseconds()
 	}
-	a.deliver(x, convevent.LLMFailed, c.Request+".failed", c.Request, data)
+	a.deliver(x, conversation.LLMFailed, c.Request+".failed", c.Request, data)
 }
 
 // stopped handles an attempt whose context ended: a cancelled turn is

@@ -8,24 +8,24 @@ import (
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
 )
 
 // Words of the conversation vocabulary the loop uses.
 const (
-	decisionApprove    = convevent.DecisionApprove
-	decisionDeny       = convevent.DecisionDeny
-	reasonCancelled    = convevent.ReasonCancelled
-	reasonDenied       = convevent.ReasonDenied
+	decisionApprove    = conversation.DecisionApprove
+	decisionDeny       = conversation.DecisionDeny
+	reasonCancelled    = conversation.ReasonCancelled
+	reasonDenied       = conversation.ReasonDenied
 	reasonInvalidArgs  = "invalid_args"
-	reasonMaxSteps     = convevent.ReasonMaxSteps
-	reasonMaxToolCalls = convevent.ReasonMaxToolCalls
+	reasonMaxSteps     = conversation.ReasonMaxSteps
+	reasonMaxToolCalls = conversation.ReasonMaxToolCalls
 )
 
 // Limits bound one turn: the LLM calls it makes (steps), the tool calls
 // it makes, and how many of them run at once (conversation.started's
 // limits).
-type Limits = convevent.Limits
+type Limits = conversation.Limits
 
 const (
 	// MaxAttempts is how many attempts an LLM call gets before the turn
@@ -45,7 +45,7 @@ type loopState struct {
 	// from outside and the loop decides nothing.
 	On bool `json:"on,omitempty"`
 	// Version is the loop version the conversation was started under
-	// (convevent.LoopVersion then; 0 and 1 are the first).
+	// (conversation.LoopVersion then; 0 and 1 are the first).
 	Version int `json:"version,omitempty"`
 	// Copied counts the parent's events a fork still hands over: the
 	// loop folds them into its state but acts on none of them (they were
@@ -69,9 +69,9 @@ type loopState struct {
 	// next turn if the model's last answer does not already follow it.
 	Queued string `json:"queued,omitempty"`
 	// Approved lists the tools a person approved for the conversation.
-	Approved map[string]bool      `json:"approved,omitempty"`
-	Limits   Limits               `json:"limits,omitzero"`
-	LLM      *convevent.LLMConfig `json:"llm,omitempty"`
+	Approved map[string]bool         `json:"approved,omitempty"`
+	Limits   Limits                  `json:"limits,omitzero"`
+	LLM      *conversation.LLMConfig `json:"llm,omitempty"`
 	// ApprovalTimeoutMS is how long a call waits for a person (0: the
 	// default).
 	ApprovalTimeoutMS int64 `json:"approval_timeout_ms,omitempty"`
@@ -99,23 +99,23 @@ const (
 
 // eventData holds the members of conversation events the loop reads.
 type eventData struct {
-	CallID    string               `json:"call_id"`
-	Name      string               `json:"name"`
-	Args      json.RawMessage      `json:"args"`
-	ArgsError string               `json:"args_error"`
-	Decision  string               `json:"decision"`
-	Remember  string               `json:"remember"`
-	By        string               `json:"by"`
-	Reason    string               `json:"reason"`
-	Retryable bool                 `json:"retryable"`
-	RetryInMS int64                `json:"retry_in_ms"`
-	TimeoutMS int64                `json:"timeout_ms"`
-	Error     *bus.Error           `json:"error"`
-	Limits    *Limits              `json:"limits"`
-	Assistant bool                 `json:"assistant"`
-	Loop      int                  `json:"loop"`
-	History   int                  `json:"history"`
-	LLM       *convevent.LLMConfig `json:"llm"`
+	CallID    string                  `json:"call_id"`
+	Name      string                  `json:"name"`
+	Args      json.RawMessage         `json:"args"`
+	ArgsError string                  `json:"args_error"`
+	Decision  string                  `json:"decision"`
+	Remember  string                  `json:"remember"`
+	By        string                  `json:"by"`
+	Reason    string                  `json:"reason"`
+	Retryable bool                    `json:"retryable"`
+	RetryInMS int64                   `json:"retry_in_ms"`
+	TimeoutMS int64                   `json:"timeout_ms"`
+	Error     *bus.Error              `json:"error"`
+	Limits    *Limits                 `json:"limits"`
+	Assistant bool                    `json:"assistant"`
+	Loop      int                     `json:"loop"`
+	History   int                     `json:"history"`
+	LLM       *conversation.LLMConfig `json:"llm"`
 }
 
 // event is what the loop reads of a conversation event.
@@ -141,7 +141,7 @@ func Loop(env agents.Env, whole json.RawMessage) (agents.Result, error) {
 		return agents.Result{}, fmt.Errorf("conversation loop state: %w", err)
 	}
 	d := decider{key: env.AgentID, st: &st, ev: &ev, status: env.State.String("status")}
-	copied := st.Copied > 0 && ev.Type != convevent.Started
+	copied := st.Copied > 0 && ev.Type != conversation.Started
 	d.decide()
 	if copied {
 		st.Copied--
@@ -164,11 +164,11 @@ type decider struct {
 
 func (d *decider) decide() {
 	st, ev := d.st, d.ev
-	if !st.On && ev.Type != convevent.Started {
+	if !st.On && ev.Type != conversation.Started {
 		return
 	}
 	switch ev.Type {
-	case convevent.Started:
+	case conversation.Started:
 		st.On = ev.Data.Assistant
 		st.Version = ev.Data.Loop
 		st.Copied = ev.Data.History
@@ -176,7 +176,7 @@ func (d *decider) decide() {
 			st.Limits = *ev.Data.Limits
 		}
 		st.LLM = ev.Data.LLM
-	case convevent.UserMessage:
+	case conversation.UserMessage:
 		if d.status == "stopped" {
 			return
 		}
@@ -185,7 +185,7 @@ func (d *decider) decide() {
 			return
 		}
 		st.Queued = ev.ID
-	case convevent.ToolRequested:
+	case conversation.ToolRequested:
 		if !d.current() || ev.Data.CallID == "" {
 			return
 		}
@@ -197,19 +197,19 @@ func (d *decider) decide() {
 		}
 		st.Calls++
 		st.Pending[ev.Data.CallID] = &call{Name: ev.Data.Name, Args: ev.Data.Args, Index: st.Calls, State: callRequested, ArgsErr: ev.Data.ArgsError}
-	case convevent.LLMCompleted:
+	case conversation.LLMCompleted:
 		if !d.current() {
 			return
 		}
 		st.Request = ""
 		d.answered()
-	case convevent.LLMFailed:
+	case conversation.LLMFailed:
 		if !d.current() {
 			return
 		}
 		st.Request = ""
 		d.llmFailed()
-	case convevent.ToolApprovalRequested:
+	case conversation.ToolApprovalRequested:
 		c := d.pending(ev.Data.CallID)
 		if c == nil || c.State != callRunning {
 			return
@@ -219,12 +219,12 @@ func (d *decider) decide() {
 		if timeout <= 0 {
 			timeout = DefaultApprovalTimeout
 		}
-		d.out = append(d.out, agents.Schedule{Delay: timeout, Signal: d.signal(convevent.ToolApproval, approvalTimeoutID(ev.Data.CallID), ev.Data.CallID,
+		d.out = append(d.out, agents.Schedule{Delay: timeout, Signal: d.signal(conversation.ToolApproval, approvalTimeoutID(ev.Data.CallID), ev.Data.CallID,
 			map[string]any{"call_id": ev.Data.CallID, "decision": decisionDeny, "reason": "timeout", "by": "jido"})})
 		d.runWaiting()
-	case convevent.ToolApproval:
+	case conversation.ToolApproval:
 		d.approval()
-	case convevent.ToolCompleted, convevent.ToolFailed, convevent.ToolCancelled, convevent.ToolTimeout:
+	case conversation.ToolCompleted, conversation.ToolFailed, conversation.ToolCancelled, conversation.ToolTimeout:
 		c := d.pending(ev.Data.CallID)
 		if c == nil {
 			return
@@ -232,7 +232,7 @@ func (d *decider) decide() {
 		delete(st.Pending, ev.Data.CallID)
 		d.runWaiting()
 		d.maybeNextStep()
-	case convevent.Cancel, convevent.Stopped:
+	case conversation.Cancel, conversation.Stopped:
 		d.endTurnNow(ev.Data.Reason)
 	}
 }
@@ -282,10 +282,10 @@ func (d *decider) answered() {
 		c := st.Pending[id]
 		switch {
 		case c.ArgsErr != "":
-			d.close(id, c, convevent.ToolFailed, reasonInvalidArgs, fmt.Sprintf("the arguments of %s are not valid JSON: %s", c.Name, c.ArgsErr))
+			d.close(id, c, conversation.ToolFailed, reasonInvalidArgs, fmt.Sprintf("the arguments of %s are not valid JSON: %s", c.Name, c.ArgsErr))
 		case c.Index > lim.MaxToolCalls:
 			st.Ending = reasonMaxToolCalls
-			d.close(id, c, convevent.ToolFailed, reasonMaxToolCalls, fmt.Sprintf("not run: the turn reached its limit of %d tool calls (limits.max_tool_calls)", lim.MaxToolCalls))
+			d.close(id, c, conversation.ToolFailed, reasonMaxToolCalls, fmt.Sprintf("not run: the turn reached its limit of %d tool calls (limits.max_tool_calls)", lim.MaxToolCalls))
 		}
 	}
 	d.runWaiting()
@@ -358,7 +358,7 @@ func (d *decider) llmFailed() {
 	if typ == reasonCancelled {
 		return // the cancel that caused it has ended the turn
 	}
-	retry := data.Retryable || typ == convevent.ReasonInterrupted
+	retry := data.Retryable || typ == conversation.ReasonInterrupted
 	if retry && st.Attempt < MaxAttempts {
 		d.callLLM(st.Attempt+1, data.RetryInMS)
 		return
@@ -387,7 +387,7 @@ func (d *decider) approval() {
 		} else if data.Reason != "" {
 			msg += ": " + data.Reason
 		}
-		d.close(data.CallID, c, convevent.ToolFailed, reasonDenied, msg)
+		d.close(data.CallID, c, conversation.ToolFailed, reasonDenied, msg)
 		return
 	}
 	if data.Remember == "conversation" {
@@ -424,7 +424,7 @@ func (d *decider) close(id string, c *call, typ, reason, msg string) {
 	c.Args = nil
 	suffix := "failed"
 	data := map[string]any{"call_id": id}
-	if typ == convevent.ToolCancelled {
+	if typ == conversation.ToolCancelled {
 		suffix = "cancelled"
 		data["reason"] = msg
 	} else {
@@ -446,7 +446,7 @@ func (d *decider) endTurn() {
 // failTurn ends the turn with a recorded reason.
 func (d *decider) failTurn(reason, msg string) {
 	turn := d.st.Turn
-	d.record(convevent.LLMFailed, "turn."+turn+"."+reason, turn, map[string]any{"error": bus.Errorf(reason, "%s", msg)})
+	d.record(conversation.LLMFailed, "turn."+turn+"."+reason, turn, map[string]any{"error": bus.Errorf(reason, "%s", msg)})
 	d.endTurn()
 }
 
@@ -468,7 +468,7 @@ func (d *decider) endTurnNow(reason string) {
 			if state == callApproval {
 				d.withdrawTimeout(id)
 			}
-			d.close(id, st.Pending[id], convevent.ToolCancelled, reasonCancelled, reason)
+			d.close(id, st.Pending[id], conversation.ToolCancelled, reasonCancelled, reason)
 		}
 	}
 	d.clearTurn()
@@ -493,7 +493,7 @@ func (d *decider) signal(typ, id, causation string, data any) bus.Signal {
 	s.SetSpecVersion(bus.SpecVersion)
 	s.SetType(typ)
 	s.SetID(id)
-	s.SetSource(convevent.Source(d.key))
+	s.SetSource(conversation.Source(d.key))
 	if !d.ev.Time.IsZero() {
 		s.SetTime(d.ev.Time)
 	}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects/gateway"
 )
 
@@ -37,7 +37,7 @@ func OwnerOf(ctx context.Context) string { return "http:" + gateway.CallerOf(ctx
 func visible(ctx context.Context, id string, events []*views.Event) error {
 	if len(events) > 0 {
 		started := events[0]
-		if started.Type == convevent.Started && started.Data.Assistant {
+		if started.Type == conversation.Started && started.Data.Assistant {
 			if gateway.CallerOf(ctx).Admin || (started.Data.By != "" && started.Data.By == OwnerOf(ctx)) {
 				return nil
 			}

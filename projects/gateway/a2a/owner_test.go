@@ -11,7 +11,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projects/gateway"
 )
 
@@ -133,10 +133,10 @@ func TestTasksOfNobody(t *testing.T) {
 	alice := clientAs(t, ctx, srv.URL, as{name: "alice"})
 	admin := clientAs(t, ctx, srv.URL, as{name: "ops", admin: true})
 	h.mu.Lock()
-	h.appendLocked("p1/nats", convevent.Started, convevent.Data{ProjectID: "p1", ConversationID: "nats", Assistant: true})
-	h.appendLocked("p1/nats", convevent.UserMessage, convevent.Data{Text: "sent over NATS"})
-	h.appendLocked("p1/outside", convevent.Started, convevent.Data{ProjectID: "p1", ConversationID: "outside", By: OwnerOf(gateway.WithCaller(ctx, gateway.Caller{Name: "alice"}))})
-	h.appendLocked("p1/outside", convevent.AssistantMessage, convevent.Data{Text: "FORGED"})
+	h.appendLocked("p1/nats", conversation.Started, conversation.Data{ProjectID: "p1", ConversationID: "nats", Assistant: true})
+	h.appendLocked("p1/nats", conversation.UserMessage, conversation.Data{Text: "sent over NATS"})
+	h.appendLocked("p1/outside", conversation.Started, conversation.Data{ProjectID: "p1", ConversationID: "outside", By: OwnerOf(gateway.WithCaller(ctx, gateway.Caller{Name: "alice"}))})
+	h.appendLocked("p1/outside", conversation.AssistantMessage, conversation.Data{Text: "FORGED"})
 	h.mu.Unlock()
 
 	if _, err := alice.GetTask(ctx, &a2a.GetTaskRequest{ID: "nats"}); !errors.Is(err, a2a.ErrTaskNotFound) {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // A stream must leave a client that applies A2A's artifact updates (an
@@ -73,11 +73,11 @@ func (s *streamer) events(f *contextFold, t *task, ev *views.Event) []a2a.Event 
 	var out []a2a.Event
 	d := &ev.Data
 	switch ev.Type {
-	case convevent.AssistantDelta:
+	case conversation.AssistantDelta:
 		if e := s.delta(f, t, ev); e != nil {
 			out = append(out, e)
 		}
-	case convevent.AssistantMessage:
+	case conversation.AssistantMessage:
 		if d.Text == "" {
 			break
 		}
@@ -91,8 +91,8 @@ func (s *streamer) events(f *contextFold, t *task, ev *views.Event) []a2a.Event 
 			m.TaskID, m.ContextID = a2a.TaskID(s.taskID), s.contextID
 			out = append(out, a2a.NewStatusUpdateEvent(s.info(), f.state(t), m))
 		}
-	case convevent.ToolRequested, convevent.ToolStarted, convevent.ToolCompleted, convevent.ToolFailed,
-		convevent.ToolCancelled, convevent.ToolTimeout, convevent.ToolApprovalRequested:
+	case conversation.ToolRequested, conversation.ToolStarted, conversation.ToolCompleted, conversation.ToolFailed,
+		conversation.ToolCancelled, conversation.ToolTimeout, conversation.ToolApprovalRequested:
 		tc := toolCall{CallID: d.CallID, Name: f.toolNames[d.CallID], State: ev.Type[len("conversation.tool."):], Args: d.Args}
 		if d.Error != nil {
 			tc.Error = d.Error.Type + ": " + d.Error.Message

@@ -10,8 +10,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // turnScript builds the events of one turn as the loop and the executor
@@ -35,7 +35,7 @@ func (s turnScript) chunks(step int) []string {
 
 func (s turnScript) delta(step, attempt, index int) *views.Event {
 	req := s.req(step, attempt)
-	return &views.Event{Type: convevent.AssistantDelta, ID: fmt.Sprintf("%s.delta.%d", req, index), CausationID: req, Data: convevent.Data{Text: s.chunks(step)[index], Index: index}}
+	return &views.Event{Type: conversation.AssistantDelta, ID: fmt.Sprintf("%s.delta.%d", req, index), CausationID: req, Data: conversation.Data{Text: s.chunks(step)[index], Index: index}}
 }
 
 func (s turnScript) deltas(step, attempt int) []*views.Event {
@@ -46,12 +46,12 @@ func (s turnScript) deltas(step, attempt int) []*views.Event {
 	return out
 }
 
-func logged(typ, id, causation string, d convevent.Data) *views.Event {
+func logged(typ, id, causation string, d conversation.Data) *views.Event {
 	return &views.Event{Type: typ, ID: id, CausationID: causation, Time: time.Unix(1700000000, 0), Data: d}
 }
 
 func (s turnScript) requested(step, attempt int) *views.Event {
-	return logged(convevent.LLMRequested, s.req(step, attempt), "u1", convevent.Data{Step: step, Attempt: attempt})
+	return logged(conversation.LLMRequested, s.req(step, attempt), "u1", conversation.Data{Step: step, Attempt: attempt})
 }
 
 // answer is the logged answer of a step with text (the step's text when
@@ -66,24 +66,24 @@ func (s turnScript) answer(step, attempt int, text string) []*views.Event {
 	if step < len(s.texts) {
 		tools = 1
 	}
-	out := []*views.Event{logged(convevent.AssistantMessage, req+".message", req, convevent.Data{Text: text, ToolCalls: tools})}
+	out := []*views.Event{logged(conversation.AssistantMessage, req+".message", req, conversation.Data{Text: text, ToolCalls: tools})}
 	if tools > 0 {
 		call := fmt.Sprintf("call%d", step)
-		out = append(out, logged(convevent.ToolRequested, req+".call.1", req, convevent.Data{CallID: call, Name: "read_file"}))
+		out = append(out, logged(conversation.ToolRequested, req+".call.1", req, conversation.Data{CallID: call, Name: "read_file"}))
 	}
-	out = append(out, logged(convevent.LLMCompleted, req+".completed", req, convevent.Data{ToolCalls: tools}))
+	out = append(out, logged(conversation.LLMCompleted, req+".completed", req, conversation.Data{ToolCalls: tools}))
 	if tools > 0 {
 		call := fmt.Sprintf("call%d", step)
 		out = append(out,
-			logged(convevent.ToolStarted, "tool."+call+".started", call, convevent.Data{CallID: call}),
-			logged(convevent.ToolCompleted, "tool."+call+".completed", call, convevent.Data{CallID: call}))
+			logged(conversation.ToolStarted, "tool."+call+".started", call, conversation.Data{CallID: call}),
+			logged(conversation.ToolCompleted, "tool."+call+".completed", call, conversation.Data{CallID: call}))
 	}
 	return out
 }
 
 func (s turnScript) failed(step, attempt int) *views.Event {
 	req := s.req(step, attempt)
-	return logged(convevent.LLMFailed, req+".failed", req, convevent.Data{Attempt: attempt, Retryable: true, RetryInMS: 10, Error: &bus.Error{Type: "stream", Message: "the stream was cut"}})
+	return logged(conversation.LLMFailed, req+".failed", req, conversation.Data{Attempt: attempt, Retryable: true, RetryInMS: 10, Error: &bus.Error{Type: "stream", Message: "the stream was cut"}})
 }
 
 // number gives the logged events their seqs, after the first seqs the
@@ -91,7 +91,7 @@ func (s turnScript) failed(step, attempt int) *views.Event {
 func number(evs []*views.Event) []*views.Event {
 	seq := uint64(2)
 	for _, ev := range evs {
-		if ev.Type != convevent.AssistantDelta {
+		if ev.Type != conversation.AssistantDelta {
 			seq++
 			ev.Seq = seq
 		}
@@ -190,8 +190,8 @@ func TestStreamEndsWithWhatGetTaskReturns(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newContextFold("c1")
-			f.fold(&views.Event{Type: convevent.Started, ID: "s", Seq: 1, Data: convevent.Data{Assistant: true}})
-			f.fold(&views.Event{Type: convevent.UserMessage, ID: "u1", Seq: 2, Data: convevent.Data{Text: "What does a.txt say?"}})
+			f.fold(&views.Event{Type: conversation.Started, ID: "s", Seq: 1, Data: conversation.Data{Assistant: true}})
+			f.fold(&views.Event{Type: conversation.UserMessage, ID: "u1", Seq: 2, Data: conversation.Data{Text: "What does a.txt say?"}})
 			task := f.latest()
 			c := &clientTask{task: f.task(task, nil), creates: map[a2a.ArtifactID]int{}}
 			st := newStreamer(task, "c1", a2a.TaskStateSubmitted)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects/assistant"
 )
 
@@ -157,11 +157,11 @@ func (f *contextFold) fold(ev *views.Event) {
 		t.retrying = false
 	}
 	d := &ev.Data
-	if ev.Type == convevent.ToolRequested && d.Name != "" {
+	if ev.Type == conversation.ToolRequested && d.Name != "" {
 		f.toolNames[d.CallID] = d.Name
 	}
 	switch ev.Type {
-	case convevent.UserMessage:
+	case conversation.UserMessage:
 		m := message(a2a.MessageRoleUser, ev)
 		f.users[ev.ID] = m
 		if !live {
@@ -170,7 +170,7 @@ func (f *contextFold) fold(ev *views.Event) {
 		t.users[ev.ID] = true
 		t.answered, t.failure, t.failureID = false, "", ""
 		f.add(t, m)
-	case convevent.LLMRequested:
+	case conversation.LLMRequested:
 		if !live {
 			// The loop began a turn for a message that came while the
 			// task before was ending (it queues one that comes during the
@@ -183,7 +183,7 @@ func (f *contextFold) fold(ev *views.Event) {
 				f.add(t, m)
 			}
 		}
-	case convevent.AssistantMessage:
+	case conversation.AssistantMessage:
 		if !live {
 			break
 		}
@@ -198,14 +198,14 @@ func (f *contextFold) fold(ev *views.Event) {
 		if d.ToolCalls == 0 {
 			t.answered, t.answer = true, m
 		}
-	case convevent.LLMFailed:
+	case conversation.LLMFailed:
 		if !live {
 			break
 		}
 		// The loop makes the call again when the executor said it may
 		// (retryable), and after an interruption (a restart) while
 		// attempts are left.
-		t.retrying = d.Retryable || d.Error != nil && d.Error.Type == convevent.ReasonInterrupted && d.Attempt < assistant.MaxAttempts
+		t.retrying = d.Retryable || d.Error != nil && d.Error.Type == conversation.ReasonInterrupted && d.Attempt < assistant.MaxAttempts
 		if d.Error != nil {
 			t.failure, t.failureID = d.Error.Type+": "+d.Error.Message, ev.ID
 		}

@@ -1,4 +1,4 @@
-package convevent
+package conversation
 
 import (
 	"encoding/json"
