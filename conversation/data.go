@@ -126,6 +126,19 @@ type LLMConfig struct {
 	TimeoutMS   int64    `json:"timeout_ms,omitempty"`
 }
 
+// Check refuses a conversation's settings that name an endpoint or a key
+// variable (invalid_request): those are the node operator's alone. nil is
+// the project's settings.
+func (c *LLMConfig) Check() error {
+	if c == nil {
+		return nil
+	}
+	if c.BaseURL != "" || c.APIKeyEnv != "" {
+		return bus.Errorf(bus.ReasonInvalidRequest, "llm: base_url and api_key_env are refused: which key is sent where is the node operator's choice (serve --provider, or providers: in the serve config), never a conversation's (a client could otherwise send a key of the node to an address of its choosing); a conversation may choose provider (by name), model, temperature, max_tokens and timeout_ms")
+	}
+	return nil
+}
+
 // Limits bound one turn of the loop; a zero member takes its default
 // (WithDefaults).
 type Limits struct {

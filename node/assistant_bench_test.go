@@ -205,7 +205,7 @@ func (lb *loopBench) conversation(tb testing.TB, conv string) loopSamples {
 	key := "p1/" + conv
 	done := lb.rec.reset(lb.steps + 1)
 	if _, err := lb.n.Projects().ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: conv,
-		Limits: &assistant.Limits{MaxSteps: lb.steps + 1, MaxToolCalls: lb.steps}}); err != nil {
+		Limits: &conversation.Limits{MaxSteps: lb.steps + 1, MaxToolCalls: lb.steps}}); err != nil {
 		tb.Fatal(err)
 	}
 	body, _ := json.Marshal(map[string]string{"conv": key, "text": "read a.txt, again and again"})

@@ -51,21 +51,21 @@ func TestAssistantRefusalSaysHowToGoOn(t *testing.T) {
 func TestAssistantLastAttemptIsNotRetryable(t *testing.T) {
 	n := startQuickNode(t)
 	talk(t, n, strings.Repeat(`{"fail":{"kind":"server","status":503,"message":"overloaded"}}
-`, assistant.MaxAttempts), "", "hi")
+`, conversation.MaxAttempts), "", "hi")
 	awaitEvent(t, n, "p1/c1", conversation.LLMFailed, func(e eventlog.Entry) bool {
-		return dataOf(t, e)["attempt"] == float64(assistant.MaxAttempts)
+		return dataOf(t, e)["attempt"] == float64(conversation.MaxAttempts)
 	})
 	for _, e := range convEvents(t, n, "p1/c1") {
 		if e.Event.Type() != conversation.LLMFailed {
 			continue
 		}
 		d := dataOf(t, e)
-		last := d["attempt"] == float64(assistant.MaxAttempts)
+		last := d["attempt"] == float64(conversation.MaxAttempts)
 		if got := d["retryable"] == true; got == last {
-			t.Errorf("attempt %v of %d: retryable %v; want it on every attempt but the last", d["attempt"], assistant.MaxAttempts, d["retryable"])
+			t.Errorf("attempt %v of %d: retryable %v; want it on every attempt but the last", d["attempt"], conversation.MaxAttempts, d["retryable"])
 		}
-		if last && !strings.Contains(fmt.Sprint(d["error"]), fmt.Sprintf("after %d attempts", assistant.MaxAttempts)) {
-			t.Errorf("the last attempt's error %v does not say the call was given up after %d attempts", d["error"], assistant.MaxAttempts)
+		if last && !strings.Contains(fmt.Sprint(d["error"]), fmt.Sprintf("after %d attempts", conversation.MaxAttempts)) {
+			t.Errorf("the last attempt's error %v does not say the call was given up after %d attempts", d["error"], conversation.MaxAttempts)
 		}
 	}
 }

@@ -295,7 +295,7 @@ func TestAssistantEmptyAnswer(t *testing.T) {
 	n := startQuickNode(t)
 	talk(t, n, "{}\n", "", "hi")
 	last := awaitEvent(t, n, "p1/c1", conversation.LLMFailed, func(e eventlog.Entry) bool {
-		return dataOf(t, e)["attempt"] == float64(assistant.MaxAttempts)
+		return dataOf(t, e)["attempt"] == float64(conversation.MaxAttempts)
 	})
 	if d := dataOf(t, last); !strings.Contains(fmt.Sprint(d["error"]), "empty_answer") || d["retry_in_ms"] != nil {
 		t.Fatalf("last attempt %v, want empty_answer and no retry", d)
@@ -320,7 +320,7 @@ func TestAssistantMaxSteps(t *testing.T) {
 	if _, err := n.Projects().Open(ctx, projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.Projects().ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: "c1", Limits: &assistant.Limits{MaxSteps: 3}}); err != nil {
+	if _, err := n.Projects().ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: "c1", Limits: &conversation.Limits{MaxSteps: 3}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c1","text":"loop"}`)); err != nil {
@@ -567,7 +567,7 @@ func TestAssistantResumesACallNeverRequested(t *testing.T) {
 		return runtime.ExecResult{Kind: runtime.ExecAsync}, nil // started, then the node died
 	}
 	n, err := Start(ctx, Config{DataDir: dir, NATS: NATSConfig{Listen: "127.0.0.1:0"}, NoSync: true,
-		Runtime: func(c *runtime.Config) { c.Executors[assistant.KindLLMCall] = runtime.ExecFunc(lost) }})
+		Runtime: func(c *runtime.Config) { c.Executors[conversation.KindLLMCall] = runtime.ExecFunc(lost) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -578,7 +578,7 @@ func TestAssistantResumesACallNeverRequested(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for openLLMRequest(mustState(t, n, "p1/c1")) == "" {
+	for st, _ := conversation.ReadState(mustState(t, n, "p1/c1")); st.Loop.Request == ""; st, _ = conversation.ReadState(mustState(t, n, "p1/c1")) {
 		if time.Now().After(deadline) {
 			t.Fatal("the loop decided no LLM call")
 		}

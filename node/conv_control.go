@@ -7,11 +7,9 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/agents"
-	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/conversation"
-	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 )
 
@@ -135,11 +133,11 @@ func (n *Node) runningConversation(key string) error {
 	if key == "" {
 		return bus.Errorf(bus.ReasonInvalidRequest, `request has no conv: send {"conv":"<project>/<conversation>",…}`)
 	}
-	if err := views.CheckKey(key); err != nil {
+	if err := conversation.CheckKey(key); err != nil {
 		return bus.Errorf(bus.ReasonInvalidRequest, "conv %q: %v", key, err)
 	}
 	info, err := n.rt.State(key)
-	if err != nil || info.Type != builtin.ConversationType {
+	if err != nil || info.Type != conversation.AgentType {
 		return bus.Errorf(bus.ReasonNotFound, "conversation %s is not running: start it with jido-bus conv start or conv send %s TEXT; jido-bus conv ls lists the conversations", key, key)
 	}
 	return nil

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/jido-bus/jido-bus/bus"
@@ -40,23 +39,13 @@ func (n *Node) conversationSignal(agentID, typ string) error {
 		return bus.Errorf(bus.ReasonForbidden, "conversation %s is under the id of project %s, whose assistant alone writes %s; a client sends conversation.user.message, conversation.cancel, conversation.resume or conversation.tool.approval (jido-bus conv send|cancel|approve)", agentID, project, typ)
 	}
 	info, err := n.rt.State(agentID)
-	if err != nil || !loopOn(info.State) {
+	if err != nil {
+		return nil
+	}
+	if st, err := conversation.ReadState(info.State); err != nil || !st.Loop.On {
 		return nil
 	}
 	return bus.Errorf(bus.ReasonForbidden, "conversation %s is driven by its project's assistant: %s is written by the node alone; a client sends conversation.user.message, conversation.cancel, conversation.resume or conversation.tool.approval (jido-bus conv send|cancel|approve)", agentID, typ)
-}
-
-// loopOn reports whether a conversation agent's state (as JSON) has the
-// assistant's loop on.
-func loopOn(state json.RawMessage) bool {
-	var s struct {
-		Conversation struct {
-			Loop struct {
-				On bool `json:"on"`
-			} `json:"loop"`
-		} `json:"conversation"`
-	}
-	return json.Unmarshal(state, &s) == nil && s.Conversation.Loop.On
 }
 
 // broadcastAllowed refuses a broadcast of a project signal or of a

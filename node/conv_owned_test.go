@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/agents"
-	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation"
@@ -25,7 +24,7 @@ import (
 func startOutsideDriven(t testing.TB, n *Node, key string) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := n.rt.Start(ctx, runtime.StartRequest{Type: builtin.ConversationType, ID: key}); err != nil {
+	if _, err := n.rt.Start(ctx, runtime.StartRequest{Type: conversation.AgentType, ID: key}); err != nil {
 		t.Fatal(err)
 	}
 	project, conv, _ := cut(key)
@@ -91,7 +90,7 @@ func TestConvSendStartsNothingOutsideAProject(t *testing.T) {
 	if _, err := n.convSend(ctx, []byte(`{"conv":"ghost/c1","text":"hello"}`)); err != nil {
 		t.Fatalf("conv send ghost/c1 once ghost is open: %v", err)
 	}
-	if info, err := n.rt.State("ghost/c1"); err != nil || info.Parent == nil || info.Parent.ID != "ghost" || !loopOn(info.State) {
+	if info, err := n.rt.State("ghost/c1"); err != nil || info.Parent == nil || info.Parent.ID != "ghost" || !loopOn(t, info.State) {
 		t.Fatalf("ghost/c1: %+v %v, want the project's child, its loop on", info, err)
 	}
 }
@@ -182,10 +181,10 @@ func TestNoConversationStartsOutsideAnOpenProject(t *testing.T) {
 	n := startNode(t, t.TempDir())
 	defer n.Close(5 * time.Second)
 	openProject(t, n, "p1")
-	if err := n.admitStart(runtime.StartRequest{Type: builtin.ConversationType, ID: "p1/c9"}); bus.ErrorType(err) != bus.ReasonForbidden {
+	if err := n.admitStart(runtime.StartRequest{Type: conversation.AgentType, ID: "p1/c9"}); bus.ErrorType(err) != bus.ReasonForbidden {
 		t.Fatalf("agent start of p1/c9 while p1 is open: %v, want forbidden", err)
 	}
-	if err := n.admitStart(runtime.StartRequest{Type: builtin.ConversationType, ID: "notes/c9"}); err != nil {
+	if err := n.admitStart(runtime.StartRequest{Type: conversation.AgentType, ID: "notes/c9"}); err != nil {
 		t.Fatalf("agent start of notes/c9, no project notes: %v", err)
 	}
 	startOutsideDriven(t, n, "notes/c1")
@@ -210,4 +209,15 @@ func TestNoConversationStartsOutsideAnOpenProject(t *testing.T) {
 	if err := fork("notes/f1"); err != nil {
 		t.Fatalf("fork onto notes/f1: %v", err)
 	}
+}
+
+// loopOn reports whether a conversation agent's state has the
+// assistant's loop on.
+func loopOn(t *testing.T, state json.RawMessage) bool {
+	t.Helper()
+	st, err := conversation.ReadState(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Loop.On
 }

@@ -2,13 +2,11 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/jido-bus/jido-bus/agents"
-	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
@@ -30,11 +28,11 @@ import (
 // snapshot read, so only the conversations with open work pay for reading
 // their stream, which Interruptions needs for the order of that work.
 func (n *Node) resumeConversations(ctx context.Context, why string) {
-	for _, listed := range n.rt.ListSome(runtime.ListOptions{Type: builtin.ConversationType}) {
+	for _, listed := range n.rt.ListSome(runtime.ListOptions{Type: conversation.AgentType}) {
 		info, err := n.rt.State(listed.ID)
 		if err == nil {
-			var open bool
-			if open, err = builtin.ConversationHasOpenWork(info.State); err == nil && !open && openLLMRequest(info.State) == "" {
+			var st conversation.AgentState
+			if st, err = conversation.ReadState(info.State); err == nil && !st.OpenWork() {
 				continue
 			}
 		}
@@ -66,7 +64,8 @@ func (n *Node) resumeConversation(ctx context.Context, key, why string) error {
 	// never committed; it is interrupted all the same, so the loop asks
 	// again rather than wait for it forever.
 	if info, err := n.rt.State(key); err == nil {
-		if req := openLLMRequest(info.State); req != "" && (st.LLMRequest == nil || st.LLMRequest.EventID != req) {
+		if as, err := conversation.ReadState(info.State); err == nil && as.Loop.Request != "" && (st.LLMRequest == nil || st.LLMRequest.EventID != as.Loop.Request) {
+			req := as.Loop.Request
 			ev, err := llmInterrupted(key, req, why)
 			if err != nil {
 				return err
@@ -98,7 +97,7 @@ func (n *Node) convSend(ctx context.Context, req []byte) (any, error) {
 	if err := natsbus.DecodeRequest(req, &r); err != nil {
 		return nil, err
 	}
-	if err := views.CheckKey(r.Conv); err != nil {
+	if err := conversation.CheckKey(r.Conv); err != nil {
 		return nil, bus.Errorf(bus.ReasonInvalidRequest, "conv %q: %v", r.Conv, err)
 	}
 	if r.Text == "" {
@@ -140,7 +139,7 @@ func (n *Node) convSend(ctx context.Context, req []byte) (any, error) {
 // conversation.started, as conv send did when it started one.
 func (n *Node) ensureConversation(ctx context.Context, key string) error {
 	if info, err := n.rt.State(key); err == nil {
-		if info.Type == builtin.ConversationType && conversationEvents(info.State) == 0 {
+		if st, err := conversation.ReadState(info.State); err == nil && info.Type == conversation.AgentType && st.Events == 0 {
 			// An operator's agent start begins no conversation: its first
 			// message does, as conv send always began one.
 			return n.appendStarted(ctx, key)
@@ -172,20 +171,6 @@ func (n *Node) appendStarted(ctx context.Context, key string) error {
 	started.SetExtension(bus.ExtCausationID, started.ID())
 	_, err = n.rt.Call(ctx, key, started)
 	return err
-}
-
-// conversationEvents is the number of conversation events a conversation
-// agent's state (as JSON) counts.
-func conversationEvents(state json.RawMessage) int {
-	var s struct {
-		Conversation struct {
-			Events int `json:"events"`
-		} `json:"conversation"`
-	}
-	if json.Unmarshal(state, &s) != nil {
-		return -1
-	}
-	return s.Conversation.Events
 }
 
 // startInProject starts conversation key of open project through the
@@ -263,7 +248,7 @@ func (n *Node) neverStarted(key string) error {
 }
 
 func runtimeStart(key string) runtime.StartRequest {
-	return runtime.StartRequest{Type: builtin.ConversationType, ID: key}
+	return runtime.StartRequest{Type: conversation.AgentType, ID: key}
 }
 
 // cut splits a conversation key into its project and conversation ids.

@@ -35,6 +35,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/dispatch"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
@@ -259,7 +260,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	rcfg := runtime.Config{
 		Store:     n.evlog,
 		Types:     types,
-		Streams:   map[string]string{builtin.ConversationType: "conversation", projects.AgentType: projects.StreamPrefix},
+		Streams:   map[string]string{conversation.AgentType: "conversation", projects.AgentType: projects.StreamPrefix},
 		Dispatch:  dispatch.Env{Conn: n.conn.nc, Subjects: subjects, Logger: log, Webhooks: webhooks},
 		Logger:    log,
 		Observer:  n.metrics,
@@ -324,7 +325,7 @@ func AgentTypes(extra func(*agents.Registry) error) (*agents.Registry, error) {
 	if err := builtin.Register(types); err != nil {
 		return nil, fmt.Errorf("register the built-in agent types: %w", err)
 	}
-	conv, err := assistant.NewConversation()
+	conv, err := conversation.NewAgent()
 	if err != nil {
 		return nil, err
 	}

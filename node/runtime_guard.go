@@ -3,9 +3,9 @@ package node
 import (
 	"strings"
 
-	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projects"
 )
 
@@ -58,7 +58,7 @@ func (n *Node) admitStart(r runtime.StartRequest) error {
 	switch r.Type {
 	case projects.AgentType:
 		return bus.Errorf(bus.ReasonForbidden, "agents of type %s are started by project open (jido-bus project open PATH, %s), which checks the project's root and policy; agent start does not start them", projects.AgentType, n.subjects.API("project", "open"))
-	case builtin.ConversationType:
+	case conversation.AgentType:
 		if project, _, ok := cut(r.ID); ok && n.projects != nil && n.projects.Has(project) {
 			return bus.Errorf(bus.ReasonForbidden, "conversation %s is under the id of project %s: its conversations start through it (jido-bus conv start %s, or conv send %s TEXT), driven by its assistant; a conversation your own service drives takes an id no project uses", r.ID, project, project, r.ID)
 		}

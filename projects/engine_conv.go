@@ -6,13 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"github.com/jido-bus/jido-bus/conversation"
-	"github.com/jido-bus/jido-bus/projects/assistant"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/jido-bus/jido-bus/agents"
-	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
@@ -80,10 +78,10 @@ func (e *Engine) ConvStart(ctx context.Context, req ConvStartRequest) (ConvInfo,
 	if conv == "" {
 		conv = bus.NewID()
 	}
-	if err := ValidateConvID(conv); err != nil {
+	if err := conversation.ValidateID(conv); err != nil {
 		return ConvInfo{}, err
 	}
-	if err := assistant.CheckOverride(req.LLM); err != nil {
+	if err := req.LLM.Check(); err != nil {
 		return ConvInfo{}, err
 	}
 	if err := req.Limits.Check(); err != nil {
@@ -100,7 +98,7 @@ func (e *Engine) ConvStart(ctx context.Context, req ConvStartRequest) (ConvInfo,
 			return ConvInfo{}, fmt.Errorf("conversation %s: look its stream up: %w", key, err)
 		}
 	}
-	if _, err := e.rt.Start(ctx, runtime.StartRequest{Type: builtin.ConversationType, ID: key, Parent: &runtime.ParentRef{ID: p.id, Tag: conv}}); err != nil {
+	if _, err := e.rt.Start(ctx, runtime.StartRequest{Type: conversation.AgentType, ID: key, Parent: &runtime.ParentRef{ID: p.id, Tag: conv}}); err != nil {
 		return ConvInfo{}, err
 	}
 	if err := e.convStarted(ctx, p.id, conv, key, req); err != nil {
@@ -151,7 +149,7 @@ func (e *Engine) ConvStop(ctx context.Context, project, conv, reason string) err
 	if err != nil {
 		return err
 	}
-	if err := ValidateConvID(conv); err != nil {
+	if err := conversation.ValidateID(conv); err != nil {
 		return err
 	}
 	if reason == "" {
@@ -191,18 +189,6 @@ func (e *Engine) ConvList(project string) ([]ConvInfo, error) {
 		out = append(out, e.convInfo(p.id, strings.TrimPrefix(key, p.id+"/"), key))
 	}
 	return out, nil
-}
-
-// ValidateConvID checks a conversation's id in its project: one segment
-// of an agent id.
-func ValidateConvID(conv string) error {
-	if strings.Contains(conv, "/") {
-		return bus.Errorf(bus.ReasonInvalidRequest, "conversation id %q holds '/': give the id in the project, one segment of letters, digits, '_' and '-' (the agent id is <project>/<conversation>)", conv)
-	}
-	if err := bus.ValidateAgentID(conv); err != nil {
-		return bus.Errorf(bus.ReasonInvalidRequest, "conversation id %q: %s", conv, bus.AsError(err).Message)
-	}
-	return nil
 }
 
 // children returns the agent ids of project's conversations: the

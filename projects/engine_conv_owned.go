@@ -2,12 +2,11 @@ package projects
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strings"
 
-	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/conversation"
 )
 
 // Conversation ids under a project's id, <project>/<conversation>, are the
@@ -67,28 +66,18 @@ func (e *Engine) disown(ctx context.Context, id string) {
 func (e *Engine) strangers(id string) []string {
 	children := e.children(id)
 	var out []string
-	for _, a := range e.rt.ListSome(runtime.ListOptions{Type: builtin.ConversationType}) {
+	for _, a := range e.rt.ListSome(runtime.ListOptions{Type: conversation.AgentType}) {
 		if !strings.HasPrefix(a.ID, id+"/") || slices.Contains(children, a.ID) {
 			continue
 		}
 		info, err := e.rt.State(a.ID)
-		if err != nil || loopOn(info.State) {
+		if err != nil {
+			continue
+		}
+		if st, err := conversation.ReadState(info.State); err == nil && st.Loop.On {
 			continue
 		}
 		out = append(out, a.ID)
 	}
 	return out
-}
-
-// loopOn reports whether a conversation agent's state (as JSON) has the
-// assistant's loop on.
-func loopOn(state json.RawMessage) bool {
-	var s struct {
-		Conversation struct {
-			Loop struct {
-				On bool `json:"on"`
-			} `json:"loop"`
-		} `json:"conversation"`
-	}
-	return json.Unmarshal(state, &s) == nil && s.Conversation.Loop.On
 }

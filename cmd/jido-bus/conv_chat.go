@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/conversation/views"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 )
 
@@ -197,7 +197,7 @@ func chatKey(project, conv string) (string, error) {
 		}
 		key = conv
 	}
-	return key, views.CheckKey(key)
+	return key, conversation.CheckKey(key)
 }
 
 // readsTerminal reports whether in is a terminal (a person typing, who

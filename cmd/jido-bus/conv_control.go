@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/conversation/views"
+	"github.com/jido-bus/jido-bus/conversation"
 )
 
 // convControlReply is the node's answer to conv.cancel and conv.approve.
@@ -49,7 +49,7 @@ func askControl(ctx context.Context, r requester, subjects bus.Subjects, verb, c
 
 // control checks conv's key, connects, and asks jido.api.conv.<verb>.
 func (f *liveFlags) control(ctx context.Context, verb, conv string, body any) (convControlReply, error) {
-	if err := views.CheckKey(conv); err != nil {
+	if err := conversation.CheckKey(conv); err != nil {
 		return convControlReply{}, err
 	}
 	nc, subjects, err := f.connect()

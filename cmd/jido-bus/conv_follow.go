@@ -164,7 +164,7 @@ func (c *convFollower) timeline(items []views.TimelineItem) {
 // of the node: the connection reconnects for ever (saying so on stderr)
 // and the timeline is asked again until the node answers.
 func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Duration) error {
-	if err := views.CheckKey(key); err != nil {
+	if err := conversation.CheckKey(key); err != nil {
 		return err
 	}
 	if every <= 0 {

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/conversation/views"
+	"github.com/jido-bus/jido-bus/conversation"
 )
 
 // liveFlags are the flags of the commands that need a running node.
@@ -60,7 +60,7 @@ and '-', starting with a letter or digit, 256 bytes in all at most.`,
 		Example: `  jido-bus conv send demo/c1 "What does this function do?"`,
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := views.CheckKey(args[0]); err != nil {
+			if err := conversation.CheckKey(args[0]); err != nil {
 				return err
 			}
 			nc, subjects, err := f.connect()

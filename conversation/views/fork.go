@@ -26,7 +26,7 @@ import (
 // It is pure; at is the time of the events it makes. The caller appends the
 // result to conversation.Stream(newKey), expecting the stream not to exist.
 func Fork(parentKey string, entries []eventlog.Entry, seq uint64, newKey string, at time.Time) ([]bus.Signal, error) {
-	if err := CheckKey(newKey); err != nil {
+	if err := conversation.CheckKey(newKey); err != nil {
 		return nil, err
 	}
 	if newKey == parentKey {

@@ -121,7 +121,7 @@ func (c Local) ConvList(_ context.Context, req ConvListRequest) (ConvListReply, 
 
 // ConvShow returns one read model of a conversation.
 func (c Local) ConvShow(ctx context.Context, req ConvShowRequest) (ConvShowReply, error) {
-	if err := views.CheckKey(req.Conv); err != nil {
+	if err := conversation.CheckKey(req.Conv); err != nil {
 		return ConvShowReply{}, bus.Errorf(bus.ReasonInvalidRequest, "%v", err)
 	}
 	view := req.View
@@ -169,7 +169,7 @@ func (c Local) checkSeq(conv string, seq uint64) error {
 // ConvFork forks a conversation (views.Fork) and appends the new
 // conversation's events.
 func (c Local) ConvFork(ctx context.Context, req ConvForkRequest) (ConvForkReply, error) {
-	if err := views.CheckKey(req.Conv); err != nil {
+	if err := conversation.CheckKey(req.Conv); err != nil {
 		return ConvForkReply{}, bus.Errorf(bus.ReasonInvalidRequest, "%v", err)
 	}
 	if req.Seq == 0 {

@@ -24,7 +24,7 @@ import (
 // starting when recovery runs this again), so the agent's queue never
 // blocks.
 func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtime.ExecContext) (runtime.ExecResult, error) {
-	c := d.(LLMCall)
+	c := d.(conversation.LLMCall)
 	if x.Recovered {
 		// Found again after a crash: whether the call was made and how far
 		// it got is unknown, so it is closed as interrupted, with the id
@@ -62,7 +62,7 @@ func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtim
 // records its request (then the failure saying what to set), never an
 // event its own schema refuses (provider is at least one character),
 // which the runtime dead-letters as invalid_event.
-func requestedData(s LLMSettings, c LLMCall, instructions []string) map[string]any {
+func requestedData(s LLMSettings, c conversation.LLMCall, instructions []string) map[string]any {
 	data := map[string]any{"model": s.Model, "attempt": c.Attempt, "step": c.Step}
 	if s.Provider != "" {
 		data["provider"] = s.Provider
@@ -74,7 +74,7 @@ func requestedData(s LLMSettings, c LLMCall, instructions []string) map[string]a
 }
 
 // complete makes one attempt and records its outcome.
-func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c LLMCall, s LLMSettings, instructions, root string) {
+func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c conversation.LLMCall, s LLMSettings, instructions, root string) {
 	if c.DelayMS > 0 {
 		t := time.NewTimer(time.Duration(c.DelayMS) * time.Millisecond)
 		select {
@@ -134,7 +134,7 @@ func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c LLMC
 // history the server refuses — a message it cannot take — fails every
 // later turn the same way; a fork that leaves the turn out goes on
 // without it.
-func refusal(e *llm.Error, c LLMCall, h history) *llm.Error {
+func refusal(e *llm.Error, c conversation.LLMCall, h history) *llm.Error {
 	if e.Kind != llm.KindBadRequest || e.Status == 0 {
 		return e
 	}
@@ -214,7 +214,7 @@ func (a *Assistant) request(ctx context.Context, key string, s LLMSettings, inst
 
 // answered records a complete answer: the message, its tool calls, then
 // conversation.llm.completed, which the loop acts on.
-func (a *Assistant) answered(x *runtime.ExecContext, c LLMCall, s LLMSettings, resp llm.Response, names map[string]string, usedBefore func(string) bool, latency time.Duration) {
+func (a *Assistant) answered(x *runtime.ExecContext, c conversation.LLMCall, s LLMSettings, resp llm.Response, names map[string]string, usedBefore func(string) bool, latency time.Duration) {
 	mine := map[string]bool{} // the ids given in this answer
 	used := func(id string) bool { return mine[id] || usedBefore(id) }
 	room := a.room()
@@ -259,8 +259,8 @@ func (a *Assistant) answered(x *runtime.ExecContext, c LLMCall, s LLMSettings, r
 // llmFailed records a failed attempt, with the delay before the next one
 // when the loop will retry it. The last attempt is not retryable: the loop
 // gives up on it, and its error says so.
-func (a *Assistant) llmFailed(x *runtime.ExecContext, c LLMCall, latency time.Duration, e *llm.Error) {
-	again := retryable(e) && c.Attempt < MaxAttempts
+func (a *Assistant) llmFailed(x *runtime.ExecContext, c conversation.LLMCall, latency time.Duration, e *llm.Error) {
+	again := retryable(e) && c.Attempt < conversation.MaxAttempts
 	msg := e.Message
 	if retryable(e) && !again {
 		msg = fmt.Sprintf("%s (given up after %d attempts)", msg, c.Attempt)
@@ -283,11 +283,11 @@ func (a *Assistant) llmFailed(x *runtime.ExecContext, c LLMCall, latency time.Du
 // stopped handles an attempt whose context ended: a cancelled turn is
 // recorded; a closing node records nothing (the restart records the call
 // interrupted and makes it again).
-func (a *Assistant) stopped(ctx context.Context, x *runtime.ExecContext, c LLMCall, latency time.Duration) {
+func (a *Assistant) stopped(ctx context.Context, x *runtime.ExecContext, c conversation.LLMCall, latency time.Duration) {
 	if !cancelledByTurn(ctx) {
 		return
 	}
-	a.llmFailed(x, c, latency, &llm.Error{Kind: reasonCancelled, Message: "the turn was cancelled while the model answered"})
+	a.llmFailed(x, c, latency, &llm.Error{Kind: conversation.ReasonCancelled, Message: "the turn was cancelled while the model answered"})
 }
 
 // retryable reports whether another attempt may succeed.

@@ -22,7 +22,7 @@ import (
 // effects already. It is recorded failed, interrupted, and the model
 // hears so.
 func (a *Assistant) execRunTool(_ context.Context, d agents.Directive, x *runtime.ExecContext) (runtime.ExecResult, error) {
-	c := d.(RunTool)
+	c := d.(conversation.RunTool)
 	if x.Recovered {
 		a.deliver(x, conversation.ToolFailed, "interrupted."+c.CallID, c.CallID, map[string]any{
 			"call_id": c.CallID,
@@ -44,8 +44,8 @@ func (a *Assistant) execRunTool(_ context.Context, d agents.Directive, x *runtim
 	return runtime.ExecResult{Kind: runtime.ExecAsync}, nil
 }
 
-func (a *Assistant) askApproval(ctx context.Context, x *runtime.ExecContext, c RunTool, why string) {
-	timeout := DefaultApprovalTimeout.Milliseconds()
+func (a *Assistant) askApproval(ctx context.Context, x *runtime.ExecContext, c conversation.RunTool, why string) {
+	timeout := conversation.DefaultApprovalTimeout.Milliseconds()
 	if s, _, err := a.cfg.Host.Settings(ctx, projectOf(c.Conversation)); err == nil && s.ApprovalTimeoutMS > 0 {
 		timeout = s.ApprovalTimeoutMS
 	}
@@ -54,7 +54,7 @@ func (a *Assistant) askApproval(ctx context.Context, x *runtime.ExecContext, c R
 	})
 }
 
-func (a *Assistant) runTool(ctx context.Context, x *runtime.ExecContext, c RunTool, project string) {
+func (a *Assistant) runTool(ctx context.Context, x *runtime.ExecContext, c conversation.RunTool, project string) {
 	a.deliver(x, conversation.ToolStarted, "tool."+c.CallID+".started", c.CallID, map[string]any{"call_id": c.CallID})
 	start := time.Now()
 	res, err := a.cfg.Host.CallTool(ctx, project, tools.ToolCall{ID: c.CallID, Name: c.Name, Args: rawArgs(c.Args), Approved: c.Approved})

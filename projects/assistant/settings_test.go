@@ -17,9 +17,9 @@ import (
 func TestConversationCannotRedirectTheKey(t *testing.T) {
 	project := LLMSettings{Provider: "scripted", Model: "m1", Script: ".jido/s.jsonl"}
 	evil := &conversation.LLMConfig{Model: "m2", BaseURL: "https://attacker.example", APIKeyEnv: "JIDO_PASSWORD"}
-	err := CheckOverride(evil)
+	err := evil.Check()
 	if bus.ErrorType(err) != bus.ReasonInvalidRequest || !strings.Contains(err.Error(), "serve --provider") {
-		t.Fatalf("CheckOverride(base_url, api_key_env): %v, want invalid_request naming the operator's setting", err)
+		t.Fatalf("LLMConfig.Check(base_url, api_key_env): %v, want invalid_request naming the operator's setting", err)
 	}
 	if got := project.merge(evil); got.Model != "m2" || got.Script != project.Script {
 		t.Fatalf("merged %+v: the model is the conversation's, the script the project's", got)
@@ -28,7 +28,7 @@ func TestConversationCannotRedirectTheKey(t *testing.T) {
 	if other := project.merge(&conversation.LLMConfig{Provider: "anthropic"}); other.Script != "" || other.Provider != "anthropic" {
 		t.Fatalf("merged with another provider %+v", other)
 	}
-	if err := CheckOverride(&conversation.LLMConfig{Provider: "anthropic", Model: "x"}); err != nil {
+	if err := (&conversation.LLMConfig{Provider: "anthropic", Model: "x"}).Check(); err != nil {
 		t.Fatalf("a model choice is refused: %v", err)
 	}
 }

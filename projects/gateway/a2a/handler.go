@@ -15,6 +15,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects/gateway"
 )
@@ -116,7 +117,7 @@ func fromHost(err error) error {
 // taskKey is the conversation key of context conv in the request's
 // project.
 func taskKey(ctx context.Context, conv string) (string, error) {
-	key, err := views.Key(projectOf(ctx), conv)
+	key, err := conversation.Key(projectOf(ctx), conv)
 	if err != nil {
 		return "", a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("context %q: a context is a conversation of the project, its id one segment of letters, digits, '_' and '-', starting with a letter or digit; its first task has the same id, its n-th <context>:<n>", conv))
 	}

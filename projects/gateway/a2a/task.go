@@ -10,7 +10,6 @@ import (
 
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
-	"github.com/jido-bus/jido-bus/projects/assistant"
 )
 
 // A conversation is an A2A context, and its tasks are its turns: a task
@@ -205,7 +204,7 @@ func (f *contextFold) fold(ev *views.Event) {
 		// The loop makes the call again when the executor said it may
 		// (retryable), and after an interruption (a restart) while
 		// attempts are left.
-		t.retrying = d.Retryable || d.Error != nil && d.Error.Type == conversation.ReasonInterrupted && d.Attempt < assistant.MaxAttempts
+		t.retrying = d.Retryable || d.Error != nil && d.Error.Type == conversation.ReasonInterrupted && d.Attempt < conversation.MaxAttempts
 		if d.Error != nil {
 			t.failure, t.failureID = d.Error.Type+": "+d.Error.Message, ev.ID
 		}

@@ -10,7 +10,6 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
-	"github.com/jido-bus/jido-bus/projects/assistant"
 )
 
 // convLog builds a conversation's logged events in order.
@@ -148,7 +147,7 @@ func TestContextTaskRetries(t *testing.T) {
 		{"retried after a delay", conversation.Data{Attempt: 1, Retryable: true, RetryInMS: 500, Error: &bus.Error{Type: "server", Message: "503"}}, a2a.TaskStateWorking},
 		{"retried at once", conversation.Data{Attempt: 1, Retryable: true, Error: &bus.Error{Type: "stream", Message: "cut"}}, a2a.TaskStateWorking},
 		{"interrupted", conversation.Data{Attempt: 1, Error: &bus.Error{Type: conversation.ReasonInterrupted, Message: "the node stopped"}}, a2a.TaskStateWorking},
-		{"interrupted at the last attempt", conversation.Data{Attempt: assistant.MaxAttempts, Error: &bus.Error{Type: conversation.ReasonInterrupted, Message: "the node stopped"}}, a2a.TaskStateFailed},
+		{"interrupted at the last attempt", conversation.Data{Attempt: conversation.MaxAttempts, Error: &bus.Error{Type: conversation.ReasonInterrupted, Message: "the node stopped"}}, a2a.TaskStateFailed},
 		{"not retryable", conversation.Data{Attempt: 1, Error: &bus.Error{Type: "bad_request", Message: "400"}}, a2a.TaskStateFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package views
+package conversation
 
 import (
 	"strings"

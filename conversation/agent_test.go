@@ -1,4 +1,4 @@
-package builtin_test
+package conversation_test
 
 import (
 	"encoding/json"
@@ -9,7 +9,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/jido-bus/jido-bus/agents"
-	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation"
 )
@@ -44,11 +43,11 @@ func errorsOf(ds []agents.Directive) []agents.Error {
 }
 
 func TestConversationAgentValidatesAndTracksPendingWork(t *testing.T) {
-	def, err := builtin.NewConversation()
+	def, err := conversation.NewAgentWith(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := builtin.ConversationAgentID("p1", "c1")
+	id, err := conversation.Key("p1", "c1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,11 +65,11 @@ func TestConversationAgentValidatesAndTracksPendingWork(t *testing.T) {
 		{convSignal(t, conversation.ToolRequested, "e3", "e1", `{"call_id":"t2","name":"ls"}`), "", ""},
 		{convSignal(t, conversation.LLMRequested, "e4", "e3", `{}`), "", ""},
 		{convSignal(t, conversation.ToolCompleted, "e5", "t1", `{"call_id":"t1","output":"x"}`), "", ""},
-		{convSignal(t, conversation.ToolRequested, "bad1", "e1", `{"name":"grep"}`), builtin.ReasonInvalidEvent, "/data/call_id:"},
-		{convSignal(t, conversation.UserMessage, "bad2", "", `{"text":"hi"}`), builtin.ReasonInvalidEvent, "/causationid:"},
-		{convSignal(t, conversation.UserMessage, "bad3", "e1", `{"text":7}`), builtin.ReasonInvalidEvent, "/data/text:"},
-		{convSignal(t, conversation.AssistantDelta, "d1", "e4", `{"text":"par"}`), builtin.ReasonTransientEvent, ""},
-		{convSignal(t, "conversation.unheard.of", "u1", "e1", `{}`), builtin.ReasonUnknownEvent, ""},
+		{convSignal(t, conversation.ToolRequested, "bad1", "e1", `{"name":"grep"}`), conversation.ReasonInvalidEvent, "/data/call_id:"},
+		{convSignal(t, conversation.UserMessage, "bad2", "", `{"text":"hi"}`), conversation.ReasonInvalidEvent, "/causationid:"},
+		{convSignal(t, conversation.UserMessage, "bad3", "e1", `{"text":7}`), conversation.ReasonInvalidEvent, "/data/text:"},
+		{convSignal(t, conversation.AssistantDelta, "d1", "e4", `{"text":"par"}`), conversation.ReasonTransientEvent, ""},
+		{convSignal(t, "conversation.unheard.of", "u1", "e1", `{}`), conversation.ReasonUnknownEvent, ""},
 		{convSignal(t, conversation.Cancel, "e6", "e1", `{}`), "", ""},
 	}
 	for _, st := range steps {
@@ -121,8 +120,8 @@ func TestConversationAgentValidatesAndTracksPendingWork(t *testing.T) {
 	}
 }
 
-func TestConversationHasOpenWork(t *testing.T) {
-	def, err := builtin.NewConversation()
+func TestConversationOpenWork(t *testing.T) {
+	def, err := conversation.NewAgentWith(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,11 +135,11 @@ func TestConversationHasOpenWork(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := builtin.ConversationHasOpenWork(state)
+		st, err := conversation.ReadState(state)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return got
+		return st.OpenWork()
 	}
 	steps := []struct {
 		sig  bus.Signal
@@ -164,7 +163,7 @@ func TestConversationHasOpenWork(t *testing.T) {
 			t.Fatalf("after %s: open work = %v, want %v", st.sig.Type(), !st.open, st.open)
 		}
 	}
-	if _, err := builtin.ConversationHasOpenWork([]byte(`[`)); err == nil {
+	if _, err := conversation.ReadState([]byte(`[`)); err == nil {
 		t.Fatal("a broken state reads as fine")
 	}
 }
@@ -193,7 +192,7 @@ func TestConversationLoopDecidesAfterValidEvents(t *testing.T) {
 			Directives: []agents.Directive{emit},
 		}, nil
 	}
-	def, err := builtin.NewConversationWith(loop)
+	def, err := conversation.NewAgentWith(loop)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,19 +1,18 @@
-package builtin
+package conversation
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/schemas"
 )
 
-// ConversationType is the name of the conversation agent type.
-const ConversationType = "conversation"
+// AgentType is the name of the conversation agent type. Logs name it in
+// every conversation's start record: it never changes.
+const AgentType = "conversation"
 
 // Error types of the conversation agent's Error directives.
 const (
@@ -22,10 +21,10 @@ const (
 	ReasonTransientEvent = "transient_event" // conversation.assistant.delta, which is never logged
 )
 
-// NewConversation returns the conversation agent type. One agent runs per
+// NewAgent returns the conversation agent type, deciding with Loop. One agent runs per
 // conversation: its id is "<project-id>/<conversation-id>", and the runtime
 // gives agents of this type the log stream
-// conversation.Stream(id) = "conversation/<project-id>/<conversation-id>"
+// Stream(id) = "conversation/<project-id>/<conversation-id>"
 // instead of "agent/<id>".
 //
 // Every conversation event is a signal routed to the action
@@ -40,7 +39,7 @@ const (
 //
 // conversation.assistant.delta is transient: it is published on NATS for
 // live views (jido.emit.<agent-id>.conversation.assistant.delta) and never
-// written to the log. The runtime must check conversation.IsTransient before
+// written to the log. The runtime must check IsTransient before
 // it commits a signal to this agent and publish such signals without
 // calling Step or appending; should one reach Step anyway, it is refused
 // (transient_event), so it is never logged and never counts as state. An
@@ -53,9 +52,9 @@ const (
 // a conversation. What people and LLM calls read are the projections.
 // The large tool outputs are to be offloaded (views.Artifacts.Offload)
 // before the signal reaches Step.
-func NewConversation() (*agents.Definition, error) { return NewConversationWith(nil) }
+func NewAgent() (*agents.Definition, error) { return NewAgentWith(Loop) }
 
-// ConversationLoop decides what a conversation does next, after an event
+// LoopFunc decides what a conversation does next, after an event
 // has passed validation: it gets the action's environment (the state
 // before the event, under the state key "conversation") and the whole
 // CloudEvent as JSON, and returns the state operations and directives the
@@ -65,21 +64,20 @@ func NewConversation() (*agents.Definition, error) { return NewConversationWith(
 // agent keeps itself (status, events, last_event_id, pending_tools,
 // llm_request); they are applied after those.
 //
-// The assistant (projects/assistant) is such a loop: it turns a user
-// message into an LLM call, an answer's tool calls into tool runs, and
-// their results into the next call.
-type ConversationLoop func(env agents.Env, event json.RawMessage) (agents.Result, error)
+// Loop is the one a node runs: it turns a user message into an LLM call,
+// an answer's tool calls into tool runs, and their results into the next
+// call; the assistant (projects/assistant) executes those directives.
+type LoopFunc func(env agents.Env, event json.RawMessage) (agents.Result, error)
 
-// NewConversationWith returns the conversation agent type with loop
-// deciding after each valid event (nil: none, the agent only validates
-// and tracks).
-func NewConversationWith(loop ConversationLoop) (*agents.Definition, error) {
+// NewAgentWith returns the conversation agent type with loop deciding
+// after each valid event (nil: none, the agent only validates and tracks).
+func NewAgentWith(loop LoopFunc) (*agents.Definition, error) {
 	reg, err := schemas.Builtin()
 	if err != nil {
 		return nil, err
 	}
 	return agents.Define(agents.Spec{
-		Name:        ConversationType,
+		Name:        AgentType,
 		Description: "One conversation: validates each conversation event against its schema and tracks what is pending; the read models are projections.",
 		Schema:      `{"type": "object"}`,
 		Skills:      []agents.Attachment{agents.Use(conversationSkill(reg, loop), nil)},
@@ -97,13 +95,13 @@ const conversationState = `{
   }
 }`
 
-func conversationSkill(reg *schemas.Registry, loop ConversationLoop) agents.Skill {
+func conversationSkill(reg *schemas.Registry, loop LoopFunc) agents.Skill {
 	return agents.Skill{
 		Name:           "conversation",
 		StateKey:       "conversation",
 		Description:    "Conversation events: schema validation and pending work.",
 		Schema:         conversationState,
-		SignalPatterns: []string{conversation.TypePattern},
+		SignalPatterns: []string{TypePattern},
 		// Routing hands an action only the signal's data; the schema
 		// covers the whole event (causationid included), so the hook
 		// makes the whole event the data the action receives.
@@ -135,7 +133,7 @@ func conversationSkill(reg *schemas.Registry, loop ConversationLoop) agents.Skil
 				return res, nil
 			},
 		}},
-		Routes: []agents.Route{{Pattern: conversation.TypePattern, Action: "ingest"}},
+		Routes: []agents.Route{{Pattern: TypePattern, Action: "ingest"}},
 	}
 }
 
@@ -143,7 +141,7 @@ func conversationSkill(reg *schemas.Registry, loop ConversationLoop) agents.Skil
 // the state operations it implies.
 func ingest(reg *schemas.Registry, env agents.Env, params json.RawMessage) (agents.Result, error) {
 	typ := env.Origin.Type
-	if conversation.IsTransient(typ) {
+	if IsTransient(typ) {
 		return agents.Result{}, agents.Refuse(bus.Errorf(ReasonTransientEvent, "%s is published for live views only and never logged; publish it, do not send it to the agent", typ))
 	}
 	schema, ok := reg.Lookup(typ)
@@ -163,7 +161,7 @@ func ingest(reg *schemas.Registry, env agents.Env, params json.RawMessage) (agen
 		}
 		return agents.Result{}, agents.Refuse(err)
 	}
-	var data conversation.Data
+	var data Data
 	if raw, err := json.Marshal(whole["data"]); err == nil {
 		_ = json.Unmarshal(raw, &data) // the schema has checked its shape
 	}
@@ -172,21 +170,21 @@ func ingest(reg *schemas.Registry, env agents.Env, params json.RawMessage) (agen
 		agents.SetPath{Path: []string{"last_event_id"}, Value: env.Origin.ID},
 	}
 	switch typ {
-	case conversation.ToolRequested:
+	case ToolRequested:
 		ops = append(ops, agents.SetPath{Path: []string{"pending_tools", data.CallID}, Value: data.Name})
-	case conversation.ToolCompleted, conversation.ToolFailed, conversation.ToolCancelled, conversation.ToolTimeout:
+	case ToolCompleted, ToolFailed, ToolCancelled, ToolTimeout:
 		ops = append(ops, agents.DeletePath{Path: []string{"pending_tools", data.CallID}})
-	case conversation.LLMRequested:
+	case LLMRequested:
 		ops = append(ops, agents.SetPath{Path: []string{"llm_request"}, Value: env.Origin.ID})
-	case conversation.LLMCompleted, conversation.LLMFailed:
+	case LLMCompleted, LLMFailed:
 		ops = append(ops, agents.SetPath{Path: []string{"llm_request"}, Value: ""})
-	case conversation.Cancel:
+	case Cancel:
 		ops = append(ops, agents.SetPath{Path: []string{"status"}, Value: "cancelled"})
-	case conversation.Stopped:
+	case Stopped:
 		ops = append(ops, agents.SetPath{Path: []string{"status"}, Value: "stopped"})
-	case conversation.Resume:
+	case Resume:
 		ops = append(ops, agents.SetPath{Path: []string{"status"}, Value: "active"})
-	case conversation.UserMessage:
+	case UserMessage:
 		// A person writing again reopens a cancelled conversation, as the
 		// status read model does; a stopped one needs a resume.
 		if env.State.String("status") == "cancelled" {
@@ -194,30 +192,4 @@ func ingest(reg *schemas.Registry, env agents.Env, params json.RawMessage) (agen
 		}
 	}
 	return agents.Result{Ops: ops}, nil
-}
-
-// ConversationHasOpenWork reports whether state, a conversation agent's
-// whole state as JSON, shows work a restart must close: a tool call
-// requested and not answered, or an LLM call in flight.
-func ConversationHasOpenWork(state json.RawMessage) (bool, error) {
-	var s struct {
-		Conversation struct {
-			PendingTools map[string]string `json:"pending_tools"`
-			LLMRequest   string            `json:"llm_request"`
-		} `json:"conversation"`
-	}
-	if err := json.Unmarshal(state, &s); err != nil {
-		return false, fmt.Errorf("conversation state: %w", err)
-	}
-	return len(s.Conversation.PendingTools) > 0 || s.Conversation.LLMRequest != "", nil
-}
-
-// ConversationAgentID returns the agent id of a conversation:
-// "<project-id>/<conversation-id>".
-func ConversationAgentID(project, conv string) (string, error) {
-	id := project + "/" + conv
-	if err := bus.ValidateAgentID(id); err != nil {
-		return "", fmt.Errorf("conversation %s: %w", id, err)
-	}
-	return id, nil
 }

@@ -1,4 +1,4 @@
-package assistant
+package conversation
 
 import (
 	"encoding/json"
@@ -8,24 +8,11 @@ import (
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/conversation"
 )
 
-// Words of the conversation vocabulary the loop uses.
-const (
-	decisionApprove    = conversation.DecisionApprove
-	decisionDeny       = conversation.DecisionDeny
-	reasonCancelled    = conversation.ReasonCancelled
-	reasonDenied       = conversation.ReasonDenied
-	reasonInvalidArgs  = "invalid_args"
-	reasonMaxSteps     = conversation.ReasonMaxSteps
-	reasonMaxToolCalls = conversation.ReasonMaxToolCalls
-)
-
-// Limits bound one turn: the LLM calls it makes (steps), the tool calls
-// it makes, and how many of them run at once (conversation.started's
-// limits).
-type Limits = conversation.Limits
+// reasonInvalidArgs is the error type of a tool call whose arguments are
+// not valid JSON, which the loop fails without running it.
+const reasonInvalidArgs = "invalid_args"
 
 const (
 	// MaxAttempts is how many attempts an LLM call gets before the turn
@@ -69,9 +56,9 @@ type loopState struct {
 	// next turn if the model's last answer does not already follow it.
 	Queued string `json:"queued,omitempty"`
 	// Approved lists the tools a person approved for the conversation.
-	Approved map[string]bool         `json:"approved,omitempty"`
-	Limits   Limits                  `json:"limits,omitzero"`
-	LLM      *conversation.LLMConfig `json:"llm,omitempty"`
+	Approved map[string]bool `json:"approved,omitempty"`
+	Limits   Limits          `json:"limits,omitzero"`
+	LLM      *LLMConfig      `json:"llm,omitempty"`
 	// ApprovalTimeoutMS is how long a call waits for a person (0: the
 	// default).
 	ApprovalTimeoutMS int64 `json:"approval_timeout_ms,omitempty"`
@@ -99,27 +86,27 @@ const (
 
 // eventData holds the members of conversation events the loop reads.
 type eventData struct {
-	CallID    string                  `json:"call_id"`
-	Name      string                  `json:"name"`
-	Args      json.RawMessage         `json:"args"`
-	ArgsError string                  `json:"args_error"`
-	Decision  string                  `json:"decision"`
-	Remember  string                  `json:"remember"`
-	By        string                  `json:"by"`
-	Reason    string                  `json:"reason"`
-	Retryable bool                    `json:"retryable"`
-	RetryInMS int64                   `json:"retry_in_ms"`
-	TimeoutMS int64                   `json:"timeout_ms"`
-	Error     *bus.Error              `json:"error"`
-	Limits    *Limits                 `json:"limits"`
-	Assistant bool                    `json:"assistant"`
-	Loop      int                     `json:"loop"`
-	History   int                     `json:"history"`
-	LLM       *conversation.LLMConfig `json:"llm"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Args      json.RawMessage `json:"args"`
+	ArgsError string          `json:"args_error"`
+	Decision  string          `json:"decision"`
+	Remember  string          `json:"remember"`
+	By        string          `json:"by"`
+	Reason    string          `json:"reason"`
+	Retryable bool            `json:"retryable"`
+	RetryInMS int64           `json:"retry_in_ms"`
+	TimeoutMS int64           `json:"timeout_ms"`
+	Error     *bus.Error      `json:"error"`
+	Limits    *Limits         `json:"limits"`
+	Assistant bool            `json:"assistant"`
+	Loop      int             `json:"loop"`
+	History   int             `json:"history"`
+	LLM       *LLMConfig      `json:"llm"`
 }
 
-// event is what the loop reads of a conversation event.
-type event struct {
+// loopEvent is what the loop reads of a conversation event.
+type loopEvent struct {
 	Type        string    `json:"type"`
 	ID          string    `json:"id"`
 	Time        time.Time `json:"time"`
@@ -127,11 +114,11 @@ type event struct {
 	Data        eventData `json:"data"`
 }
 
-// Loop is the conversation loop (builtin.ConversationLoop): after each
+// Loop is the conversation loop (a LoopFunc, the one NewAgent uses): after each
 // event it decides, from the conversation's state alone, the next step —
 // an LLM call, tool runs, or the end of the turn. It is pure.
 func Loop(env agents.Env, whole json.RawMessage) (agents.Result, error) {
-	var ev event
+	var ev loopEvent
 	if err := json.Unmarshal(whole, &ev); err != nil {
 		return agents.Result{}, fmt.Errorf("conversation loop: %w", err)
 	}
@@ -141,7 +128,7 @@ func Loop(env agents.Env, whole json.RawMessage) (agents.Result, error) {
 		return agents.Result{}, fmt.Errorf("conversation loop state: %w", err)
 	}
 	d := decider{key: env.AgentID, st: &st, ev: &ev, status: env.State.String("status")}
-	copied := st.Copied > 0 && ev.Type != conversation.Started
+	copied := st.Copied > 0 && ev.Type != Started
 	d.decide()
 	if copied {
 		st.Copied--
@@ -157,18 +144,18 @@ func Loop(env agents.Env, whole json.RawMessage) (agents.Result, error) {
 type decider struct {
 	key    string
 	st     *loopState
-	ev     *event
+	ev     *loopEvent
 	status string
 	out    []agents.Directive
 }
 
 func (d *decider) decide() {
 	st, ev := d.st, d.ev
-	if !st.On && ev.Type != conversation.Started {
+	if !st.On && ev.Type != Started {
 		return
 	}
 	switch ev.Type {
-	case conversation.Started:
+	case Started:
 		st.On = ev.Data.Assistant
 		st.Version = ev.Data.Loop
 		st.Copied = ev.Data.History
@@ -176,7 +163,7 @@ func (d *decider) decide() {
 			st.Limits = *ev.Data.Limits
 		}
 		st.LLM = ev.Data.LLM
-	case conversation.UserMessage:
+	case UserMessage:
 		if d.status == "stopped" {
 			return
 		}
@@ -185,7 +172,7 @@ func (d *decider) decide() {
 			return
 		}
 		st.Queued = ev.ID
-	case conversation.ToolRequested:
+	case ToolRequested:
 		if !d.current() || ev.Data.CallID == "" {
 			return
 		}
@@ -197,19 +184,19 @@ func (d *decider) decide() {
 		}
 		st.Calls++
 		st.Pending[ev.Data.CallID] = &call{Name: ev.Data.Name, Args: ev.Data.Args, Index: st.Calls, State: callRequested, ArgsErr: ev.Data.ArgsError}
-	case conversation.LLMCompleted:
+	case LLMCompleted:
 		if !d.current() {
 			return
 		}
 		st.Request = ""
 		d.answered()
-	case conversation.LLMFailed:
+	case LLMFailed:
 		if !d.current() {
 			return
 		}
 		st.Request = ""
 		d.llmFailed()
-	case conversation.ToolApprovalRequested:
+	case ToolApprovalRequested:
 		c := d.pending(ev.Data.CallID)
 		if c == nil || c.State != callRunning {
 			return
@@ -219,12 +206,12 @@ func (d *decider) decide() {
 		if timeout <= 0 {
 			timeout = DefaultApprovalTimeout
 		}
-		d.out = append(d.out, agents.Schedule{Delay: timeout, Signal: d.signal(conversation.ToolApproval, approvalTimeoutID(ev.Data.CallID), ev.Data.CallID,
-			map[string]any{"call_id": ev.Data.CallID, "decision": decisionDeny, "reason": "timeout", "by": "jido"})})
+		d.out = append(d.out, agents.Schedule{Delay: timeout, Signal: d.signal(ToolApproval, approvalTimeoutID(ev.Data.CallID), ev.Data.CallID,
+			map[string]any{"call_id": ev.Data.CallID, "decision": DecisionDeny, "reason": "timeout", "by": "jido"})})
 		d.runWaiting()
-	case conversation.ToolApproval:
+	case ToolApproval:
 		d.approval()
-	case conversation.ToolCompleted, conversation.ToolFailed, conversation.ToolCancelled, conversation.ToolTimeout:
+	case ToolCompleted, ToolFailed, ToolCancelled, ToolTimeout:
 		c := d.pending(ev.Data.CallID)
 		if c == nil {
 			return
@@ -232,7 +219,7 @@ func (d *decider) decide() {
 		delete(st.Pending, ev.Data.CallID)
 		d.runWaiting()
 		d.maybeNextStep()
-	case conversation.Cancel, conversation.Stopped:
+	case Cancel, Stopped:
 		d.endTurnNow(ev.Data.Reason)
 	}
 }
@@ -282,10 +269,10 @@ func (d *decider) answered() {
 		c := st.Pending[id]
 		switch {
 		case c.ArgsErr != "":
-			d.close(id, c, conversation.ToolFailed, reasonInvalidArgs, fmt.Sprintf("the arguments of %s are not valid JSON: %s", c.Name, c.ArgsErr))
+			d.close(id, c, ToolFailed, reasonInvalidArgs, fmt.Sprintf("the arguments of %s are not valid JSON: %s", c.Name, c.ArgsErr))
 		case c.Index > lim.MaxToolCalls:
-			st.Ending = reasonMaxToolCalls
-			d.close(id, c, conversation.ToolFailed, reasonMaxToolCalls, fmt.Sprintf("not run: the turn reached its limit of %d tool calls (limits.max_tool_calls)", lim.MaxToolCalls))
+			st.Ending = ReasonMaxToolCalls
+			d.close(id, c, ToolFailed, ReasonMaxToolCalls, fmt.Sprintf("not run: the turn reached its limit of %d tool calls (limits.max_tool_calls)", lim.MaxToolCalls))
 		}
 	}
 	d.runWaiting()
@@ -340,7 +327,7 @@ func (d *decider) maybeNextStep() {
 	case st.Ending != "":
 		d.failTurn(st.Ending, fmt.Sprintf("the turn made more than %d tool calls (limits.max_tool_calls); the calls beyond it were not run", lim.MaxToolCalls))
 	case st.Step >= lim.MaxSteps:
-		d.failTurn(reasonMaxSteps, fmt.Sprintf("the turn reached its limit of %d LLM calls (limits.max_steps) and the model still calls tools", lim.MaxSteps))
+		d.failTurn(ReasonMaxSteps, fmt.Sprintf("the turn reached its limit of %d LLM calls (limits.max_steps) and the model still calls tools", lim.MaxSteps))
 	default:
 		st.Step++
 		d.callLLM(1, 0)
@@ -355,10 +342,10 @@ func (d *decider) llmFailed() {
 	if data.Error != nil {
 		typ = data.Error.Type
 	}
-	if typ == reasonCancelled {
+	if typ == ReasonCancelled {
 		return // the cancel that caused it has ended the turn
 	}
-	retry := data.Retryable || typ == conversation.ReasonInterrupted
+	retry := data.Retryable || typ == ReasonInterrupted
 	if retry && st.Attempt < MaxAttempts {
 		d.callLLM(st.Attempt+1, data.RetryInMS)
 		return
@@ -376,7 +363,7 @@ func (d *decider) approval() {
 	if d.ev.ID != approvalTimeoutID(data.CallID) {
 		d.withdrawTimeout(data.CallID)
 	}
-	if data.Decision != decisionApprove {
+	if data.Decision != DecisionApprove {
 		by := data.By
 		if by == "" {
 			by = "a person"
@@ -387,7 +374,7 @@ func (d *decider) approval() {
 		} else if data.Reason != "" {
 			msg += ": " + data.Reason
 		}
-		d.close(data.CallID, c, conversation.ToolFailed, reasonDenied, msg)
+		d.close(data.CallID, c, ToolFailed, ReasonDenied, msg)
 		return
 	}
 	if data.Remember == "conversation" {
@@ -424,7 +411,7 @@ func (d *decider) close(id string, c *call, typ, reason, msg string) {
 	c.Args = nil
 	suffix := "failed"
 	data := map[string]any{"call_id": id}
-	if typ == conversation.ToolCancelled {
+	if typ == ToolCancelled {
 		suffix = "cancelled"
 		data["reason"] = msg
 	} else {
@@ -446,7 +433,7 @@ func (d *decider) endTurn() {
 // failTurn ends the turn with a recorded reason.
 func (d *decider) failTurn(reason, msg string) {
 	turn := d.st.Turn
-	d.record(conversation.LLMFailed, "turn."+turn+"."+reason, turn, map[string]any{"error": bus.Errorf(reason, "%s", msg)})
+	d.record(LLMFailed, "turn."+turn+"."+reason, turn, map[string]any{"error": bus.Errorf(reason, "%s", msg)})
 	d.endTurn()
 }
 
@@ -468,7 +455,7 @@ func (d *decider) endTurnNow(reason string) {
 			if state == callApproval {
 				d.withdrawTimeout(id)
 			}
-			d.close(id, st.Pending[id], conversation.ToolCancelled, reasonCancelled, reason)
+			d.close(id, st.Pending[id], ToolCancelled, ReasonCancelled, reason)
 		}
 	}
 	d.clearTurn()
@@ -493,7 +480,7 @@ func (d *decider) signal(typ, id, causation string, data any) bus.Signal {
 	s.SetSpecVersion(bus.SpecVersion)
 	s.SetType(typ)
 	s.SetID(id)
-	s.SetSource(conversation.Source(d.key))
+	s.SetSource(Source(d.key))
 	if !d.ev.Time.IsZero() {
 		s.SetTime(d.ev.Time)
 	}

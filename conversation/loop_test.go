@@ -1,4 +1,4 @@
-package assistant
+package conversation
 
 import (
 	"encoding/json"
@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/jido-bus/jido-bus/agents"
-	"github.com/jido-bus/jido-bus/conversation"
 )
 
 // loopRun feeds events to Loop as the conversation agent would, keeping
@@ -19,7 +18,7 @@ type loopRun struct {
 }
 
 func newLoopRun(t *testing.T) *loopRun {
-	return newLoopRunVersion(t, conversation.LoopVersion)
+	return newLoopRunVersion(t, LoopVersion)
 }
 
 // newLoopRunVersion starts a conversation under loop version v (0: the
@@ -30,7 +29,7 @@ func newLoopRunVersion(t *testing.T, v int) *loopRun {
 	if v > 0 {
 		data["loop"] = v
 	}
-	r.feed(conversation.Started, "started.p1/c1", "started.p1/c1", data)
+	r.feed(Started, "started.p1/c1", "started.p1/c1", data)
 	return r
 }
 
@@ -104,7 +103,7 @@ func (r *loopRun) expect(got []agents.Directive, want string) {
 // llm.completed.
 func (r *loopRun) answer(req string, calls ...string) []agents.Directive {
 	r.t.Helper()
-	r.feed(conversation.AssistantMessage, req+".message", req, map[string]any{"text": "ok", "tool_calls": len(calls)})
+	r.feed(AssistantMessage, req+".message", req, map[string]any{"text": "ok", "tool_calls": len(calls)})
 	for i, c := range calls {
 		name, args, _ := strings.Cut(c, " ")
 		data := map[string]any{"call_id": name + "-" + fmt.Sprint(i+1), "name": name}
@@ -114,16 +113,16 @@ func (r *loopRun) answer(req string, calls ...string) []agents.Directive {
 		} else {
 			data["args"] = json.RawMessage(`{"path":"a.go"}`)
 		}
-		if ds := r.feed(conversation.ToolRequested, fmt.Sprintf("%s.call.%d", req, i+1), req, data); len(ds) != 0 {
+		if ds := r.feed(ToolRequested, fmt.Sprintf("%s.call.%d", req, i+1), req, data); len(ds) != 0 {
 			r.t.Fatalf("tool.requested decided %s; calls run only once the answer is complete", kinds(ds))
 		}
 	}
-	return r.feed(conversation.LLMCompleted, req+".completed", req, map[string]any{"tool_calls": len(calls)})
+	return r.feed(LLMCompleted, req+".completed", req, map[string]any{"tool_calls": len(calls)})
 }
 
 func (r *loopRun) toolDone(call string) []agents.Directive {
 	r.t.Helper()
-	return r.feed(conversation.ToolCompleted, "tool."+call+".completed", call, map[string]any{"call_id": call, "output": "x"})
+	return r.feed(ToolCompleted, "tool."+call+".completed", call, map[string]any{"call_id": call, "output": "x"})
 }
 
 // TestLoopTurnWithToolCalls: a user message → an LLM call; its two tool
@@ -131,22 +130,22 @@ func (r *loopRun) toolDone(call string) []agents.Directive {
 // without calls ends the turn.
 func TestLoopTurnWithToolCalls(t *testing.T) {
 	r := newLoopRun(t)
-	r.expect(r.feed(conversation.UserMessage, "u1", "u1", map[string]any{"text": "hi"}), "llm_call(llm.u1.1.1 delay=0)")
-	r.expect(r.feed(conversation.LLMRequested, "llm.u1.1.1", "u1", map[string]any{"attempt": 1}), "")
+	r.expect(r.feed(UserMessage, "u1", "u1", map[string]any{"text": "hi"}), "llm_call(llm.u1.1.1 delay=0)")
+	r.expect(r.feed(LLMRequested, "llm.u1.1.1", "u1", map[string]any{"attempt": 1}), "")
 	r.expect(r.answer("llm.u1.1.1", "read_file", "grep"), "run_tool(read_file-1 read_file approved=false) run_tool(grep-2 grep approved=false)")
 	r.expect(r.toolDone("grep-2"), "")
 	r.expect(r.toolDone("read_file-1"), "llm_call(llm.u1.2.1 delay=0)")
 	r.expect(r.answer("llm.u1.2.1"), "")
 	// Idle again: the next message starts a new turn.
-	r.expect(r.feed(conversation.UserMessage, "u2", "u2", map[string]any{"text": "more"}), "llm_call(llm.u2.1.1 delay=0)")
+	r.expect(r.feed(UserMessage, "u2", "u2", map[string]any{"text": "more"}), "llm_call(llm.u2.1.1 delay=0)")
 }
 
 // TestLoopParallelLimit: at most parallel_tools calls run at once; each
 // outcome starts the next.
 func TestLoopParallelLimit(t *testing.T) {
 	r := newLoopRun(t)
-	r.feed(conversation.Started, "s", "s", map[string]any{"assistant": true, "limits": map[string]any{"parallel_tools": 1}})
-	r.feed(conversation.UserMessage, "u1", "u1", map[string]any{"text": "hi"})
+	r.feed(Started, "s", "s", map[string]any{"assistant": true, "limits": map[string]any{"parallel_tools": 1}})
+	r.feed(UserMessage, "u1", "u1", map[string]any{"text": "hi"})
 	r.expect(r.answer("llm.u1.1.1", "a", "b"), "run_tool(a-1 a approved=false)")
 	r.expect(r.toolDone("a-1"), "run_tool(b-2 b approved=false)")
 	r.expect(r.toolDone("b-2"), "llm_call(llm.u1.2.1 delay=0)")
@@ -156,13 +155,13 @@ func TestLoopParallelLimit(t *testing.T) {
 // max_steps with a recorded reason, never silently.
 func TestLoopMaxSteps(t *testing.T) {
 	r := newLoopRun(t)
-	r.feed(conversation.Started, "s", "s", map[string]any{"assistant": true, "limits": map[string]any{"max_steps": 2}})
-	r.feed(conversation.UserMessage, "u1", "u1", map[string]any{"text": "hi"})
+	r.feed(Started, "s", "s", map[string]any{"assistant": true, "limits": map[string]any{"max_steps": 2}})
+	r.feed(UserMessage, "u1", "u1", map[string]any{"text": "hi"})
 	r.answer("llm.u1.1.1", "a")
 	r.expect(r.toolDone("a-1"), "llm_call(llm.u1.2.1 delay=0)")
 	r.answer("llm.u1.2.1", "a")
 	r.expect(r.toolDone("a-1"), "record(conversation.llm.failed turn.u1.max_steps)")
-	r.expect(r.feed(conversation.UserMessage, "u2", "u2", map[string]any{"text": "again"}), "llm_call(llm.u2.1.1 delay=0)")
+	r.expect(r.feed(UserMessage, "u2", "u2", map[string]any{"text": "again"}), "llm_call(llm.u2.1.1 delay=0)")
 }
 
 // TestLoopMaxToolCalls: calls beyond max_tool_calls are not run but
@@ -170,20 +169,20 @@ func TestLoopMaxSteps(t *testing.T) {
 // are answered.
 func TestLoopMaxToolCalls(t *testing.T) {
 	r := newLoopRun(t)
-	r.feed(conversation.Started, "s", "s", map[string]any{"assistant": true, "limits": map[string]any{"max_tool_calls": 1}})
-	r.feed(conversation.UserMessage, "u1", "u1", map[string]any{"text": "hi"})
+	r.feed(Started, "s", "s", map[string]any{"assistant": true, "limits": map[string]any{"max_tool_calls": 1}})
+	r.feed(UserMessage, "u1", "u1", map[string]any{"text": "hi"})
 	r.expect(r.answer("llm.u1.1.1", "a", "b"), "record(conversation.tool.failed tool.b-2.failed) run_tool(a-1 a approved=false)")
 	r.expect(r.toolDone("a-1"), "")
-	r.expect(r.feed(conversation.ToolFailed, "tool.b-2.failed", "b-2", map[string]any{"call_id": "b-2"}), "record(conversation.llm.failed turn.u1.max_tool_calls)")
+	r.expect(r.feed(ToolFailed, "tool.b-2.failed", "b-2", map[string]any{"call_id": "b-2"}), "record(conversation.llm.failed turn.u1.max_tool_calls)")
 }
 
 // TestLoopInvalidArgs: a call whose arguments are not JSON is recorded
 // failed (the model hears why) and the loop goes on.
 func TestLoopInvalidArgs(t *testing.T) {
 	r := newLoopRun(t)
-	r.feed(conversation.UserMessage, "u1", "u1", map[string]any{"text": "hi"})
+	r.feed(UserMessage, "u1", "u1", map[string]any{"text": "hi"})
 	r.expect(r.answer("llm.u1.1.1", "a BAD"), "record(conversation.tool.failed tool.a-1.failed)")
-	r.expect(r.feed(conversation.ToolFailed, "tool.a-1.failed", "a-1", map[string]any{"call_id": "a-1"}), "llm_call(llm.u1.2.1 delay=0)")
+	r.expect(r.feed(ToolFailed, "tool.a-1.failed", "a-1", map[string]any{"call_id": "a-1"}), "llm_call(llm.u1.2.1 delay=0)")
 }
 
 // TestLoopRetries: a retryable failure is retried with the executor's
@@ -191,22 +190,22 @@ func TestLoopInvalidArgs(t *testing.T) {
 // that cannot succeed, the turn ends.
 func TestLoopRetries(t *testing.T) {
 	r := newLoopRun(t)
-	r.feed(conversation.UserMessage, "u1", "u1", map[string]any{"text": "hi"})
-	r.expect(r.feed(conversation.LLMFailed, "llm.u1.1.1.failed", "llm.u1.1.1", map[string]any{"error": map[string]any{"type": "rate_limited", "message": "slow down"}, "retryable": true, "retry_in_ms": 1500}),
+	r.feed(UserMessage, "u1", "u1", map[string]any{"text": "hi"})
+	r.expect(r.feed(LLMFailed, "llm.u1.1.1.failed", "llm.u1.1.1", map[string]any{"error": map[string]any{"type": "rate_limited", "message": "slow down"}, "retryable": true, "retry_in_ms": 1500}),
 		"llm_call(llm.u1.1.2 delay=1500)")
-	r.expect(r.feed(conversation.LLMFailed, "interrupted.llm.u1.1.2", "llm.u1.1.2", map[string]any{"error": map[string]any{"type": "interrupted", "message": "node stopped"}}),
+	r.expect(r.feed(LLMFailed, "interrupted.llm.u1.1.2", "llm.u1.1.2", map[string]any{"error": map[string]any{"type": "interrupted", "message": "node stopped"}}),
 		"llm_call(llm.u1.1.3 delay=0)")
 	// A stale outcome of an earlier attempt changes nothing.
-	r.expect(r.feed(conversation.LLMCompleted, "llm.u1.1.1.completed", "llm.u1.1.1", map[string]any{}), "")
-	r.expect(r.feed(conversation.LLMFailed, "llm.u1.1.3.failed", "llm.u1.1.3", map[string]any{"error": map[string]any{"type": "auth", "message": "401"}}), "")
-	r.expect(r.feed(conversation.UserMessage, "u2", "u2", map[string]any{"text": "again"}), "llm_call(llm.u2.1.1 delay=0)")
+	r.expect(r.feed(LLMCompleted, "llm.u1.1.1.completed", "llm.u1.1.1", map[string]any{}), "")
+	r.expect(r.feed(LLMFailed, "llm.u1.1.3.failed", "llm.u1.1.3", map[string]any{"error": map[string]any{"type": "auth", "message": "401"}}), "")
+	r.expect(r.feed(UserMessage, "u2", "u2", map[string]any{"text": "again"}), "llm_call(llm.u2.1.1 delay=0)")
 	for a := 1; a < MaxAttempts; a++ {
 		req := fmt.Sprintf("llm.u2.1.%d", a)
-		r.expect(r.feed(conversation.LLMFailed, req+".failed", req, map[string]any{"error": map[string]any{"type": "server"}, "retryable": true, "retry_in_ms": 10}),
+		r.expect(r.feed(LLMFailed, req+".failed", req, map[string]any{"error": map[string]any{"type": "server"}, "retryable": true, "retry_in_ms": 10}),
 			fmt.Sprintf("llm_call(llm.u2.1.%d delay=10)", a+1))
 	}
 	last := fmt.Sprintf("llm.u2.1.%d", MaxAttempts)
-	r.expect(r.feed(conversation.LLMFailed, last+".failed", last, map[string]any{"error": map[string]any{"type": "server"}, "retryable": true}), "")
+	r.expect(r.feed(LLMFailed, last+".failed", last, map[string]any{"error": map[string]any{"type": "server"}, "retryable": true}), "")
 }
 
 // TestLoopApproval: a call that needs a person waits (with a timeout
@@ -215,19 +214,19 @@ func TestLoopRetries(t *testing.T) {
 // timeout, and a late one changes nothing.
 func TestLoopApproval(t *testing.T) {
 	r := newLoopRun(t)
-	r.feed(conversation.UserMessage, "u1", "u1", map[string]any{"text": "hi"})
+	r.feed(UserMessage, "u1", "u1", map[string]any{"text": "hi"})
 	r.answer("llm.u1.1.1", "run_command", "edit_file")
-	r.expect(r.feed(conversation.ToolApprovalRequested, "approval.run_command-1.requested", "run_command-1", map[string]any{"call_id": "run_command-1", "name": "run_command", "timeout_ms": 60000}),
+	r.expect(r.feed(ToolApprovalRequested, "approval.run_command-1.requested", "run_command-1", map[string]any{"call_id": "run_command-1", "name": "run_command", "timeout_ms": 60000}),
 		"schedule(1m0s conversation.tool.approval approval.run_command-1.timeout)")
-	r.expect(r.feed(conversation.ToolApproval, "approval.run_command-1.approve", "run_command-1", map[string]any{"call_id": "run_command-1", "decision": "approve", "remember": "conversation"}),
+	r.expect(r.feed(ToolApproval, "approval.run_command-1.approve", "run_command-1", map[string]any{"call_id": "run_command-1", "decision": "approve", "remember": "conversation"}),
 		"schedule_cancel(approval.run_command-1.timeout) run_tool(run_command-1 run_command approved=true)")
-	r.expect(r.feed(conversation.ToolApproval, "approval.run_command-1.timeout", "run_command-1", map[string]any{"call_id": "run_command-1", "decision": "deny", "reason": "timeout"}), "")
-	r.expect(r.feed(conversation.ToolApprovalRequested, "approval.edit_file-2.requested", "edit_file-2", map[string]any{"call_id": "edit_file-2", "name": "edit_file"}),
+	r.expect(r.feed(ToolApproval, "approval.run_command-1.timeout", "run_command-1", map[string]any{"call_id": "run_command-1", "decision": "deny", "reason": "timeout"}), "")
+	r.expect(r.feed(ToolApprovalRequested, "approval.edit_file-2.requested", "edit_file-2", map[string]any{"call_id": "edit_file-2", "name": "edit_file"}),
 		"schedule(5m0s conversation.tool.approval approval.edit_file-2.timeout)")
-	r.expect(r.feed(conversation.ToolApproval, "approval.edit_file-2.deny", "edit_file-2", map[string]any{"call_id": "edit_file-2", "decision": "deny", "by": "ann"}),
+	r.expect(r.feed(ToolApproval, "approval.edit_file-2.deny", "edit_file-2", map[string]any{"call_id": "edit_file-2", "decision": "deny", "by": "ann"}),
 		"schedule_cancel(approval.edit_file-2.timeout) record(conversation.tool.failed tool.edit_file-2.failed)")
 	r.toolDone("run_command-1")
-	r.expect(r.feed(conversation.ToolFailed, "tool.edit_file-2.failed", "edit_file-2", map[string]any{"call_id": "edit_file-2"}), "llm_call(llm.u1.2.1 delay=0)")
+	r.expect(r.feed(ToolFailed, "tool.edit_file-2.failed", "edit_file-2", map[string]any{"call_id": "edit_file-2"}), "llm_call(llm.u1.2.1 delay=0)")
 	// Remembered: the next run_command is run approved at once.
 	r.expect(r.answer("llm.u1.2.1", "run_command"), "run_tool(run_command-1 run_command approved=true)")
 }
@@ -248,12 +247,12 @@ func TestLoopVersion1KeepsItsDecisions(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("v%d", c.version), func(t *testing.T) {
 			r := newLoopRunVersion(t, c.version)
-			r.feed(conversation.UserMessage, "u1", "u1", map[string]any{"text": "hi"})
+			r.feed(UserMessage, "u1", "u1", map[string]any{"text": "hi"})
 			r.answer("llm.u1.1.1", "run_command", "edit_file")
-			r.feed(conversation.ToolApprovalRequested, "approval.run_command-1.requested", "run_command-1", map[string]any{"call_id": "run_command-1", "name": "run_command"})
-			r.expect(r.feed(conversation.ToolApproval, "approval.run_command-1.approve", "run_command-1", map[string]any{"call_id": "run_command-1", "decision": "approve"}), c.approve)
-			r.feed(conversation.ToolApprovalRequested, "approval.edit_file-2.requested", "edit_file-2", map[string]any{"call_id": "edit_file-2", "name": "edit_file"})
-			r.expect(r.feed(conversation.Cancel, "x1", "x1", map[string]any{"reason": "stop"}), "cancel_turn "+c.cancels)
+			r.feed(ToolApprovalRequested, "approval.run_command-1.requested", "run_command-1", map[string]any{"call_id": "run_command-1", "name": "run_command"})
+			r.expect(r.feed(ToolApproval, "approval.run_command-1.approve", "run_command-1", map[string]any{"call_id": "run_command-1", "decision": "approve"}), c.approve)
+			r.feed(ToolApprovalRequested, "approval.edit_file-2.requested", "edit_file-2", map[string]any{"call_id": "edit_file-2", "name": "edit_file"})
+			r.expect(r.feed(Cancel, "x1", "x1", map[string]any{"reason": "stop"}), "cancel_turn "+c.cancels)
 		})
 	}
 }
@@ -263,13 +262,13 @@ func TestLoopVersion1KeepsItsDecisions(t *testing.T) {
 // timeout of a call awaiting approval.
 func TestLoopApprovalTimeout(t *testing.T) {
 	r := newLoopRun(t)
-	r.feed(conversation.UserMessage, "u1", "u1", map[string]any{"text": "hi"})
+	r.feed(UserMessage, "u1", "u1", map[string]any{"text": "hi"})
 	r.answer("llm.u1.1.1", "run_command", "edit_file")
-	r.feed(conversation.ToolApprovalRequested, "approval.run_command-1.requested", "run_command-1", map[string]any{"call_id": "run_command-1", "name": "run_command"})
-	r.feed(conversation.ToolApprovalRequested, "approval.edit_file-2.requested", "edit_file-2", map[string]any{"call_id": "edit_file-2", "name": "edit_file"})
-	r.expect(r.feed(conversation.ToolApproval, "approval.run_command-1.timeout", "run_command-1", map[string]any{"call_id": "run_command-1", "decision": "deny", "reason": "timeout", "by": "jido"}),
+	r.feed(ToolApprovalRequested, "approval.run_command-1.requested", "run_command-1", map[string]any{"call_id": "run_command-1", "name": "run_command"})
+	r.feed(ToolApprovalRequested, "approval.edit_file-2.requested", "edit_file-2", map[string]any{"call_id": "edit_file-2", "name": "edit_file"})
+	r.expect(r.feed(ToolApproval, "approval.run_command-1.timeout", "run_command-1", map[string]any{"call_id": "run_command-1", "decision": "deny", "reason": "timeout", "by": "jido"}),
 		"record(conversation.tool.failed tool.run_command-1.failed)")
-	r.expect(r.feed(conversation.Cancel, "x1", "x1", map[string]any{"reason": "stop"}),
+	r.expect(r.feed(Cancel, "x1", "x1", map[string]any{"reason": "stop"}),
 		"schedule_cancel(approval.edit_file-2.timeout) record(conversation.tool.cancelled tool.edit_file-2.cancelled)")
 }
 
@@ -278,16 +277,16 @@ func TestLoopApprovalTimeout(t *testing.T) {
 // a user message starts a new turn.
 func TestLoopCancel(t *testing.T) {
 	r := newLoopRun(t)
-	r.feed(conversation.Started, "s", "s", map[string]any{"assistant": true, "limits": map[string]any{"parallel_tools": 1}})
-	r.feed(conversation.UserMessage, "u1", "u1", map[string]any{"text": "hi"})
+	r.feed(Started, "s", "s", map[string]any{"assistant": true, "limits": map[string]any{"parallel_tools": 1}})
+	r.feed(UserMessage, "u1", "u1", map[string]any{"text": "hi"})
 	r.answer("llm.u1.1.1", "a", "b")
-	r.expect(r.feed(conversation.Cancel, "x1", "x1", map[string]any{"reason": "stop"}), "cancel_turn record(conversation.tool.cancelled tool.b-2.cancelled)")
-	r.expect(r.feed(conversation.ToolCancelled, "tool.a-1.cancelled", "a-1", map[string]any{"call_id": "a-1"}), "")
-	r.expect(r.feed(conversation.ToolCancelled, "tool.b-2.cancelled", "b-2", map[string]any{"call_id": "b-2"}), "")
+	r.expect(r.feed(Cancel, "x1", "x1", map[string]any{"reason": "stop"}), "cancel_turn record(conversation.tool.cancelled tool.b-2.cancelled)")
+	r.expect(r.feed(ToolCancelled, "tool.a-1.cancelled", "a-1", map[string]any{"call_id": "a-1"}), "")
+	r.expect(r.feed(ToolCancelled, "tool.b-2.cancelled", "b-2", map[string]any{"call_id": "b-2"}), "")
 	r.status = "cancelled"
-	r.expect(r.feed(conversation.UserMessage, "u2", "u2", map[string]any{"text": "again"}), "llm_call(llm.u2.1.1 delay=0)")
-	r.expect(r.feed(conversation.Cancel, "x2", "x2", map[string]any{}), "cancel_turn")
-	r.expect(r.feed(conversation.LLMFailed, "llm.u2.1.1.failed", "llm.u2.1.1", map[string]any{"error": map[string]any{"type": "cancelled"}}), "")
+	r.expect(r.feed(UserMessage, "u2", "u2", map[string]any{"text": "again"}), "llm_call(llm.u2.1.1 delay=0)")
+	r.expect(r.feed(Cancel, "x2", "x2", map[string]any{}), "cancel_turn")
+	r.expect(r.feed(LLMFailed, "llm.u2.1.1.failed", "llm.u2.1.1", map[string]any{"error": map[string]any{"type": "cancelled"}}), "")
 }
 
 // TestLoopQueuedMessage: a message during a turn is in the next LLM
@@ -295,11 +294,11 @@ func TestLoopCancel(t *testing.T) {
 // its own.
 func TestLoopQueuedMessage(t *testing.T) {
 	r := newLoopRun(t)
-	r.feed(conversation.UserMessage, "u1", "u1", map[string]any{"text": "hi"})
-	r.expect(r.feed(conversation.UserMessage, "u2", "u2", map[string]any{"text": "also"}), "")
+	r.feed(UserMessage, "u1", "u1", map[string]any{"text": "hi"})
+	r.expect(r.feed(UserMessage, "u2", "u2", map[string]any{"text": "also"}), "")
 	r.expect(r.answer("llm.u1.1.1"), "llm_call(llm.u2.1.1 delay=0)")
 	r.answer("llm.u2.1.1", "a")
-	r.expect(r.feed(conversation.UserMessage, "u3", "u3", map[string]any{"text": "and"}), "")
+	r.expect(r.feed(UserMessage, "u3", "u3", map[string]any{"text": "and"}), "")
 	r.expect(r.toolDone("a-1"), "llm_call(llm.u2.2.1 delay=0)")
 	r.expect(r.answer("llm.u2.2.1"), "")
 }
@@ -308,15 +307,15 @@ func TestLoopQueuedMessage(t *testing.T) {
 func TestLoopStoppedConversation(t *testing.T) {
 	r := newLoopRun(t)
 	r.status = "stopped"
-	r.expect(r.feed(conversation.UserMessage, "u1", "u1", map[string]any{"text": "hi"}), "")
+	r.expect(r.feed(UserMessage, "u1", "u1", map[string]any{"text": "hi"}), "")
 }
 
 // TestLoopOffWithoutAssistant: a conversation started without the
 // assistant (driven from outside) gets no LLM call from the loop.
 func TestLoopOffWithoutAssistant(t *testing.T) {
 	r := &loopRun{t: t, state: agents.State{}, status: "active"}
-	r.feed(conversation.Started, "s", "s", map[string]any{"project_id": "p1"})
-	r.expect(r.feed(conversation.UserMessage, "u1", "u1", map[string]any{"text": "hi"}), "")
+	r.feed(Started, "s", "s", map[string]any{"project_id": "p1"})
+	r.expect(r.feed(UserMessage, "u1", "u1", map[string]any{"text": "hi"}), "")
 }
 
 // TestLoopForkCopiesWithoutActing: a fork's started says how many of the
@@ -324,12 +323,12 @@ func TestLoopOffWithoutAssistant(t *testing.T) {
 // on none, and acts again from the first event after them.
 func TestLoopForkCopiesWithoutActing(t *testing.T) {
 	r := &loopRun{t: t, state: agents.State{}, status: "active"}
-	r.feed(conversation.Started, "fork.p0/c0.x", "x", map[string]any{"assistant": true, "history": 3})
-	r.expect(r.feed(conversation.UserMessage, "u1", "u1", map[string]any{"text": "hi"}), "")
-	r.expect(r.feed(conversation.LLMRequested, "llm.u1.1.1", "u1", map[string]any{}), "")
-	r.feed(conversation.AssistantMessage, "llm.u1.1.1.message", "llm.u1.1.1", map[string]any{"text": "a", "tool_calls": 1})
+	r.feed(Started, "fork.p0/c0.x", "x", map[string]any{"assistant": true, "history": 3})
+	r.expect(r.feed(UserMessage, "u1", "u1", map[string]any{"text": "hi"}), "")
+	r.expect(r.feed(LLMRequested, "llm.u1.1.1", "u1", map[string]any{}), "")
+	r.feed(AssistantMessage, "llm.u1.1.1.message", "llm.u1.1.1", map[string]any{"text": "a", "tool_calls": 1})
 	// The fork's own events: the parent's LLM call in flight is closed
 	// interrupted, and the loop makes it again.
-	r.expect(r.feed(conversation.LLMFailed, "interrupted.llm.u1.1.1", "llm.u1.1.1", map[string]any{"error": map[string]any{"type": "interrupted"}}),
+	r.expect(r.feed(LLMFailed, "interrupted.llm.u1.1.1", "llm.u1.1.1", map[string]any{"error": map[string]any{"type": "interrupted"}}),
 		"llm_call(llm.u1.1.2 delay=0)")
 }

@@ -1,4 +1,4 @@
-package assistant
+package conversation
 
 import (
 	"encoding/json"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/conversation"
 )
 
 // Directive kinds of the conversation loop.
@@ -36,22 +35,7 @@ type LLMCall struct {
 	DelayMS int64 `json:"delay_ms,omitempty"`
 	// LLM overrides the project's model settings for this conversation
 	// (from conversation.started); it never holds a key.
-	LLM *conversation.LLMConfig `json:"llm,omitempty"`
-}
-
-// LLMSettings are a project's model settings (.jido/config.yaml): which of
-// the node's providers (llm.Endpoint, by name), which model, and how. Where
-// the key goes and which variable holds it are the provider's, which the
-// node's operator configured: a project never names them.
-type LLMSettings struct {
-	Provider    string   `json:"provider,omitempty" yaml:"provider"`
-	Model       string   `json:"model,omitempty" yaml:"model"`
-	Temperature *float64 `json:"temperature,omitempty" yaml:"temperature"`
-	MaxTokens   int      `json:"max_tokens,omitempty" yaml:"max_tokens"`
-	TimeoutMS   int64    `json:"timeout_ms,omitempty" yaml:"timeout_ms"`
-	// Script is the scripted provider's JSONL file, relative to the
-	// project's root (scripted only).
-	Script string `json:"script,omitempty" yaml:"script"`
+	LLM *LLMConfig `json:"llm,omitempty"`
 }
 
 // RunTool asks for one tool call through the project's runner. Its
@@ -100,7 +84,7 @@ func RegisterDirectives(c *agents.DirectiveCodec) error {
 		agents.RegisterDirective[CancelTurn](c),
 	} {
 		if err != nil {
-			return fmt.Errorf("assistant directives: %w", err)
+			return fmt.Errorf("conversation directives: %w", err)
 		}
 	}
 	return nil
