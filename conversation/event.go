@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"strings"
+	"time"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/jido-bus/jido-bus/bus"
@@ -113,6 +114,23 @@ func KeyOf(stream string) (string, bool) {
 // Source returns the CloudEvents source of events the runtime generates
 // for conversation key (interruptions, forks): "/conversation/<key>".
 func Source(key string) string { return "/" + StreamPrefix + key }
+
+// NewEvent builds an event of conversation key: its type, its id, the id
+// of what it answers (causationid), its data as JSON, its source
+// Source(key), and its time at (none when at is zero: the loop, which has
+// no clock, gives the time of the event it handles).
+func NewEvent(key, typ, id, causation string, at time.Time, data any) (bus.Signal, error) {
+	s := bus.Signal{}
+	s.SetSpecVersion(bus.SpecVersion)
+	s.SetType(typ)
+	s.SetID(id)
+	s.SetSource(Source(key))
+	if !at.IsZero() {
+		s.SetTime(at)
+	}
+	s.SetExtension(bus.ExtCausationID, causation)
+	return s, bus.SetJSONData(&s, data)
+}
 
 // CausationID returns the causationid extension of e, or "".
 func CausationID(e bus.Signal) string { return extString(e, bus.ExtCausationID) }

@@ -2,6 +2,8 @@ package conversation
 
 import (
 	"fmt"
+	"iter"
+	"slices"
 	"strings"
 
 	"github.com/jido-bus/jido-bus/bus"
@@ -62,4 +64,17 @@ func ValidateID(conv string) error {
 		return bus.Errorf(bus.ReasonInvalidRequest, "conversation id %q: %s", conv, bus.AsError(err).Message)
 	}
 	return nil
+}
+
+// Under returns, sorted, the ids among ids that are keys under project's
+// id ("<project>/…"): the conversations among a project agent's children.
+func Under(project string, ids iter.Seq[string]) []string {
+	var keys []string
+	for id := range ids {
+		if strings.HasPrefix(id, project+"/") {
+			keys = append(keys, id)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -476,15 +476,6 @@ func (d *decider) record(typ, id, causation string, data any) {
 // signal builds a conversation event of this conversation. It carries the
 // time of the event being handled: the loop has no clock.
 func (d *decider) signal(typ, id, causation string, data any) bus.Signal {
-	s := bus.Signal{}
-	s.SetSpecVersion(bus.SpecVersion)
-	s.SetType(typ)
-	s.SetID(id)
-	s.SetSource(Source(d.key))
-	if !d.ev.Time.IsZero() {
-		s.SetTime(d.ev.Time)
-	}
-	s.SetExtension(bus.ExtCausationID, causation)
-	_ = bus.SetJSONData(&s, data) // maps of strings and errors always encode
+	s, _ := NewEvent(d.key, typ, id, causation, d.ev.Time, data) // maps of strings and errors always encode
 	return s
 }

@@ -13,8 +13,8 @@ import (
 )
 
 // Directives returns the directive codec a node runs with: the built-in
-// kinds and the assistant's (LLM calls, tool runs), so that replaying a
-// conversation's stream reads them back.
+// kinds and the conversation loop's (LLM calls, tool runs), so that
+// replaying a conversation's stream reads them back.
 func Directives() (*agents.DirectiveCodec, error) {
 	c := agents.NewDirectiveCodec()
 	if err := conversation.RegisterDirectives(c); err != nil {

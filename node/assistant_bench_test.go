@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
@@ -204,7 +205,7 @@ func (lb *loopBench) conversation(tb testing.TB, conv string) loopSamples {
 	ctx := context.Background()
 	key := "p1/" + conv
 	done := lb.rec.reset(lb.steps + 1)
-	if _, err := lb.n.Projects().ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: conv,
+	if _, err := lb.n.Conversations().Start(ctx, convapi.StartRequest{Project: "p1", Conversation: conv,
 		Limits: &conversation.Limits{MaxSteps: lb.steps + 1, MaxToolCalls: lb.steps}}); err != nil {
 		tb.Fatal(err)
 	}

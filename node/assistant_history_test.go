@@ -14,6 +14,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
@@ -247,7 +248,7 @@ func TestAssistantSendsTheProjectsInstructions(t *testing.T) {
 		t.Errorf("conversation.llm.requested names the instructions %s", got)
 	}
 
-	if _, err := n.Projects().ConvStart(context.Background(), projects.ConvStartRequest{Project: "p1", Conversation: "c2", System: "Be brief."}); err != nil {
+	if _, err := n.Conversations().Start(context.Background(), convapi.StartRequest{Project: "p1", Conversation: "c2", System: "Be brief."}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(root, ".jido", "instructions.md")); err != nil {

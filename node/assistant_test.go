@@ -15,7 +15,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/codec"
 	"github.com/jido-bus/jido-bus/conversation"
-	"github.com/jido-bus/jido-bus/conversation/views"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
@@ -110,7 +110,7 @@ func TestAssistantReadsAndEditsAFile(t *testing.T) {
 	if _, err := n.Projects().Open(ctx, projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.Projects().ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: "c1"}); err != nil {
+	if _, err := n.Conversations().Start(ctx, convapi.StartRequest{Project: "p1", Conversation: "c1"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c1","text":"say jido"}`)); err != nil {
@@ -320,7 +320,7 @@ func TestAssistantMaxSteps(t *testing.T) {
 	if _, err := n.Projects().Open(ctx, projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.Projects().ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: "c1", Limits: &conversation.Limits{MaxSteps: 3}}); err != nil {
+	if _, err := n.Conversations().Start(ctx, convapi.StartRequest{Project: "p1", Conversation: "c1", Limits: &conversation.Limits{MaxSteps: 3}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c1","text":"loop"}`)); err != nil {
@@ -469,11 +469,7 @@ func TestAssistantForkActsOnlyOnWhatComesAfter(t *testing.T) {
 `, "", "hi")
 	awaitEvent(t, n, "p1/c1", conversation.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "first answer") })
 	head := convEvents(t, n, "p1/c1")
-	events, err := views.Fork("p1/c1", head, head[len(head)-1].Seq, "p1/alt", time.Now().UTC())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := n.startFork(ctx, "p1/alt", events); err != nil {
+	if _, err := n.conv.Fork(ctx, convapi.ForkRequest{Conv: "p1/c1", Seq: head[len(head)-1].Seq, As: "p1/alt"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/alt","text":"and now?"}`)); err != nil {

@@ -3,10 +3,11 @@ package node
 import (
 	"context"
 	"encoding/json"
-	"github.com/jido-bus/jido-bus/conversation"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jido-bus/jido-bus/conversation"
 
 	"github.com/nats-io/nats.go"
 

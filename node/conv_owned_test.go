@@ -12,7 +12,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation"
-	"github.com/jido-bus/jido-bus/conversation/views"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projects"
 )
@@ -27,7 +27,7 @@ func startOutsideDriven(t testing.TB, n *Node, key string) {
 	if _, err := n.rt.Start(ctx, runtime.StartRequest{Type: conversation.AgentType, ID: key}); err != nil {
 		t.Fatal(err)
 	}
-	project, conv, _ := cut(key)
+	project, conv, _ := strings.Cut(key, "/")
 	started, err := agents.NewSignal(conversation.Started, conversation.Data{ProjectID: project, ConversationID: conv})
 	if err != nil {
 		t.Fatal(err)
@@ -188,19 +188,12 @@ func TestNoConversationStartsOutsideAnOpenProject(t *testing.T) {
 		t.Fatalf("agent start of notes/c9, no project notes: %v", err)
 	}
 	startOutsideDriven(t, n, "notes/c1")
-	var entries []eventlog.Entry
-	for e, err := range n.evlog.ReadStream(conversation.Stream("notes/c1"), eventlog.ReadOptions{}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		entries = append(entries, e)
+	info, err := n.evlog.Stream(conversation.Stream("notes/c1"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	fork := func(key string) error {
-		evs, err := views.Fork("notes/c1", entries, entries[len(entries)-1].Seq, key, time.Now().UTC())
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = n.startFork(context.Background(), key, evs)
+		_, err := n.conv.Fork(context.Background(), convapi.ForkRequest{Conv: "notes/c1", Seq: info.Head, As: key})
 		return err
 	}
 	if err := fork("p1/f1"); bus.ErrorType(err) != bus.ReasonForbidden {

@@ -23,7 +23,7 @@ func (n *Node) toAgent(_ context.Context, d *natsbus.Delivery) {
 		d.Reject(err)
 		return
 	}
-	if err := n.conversationSignal(d.Address.AgentID, d.Signal.Type()); err != nil {
+	if err := n.conv.Admit(d.Address.AgentID, d.Signal.Type()); err != nil {
 		n.metrics.Refused(bus.ReasonForbidden)
 		d.Reject(err)
 		return
@@ -86,4 +86,18 @@ func (n *Node) broadcast(_ context.Context, d *natsbus.Delivery) {
 		reply.Refused = err.Error()
 	}
 	d.Respond(reply)
+}
+
+// broadcastAllowed refuses a broadcast of a runtime type, of a project
+// signal or of a conversation event: every project's or conversation's
+// agent routes them, so one publish would close every project or put the
+// same event into every conversation.
+func (n *Node) broadcastAllowed(typ string) error {
+	if err := runtimeSignal(typ); err != nil {
+		return err
+	}
+	if err := n.projectBroadcast(typ); err != nil {
+		return err
+	}
+	return n.conv.AdmitBroadcast(typ)
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus/dispatch"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
@@ -147,7 +148,8 @@ type Node struct {
 	webhooks *dispatch.WebhookGuard
 	secrets  nodeSecrets
 	projects *projects.Engine
-	convPub  *convPublisher
+	conv     *convapi.Service
+	convPub  *convapi.Publisher
 	// assistant runs the conversation loop's LLM calls and tool runs;
 	// engineReady is closed once projects is set (or failed to be).
 	assistant   *assistant.Assistant
@@ -218,10 +220,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	// Conversation events are published from the log's head now, so
 	// whatever recovery and resuming append is published too.
-	if n.convPub, err = newConvPublisher(n.evlog, subjects, n.conn.nc.PublishMsg, log); err != nil {
+	if n.convPub, err = convapi.NewPublisher(n.evlog, subjects, n.conn.nc.PublishMsg, log); err != nil {
 		return nil, fmt.Errorf("follow the event log for conversation events: %w", err)
 	}
-	n.convPub.start()
+	n.convPub.Start()
 	// The listener comes up before recovery, which may take long: a
 	// supervisor sees the process alive (/healthz) and not yet ready.
 	if cfg.MetricsAddr != "" {
@@ -281,6 +283,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if n.recovered, err = n.rt.Recover(ctx); err != nil {
 		log.Error("some agents could not be recovered", "err", err)
 	}
+	if err := n.newProjects(); err != nil {
+		return nil, err
+	}
 
 	if n.store, err = projections.OpenStore(ProjectionsDir(cfg.DataDir), projections.StoreOptions{Logger: log}); err != nil {
 		return nil, fmt.Errorf("open the projection store: %w", err)
@@ -288,12 +293,13 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if n.runner, err = projections.NewRunner(n.evlog, n.store, projections.Options{Logger: log}, views.Projections(views.Options{})...); err != nil {
 		return nil, err
 	}
-	// Resuming folds each conversation's own stream, so it does not wait
-	// for the projections to catch up; they do that in the background.
-	n.resumeConversations(ctx, "the node restarted")
-	if err := n.startProjects(ctx); err != nil {
+	if n.conv, err = convapi.New(convapi.Config{Runtime: n.rt, Log: n.evlog, Runner: n.runner, Projects: n.projects, Bus: n.bus, Logger: log}); err != nil {
 		return nil, err
 	}
+	// Resuming folds each conversation's own stream, so it does not wait
+	// for the projections to catch up; they do that in the background.
+	n.conv.Resume(ctx, "the node restarted")
+	n.restoreProjects(ctx)
 	if err := n.openProjects(ctx, cfg.Open); err != nil {
 		return nil, err
 	}
@@ -367,6 +373,9 @@ func (n *Node) Log() *eventlog.Log { return n.evlog }
 // disk is usable (the log comes back with every acknowledged entry).
 func (n *Node) Failed() <-chan struct{} { return n.evlog.FailedNotify() }
 
+// Conversations is the node's conversations: the conv API in process.
+func (n *Node) Conversations() *convapi.Service { return n.conv }
+
 // Projections is the node's projection runner.
 func (n *Node) Projections() *projections.Runner { return n.runner }
 
@@ -382,19 +391,13 @@ func (n *Node) register() error {
 	if err = logapi.Serve(n.bus, logapi.Local{Log: n.evlog, Guard: n.guardTruncate, ImportGuard: n.guardImport}); err != nil {
 		return err
 	}
-	if err = projectionapi.Serve(n.bus, projectionapi.Local{Runner: n.runner, Log: n.evlog, Append: n.startFork}); err != nil {
+	if err = projectionapi.Serve(n.bus, projectionapi.Local{Runner: n.runner}); err != nil {
 		return err
 	}
 	if err = agentapi.Serve(n.bus, n.rt, agentapi.Options{Admit: n.admitSignal, AdmitStart: n.admitStart}); err != nil {
 		return err
 	}
-	if err = n.bus.HandleAPI(n.subjects.API("conv", "send"), n.convSend); err != nil {
-		return err
-	}
-	if err = n.bus.HandleAPI(n.subjects.API("conv", "cancel"), n.convCancel); err != nil {
-		return err
-	}
-	if err = n.bus.HandleAPI(n.subjects.API("conv", "approve"), n.convApprove); err != nil {
+	if err = convapi.Serve(n.bus, n.conv); err != nil {
 		return err
 	}
 	if err = projectapi.Serve(n.bus, n.projects); err != nil {
@@ -459,7 +462,7 @@ func (n *Node) Close(drainTimeout time.Duration) error {
 // and stops the publisher; it must run before NATS drains.
 func (n *Node) closeConvPublisher() {
 	if n.convPub != nil {
-		n.convPub.close()
+		n.convPub.Close()
 		n.convPub = nil
 	}
 }

@@ -11,16 +11,13 @@ import (
 	"github.com/jido-bus/jido-bus/projects"
 )
 
-// startProjects makes the node's project engine and brings back the
-// projects the last run left open (after the runtime's recovery, which
-// restored their agents). Tool outputs over the runner's cap go to the
-// node's artifact store, the one conversations use.
-func (n *Node) startProjects(ctx context.Context) error {
-	defer close(n.engineReady) // the assistant's calls wait for it
+// newProjects makes the node's project engine, with no project open yet
+// (restoreProjects brings them back). Tool outputs over the runner's cap
+// go to the node's artifact store, the one conversations use.
+func (n *Node) newProjects() error {
 	cfg := projects.Config{
 		Runtime:     n.rt,
 		NodeDataDir: n.cfg.DataDir,
-		Streams:     n.evlog,
 		Artifacts:   views.Artifacts{Dir: ArtifactsDir(n.cfg.DataDir)},
 		CommandEnv:  n.secrets.inherit,
 		Logger:      n.log,
@@ -31,13 +28,21 @@ func (n *Node) startProjects(ctx context.Context) error {
 	}
 	e, err := projects.NewEngine(cfg)
 	if err != nil {
+		close(n.engineReady) // the assistant's calls wait for it no more
 		return err
 	}
 	n.projects = e
-	if restored := e.Restore(ctx); restored > 0 {
+	return nil
+}
+
+// restoreProjects brings back the projects the last run left open (after
+// the runtime's recovery, which restored their agents); the assistant's
+// calls, which wait for it, go ahead from then on.
+func (n *Node) restoreProjects(ctx context.Context) {
+	defer close(n.engineReady)
+	if restored := n.projects.Restore(ctx); restored > 0 {
 		n.log.Info("projects restored", "open", restored)
 	}
-	return nil
 }
 
 // Projects is the node's project engine.

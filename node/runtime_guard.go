@@ -5,7 +5,6 @@ import (
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projects"
 )
 
@@ -39,29 +38,21 @@ func (n *Node) admitSignal(id, typ string) error {
 		if err := runtimeSignal(typ); err != nil {
 			return err
 		}
-		if err := n.conversationSignal(id, typ); err != nil {
+		if err := n.conv.Admit(id, typ); err != nil {
 			return err
 		}
 	}
 	return n.projectSignal(id)
 }
 
-// admitStart refuses agent.start of a project, and of a conversation
-// under the id of a project of the node. A project agent is started by
-// the engine's project.open, which checks its root, loads its assets and
-// policy and knows it from then on; started directly it would be a
-// project without a root that the engine does not guard. A conversation
-// under a project's id is the project's: it starts through the project
-// (project conv start, conv send), with its assistant's loop on, never as
-// one driven from outside whose answers anyone writes.
+// admitStart refuses agent.start of a project, and of a conversation under
+// the id of a project of the node (convapi's AdmitStart). A project
+// agent is started by the engine's project.open, which checks its root,
+// loads its assets and policy and knows it from then on; started directly
+// it would be a project without a root that the engine does not guard.
 func (n *Node) admitStart(r runtime.StartRequest) error {
-	switch r.Type {
-	case projects.AgentType:
+	if r.Type == projects.AgentType {
 		return bus.Errorf(bus.ReasonForbidden, "agents of type %s are started by project open (jido-bus project open PATH, %s), which checks the project's root and policy; agent start does not start them", projects.AgentType, n.subjects.API("project", "open"))
-	case conversation.AgentType:
-		if project, _, ok := cut(r.ID); ok && n.projects != nil && n.projects.Has(project) {
-			return bus.Errorf(bus.ReasonForbidden, "conversation %s is under the id of project %s: its conversations start through it (jido-bus conv start %s, or conv send %s TEXT), driven by its assistant; a conversation your own service drives takes an id no project uses", r.ID, project, project, r.ID)
-		}
 	}
-	return nil
+	return n.conv.AdmitStart(r)
 }

@@ -72,10 +72,6 @@ type Config struct {
 	Debounce time.Duration
 	// Assets tune the asset loads (KnownTools is the engine's).
 	Assets assets.Options
-	// Streams tells which log streams exist (the node's log): a
-	// conversation id whose stream exists is refused by ConvStart. Nil
-	// leaves that check to the runtime's running agents only.
-	Streams StreamLookup
 	// CommandEnv is what the node's operator lets commands inherit from
 	// its environment; a project whose policy asks for more is refused at
 	// open. Nil allows policy.DefaultCommandEnv and knows no secret.

@@ -11,8 +11,9 @@ import (
 
 // Conversation ids under a project's id, <project>/<conversation>, are the
 // project's, whether it is open or not: a conversation is started in it
-// through the project (ConvStart), with the assistant's loop on, and the
-// node refuses a client that would start one otherwise. A conversation
+// through the project (conversation/convapi's Start), with the
+// assistant's loop on, and the node refuses a client that would start one
+// otherwise. A conversation
 // driven from outside (loop off: its model answers and tool calls are
 // whatever its sender writes) under a project's id would show those
 // answers as the project's, in conv ls and conv show and as the
@@ -54,7 +55,7 @@ func (e *Engine) disown(ctx context.Context, id string) {
 			continue
 		}
 		conv := strings.TrimPrefix(key, id+"/")
-		if err := e.send(ctx, id, TypeConvStopped, ConvData{Conversation: conv, ID: key, Reason: DisownedReason}); err != nil {
+		if err := e.ConversationStopped(ctx, id, conv, DisownedReason); err != nil {
 			e.log.Error("record a disowned conversation", "project", id, "conversation", key, "err", err)
 		}
 		e.log.Warn("conversation started outside its project stopped at the project's open; its stream keeps its history", "project", id, "conversation", key)

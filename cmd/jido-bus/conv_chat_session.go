@@ -17,9 +17,8 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/codec"
 	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/conversation/views"
-	"github.com/jido-bus/jido-bus/node"
-	"github.com/jido-bus/jido-bus/projections/projectionapi"
 )
 
 // chatSession is one conv chat: it reads lines, sends them, and prints
@@ -283,7 +282,7 @@ func (s *chatSession) decode(m *nats.Msg) (chatEvent, bool) {
 	if len(sig.Data()) > 0 && json.Unmarshal(sig.Data(), &ev.data) != nil {
 		return chatEvent{}, false
 	}
-	if seq := m.Header.Get(node.HeaderSeq); seq != "" {
+	if seq := m.Header.Get(convapi.HeaderSeq); seq != "" {
 		ev.seq, _ = strconv.ParseUint(seq, 10, 64)
 	}
 	ev.request, _ = sig.Extensions()[bus.ExtCausationID].(string)
@@ -476,11 +475,11 @@ func (s *chatSession) printedFromTimeline(text string) bool {
 // showView reads one read model of the conversation (at seq, when not
 // 0: folded from the log up to that entry, exactly) into v.
 func (s *chatSession) showView(ctx context.Context, view string, seq uint64, v any) error {
-	data, err := s.r.Request(ctx, s.subjects.API(projectionapi.AreaConv, projectionapi.VerbShow), projectionapi.ConvShowRequest{Conv: s.key, View: view, Seq: seq})
+	data, err := s.r.Request(ctx, s.subjects.API(convapi.Area, convapi.VerbShow), convapi.ShowRequest{Conv: s.key, View: view, Seq: seq})
 	if err != nil {
 		return err
 	}
-	var reply projectionapi.ConvShowReply
+	var reply convapi.ShowReply
 	if err := json.Unmarshal(data, &reply); err != nil {
 		return fmt.Errorf("conv show %s: %w", s.key, err)
 	}

@@ -19,8 +19,8 @@ import (
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/bus/natsserver"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/conversation/views"
-	"github.com/jido-bus/jido-bus/node"
 )
 
 // loggedConv is a conversation as a node holds it, for a chat session to
@@ -104,7 +104,7 @@ func (c *loggedConv) publishID(seq uint64, typ, id, request, data string) {
 		c.t.Fatal(err)
 	}
 	if seq > 0 {
-		msg.Header.Set(node.HeaderSeq, strconv.FormatUint(seq, 10))
+		msg.Header.Set(convapi.HeaderSeq, strconv.FormatUint(seq, 10))
 	}
 	if err := c.nc.PublishMsg(msg); err != nil {
 		c.t.Fatal(err)

@@ -14,9 +14,8 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/codec"
 	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/conversation/views"
-	"github.com/jido-bus/jido-bus/node"
-	"github.com/jido-bus/jido-bus/projections/projectionapi"
 )
 
 // convFollower prints a conversation's timeline as it grows. Two sources
@@ -197,7 +196,7 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 	defer func() { _ = deltas.Unsubscribe() }()
 	requested, err := nc.Subscribe(subjects.Emit(key, conversation.LLMRequested), func(m *nats.Msg) {
 		sig, _, err := (&codec.Decoder{}).Decode(m, "")
-		if seq, perr := strconv.ParseUint(m.Header.Get(node.HeaderSeq), 10, 64); err == nil && perr == nil {
+		if seq, perr := strconv.ParseUint(m.Header.Get(convapi.HeaderSeq), 10, 64); err == nil && perr == nil {
 			c.requestedAt(sig.ID(), seq)
 		}
 	})
@@ -205,7 +204,7 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 		return err
 	}
 	defer func() { _ = requested.Unsubscribe() }()
-	client := projectionapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout}
+	client := convapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	ctx := cmd.Context()
@@ -218,7 +217,7 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 		// returns, once it holds everything committed before their
 		// call; later ones kick another poll.
 		at, streamed := c.pendingAt()
-		reply, err := client.ConvShow(ctx, projectionapi.ConvShowRequest{Conv: key, View: views.ViewTimeline, Seq: at})
+		reply, err := client.Show(ctx, convapi.ShowRequest{Conv: key, View: views.ViewTimeline, Seq: at})
 		switch {
 		case err == nil:
 			answered = true

@@ -14,6 +14,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
 	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
@@ -88,7 +89,7 @@ func TestConvAndProjectionCommandsOnTheDataDir(t *testing.T) {
 		t.Errorf("conv show --view status --at 3:\n%s", out)
 	}
 	out = run("conv", "show", "p1/c1", "--view", "llm_context", "--json")
-	var show projectionapi.ConvShowReply
+	var show convapi.ShowReply
 	if err := json.Unmarshal([]byte(out), &show); err != nil || show.View != "llm_context" || !strings.Contains(string(show.State), `"tool_call_id":"t1"`) {
 		t.Errorf("conv show --json: %v\n%s", err, out)
 	}
@@ -174,10 +175,18 @@ func TestConvCommandsThroughARunningNode(t *testing.T) {
 	srv := natstest.RunServer(t)
 	nc := natstest.Connect(t, srv)
 	api := natsbus.New(nc, natsbus.Options{})
-	if err := projectionapi.Serve(api, projectionapi.Local{Runner: r, Log: l}); err != nil {
+	if err := projectionapi.Serve(api, projectionapi.Local{Runner: r}); err != nil {
 		t.Fatal(err)
 	}
 	defer api.Close()
+	// The conv verbs that read, as a node serves them (convapi.Serve), on
+	// the read models alone.
+	reader := convapi.Reader{Runner: r, Log: l}
+	for verb, fn := range map[string]natsbus.APIFunc{convapi.VerbShow: natsbus.Typed(reader.Show), convapi.VerbList: natsbus.Typed(reader.List)} {
+		if err := api.HandleAPI(api.Subjects().API(convapi.Area, verb), fn); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// The node holds the data dir; the commands must not need it.
 	on := []string{"--nats-url", srv.ClientURL()}
 	deadline := time.Now().Add(10 * time.Second)

@@ -30,7 +30,7 @@ func TestRebuildEndsOnALogWithoutConversations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local := Local{Runner: r, Log: l}
+	local := Local{Runner: r}
 	caughtUp := func() bool {
 		ls, err := local.List(ctx, ListRequest{})
 		if err != nil {

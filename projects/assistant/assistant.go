@@ -226,16 +226,9 @@ func (a *Assistant) deliver(x *runtime.ExecContext, typ, id, causation string, d
 	}
 }
 
-// event builds a conversation event of conversation key, stamped now.
+// newEvent builds a conversation event of conversation key, stamped now.
 func newEvent(key, typ, id, causation string, data any) (bus.Signal, error) {
-	s := bus.Signal{}
-	s.SetSpecVersion(bus.SpecVersion)
-	s.SetType(typ)
-	s.SetID(id)
-	s.SetSource(conversation.Source(key))
-	s.SetTime(time.Now().UTC())
-	s.SetExtension(bus.ExtCausationID, causation)
-	return s, bus.SetJSONData(&s, data)
+	return conversation.NewEvent(key, typ, id, causation, time.Now().UTC(), data)
 }
 
 // projectOf returns the project of conversation key.

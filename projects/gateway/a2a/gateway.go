@@ -47,7 +47,7 @@ type Host interface {
 	// project fails not_found (or unavailable).
 	Project(ctx context.Context, id string) (Project, error)
 	// StartConversation starts conversation conv of project with the
-	// assistant's loop on (the engine's ConvStart), its
+	// assistant's loop on (convapi's Start), its
 	// conversation.started naming owner as data.by (owner.go); an id in
 	// use fails already_exists.
 	StartConversation(ctx context.Context, project, conv, owner string) error

@@ -498,10 +498,10 @@ func (h *requestHandler) SubscribeToTask(ctx context.Context, req *a2a.Subscribe
 }
 
 // ListTasks implements a2asrv.RequestHandler: not offered (jido-bus
-// project conv ls lists a project's conversations).
+// conv ls --project lists a project's conversations).
 func (h *requestHandler) ListTasks(ctx context.Context, _ *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
 	markHandled(ctx)
-	err := a2a.NewError(a2a.ErrUnsupportedOperation, name(ctx, MethodList)+" is not offered: a context is a conversation; jido-bus project conv ls lists them")
+	err := a2a.NewError(a2a.ErrUnsupportedOperation, name(ctx, MethodList)+" is not offered: a context is a conversation; jido-bus conv ls --project PROJECT lists them")
 	return nil, h.record(ctx, MethodList, "", time.Now(), err)
 }
 

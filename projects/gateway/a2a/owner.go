@@ -19,7 +19,7 @@ import (
 // name>"), and a task is seen only by that caller and by admins
 // (gateway.Caller.Admin); to anyone else it does not exist, as one never
 // started does. A conversation started other than through this gateway
-// (conv send or project conv start over NATS, an A2A task of a node
+// (conv send or conv start over NATS, an A2A task of a node
 // before owners were recorded) names no owner: admins alone see it here.
 // A conversation driven from outside (its loop off: its answers are its
 // sender's, not the project's assistant's) is no task of the project's

@@ -1,29 +1,82 @@
-package projects_test
+package convapi_test
 
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
+	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/node"
 	"github.com/jido-bus/jido-bus/projects"
 )
 
-// convIDs lists project's conversations by id.
-func convIDs(t *testing.T, e *projects.Engine, project string) []string {
+// startNode starts a node in dataDir, listening on no port, with file
+// watching off.
+func startNode(t *testing.T, dataDir string) *node.Node {
 	t.Helper()
-	cs, err := e.ConvList(project)
+	n, err := node.Start(context.Background(), node.Config{
+		DataDir: dataDir, NoSync: true,
+		NATS:     node.NATSConfig{DontListen: true},
+		Projects: func(c *projects.Config) { c.NoWatch = true },
+	})
 	if err != nil {
-		t.Fatalf("conv ls %s: %v", project, err)
+		t.Fatal(err)
 	}
-	ids := make([]string, len(cs))
-	for i, c := range cs {
-		ids[i] = c.ID
+	return n
+}
+
+func closeNode(t *testing.T, n *node.Node) {
+	t.Helper()
+	if err := n.Close(10 * time.Second); err != nil {
+		t.Errorf("close node: %v", err)
 	}
-	return ids
+}
+
+// projectDir is a project folder with one file.
+func projectDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// projectTypes are the types of the entries project id's engine wrote in
+// its stream (the runtime's own jido.* records left out).
+func projectTypes(t *testing.T, n *node.Node, id string) []string {
+	t.Helper()
+	var types []string
+	for e, err := range n.Log().ReadStream(projects.Stream(id), eventlog.ReadOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(e.Event.Type(), "jido.") {
+			types = append(types, e.Event.Type())
+		}
+	}
+	return types
+}
+
+// convIDs lists project's running conversations by id: the children of
+// its agent.
+func convIDs(t *testing.T, n *node.Node, project string) []string {
+	t.Helper()
+	info, err := n.Runtime().State(project)
+	if err != nil {
+		t.Fatalf("project %s: %v", project, err)
+	}
+	return conversation.Under(project, maps.Values(info.Children))
 }
 
 // stateConversations is the conversations list of project's agent state.
@@ -61,9 +114,9 @@ func wantErrType(t *testing.T, what string, err error, typ string) {
 // stream and state; ids are checked and never reused; stopping one and
 // closing the project stop their agents.
 func TestConversationsAreChildrenOfTheirProject(t *testing.T) {
-	n := startNode(t, t.TempDir(), false)
+	n := startNode(t, t.TempDir())
 	defer closeNode(t, n)
-	e, rt := n.Projects(), n.Runtime()
+	e, rt, svc := n.Projects(), n.Runtime(), n.Conversations()
 	ctx := context.Background()
 	if _, err := e.Open(ctx, projects.OpenRequest{Root: projectDir(t), ID: "p1"}); err != nil {
 		t.Fatal(err)
@@ -71,7 +124,7 @@ func TestConversationsAreChildrenOfTheirProject(t *testing.T) {
 	if _, err := e.Open(ctx, projects.OpenRequest{Root: projectDir(t), ID: "p2"}); err != nil {
 		t.Fatal(err)
 	}
-	c1, err := e.ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: "c1"})
+	c1, err := svc.Start(ctx, convapi.StartRequest{Project: "p1", Conversation: "c1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,21 +135,21 @@ func TestConversationsAreChildrenOfTheirProject(t *testing.T) {
 	if err != nil || info.Type != "conversation" || info.Parent == nil || info.Parent.ID != "p1" {
 		t.Fatalf("p1/c1's agent: %+v %v", info, err)
 	}
-	fresh, err := e.ConvStart(ctx, projects.ConvStartRequest{Project: "p1"})
+	fresh, err := svc.Start(ctx, convapi.StartRequest{Project: "p1"})
 	if err != nil || bus.ValidateAgentID(fresh.Conversation) != nil || fresh.ID != "p1/"+fresh.Conversation {
 		t.Fatalf("conv start with no id: %+v %v", fresh, err)
 	}
 	// The same conversation id in another project is another conversation.
-	if _, err := e.ConvStart(ctx, projects.ConvStartRequest{Project: "p2", Conversation: "c1"}); err != nil {
+	if _, err := svc.Start(ctx, convapi.StartRequest{Project: "p2", Conversation: "c1"}); err != nil {
 		t.Fatalf("c1 in p2: %v", err)
 	}
 
-	_, err = e.ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: "c1"})
+	_, err = svc.Start(ctx, convapi.StartRequest{Project: "p1", Conversation: "c1"})
 	wantErrType(t, "c1 again", err, "already_exists")
-	_, err = e.ConvStart(ctx, projects.ConvStartRequest{Project: "nope", Conversation: "c1"})
+	_, err = svc.Start(ctx, convapi.StartRequest{Project: "nope", Conversation: "c1"})
 	wantErrType(t, "a conversation of an unknown project", err, bus.ReasonNotFound)
 	for _, bad := range []string{"a/b", "-x", "a.b", "a b", ".."} {
-		_, err = e.ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: bad})
+		_, err = svc.Start(ctx, convapi.StartRequest{Project: "p1", Conversation: bad})
 		wantErrType(t, "conversation id "+bad, err, bus.ReasonInvalidRequest)
 	}
 	if _, err := rt.State("p1/a"); err == nil {
@@ -105,34 +158,32 @@ func TestConversationsAreChildrenOfTheirProject(t *testing.T) {
 
 	want := []string{"p1/c1", fresh.ID}
 	slices.Sort(want)
-	if got := convIDs(t, e, "p1"); !slices.Equal(got, want) {
+	if got := convIDs(t, n, "p1"); !slices.Equal(got, want) {
 		t.Fatalf("conv ls p1: %v, want %v", got, want)
 	}
 	if got := stateConversations(t, n, "p1"); !slices.Equal(got, []string{"c1", fresh.Conversation}) {
 		t.Fatalf("p1's state conversations: %v", got)
 	}
-	_, err = e.ConvList("nope")
-	wantErrType(t, "conv ls of an unknown project", err, bus.ReasonNotFound)
 
-	if err := e.ConvStop(ctx, "p1", "c1", "done"); err != nil {
+	if err := stop(svc, "p1", "c1", "done"); err != nil {
 		t.Fatal(err)
 	}
 	if !stopped(n, "p1/c1") {
 		t.Fatal("p1/c1 runs after conv stop")
 	}
-	if got := convIDs(t, e, "p1"); !slices.Equal(got, []string{fresh.ID}) {
+	if got := convIDs(t, n, "p1"); !slices.Equal(got, []string{fresh.ID}) {
 		t.Fatalf("conv ls after stop: %v", got)
 	}
 	if got := stateConversations(t, n, "p1"); !slices.Equal(got, []string{fresh.Conversation}) {
 		t.Fatalf("state conversations after stop: %v", got)
 	}
-	wantErrType(t, "stop c1 again", e.ConvStop(ctx, "p1", "c1", ""), bus.ReasonNotFound)
-	wantErrType(t, "stop p2's conversation through p1", e.ConvStop(ctx, "p1", "zz", ""), bus.ReasonNotFound)
+	wantErrType(t, "stop c1 again", stop(svc, "p1", "c1", ""), bus.ReasonNotFound)
+	wantErrType(t, "stop p2's conversation through p1", stop(svc, "p1", "zz", ""), bus.ReasonNotFound)
 	// A stopped conversation's id stays used: its stream has its history.
-	_, err = e.ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: "c1"})
+	_, err = svc.Start(ctx, convapi.StartRequest{Project: "p1", Conversation: "c1"})
 	wantErrType(t, "restart a stopped conversation", err, "already_exists")
 
-	types, _ := entries(t, n, "p1")
+	types := projectTypes(t, n, "p1")
 	if want := []string{projects.TypeStarted, projects.TypeAssetsLoaded, projects.TypeConvStarted, projects.TypeConvStarted, projects.TypeConvStopped}; !slices.Equal(types, want) {
 		t.Fatalf("p1's stream: %v, want %v", types, want)
 	}
@@ -147,7 +198,7 @@ func TestConversationsAreChildrenOfTheirProject(t *testing.T) {
 	if _, err := rt.State("p2/c1"); err != nil {
 		t.Fatalf("closing p1 stopped p2's conversation: %v", err)
 	}
-	_, err = e.ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: "c9"})
+	_, err = svc.Start(ctx, convapi.StartRequest{Project: "p1", Conversation: "c9"})
 	wantErrType(t, "a conversation of a closed project", err, bus.ReasonNotFound)
 }
 
@@ -155,25 +206,25 @@ func TestConversationsAreChildrenOfTheirProject(t *testing.T) {
 // conversations run again as its children, and closing it stops them.
 func TestRestartBringsConversationsBack(t *testing.T) {
 	dataDir := t.TempDir()
-	n := startNode(t, dataDir, false)
+	n := startNode(t, dataDir)
 	ctx := context.Background()
 	if _, err := n.Projects().Open(ctx, projects.OpenRequest{Root: projectDir(t), ID: "p1"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []string{"c1", "c2"} {
-		if _, err := n.Projects().ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: c}); err != nil {
+		if _, err := n.Conversations().Start(ctx, convapi.StartRequest{Project: "p1", Conversation: c}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := n.Projects().ConvStop(ctx, "p1", "c2", ""); err != nil {
+	if err := stop(n.Conversations(), "p1", "c2", ""); err != nil {
 		t.Fatal(err)
 	}
 	closeNode(t, n)
 
-	n = startNode(t, dataDir, false)
+	n = startNode(t, dataDir)
 	defer closeNode(t, n)
 	e := n.Projects()
-	if got := convIDs(t, e, "p1"); !slices.Equal(got, []string{"p1/c1"}) {
+	if got := convIDs(t, n, "p1"); !slices.Equal(got, []string{"p1/c1"}) {
 		t.Fatalf("conv ls after restart: %v", got)
 	}
 	if got := stateConversations(t, n, "p1"); !slices.Equal(got, []string{"c1"}) {
@@ -188,4 +239,10 @@ func TestRestartBringsConversationsBack(t *testing.T) {
 	if !stopped(n, "p1/c1") {
 		t.Fatal("p1/c1 runs after its project closed")
 	}
+}
+
+// stop stops conversation conv of project through svc, as conv.stop does.
+func stop(svc *convapi.Service, project, conv, reason string) error {
+	_, err := svc.Stop(context.Background(), convapi.StopRequest{Project: project, Conversation: conv, Reason: reason})
+	return err
 }

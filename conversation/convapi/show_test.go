@@ -1,4 +1,4 @@
-package projectionapi
+package convapi_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
@@ -32,7 +33,7 @@ func TestConvShowNamesTheOperatorsMistake(t *testing.T) {
 	if err := r.CatchUp(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	local := Local{Runner: r, Log: l}
+	local := convapi.Reader{Runner: r, Log: l}
 	tests := []struct {
 		conv     string
 		typ      string
@@ -44,7 +45,7 @@ func TestConvShowNamesTheOperatorsMistake(t *testing.T) {
 		{"agent/c1", bus.ReasonNotFound, "no conversation agent/c1: its stream conversation/agent/c1 holds no conversation event"},
 	}
 	for _, tt := range tests {
-		_, err := local.ConvShow(ctx, ConvShowRequest{Conv: tt.conv})
+		_, err := local.Show(ctx, convapi.ShowRequest{Conv: tt.conv})
 		if !errors.Is(err, &bus.Error{Type: tt.typ}) || !strings.Contains(err.Error(), tt.contains) {
 			t.Errorf("conv show %s: %v, want %s with %q", tt.conv, err, tt.typ, tt.contains)
 		}

@@ -1,4 +1,4 @@
-package node
+package convapi
 
 import (
 	"context"
@@ -27,15 +27,15 @@ const (
 	HeaderStream = "Jido-Stream"
 )
 
-// convPublishRetry bounds the wait between two attempts to publish an
-// event NATS did not take (the connection is closed or its reconnect
-// buffer is full): the same event is tried again, never skipped.
+// publishRetry bounds the wait between two attempts to publish an event
+// NATS did not take (the connection is closed or its reconnect buffer is
+// full): the same event is tried again, never skipped.
 const (
-	convPublishRetryMin = 10 * time.Millisecond
-	convPublishRetryMax = time.Second
+	publishRetryMin = 10 * time.Millisecond
+	publishRetryMax = time.Second
 )
 
-// convPublisher publishes every committed conversation event (a
+// Publisher publishes every committed conversation event (a
 // conversation.* entry of a conversation/<key> stream) on
 // <prefix>.emit.<key>.<type>, in the codec the node's emits use, with
 // HeaderSeq and HeaderStream.
@@ -52,34 +52,35 @@ const (
 // not published, and that is logged.
 //
 // A client follows a conversation without a gap or a duplicate this way
-// (TestConvCatchUpSwitchOver): subscribe to <prefix>.emit.<key>.> first;
+// (the node's TestConvCatchUpSwitchOver): subscribe to <prefix>.emit.<key>.> first;
 // then read the stream conversation/<key> from the log (jido.api.log.show,
 // `jido-bus log show conversation/<key>`) up to its last entry, seq N;
 // then take the live messages, dropping those with Jido-Seq ≤ N. Messages
 // without Jido-Seq are not log entries (deltas, the runtime's lifecycle
 // emits).
-type convPublisher struct {
+type Publisher struct {
 	sub      *eventlog.Subscription
 	subjects bus.Subjects
 	log      *slog.Logger
-	// publish hands a message to NATS; tests replace it to make NATS fail.
+	// publish hands a message to NATS; tests make it fail.
 	publish func(*nats.Msg) error
 
 	stop context.CancelFunc
 	done chan struct{}
 }
 
-// newConvPublisher subscribes to l from its current head; start runs it.
-func newConvPublisher(l *eventlog.Log, subjects bus.Subjects, publish func(*nats.Msg) error, log *slog.Logger) (*convPublisher, error) {
+// NewPublisher subscribes to l from its current head, for publish to
+// hand each message to NATS (a connection's PublishMsg); Start runs it.
+func NewPublisher(l *eventlog.Log, subjects bus.Subjects, publish func(*nats.Msg) error, log *slog.Logger) (*Publisher, error) {
 	sub, err := l.Subscribe(eventlog.SubscribeOptions{Types: conversation.TypePattern})
 	if err != nil {
 		return nil, err
 	}
-	return &convPublisher{sub: sub, subjects: subjects, log: log, publish: publish, done: make(chan struct{})}, nil
+	return &Publisher{sub: sub, subjects: subjects, log: log, publish: publish, done: make(chan struct{})}, nil
 }
 
-// start runs the publisher in a goroutine that close stops.
-func (p *convPublisher) start() {
+// Start runs the publisher in a goroutine that Close stops.
+func (p *Publisher) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	p.stop = cancel
 	go func() {
@@ -88,12 +89,12 @@ func (p *convPublisher) start() {
 	}()
 }
 
-// close publishes what is committed by now, trying each event once more,
+// Close publishes what is committed by now, trying each event once more,
 // and stops the publisher. The node calls it once its agents have
 // committed their last events and before NATS drains, so that a client
 // sees them. It does not wait on NATS: a publish only buffers (or fails
 // at once when the connection's buffer is full or closed).
-func (p *convPublisher) close() {
+func (p *Publisher) Close() {
 	if p.stop != nil {
 		p.stop()
 		<-p.done
@@ -101,7 +102,7 @@ func (p *convPublisher) close() {
 	p.sub.Close()
 }
 
-func (p *convPublisher) run(ctx context.Context) {
+func (p *Publisher) run(ctx context.Context) {
 	for {
 		e, err := p.sub.Next(ctx)
 		if ctx.Err() != nil {
@@ -119,7 +120,7 @@ func (p *convPublisher) run(ctx context.Context) {
 
 // drain publishes, once stop was asked for, the entries durable by now,
 // trying each once: the node is closing, so NATS still takes them.
-func (p *convPublisher) drain() {
+func (p *Publisher) drain() {
 	for {
 		e, ok, err := p.sub.TryNext()
 		if err != nil {
@@ -140,7 +141,7 @@ func (p *convPublisher) drain() {
 }
 
 // handle logs a subscription error and says whether to go on.
-func (p *convPublisher) handle(err error) bool {
+func (p *Publisher) handle(err error) bool {
 	if _, corrupt := errors.AsType[*eventlog.CorruptError](err); corrupt {
 		p.log.Error("conversation event damaged in the log; not published", "err", err)
 		return true
@@ -153,12 +154,12 @@ func (p *convPublisher) handle(err error) bool {
 
 // deliver publishes e, retrying with a growing pause until NATS takes it
 // or ctx ends (the node closes: then it is tried once more).
-func (p *convPublisher) deliver(ctx context.Context, e eventlog.Entry) {
+func (p *Publisher) deliver(ctx context.Context, e eventlog.Entry) {
 	msg, ok := p.message(e)
 	if !ok {
 		return
 	}
-	wait := convPublishRetryMin
+	wait := publishRetryMin
 	for attempt := 1; ; attempt++ {
 		err := p.publish(msg)
 		if err == nil {
@@ -179,13 +180,13 @@ func (p *convPublisher) deliver(ctx context.Context, e eventlog.Entry) {
 			}
 			return
 		}
-		wait = min(2*wait, convPublishRetryMax)
+		wait = min(2*wait, publishRetryMax)
 	}
 }
 
 // message encodes e for NATS, or false when e is no conversation's event
 // (a conversation.* type written to another stream).
-func (p *convPublisher) message(e eventlog.Entry) (*nats.Msg, bool) {
+func (p *Publisher) message(e eventlog.Entry) (*nats.Msg, bool) {
 	key, ok := conversation.KeyOf(e.Stream)
 	if !ok {
 		return nil, false

@@ -1,8 +1,9 @@
-package node
+package convapi
 
 import (
 	"strings"
 
+	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation"
 )
@@ -20,7 +21,7 @@ var fromPeople = map[string]bool{
 	conversation.ToolApproval: true,
 }
 
-// conversationSignal refuses, as forbidden, a conversation event sent from
+// Admit refuses, as forbidden, a conversation event sent from
 // outside that only the node writes (a model's answer, a tool call or its
 // outcome, a start) to a conversation whose loop is on, or to any
 // conversation under the id of a project of the node (open, opening, or
@@ -30,15 +31,18 @@ var fromPeople = map[string]bool{
 // forged in the meantime would be taken as the project's. Conversations
 // driven from outside (no project of that id, no loop) take every
 // conversation event, as before the assistant.
-func (n *Node) conversationSignal(agentID, typ string) error {
+//
+// The node asks it of every signal from outside to an agent (its
+// subject, and the agent API's call and cast).
+func (s *Service) Admit(agentID, typ string) error {
 	if !strings.Contains(agentID, "/") || !strings.HasPrefix(typ, "conversation.") || fromPeople[typ] {
 		return nil
 	}
 	project, _, _ := cut(agentID)
-	if n.projects != nil && n.projects.Has(project) {
+	if s.projects.Has(project) {
 		return bus.Errorf(bus.ReasonForbidden, "conversation %s is under the id of project %s, whose assistant alone writes %s; a client sends conversation.user.message, conversation.cancel, conversation.resume or conversation.tool.approval (jido-bus conv send|cancel|approve)", agentID, project, typ)
 	}
-	info, err := n.rt.State(agentID)
+	info, err := s.rt.State(agentID)
 	if err != nil {
 		return nil
 	}
@@ -48,20 +52,29 @@ func (n *Node) conversationSignal(agentID, typ string) error {
 	return bus.Errorf(bus.ReasonForbidden, "conversation %s is driven by its project's assistant: %s is written by the node alone; a client sends conversation.user.message, conversation.cancel, conversation.resume or conversation.tool.approval (jido-bus conv send|cancel|approve)", agentID, typ)
 }
 
-// broadcastAllowed refuses a broadcast of a project signal or of a
-// conversation event: every project's or conversation's agent routes
-// them, so one publish would close every project or put the same event
-// into every conversation (a forged tool call into each the assistant
-// drives). Conversation events are sent to one conversation's subject.
-func (n *Node) broadcastAllowed(typ string) error {
-	if err := runtimeSignal(typ); err != nil {
-		return err
+// AdmitStart refuses, as forbidden, agent.start of a conversation under
+// the id of a project of the node: such a conversation is the project's,
+// started through it (conv start, conv send) with its assistant's loop
+// on, never as one driven from outside whose answers anyone writes.
+// Agents of other types are not its concern.
+func (s *Service) AdmitStart(r runtime.StartRequest) error {
+	if r.Type != conversation.AgentType {
+		return nil
 	}
-	if err := n.projectBroadcast(typ); err != nil {
-		return err
+	if project, _, ok := cut(r.ID); ok && s.projects.Has(project) {
+		return bus.Errorf(bus.ReasonForbidden, "conversation %s is under the id of project %s: its conversations start through it (jido-bus conv start %s, or conv send %s TEXT), driven by its assistant; a conversation your own service drives takes an id no project uses", r.ID, project, project, r.ID)
 	}
+	return nil
+}
+
+// AdmitBroadcast refuses a broadcast of a conversation event: every
+// conversation's agent routes them, so one publish would put the same
+// event into every conversation (a forged tool call into each the
+// assistant drives). Conversation events are sent to one conversation's
+// subject.
+func (s *Service) AdmitBroadcast(typ string) error {
 	if strings.HasPrefix(typ, "conversation.") {
-		return bus.Errorf(bus.ReasonForbidden, "%s is a conversation event: send it to one conversation (%s), not to every agent", typ, n.subjects.Agent("<project>/<conversation>", typ))
+		return bus.Errorf(bus.ReasonForbidden, "%s is a conversation event: send it to one conversation (%s), not to every agent", typ, s.bus.Subjects().Agent("<project>/<conversation>", typ))
 	}
 	return nil
 }

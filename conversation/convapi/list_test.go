@@ -1,4 +1,4 @@
-package projectionapi
+package convapi_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
@@ -18,7 +19,7 @@ import (
 // TestConvListLimits: a negative limit is a mistake and says so (it was
 // read as "the default page"); the largest int lists every conversation
 // (limit+1 overflowed into "no limit" before, which only happened to
-// work); a page stops before its reply passes MaxReplyBytes, with Next
+// work); a page stops before its reply passes convapi.MaxReplyBytes, with Next
 // set, so that a reply always fits NATS's max payload.
 func TestConvListLimits(t *testing.T) {
 	ctx := context.Background()
@@ -41,23 +42,23 @@ func TestConvListLimits(t *testing.T) {
 	if err := r.CatchUp(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	local := Local{Runner: r, Log: l}
+	local := convapi.Reader{Runner: r, Log: l}
 	for _, limit := range []int{-1, math.MinInt} {
-		if _, err := local.ConvList(ctx, ConvListRequest{Limit: limit}); !errors.Is(err, &bus.Error{Type: bus.ReasonInvalidRequest}) || !strings.Contains(err.Error(), "limit") {
+		if _, err := local.List(ctx, convapi.ListRequest{Limit: limit}); !errors.Is(err, &bus.Error{Type: bus.ReasonInvalidRequest}) || !strings.Contains(err.Error(), "limit") {
 			t.Errorf("limit %d: %v, want invalid_request naming the limit", limit, err)
 		}
 	}
 	seen, pages := 0, 0
-	req := ConvListRequest{Limit: math.MaxInt}
+	req := convapi.ListRequest{Limit: math.MaxInt}
 	for {
-		rep, err := local.ConvList(ctx, req)
+		rep, err := local.List(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		pages++
 		seen += len(rep.Conversations)
-		if body, _ := bus.OKReply(rep); len(body) > MaxReplyBytes {
-			t.Fatalf("page %d is %d bytes, over MaxReplyBytes %d", pages, len(body), MaxReplyBytes)
+		if body, _ := bus.OKReply(rep); len(body) > convapi.MaxReplyBytes {
+			t.Fatalf("page %d is %d bytes, over convapi.MaxReplyBytes %d", pages, len(body), convapi.MaxReplyBytes)
 		}
 		if rep.Next == "" {
 			break
