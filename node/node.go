@@ -39,6 +39,7 @@ import (
 	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/eventlog/dlq"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
 	"github.com/jido-bus/jido-bus/projections"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
@@ -58,6 +59,10 @@ func NATSDir(dataDir string) string { return filepath.Join(dataDir, "nats") }
 
 // ProjectionsDir is where the projections keep their states and checkpoints.
 func ProjectionsDir(dataDir string) string { return filepath.Join(dataDir, "projections") }
+
+// DeadLetterStream is the log stream every refused input is appended to
+// (dlq.Stream).
+const DeadLetterStream = dlq.Stream
 
 // ArtifactsDir is where large conversation payloads are stored.
 func ArtifactsDir(dataDir string) string { return filepath.Join(dataDir, "artifacts") }
@@ -144,7 +149,7 @@ type Node struct {
 	started  time.Time
 	metrics  *metrics
 	health   health
-	dlq      *deadLetterWriter
+	dlq      *dlq.Writer
 	webhooks *dispatch.WebhookGuard
 	secrets  nodeSecrets
 	projects *projects.Engine
@@ -242,11 +247,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.metrics.knowTypes(types.Names())
 	// The bus and the dead-letter writer come before the runtime, which
 	// files through them the signals it refuses (recovery may already).
-	digestKey, err := loadDigestKey(cfg.DataDir)
+	digestKey, err := dlq.LoadKey(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	n.dlq = newDeadLetterWriter(n.evlog, cfg.Limits, log)
+	n.dlq = dlq.NewWriter(n.evlog, cfg.Limits, log)
 	n.bus = natsbus.New(n.conn.nc, natsbus.Options{
 		Subjects:     subjects,
 		Limits:       cfg.Limits,
@@ -488,7 +493,7 @@ func (n *Node) abort() {
 		n.assistant.Close()
 	}
 	if n.dlq != nil {
-		n.dlq.close() // after NATS drained: no refusal is still being handled
+		n.dlq.Close() // after NATS drained: no refusal is still being handled
 	}
 	if n.rt != nil {
 		_ = n.rt.Close()
@@ -617,5 +622,5 @@ const insecureWarning = "INSECURE: this node's NATS server accepts anyone on the
 // "dlq", so dead letters outlive the NATS message that announced them.
 func (n *Node) fileDeadLetter(d natsbus.DeadLetter) {
 	n.metrics.deadLetters.WithLabelValues(d.Reason).Inc()
-	n.dlq.file(d.Signal(n.cfg.Limits))
+	n.dlq.File(d.Signal(n.cfg.Limits))
 }

@@ -1,4 +1,4 @@
-package node
+package dlq
 
 import (
 	"encoding/hex"
@@ -12,17 +12,17 @@ import (
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 )
 
-// DigestKeyFile is where a node keeps the key of the digests that replace
+// KeyFile is where a node keeps the key of the digests that replace
 // credentials in its dead letters (natsbus.Options.DigestKey), so that the
 // same token has the same digest after a restart. It is a secret of the
 // node's: with it, a password's digest could be checked against a list.
-func DigestKeyFile(dataDir string) string { return filepath.Join(dataDir, "deadletter.key") }
+func KeyFile(dataDir string) string { return filepath.Join(dataDir, "deadletter.key") }
 
-// loadDigestKey reads the node's digest key, making it (mode 0600) at the
+// LoadKey reads the node's digest key, making it (mode 0600) at the
 // first start. The caller holds the data dir's lock, so no other node
 // makes one meanwhile.
-func loadDigestKey(dataDir string) ([]byte, error) {
-	path := DigestKeyFile(dataDir)
+func LoadKey(dataDir string) ([]byte, error) {
+	path := KeyFile(dataDir)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		key := natsbus.NewDigestKey()

@@ -1,4 +1,4 @@
-package node
+package dlq
 
 import (
 	"context"
@@ -10,36 +10,23 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/bus/codec"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/eventlog"
 )
 
-// DeadLetterStream is the log stream every refused input is appended to.
-const DeadLetterStream = "dlq"
+// Stream is the log stream every refused input is appended to.
+const Stream = "dlq"
 
-// deadLetterBatch bounds how many dead letters share one append (and one
+// batchSize bounds how many dead letters share one append (and one
 // fsync).
-const deadLetterBatch = 256
+const batchSize = 256
 
-// deadLetterRefused files a signal agent agentID accepted and then
-// refused (runtime.Config.OnRefused) as a dead letter, as if the bus had
-// refused it on arrival: on <prefix>.dlq.<reason> and in the stream dlq.
-func (n *Node) deadLetterRefused(agentID string, sig *bus.Signal, err error) {
-	msg, encErr := codec.Encode(n.subjects.Agent(agentID, sig.Type()), sig, codec.Binary)
-	if encErr != nil {
-		n.log.Error("dead letter of a refused signal not filed", "agent", agentID, "signal", sig.ID(), "reason", bus.ErrorType(err), "err", encErr)
-		return
-	}
-	n.bus.DeadLetter(msg, err)
-}
-
-// deadLetterWriter appends dead letters to the log stream "dlq" on a
+// Writer appends dead letters to the log stream "dlq" on a
 // goroutine of its own, many to an append, so that a flood of bad input
 // costs one fsync per batch and does not hold up the NATS goroutine that
 // refused it for an fsync each. Its queue is bounded: when it is full,
 // file waits (backpressure on the refusing subscription) rather than drop.
-type deadLetterWriter struct {
+type Writer struct {
 	log    *eventlog.Log
 	limits bus.Limits // the log's
 	logger *slog.Logger
@@ -50,30 +37,32 @@ type deadLetterWriter struct {
 	closed bool
 }
 
-func newDeadLetterWriter(log *eventlog.Log, limits bus.Limits, logger *slog.Logger) *deadLetterWriter {
-	w := &deadLetterWriter{log: log, limits: limits, logger: logger, ch: make(chan bus.Signal, 4*deadLetterBatch), done: make(chan struct{})}
+// NewWriter returns a Writer appending to log, whose limits are limits,
+// running until Close.
+func NewWriter(log *eventlog.Log, limits bus.Limits, logger *slog.Logger) *Writer {
+	w := &Writer{log: log, limits: limits, logger: logger, ch: make(chan bus.Signal, 4*batchSize), done: make(chan struct{})}
 	go w.run()
 	return w
 }
 
-// file queues a dead letter for the log.
-func (w *deadLetterWriter) file(s bus.Signal) {
+// File queues a dead letter for the log.
+func (w *Writer) File(s bus.Signal) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	if w.closed {
-		w.logger.Error("dead letter after shutdown; not appended to the log", "stream", DeadLetterStream, "id", s.ID(), "subject", s.Subject())
+		w.logger.Error("dead letter after shutdown; not appended to the log", "stream", Stream, "id", s.ID(), "subject", s.Subject())
 		return
 	}
 	w.ch <- s
 }
 
-func (w *deadLetterWriter) run() {
+func (w *Writer) run() {
 	defer close(w.done)
-	batch := make([]bus.Signal, 0, deadLetterBatch)
+	batch := make([]bus.Signal, 0, batchSize)
 	for s := range w.ch {
 		batch = append(batch[:0], s)
 	more:
-		for len(batch) < deadLetterBatch {
+		for len(batch) < batchSize {
 			select {
 			case next, ok := <-w.ch:
 				if !ok {
@@ -93,40 +82,40 @@ func (w *deadLetterWriter) run() {
 // appended alone (a retry of one that was stored is a duplicate the log
 // drops: same source and id), and one the log refuses even alone is
 // stored as a stub instead: a dead letter is never lost without a trace.
-func (w *deadLetterWriter) append(batch []bus.Signal) {
+func (w *Writer) append(batch []bus.Signal) {
 	err := w.appendOnce(batch...)
 	if err == nil || len(batch) == 1 && bus.ErrorType(err) == bus.ReasonInternal {
 		if err != nil {
-			w.logger.Error("append dead letter to the log", "stream", DeadLetterStream, "id", batch[0].ID(), "err", err)
+			w.logger.Error("append dead letter to the log", "stream", Stream, "id", batch[0].ID(), "err", err)
 		}
 		return
 	}
 	if len(batch) > 1 {
-		w.logger.Warn("append dead letters to the log failed; appending them one by one", "stream", DeadLetterStream, "count", len(batch), "err", err)
+		w.logger.Warn("append dead letters to the log failed; appending them one by one", "stream", Stream, "count", len(batch), "err", err)
 	}
 	for _, s := range batch {
 		err := w.appendOnce(s)
 		if err != nil && bus.ErrorType(err) != bus.ReasonInternal {
-			w.logger.Error("the log refuses a dead letter; storing a stub of it", "stream", DeadLetterStream, "id", s.ID(), "err", err)
-			err = w.appendOnce(deadLetterStub(s, err, w.limits))
+			w.logger.Error("the log refuses a dead letter; storing a stub of it", "stream", Stream, "id", s.ID(), "err", err)
+			err = w.appendOnce(stub(s, err, w.limits))
 		}
 		if err != nil {
-			w.logger.Error("append dead letter to the log", "stream", DeadLetterStream, "id", s.ID(), "err", err)
+			w.logger.Error("append dead letter to the log", "stream", Stream, "id", s.ID(), "err", err)
 		}
 	}
 }
 
-func (w *deadLetterWriter) appendOnce(batch ...bus.Signal) error {
+func (w *Writer) appendOnce(batch ...bus.Signal) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	_, err := w.log.Append(ctx, DeadLetterStream, eventlog.AnyVersion, batch...)
+	_, err := w.log.Append(ctx, Stream, eventlog.AnyVersion, batch...)
 	return err
 }
 
-// deadLetterStub is what is stored of a dead letter the log refused: its
+// stub is what is stored of a dead letter the log refused: its
 // id, what it was about (read from its record when it can be), why it
 // could not be stored, and the size and sha256 of its record.
-func deadLetterStub(s bus.Signal, refused error, lim bus.Limits) bus.Signal {
+func stub(s bus.Signal, refused error, lim bus.Limits) bus.Signal {
 	var d natsbus.DeadLetter
 	if json.Unmarshal(s.Data(), &d) != nil {
 		d = natsbus.DeadLetter{Subject: s.Subject()}
@@ -149,8 +138,9 @@ func deadLetterStub(s bus.Signal, refused error, lim bus.Limits) bus.Signal {
 	return out
 }
 
-// close appends what is queued and stops the writer.
-func (w *deadLetterWriter) close() {
+// Close appends what is queued and stops the writer; dead letters filed
+// after it are logged, not appended.
+func (w *Writer) Close() {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()

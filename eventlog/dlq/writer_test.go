@@ -1,4 +1,4 @@
-package node
+package dlq
 
 import (
 	"crypto/sha256"
@@ -36,16 +36,16 @@ func TestOneBadDeadLetterDoesNotFailItsBatch(t *testing.T) {
 	bad := dl("jido.agent.b.t", 8000).Signal(bus.Limits{MaxDataBytes: -1})
 	good2 := dl("jido.agent.c.t", 10).Signal(lim)
 
-	w := &deadLetterWriter{log: log, limits: lim, logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ch: make(chan bus.Signal, 3), done: make(chan struct{})}
+	w := &Writer{log: log, limits: lim, logger: slog.New(slog.NewTextHandler(io.Discard, nil)), ch: make(chan bus.Signal, 3), done: make(chan struct{})}
 	// Queued before the writer runs, so that the three share one append.
 	for _, s := range []bus.Signal{good1, bad, good2} {
 		w.ch <- s
 	}
 	go w.run()
-	w.close()
+	w.Close()
 
 	got := map[string]bus.Signal{}
-	for e, err := range log.ReadStream(DeadLetterStream, eventlog.ReadOptions{}) {
+	for e, err := range log.ReadStream(Stream, eventlog.ReadOptions{}) {
 		if err != nil {
 			t.Fatal(err)
 		}
