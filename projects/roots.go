@@ -18,7 +18,7 @@ import (
 //     policy and config included), and the inner one's conversations
 //     would run with what the outer one's callers wrote.
 //
-// Folders are compared as places (engine_place.go), not as paths: the
+// Folders are compared as places (place.go), not as paths: the
 // same folder or a nested one reached through a link, a bind mount or
 // another spelling on a case-insensitive file system is caught as well.
 
