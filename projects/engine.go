@@ -194,7 +194,7 @@ const (
 // policy, creates the data dir's folders, loads the assets, builds the
 // catalog, starts the project's agent and records project.started and
 // project.assets.loaded in its stream; conversations under its id that
-// are not its own are then stopped (conversations_owned.go). Refusals are *bus.Error values:
+// are not its own are then stopped (conversations.go). Refusals are *bus.Error values:
 // invalid_request (a bad id, a root that is /, not a folder, unreadable,
 // the node's data dir or inside or around it, the home folder of the
 // node's user or around it, inside or around another project's root, a

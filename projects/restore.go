@@ -34,7 +34,7 @@ type agentState struct {
 // catalog). A project whose assets changed while the node was down gets
 // a project.assets.reloaded entry, one whose policy file changed a
 // project.policy.changed (or project.policy.refused) entry, and the conversations under its id
-// that are not its own are stopped (conversations_owned.go). A project
+// that are not its own are stopped (conversations.go). A project
 // that cannot be reopened (its root vanished, became a link elsewhere,
 // or is refused: of two nested roots, the outer one) is listed with its
 // error rather than dropped; closing it stops its agent. It returns how

@@ -214,3 +214,13 @@ func (e *Engine) Diagnostics(id string) ([]assets.Diagnostic, error) {
 	}
 	return d, nil
 }
+
+// ToolDetails is Tools with each tool's output schema and Safety (the MCP
+// gateway's tools/list).
+func (e *Engine) ToolDetails(id string) ([]tools.Detail, error) {
+	p, err := e.usable(id)
+	if err != nil {
+		return nil, err
+	}
+	return p.catalog().Details(p.box().Policy), nil
+}

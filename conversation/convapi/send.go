@@ -31,7 +31,7 @@ func (s *Service) Send(ctx context.Context, req SendRequest) (Reply, error) {
 // ones, and carry on after the stopped record with an empty state.
 //
 // A key whose project is not open is refused: ids under a project's id
-// are the project's, open or not (projects/owned.go). Before, such a
+// are the project's, open or not (projects/conversations.go). Before, such a
 // send started a conversation driven from outside, which took model
 // answers from any client and kept taking them once a project of that id
 // opened, showing them as its assistant's (conv show, the project's A2A
