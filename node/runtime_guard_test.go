@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,9 @@ func TestRuntimeSignalTypesFromOutsideAreForbidden(t *testing.T) {
 	for {
 		dead := 0
 		for e, err := range n.Log().ReadStream(DeadLetterStream, eventlog.ReadOptions{}) {
+			if errors.Is(err, eventlog.ErrNotFound) {
+				break // none appended yet
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
