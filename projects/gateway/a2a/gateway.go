@@ -1,4 +1,4 @@
-// Package a2agw is the A2A gateway: each open project is an A2A agent at
+// Package a2a is the A2A gateway: each open project is an A2A agent at
 // /a2a/{project}/, served with the official SDK
 // (github.com/a2aproject/a2a-go/v2) over JSON-RPC, A2A 1.0 and 0.3 (the
 // SDK's compatibility layer) on the same URL, with its agent card at
@@ -15,7 +15,7 @@
 // the log, so a task outlives the node that started it. A context's
 // tasks are seen only by the caller that started it and by admins
 // (owner.go).
-package a2agw
+package a2a
 
 import (
 	"bytes"

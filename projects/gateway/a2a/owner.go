@@ -1,10 +1,10 @@
-package a2agw
+package a2a
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
@@ -49,5 +49,5 @@ func visible(ctx context.Context, id string, events []*views.Event) error {
 // notFound is the error for a task or context id the caller cannot see,
 // whether it was never started or is another's.
 func notFound(ctx context.Context, id string) error {
-	return a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("project %s has no task or context %q that this caller may see (a task is seen by the token that started its context, and by admins): %s without a taskId starts one", projectOf(ctx), id, name(ctx, MethodSend)))
+	return sdk.NewError(sdk.ErrTaskNotFound, fmt.Sprintf("project %s has no task or context %q that this caller may see (a task is seen by the token that started its context, and by admins): %s without a taskId starts one", projectOf(ctx), id, name(ctx, MethodSend)))
 }

@@ -1,4 +1,4 @@
-package a2agw
+package a2a
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation"
@@ -114,20 +114,20 @@ func cat(parts ...any) []*views.Event {
 
 // clientTask applies A2A stream events as the SDKs' task managers do.
 type clientTask struct {
-	task     *a2a.Task
-	creates  map[a2a.ArtifactID]int // updates without append, per artifact
+	task     *sdk.Task
+	creates  map[sdk.ArtifactID]int // updates without append, per artifact
 	problems []string
 }
 
-func (c *clientTask) apply(ev a2a.Event) {
+func (c *clientTask) apply(ev sdk.Event) {
 	switch e := ev.(type) {
-	case *a2a.TaskStatusUpdateEvent:
+	case *sdk.TaskStatusUpdateEvent:
 		c.task.Status = e.Status
-	case *a2a.TaskArtifactUpdateEvent:
+	case *sdk.TaskArtifactUpdateEvent:
 		if len(e.Artifact.Parts) == 0 || e.Artifact.Parts[0].Text() == "" {
 			c.problems = append(c.problems, fmt.Sprintf("an update of %s without text", e.Artifact.ID))
 		}
-		i := slices.IndexFunc(c.task.Artifacts, func(a *a2a.Artifact) bool { return a.ID == e.Artifact.ID })
+		i := slices.IndexFunc(c.task.Artifacts, func(a *sdk.Artifact) bool { return a.ID == e.Artifact.ID })
 		switch {
 		case !e.Append:
 			c.creates[e.Artifact.ID]++
@@ -146,7 +146,7 @@ func (c *clientTask) apply(ev a2a.Event) {
 	}
 }
 
-func texts(arts []*a2a.Artifact) []string {
+func texts(arts []*sdk.Artifact) []string {
 	var out []string
 	for _, a := range arts {
 		var b strings.Builder
@@ -193,8 +193,8 @@ func TestStreamEndsWithWhatGetTaskReturns(t *testing.T) {
 			f.fold(&views.Event{Type: conversation.Started, ID: "s", Seq: 1, Data: conversation.Data{Assistant: true}})
 			f.fold(&views.Event{Type: conversation.UserMessage, ID: "u1", Seq: 2, Data: conversation.Data{Text: "What does a.txt say?"}})
 			task := f.latest()
-			c := &clientTask{task: f.task(task, nil), creates: map[a2a.ArtifactID]int{}}
-			st := newStreamer(task, "c1", a2a.TaskStateSubmitted)
+			c := &clientTask{task: f.task(task, nil), creates: map[sdk.ArtifactID]int{}}
+			st := newStreamer(task, "c1", sdk.TaskStateSubmitted)
 			for _, ev := range number(tc.events) {
 				f.fold(ev)
 				for _, out := range st.events(f, task, ev) {
@@ -202,7 +202,7 @@ func TestStreamEndsWithWhatGetTaskReturns(t *testing.T) {
 				}
 			}
 			got := f.task(task, nil)
-			if got.Status.State != a2a.TaskStateCompleted || c.task.Status.State != a2a.TaskStateCompleted {
+			if got.Status.State != sdk.TaskStateCompleted || c.task.Status.State != sdk.TaskStateCompleted {
 				t.Fatalf("the task is %s, the client's %s: want completed", got.Status.State, c.task.Status.State)
 			}
 			if want, have := texts(got.Artifacts), texts(c.task.Artifacts); !slices.Equal(want, have) {

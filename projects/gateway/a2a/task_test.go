@@ -1,11 +1,11 @@
-package a2agw
+package a2a
 
 import (
 	"encoding/json"
 	"testing"
 	"time"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation"
@@ -45,7 +45,7 @@ func started() *convLog {
 	return l
 }
 
-func taskJSON(t *testing.T, task *a2a.Task) string {
+func taskJSON(t *testing.T, task *sdk.Task) string {
 	t.Helper()
 	b, err := json.Marshal(task)
 	if err != nil {
@@ -75,7 +75,7 @@ func TestContextTasks(t *testing.T) {
 	l.add(conversation.LLMCompleted, req+".completed", req, conversation.Data{})
 	f := l.fold()
 	first := f.find("c1")
-	if first == nil || f.state(first) != a2a.TaskStateCompleted {
+	if first == nil || f.state(first) != sdk.TaskStateCompleted {
 		t.Fatalf("the first task: %+v", first)
 	}
 	was := taskJSON(t, f.task(first, nil))
@@ -87,7 +87,7 @@ func TestContextTasks(t *testing.T) {
 	l.user("u2", "second question")
 	f = l.fold()
 	second := f.find("c1:2")
-	if second == nil || f.latest() != second || f.state(second) != a2a.TaskStateWorking {
+	if second == nil || f.latest() != second || f.state(second) != sdk.TaskStateWorking {
 		t.Fatalf("after a second message: tasks %d, want c1:2 working", len(f.tasks))
 	}
 	// It waits for an approval; a message then is part of it.
@@ -98,7 +98,7 @@ func TestContextTasks(t *testing.T) {
 	l.add(conversation.LLMCompleted, req+".completed", req, conversation.Data{ToolCalls: 1})
 	l.add(conversation.ToolApprovalRequested, "k2.ask", "k2", conversation.Data{CallID: "k2", Name: "write_file"})
 	f = l.fold()
-	if s := f.state(f.find("c1:2")); s != a2a.TaskStateInputRequired {
+	if s := f.state(f.find("c1:2")); s != sdk.TaskStateInputRequired {
 		t.Fatalf("c1:2 waiting for an approval is %s", s)
 	}
 	if m := f.statusMessage(f.find("c1:2")); m == nil || m.ID != "k2.ask.status" {
@@ -116,14 +116,14 @@ func TestContextTasks(t *testing.T) {
 	l.add(conversation.LLMCompleted, req+".completed", req, conversation.Data{})
 	f = l.fold()
 	second = f.find("c1:2")
-	if len(f.tasks) != 2 || f.state(second) != a2a.TaskStateCompleted || !second.users["u3"] || !second.users["u4"] {
+	if len(f.tasks) != 2 || f.state(second) != sdk.TaskStateCompleted || !second.users["u3"] || !second.users["u4"] {
 		t.Fatalf("c1:2: %d tasks, state %s, users %v", len(f.tasks), f.state(second), second.users)
 	}
 	was2 := taskJSON(t, f.task(second, nil))
 	l.answer("u4", "third answer")
 	f = l.fold()
 	third := f.find("c1:3")
-	if third == nil || f.state(third) != a2a.TaskStateCompleted || len(third.history) != 2 || third.history[0].ID != "u4" {
+	if third == nil || f.state(third) != sdk.TaskStateCompleted || len(third.history) != 2 || third.history[0].ID != "u4" {
 		t.Fatalf("the queued message's turn: %+v, want task c1:3 with the message and its answer", third)
 	}
 	if got := taskJSON(t, f.task(f.find("c1"), nil)); got != was {
@@ -142,13 +142,13 @@ func TestContextTaskRetries(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		data conversation.Data
-		want a2a.TaskState
+		want sdk.TaskState
 	}{
-		{"retried after a delay", conversation.Data{Attempt: 1, Retryable: true, RetryInMS: 500, Error: &bus.Error{Type: "server", Message: "503"}}, a2a.TaskStateWorking},
-		{"retried at once", conversation.Data{Attempt: 1, Retryable: true, Error: &bus.Error{Type: "stream", Message: "cut"}}, a2a.TaskStateWorking},
-		{"interrupted", conversation.Data{Attempt: 1, Error: &bus.Error{Type: conversation.ReasonInterrupted, Message: "the node stopped"}}, a2a.TaskStateWorking},
-		{"interrupted at the last attempt", conversation.Data{Attempt: conversation.MaxAttempts, Error: &bus.Error{Type: conversation.ReasonInterrupted, Message: "the node stopped"}}, a2a.TaskStateFailed},
-		{"not retryable", conversation.Data{Attempt: 1, Error: &bus.Error{Type: "bad_request", Message: "400"}}, a2a.TaskStateFailed},
+		{"retried after a delay", conversation.Data{Attempt: 1, Retryable: true, RetryInMS: 500, Error: &bus.Error{Type: "server", Message: "503"}}, sdk.TaskStateWorking},
+		{"retried at once", conversation.Data{Attempt: 1, Retryable: true, Error: &bus.Error{Type: "stream", Message: "cut"}}, sdk.TaskStateWorking},
+		{"interrupted", conversation.Data{Attempt: 1, Error: &bus.Error{Type: conversation.ReasonInterrupted, Message: "the node stopped"}}, sdk.TaskStateWorking},
+		{"interrupted at the last attempt", conversation.Data{Attempt: conversation.MaxAttempts, Error: &bus.Error{Type: conversation.ReasonInterrupted, Message: "the node stopped"}}, sdk.TaskStateFailed},
+		{"not retryable", conversation.Data{Attempt: 1, Error: &bus.Error{Type: "bad_request", Message: "400"}}, sdk.TaskStateFailed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l := started()
@@ -160,14 +160,14 @@ func TestContextTaskRetries(t *testing.T) {
 			if s := f.state(task); s != tc.want {
 				t.Fatalf("after the failure the task is %s, want %s", s, tc.want)
 			}
-			if tc.want != a2a.TaskStateWorking {
+			if tc.want != sdk.TaskStateWorking {
 				return
 			}
 			l.add(conversation.LLMRequested, "llm.u1.1.2", "llm.u1.1.1.failed", conversation.Data{Step: 1, Attempt: 2})
 			l.add(conversation.AssistantMessage, "llm.u1.1.2.message", "llm.u1.1.2", conversation.Data{Text: "the answer"})
 			l.add(conversation.LLMCompleted, "llm.u1.1.2.completed", "llm.u1.1.2", conversation.Data{})
 			f = l.fold()
-			if len(f.tasks) != 1 || f.state(f.find("c1")) != a2a.TaskStateCompleted {
+			if len(f.tasks) != 1 || f.state(f.find("c1")) != sdk.TaskStateCompleted {
 				t.Fatalf("after the retry: %d tasks, c1 %s; want one task, completed", len(f.tasks), f.state(f.find("c1")))
 			}
 		})
