@@ -1,14 +1,25 @@
 // Package node assembles a running jido-bus node: NATS (embedded, or an
-// external server), the event log, the agent runtime, the projections and
-// every control-plane API, wired on one bus. `jido-bus serve` is a thin
-// shell around it; benchmarks and tests start nodes in process with it.
+// external server), the event log, the agent runtime, the projections,
+// the project engine, the conversations and every control-plane API,
+// wired on one bus. `jido-bus serve` is a thin shell around it;
+// benchmarks and tests start nodes in process with it.
+//
+// It assembles and nothing else: every verb and signal is answered by
+// the package of its concern (agentapi, logapi, projectionapi, convapi,
+// projectapi), each told by the node what it needs of the others
+// (admission rules, hosts, hooks); the node's own are ping, its metrics
+// and health, and the dead letters of what it refuses. It may import
+// every package of the module below it (cmd → node → projects,
+// conversation/convapi → …); only cmd, bench, e2e and examples import it
+// (agents/layers_test.go checks both).
 //
 // Start order: data directory, NATS, log, agent types and runtime,
 // recovery of the agents, interrupted conversations resumed, the open
 // projects reopened, projections started (they catch up in the
-// background), then the bus starts taking input. Close reverses it: input stops first (what NATS already sent is
-// still handled), then the agents commit what they took and the
-// projections finish, NATS drains, the stores close.
+// background), then the bus starts taking input. Close reverses it: input
+// stops first (what NATS already sent is still handled), then the agents
+// commit what they took and the projections finish, NATS drains, the
+// stores close.
 package node
 
 import (
@@ -25,8 +36,6 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/nats-io/nats.go"
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/agents/builtin"
@@ -399,7 +408,14 @@ func (n *Node) register() error {
 	if err = projectionapi.Serve(n.bus, projectionapi.Local{Runner: n.runner}); err != nil {
 		return err
 	}
-	if err = agentapi.Serve(n.bus, n.rt, agentapi.Options{Admit: n.admitSignal, AdmitStart: n.admitStart}); err != nil {
+	agentOpts := agentapi.Options{
+		Admit:          n.admitSignal,
+		AdmitBroadcast: n.admitBroadcast,
+		AdmitStart:     n.admitStart,
+		Transient:      conversation.IsTransient,
+		Refused:        n.metrics.Refused,
+	}
+	if err = agentapi.Serve(n.bus, n.rt, agentOpts); err != nil {
 		return err
 	}
 	if err = convapi.Serve(n.bus, n.conv); err != nil {
@@ -408,10 +424,7 @@ func (n *Node) register() error {
 	if err = projectapi.Serve(n.bus, n.projects); err != nil {
 		return err
 	}
-	if err = n.bus.HandleSignals(bus.KindAgent, n.toAgent); err != nil {
-		return err
-	}
-	return n.bus.HandleSignals(bus.KindSignal, n.broadcast)
+	return agentapi.ServeSignals(n.bus, n.rt, agentOpts)
 }
 
 // truncatePrepareTimeout bounds how long a truncation waits for the agent
@@ -522,101 +535,6 @@ func (n *Node) abort() {
 		n.conn.close()
 	}
 }
-
-// pingReply answers <prefix>.api.ping. Stats and the totals after it
-// count from the node's start (they drop to zero when it restarts: compare
-// ServerID and UptimeMS); Counts is now. `jido-bus top` polls it.
-type pingReply struct {
-	Version  string        `json:"version"`
-	ServerID string        `json:"server_id,omitempty"`
-	Uptime   string        `json:"uptime"`
-	Agents   int           `json:"agents"`
-	Stats    natsbus.Stats `json:"stats"`
-	// UptimeMS is Uptime in milliseconds, for computing rates.
-	UptimeMS int64 `json:"uptime_ms"`
-	// Counts are the agents active and passive, and the signals and
-	// directives waiting over all active agents.
-	Counts runtime.Counts `json:"counts"`
-	// Commits are decisions committed to the log (jido_commit_seconds'
-	// count), Emitted the signals out (jido_signals_out_total), Directives
-	// the directive executions and DirectivesFailed those that failed
-	// (jido_directives_total).
-	Commits          uint64 `json:"commits"`
-	Emitted          uint64 `json:"emitted"`
-	Directives       uint64 `json:"directives"`
-	DirectivesFailed uint64 `json:"directives_failed"`
-	// Ready and Checks are what /readyz reports: whether the node takes
-	// work, and each check ("log", "recovery", "nats") "ok" or why not.
-	Ready  bool              `json:"ready"`
-	Checks map[string]string `json:"checks"`
-	// Insecure: the embedded server listens on the network without
-	// authentication (serve --insecure); Warning says so for a person.
-	Insecure bool   `json:"insecure,omitempty"`
-	Warning  string `json:"warning,omitempty"`
-	// HTTP is the gateways' base URL (serve --http), when they are served.
-	HTTP string `json:"http,omitempty"`
-}
-
-func (n *Node) ping(_ context.Context, req []byte) (any, error) {
-	// Ping takes no fields; one it does not know is refused, as on
-	// every verb.
-	if err := natsbus.DecodeRequest(req, &struct{}{}); err != nil {
-		return nil, err
-	}
-	// A node whose log failed answers, but not ok: it takes no input.
-	if err := n.evlog.Failed(); err != nil {
-		return nil, err
-	}
-	// total adds up the samples of c's series that keep accepts: a
-	// handful of series, read without gathering the whole registry.
-	total := func(c prometheus.Collector, keep func(*dto.Metric) bool) (sum uint64) {
-		ch := make(chan prometheus.Metric)
-		go func() { c.Collect(ch); close(ch) }()
-		for m := range ch {
-			var d dto.Metric
-			if m.Write(&d) != nil || (keep != nil && !keep(&d)) {
-				continue
-			}
-			sum += uint64(d.GetCounter().GetValue()) + d.GetHistogram().GetSampleCount()
-		}
-		return sum
-	}
-	failed := func(d *dto.Metric) bool {
-		for _, l := range d.GetLabel() {
-			if l.GetName() == "outcome" {
-				return l.GetValue() == runtime.OutcomeFailed
-			}
-		}
-		return false
-	}
-	up := time.Since(n.started)
-	counts := n.rt.Counts()
-	ready := n.health.check(n.evlog, n.conn.nc)
-	reply := pingReply{
-		Ready:            ready.Ready,
-		Checks:           ready.Checks,
-		Version:          n.cfg.Version,
-		ServerID:         n.conn.nc.ConnectedServerId(),
-		Uptime:           up.Round(time.Millisecond).String(),
-		Agents:           counts.Active + counts.Passive,
-		Stats:            n.bus.Stats(),
-		UptimeMS:         up.Milliseconds(),
-		Counts:           counts,
-		Commits:          total(n.metrics.commitLatency, nil),
-		Emitted:          total(n.metrics.emitted, nil),
-		Directives:       total(n.metrics.directives, nil),
-		DirectivesFailed: total(n.metrics.directives, failed),
-		HTTP:             n.HTTPURL(),
-	}
-	if n.conn.insecure {
-		reply.Insecure = true
-		reply.Warning = insecureWarning
-	}
-	return reply, nil
-}
-
-// insecureWarning is ping's warning for a node started with --insecure.
-const insecureWarning = "INSECURE: this node's NATS server accepts anyone on the network without authentication (--insecure); configure users (serve --config) and restart"
 
 // fileDeadLetter counts a refused input and queues it for the log stream
 // "dlq", so dead letters outlive the NATS message that announced them.

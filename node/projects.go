@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 
-	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects"
 )
@@ -47,31 +45,6 @@ func (n *Node) restoreProjects(ctx context.Context) {
 
 // Projects is the node's project engine.
 func (n *Node) Projects() *projects.Engine { return n.projects }
-
-// projectSignal refuses a signal sent from outside to a project's agent:
-// a project's stream is its audit trail, written by the engine alone (its
-// opens, reloads, tool calls and closes), so a client could otherwise
-// forge entries or close a project it may not. Conversations, below a
-// project's id, are not concerned.
-func (n *Node) projectSignal(agentID string) error {
-	if n.projects == nil || strings.Contains(agentID, "/") {
-		return nil
-	}
-	if _, err := n.projects.Get(agentID); err != nil {
-		return nil
-	}
-	return bus.Errorf(bus.ReasonForbidden, "agent %s is a project: its stream is written by the engine alone; use %s.api.project.<verb> (jido-bus project …)", agentID, n.subjects.Name())
-}
-
-// projectBroadcast refuses a broadcast of a project signal type: every
-// project's agent routes them, so one publish on <prefix>.signal.project.stopped
-// would otherwise close every project.
-func (n *Node) projectBroadcast(typ string) error {
-	if n.projects == nil || !strings.HasPrefix(typ, projects.TypePrefix) {
-		return nil
-	}
-	return bus.Errorf(bus.ReasonForbidden, "%s is a project signal: project streams are written by the engine alone; use %s.api.project.<verb> (jido-bus project …)", typ, n.subjects.Name())
-}
 
 // openProjects opens the projects of Config.Open. A project already open
 // on that root (restored from the last run) is left as it is; any other
