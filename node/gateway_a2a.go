@@ -2,14 +2,12 @@ package node
 
 import (
 	"context"
-	"fmt"
 	"iter"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects"
-	"github.com/jido-bus/jido-bus/projects/assets"
 	"github.com/jido-bus/jido-bus/projects/gateway"
 	a2agw "github.com/jido-bus/jido-bus/projects/gateway/a2a"
 )
@@ -36,30 +34,7 @@ func (h a2aHost) Project(_ context.Context, id string) (a2agw.Project, error) {
 	if err != nil {
 		return a2agw.Project{}, err
 	}
-	info, err := e.Get(id)
-	if err != nil {
-		return a2agw.Project{}, err
-	}
-	if info.Status != projects.StatusOpen {
-		return a2agw.Project{}, bus.Errorf(bus.ReasonUnavailable, "project %s is not usable (%s): jido-bus project ls says why", id, info.Status)
-	}
-	listed, err := e.Assets(projects.AssetsRequest{Project: id})
-	if err != nil {
-		return a2agw.Project{}, err
-	}
-	p := a2agw.Project{ID: id, Description: fmt.Sprintf("jido-bus project %s: a coding assistant working on the project's files with its tools, commands, workflows and skills", id)}
-	// A skill's id is the name of the tool that runs the asset
-	// (<kind>_<name>), the one name an asset has everywhere.
-	for _, c := range listed.Commands {
-		p.Skills = append(p.Skills, a2agw.Skill{ID: assets.ToolName(assets.KindCommand, c.Name), Name: c.Name, Description: c.Description, Tags: []string{"command"}})
-	}
-	for _, w := range listed.Workflows {
-		p.Skills = append(p.Skills, a2agw.Skill{ID: assets.ToolName(assets.KindWorkflow, w.Name), Name: w.Name, Description: w.Description, Tags: []string{"workflow"}})
-	}
-	for _, s := range listed.Skills {
-		p.Skills = append(p.Skills, a2agw.Skill{ID: assets.ToolName(assets.KindSkill, s.Name), Name: s.Name, Description: s.Description, Tags: []string{"skill"}})
-	}
-	return p, nil
+	return a2agw.ProjectOf(e, id)
 }
 
 // RecordGatewayRequest implements gateway.Recorder.
