@@ -30,9 +30,11 @@
 // data dir when no node runs; Client is the other end, for
 // `jido-bus conv`.
 //
-// In the dependency line the conversation folder sits between projects
-// and agents/runtime: this package imports conversation, conversation/views,
-// agents/runtime, projections, eventlog and bus (NATS included), never
-// projects — what it needs of the project engine is the Projects
-// interface, which the node fills with it.
+// In the dependency line (package conversation's doc) this package sits
+// beside projects, below node: it imports conversation,
+// conversation/views, agents/runtime, projections, eventlog and bus (NATS
+// included), never projects — what it needs of the project engine is the
+// Projects interface, which the node fills with it — and projects never
+// imports it: the assistant drives a conversation through its agent, not
+// through this API.
 package convapi
