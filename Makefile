@@ -28,7 +28,7 @@ LDFLAGS  := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 # Each fuzz target runs this long under `make fuzz`.
 FUZZTIME ?= 60s
 
-.PHONY: all build run test soak check fmt vet staticcheck bench fuzz tools mcp-client a2a-client clean help
+.PHONY: all build run test soak check fmt vet staticcheck bench docs fuzz tools mcp-client a2a-client clean help
 
 all: build
 
@@ -72,6 +72,9 @@ staticcheck: tools
 bench: build ## every package's benchmarks, then `jido-bus bench` (a node against the limits of NATS and the disk)
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
 	$(BIN)/jido-bus bench
+
+docs: ## rewrite the generated reference pages (docs/cli.md) from the code
+	$(GO) test -count=1 -run 'TestDocsCLI' ./cmd/jido-bus/ -args -update-docs
 
 fuzz: ## run each fuzz target for $(FUZZTIME)
 	@set -e; for pkg in $$($(GO) list ./...); do \

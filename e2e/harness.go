@@ -27,6 +27,24 @@ import (
 type Tools struct {
 	JidoBus string // the jido-bus binary, built from this checkout
 	NATS    string // the NATS CLI, at the version pinned in tools/go.mod
+
+	root  string   // the checkout
+	goEnv []string // the go command's caches, as they were before Isolate
+}
+
+// BuildProgram builds the package pkg of the checkout (./examples/agent)
+// into dir and returns the binary. It uses the go command's caches of the
+// user who runs the tests: the isolated HOME of the tests has none, and a
+// build there would compile every dependency again.
+func (t Tools) BuildProgram(dir, pkg string) (string, error) {
+	bin := filepath.Join(dir, filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
+	cmd.Dir = t.root
+	cmd.Env = append(os.Environ(), t.goEnv...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
+	}
+	return bin, nil
 }
 
 // NATSCLIEnv names the NATS CLI the tests use (`make test` gives its
@@ -42,9 +60,16 @@ func Build(dir string) (Tools, error) {
 	if err != nil {
 		return Tools{}, err
 	}
-	t := Tools{JidoBus: filepath.Join(dir, "jido-bus"), NATS: os.Getenv(NATSCLIEnv)}
+	t := Tools{JidoBus: filepath.Join(dir, "jido-bus"), NATS: os.Getenv(NATSCLIEnv), root: root}
 	if err := run(root, "go", "build", "-o", t.JidoBus, "./cmd/jido-bus"); err != nil {
 		return Tools{}, err
+	}
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	if err != nil {
+		return Tools{}, fmt.Errorf("go env: %w", err)
+	}
+	if v := strings.Split(strings.TrimSpace(string(out)), "\n"); len(v) == 3 {
+		t.goEnv = []string{"GOCACHE=" + v[0], "GOMODCACHE=" + v[1], "GOPATH=" + v[2]}
 	}
 	if t.NATS != "" {
 		if _, err := os.Stat(t.NATS); err != nil {

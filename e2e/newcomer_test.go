@@ -49,9 +49,10 @@ func TestNewcomerOwnFolder(t *testing.T) {
 			t.Errorf("project init wrote no .jido/%s: %v", f, err)
 		}
 	}
-	// The policy is read when a project opens: init says to open it again.
-	if !strings.Contains(init, "project close") {
-		t.Errorf("project init does not say a project already open takes its policy when opened again:\n%s", init)
+	// A project open already follows its files, the policy included:
+	// init says so, and how to see what changed.
+	if !strings.Contains(init, "project reload app") {
+		t.Errorf("project init does not say how an open project takes the new files:\n%s", init)
 	}
 	run("", "project", "close", "app").must(t, "project close")
 	run("", "project", "open", "app", "--id", "app").must(t, "project open")

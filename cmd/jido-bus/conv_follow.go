@@ -51,6 +51,12 @@ type convFollower struct {
 	// kick asks the poll loop to poll at once: a stream began, or its
 	// call's position is known.
 	kick chan struct{}
+	// answerSeq and answerShown are the stream sequence of the last
+	// assistant message printed and when it was printed: streamed text of
+	// a call answered by then is not printed (the committed message said
+	// it already; deltas and the commit race on different publishers).
+	answerSeq   uint64
+	answerShown time.Time
 }
 
 // deltaWait bounds how long deltas wait for their call's llm.requested
@@ -61,6 +67,9 @@ const deltaWait = time.Second
 func (c *convFollower) delta(call, text string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.answered(call, time.Now()) {
+		return
+	}
 	if !c.inDelta {
 		if len(c.pending) == 0 {
 			c.pendingCall, c.pendingSince = call, time.Now()
@@ -107,6 +116,17 @@ func (c *convFollower) pendingAt() (seq uint64, ready bool) {
 	return 0, time.Since(c.pendingSince) >= deltaWait
 }
 
+// answered says whether the message LLM call call streams has been
+// printed already; c.mu is held. Where the call was requested is known
+// unless the follower started in the middle of its stream: then any
+// answer printed after its first delta (since) is taken for it.
+func (c *convFollower) answered(call string, since time.Time) bool {
+	if seq, ok := c.requested[call]; ok {
+		return c.answerSeq > seq
+	}
+	return !c.answerShown.IsZero() && !c.answerShown.Before(since)
+}
+
 // printDelta prints one delta; c.mu is held.
 func (c *convFollower) printDelta(text string) {
 	if c.asJSON {
@@ -127,6 +147,10 @@ func (c *convFollower) printDelta(text string) {
 func (c *convFollower) flushPending() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.answered(c.pendingCall, c.pendingSince) {
+		c.pending = nil
+		return
+	}
 	for _, text := range c.pending {
 		c.printDelta(text)
 	}
@@ -151,6 +175,9 @@ func (c *convFollower) timeline(items []views.TimelineItem) {
 			c.inDelta = false
 		}
 		fmt.Fprint(c.out, line)
+		if it.Kind == views.ItemAssistant && it.Seq > c.answerSeq {
+			c.answerSeq, c.answerShown = it.Seq, time.Now()
+		}
 		if i < len(c.shown) {
 			c.shown[i] = line
 		} else {

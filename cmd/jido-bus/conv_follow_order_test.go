@@ -76,3 +76,45 @@ func TestConvFollowPrintsWhatCameBeforeAStream(t *testing.T) {
 		t.Errorf("the text streamed before the tool call's outcome committed ahead of it:\n%s", got)
 	}
 }
+
+// TestConvFollowDropsTextOfAnAnswerAlreadyPrinted: the deltas of an
+// answer and its commit race on different publishers, so a poll may print
+// the committed message before the deltas are let through. Printed after
+// it, the text repeated the answer with no newline, and the next stream
+// ran on from it ("a.txt is written.Back "; make test's
+// TestCLIAuditConvFollow failed so in CI).
+func TestConvFollowDropsTextOfAnAnswerAlreadyPrinted(t *testing.T) {
+	var out strings.Builder
+	c := &convFollower{out: &out, kick: make(chan struct{}, 1)}
+	user := views.TimelineItem{Seq: 20, Kind: views.ItemUser, Text: "write a"}
+	answer := views.TimelineItem{Seq: 24, Kind: views.ItemAssistant, Text: "a.txt is written."}
+	c.timeline([]views.TimelineItem{user})
+	c.delta("r1", "a.txt is written.")
+	c.timeline([]views.TimelineItem{user, answer}) // a tick's poll: the projection has the answer
+	c.requestedAt("r1", 22)
+	if _, ready := c.pendingAt(); !ready {
+		t.Fatal("the held deltas are not let through once their call's position is known")
+	}
+	c.flushPending()
+	c.delta("r1", " late") // a delta of the answered call that came later still
+	c.delta("r2", "Back ")
+	want := "  20  user                 write a\n  24  assistant            a.txt is written.\n"
+	if out.String() != want {
+		t.Errorf("printed %q, want %q", out.String(), want)
+	}
+	if len(c.pending) != 1 || c.pending[0] != "Back " || c.pendingCall != "r2" {
+		t.Errorf("the next stream's text is not held for its own call: %q of %q", c.pending, c.pendingCall)
+	}
+
+	// A follower that never saw the call requested (it started in the
+	// middle of the stream) takes an answer printed after the first
+	// delta for the stream's.
+	out.Reset()
+	c = &convFollower{out: &out, kick: make(chan struct{}, 1)}
+	c.delta("r3", "Hello")
+	c.timeline([]views.TimelineItem{{Seq: 30, Kind: views.ItemAssistant, Text: "Hello"}})
+	c.flushPending()
+	if strings.Count(out.String(), "Hello") != 1 {
+		t.Errorf("the answer printed twice: %q", out.String())
+	}
+}

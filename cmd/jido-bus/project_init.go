@@ -90,8 +90,8 @@ talked to:
 
 A file that exists already is kept as it is, and said so. Init needs no
 node: it only writes files. A node that has the folder open already
-reloads the assets and reads the config by itself, and the policy when
-the project is opened again (project close, then project open).`,
+picks the new files up by itself: the assets, the config, and the
+policy (unless the project was opened with --policy, which wins).`,
 		Example: `  jido-bus project init
   jido-bus project init ~/src/app && jido-bus project open ~/src/app --id app && jido-bus conv chat app`,
 		Args: cobra.MaximumNArgs(1),
@@ -147,7 +147,7 @@ func projectInit(cmd *cobra.Command, dir string) error {
 	id := suggestedID(filepath.Base(abs))
 	fmt.Fprintf(out, "the model is openai's gpt-4o-mini: export OPENAI_API_KEY where the node runs, or name another provider in %s\n", filepath.Join(abs, policy.DefaultDataDir, "config.yaml"))
 	fmt.Fprintf(out, "next: jido-bus project open %s --id %s && jido-bus conv chat %s\n", shellQuote(abs), id, id)
-	fmt.Fprintf(out, "(open already? the policy is read when a project opens: jido-bus project close %s first; the rest applies by itself)\n", id)
+	fmt.Fprintf(out, "(open already? the node picks the new files up by itself, the policy too unless the project was opened with --policy: jido-bus project reload %s says what changed)\n", id)
 	return nil
 }
 

@@ -1,0 +1,211 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The README's recipes run here as they are written. A shell block that
+// follows a line <!-- recipe: NAME --> is cut into commands (a line ending
+// in \ goes on); each runs with bash in a folder whose bin/ holds the
+// binaries under test, against a node of the test's own (NATS_URL), and a
+// comment line holding a JSON object right after a command is its expected
+// output, compared as JSON. Only the addresses of the README's defaults
+// are replaced by the test's own.
+
+// recipe is one marked shell block of the README.
+type recipe struct {
+	name     string
+	line     int
+	commands []recipeCommand
+}
+
+type recipeCommand struct {
+	line   int
+	text   string
+	expect []string // JSON objects, one per line
+}
+
+func readRecipes(t *testing.T) map[string]recipe {
+	t.Helper()
+	if checkoutRootErr != nil {
+		t.Fatal(checkoutRootErr)
+	}
+	f, err := os.Open(filepath.Join(checkoutRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]recipe{}
+	sc := bufio.NewScanner(f)
+	var cur *recipe
+	var pending string
+	inBlock, n := false, 0
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		switch {
+		case cur == nil && strings.HasPrefix(line, "<!-- recipe: "):
+			name := strings.TrimSuffix(strings.TrimPrefix(line, "<!-- recipe: "), " -->")
+			cur = &recipe{name: name, line: n}
+		case cur != nil && !inBlock && line == "```sh":
+			inBlock = true
+		case cur != nil && inBlock && line == "```":
+			out[cur.name] = *cur
+			cur, inBlock = nil, false
+		case cur != nil && inBlock:
+			trimmed := strings.TrimSpace(line)
+			if strings.HasPrefix(trimmed, "# {") {
+				if k := len(cur.commands); k > 0 {
+					cur.commands[k-1].expect = append(cur.commands[k-1].expect, strings.TrimPrefix(trimmed, "# "))
+				}
+				continue
+			}
+			if trimmed == "" || strings.HasPrefix(trimmed, "#") {
+				continue
+			}
+			if strings.HasSuffix(line, "\\") {
+				pending += strings.TrimSuffix(line, "\\") + " "
+				continue
+			}
+			cur.commands = append(cur.commands, recipeCommand{line: n, text: pending + line})
+			pending = ""
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// recipeRig runs commands as a reader of the README would.
+type recipeRig struct {
+	dir     string            // the working folder, with bin/
+	env     []string          // NATS_URL and the isolated HOME
+	replace map[string]string // README address → the test's
+}
+
+func (r *recipeRig) run(t *testing.T, rc recipe) {
+	t.Helper()
+	if len(rc.commands) == 0 {
+		t.Fatalf("README.md:%d: recipe %s has no command", rc.line, rc.name)
+	}
+	for _, c := range rc.commands {
+		text := c.text
+		for from, to := range r.replace {
+			text = strings.ReplaceAll(text, from, to)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		cmd := exec.CommandContext(ctx, "bash", "-c", text)
+		cmd.Dir, cmd.Env = r.dir, r.env
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		start := time.Now()
+		err := cmd.Run()
+		cancel()
+		t.Logf("README.md:%d: %s (%s)", c.line, c.text, time.Since(start).Round(time.Millisecond))
+		if err != nil {
+			t.Fatalf("README.md:%d (recipe %s): %s: %v\nstdout: %s\nstderr: %s", c.line, rc.name, c.text, err, stdout.String(), stderr.String())
+		}
+		if len(c.expect) == 0 {
+			continue
+		}
+		var got []string
+		for _, l := range strings.Split(stdout.String(), "\n") {
+			if l = strings.TrimSpace(l); strings.HasPrefix(l, "{") {
+				got = append(got, l)
+			}
+		}
+		if len(got) != len(c.expect) {
+			t.Errorf("README.md:%d (recipe %s): %s printed %d JSON lines, the README shows %d:\n%s", c.line, rc.name, c.text, len(got), len(c.expect), stdout.String())
+			continue
+		}
+		for i := range got {
+			if !sameJSON(got[i], c.expect[i]) {
+				t.Errorf("README.md:%d (recipe %s): %s printed\n  %s\nthe README shows\n  %s", c.line, rc.name, c.text, got[i], c.expect[i])
+			}
+		}
+	}
+}
+
+func sameJSON(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return a == b
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+// TestREADMERecipes runs the README's recipes in the order a reader
+// meets them, against one node with the demo project open and its
+// gateways on, as `make run` starts it.
+func TestREADMERecipes(t *testing.T) {
+	recipes := readRecipes(t)
+	for _, name := range []string{"quickstart", "publish", "agent", "debug", "a2a"} {
+		if _, ok := recipes[name]; !ok {
+			t.Fatalf("README.md has no recipe %q (a shell block after <!-- recipe: %s -->)", name, name)
+		}
+	}
+	demo := t.TempDir()
+	if err := exec.Command("cp", "-R", filepath.Join(checkoutRoot, "examples", "demo")+"/.", demo).Run(); err != nil {
+		t.Fatal(err)
+	}
+	node := StartNode(t, tools, t.TempDir(), "--http", "127.0.0.1:0", "--open", demo+"=demo")
+	httpAddr := strings.TrimPrefix(httpBase(t, node), "http://")
+
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, path := range map[string]string{"jido-bus": tools.JidoBus, "nats": tools.NATS} {
+		if err := os.Symlink(path, filepath.Join(bin, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &recipeRig{
+		dir: dir,
+		env: append(os.Environ(), "NATS_URL="+node.URL),
+		replace: map[string]string{
+			"127.0.0.1:8080": httpAddr,
+		},
+	}
+
+	r.run(t, recipes["quickstart"])
+	r.run(t, recipes["publish"])
+
+	// The agent recipe talks to the example's own node, which the reader
+	// started in a terminal of its own: here, the example built and
+	// started on a free address.
+	agentAddr := freeAddr(t)
+	example, err := tools.BuildProgram(t.TempDir(), "./examples/agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := exec.Command(example, "-listen", agentAddr, "-data-dir", t.TempDir())
+	var exOut syncBuffer
+	ex.Stdout, ex.Stderr = &exOut, &exOut
+	if err := ex.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = ex.Process.Signal(os.Interrupt)
+		_ = ex.Wait()
+	}()
+	waitFor(t, "the agent example to say it is up ("+exOut.String()+")", func() bool {
+		return strings.Contains(exOut.String(), "node up at")
+	})
+	r.replace["127.0.0.1:4223"] = agentAddr
+	r.run(t, recipes["agent"])
+
+	r.run(t, recipes["debug"])
+	r.run(t, recipes["a2a"])
+}
