@@ -82,6 +82,7 @@ func TestRoles(t *testing.T) {
 		{p + ".api.agent.state", `{"id":"c1"}`, "client"},
 		{p + ".api.agent.list", `{}`, "client"},
 		{p + ".api.conv.ls", `{}`, "client"},
+		{p + ".api.log.emits", `{"stream":"agent/c1"}`, "client"},
 		{p + ".api.conv.cancel", `{"conv":"p/none"}`, "client"},
 		{p + ".api.conv.approve", `{"conv":"p/none","call_id":"k","decision":"deny"}`, "client"},
 		{p + ".api.agent.start", `{"type":"counter"}`, "operator"},

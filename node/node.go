@@ -41,6 +41,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/agents/runtime/agentapi"
+	"github.com/jido-bus/jido-bus/agents/runtime/emitapi"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/dispatch"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
@@ -403,6 +404,9 @@ func (n *Node) register() error {
 		return err
 	}
 	if err = logapi.Serve(n.bus, logapi.Local{Log: n.evlog, Guard: n.guardTruncate, ImportGuard: n.guardImport}); err != nil {
+		return err
+	}
+	if err = emitapi.Serve(n.bus, emitapi.Local{Log: n.evlog, Subjects: n.subjects}); err != nil {
 		return err
 	}
 	if err = projectionapi.Serve(n.bus, projectionapi.Local{Runner: n.runner}); err != nil {

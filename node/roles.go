@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/jido-bus/jido-bus/agents/runtime/agentapi"
+	"github.com/jido-bus/jido-bus/agents/runtime/emitapi"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsserver"
 	"github.com/jido-bus/jido-bus/conversation/convapi"
@@ -31,7 +32,9 @@ const (
 	// sends to conversations (and cancels their turns, answers their
 	// tool approvals), lists and reads projects (ls, get, tools,
 	// assets, diagnostics), starts and lists conversations (conv.start,
-	// conv.ls, conv.show) and subscribes to what agents emit.
+	// conv.ls, conv.show), subscribes to what agents emit and reads it
+	// back from the log (log.emits: the same events, with their
+	// positions, and nothing else of the log).
 	RoleClient = "client"
 )
 
@@ -59,6 +62,10 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 			api("agent", agentapi.VerbWhereis),
 			api("agent", agentapi.VerbList),
 			api("agent", agentapi.VerbAwait),
+			// What an agent emitted on its own emit subjects, from the
+			// log: the events a client may subscribe to live, so that a
+			// subscriber that was away catches up without a gap.
+			api(emitapi.Area, emitapi.Verb),
 			api(convapi.Area, convapi.VerbSend),
 			// A client that may send to a conversation may stop its turn
 			// and answer its approvals: both only steer the turn it

@@ -114,7 +114,7 @@ func (s *server) decideAndCommitBatch(batch []envelope, answered *int) {
 		if d.refused != nil {
 			s.refuse(d.env, d.refused)
 		} else {
-			s.committed(d.env, d.next, d.directives, now, res.Positions[2*i+1].Seq)
+			s.committed(d.env, d.next, d.directives, now, res.Positions[2*i+1])
 			i++
 		}
 		*answered++

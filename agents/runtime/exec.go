@@ -9,6 +9,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/dispatch"
 )
 
 // DirectiveExec executes one kind of directive. The runtime calls it only
@@ -160,9 +161,13 @@ func builtinExecutors() map[string]DirectiveExec {
 	}
 }
 
+// execEmit publishes the Emit's signal with the position of its decision
+// (dispatch.WithPosition), which a nats target sends in its headers: the
+// same on a re-run after a crash, as the id and the time are.
 func execEmit(ctx context.Context, d agents.Directive, x *ExecContext) (ExecResult, error) {
 	e := d.(agents.Emit)
 	sig := withTime(e.Signal, x.q.at, x.s.rt.now)
+	ctx = dispatch.WithPosition(ctx, dispatch.Position{Stream: x.s.stream, Seq: x.q.seq, GlobalSeq: x.q.gseq, Index: x.q.index})
 	return ExecResult{}, x.s.emit(ctx, e.Dispatch, &sig)
 }
 

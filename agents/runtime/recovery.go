@@ -267,6 +267,7 @@ func (rt *Runtime) readStarted(stream string, born uint64) (startedRecord, error
 type pendingCmd struct {
 	version uint64
 	seq     uint64
+	gseq    uint64
 	at      time.Time
 	input   bus.Signal
 	raw     json.RawMessage // the directives' log forms, decoded only when needed
@@ -419,7 +420,7 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 		if cr.Count != nil {
 			count = *cr.Count
 		}
-		pc := &pendingCmd{version: cr.Version, seq: e.Seq, at: e.Time, raw: cr.Directives, count: count}
+		pc := &pendingCmd{version: cr.Version, seq: e.Seq, gseq: e.GlobalSeq, at: decidedAt(e), raw: cr.Directives, count: count}
 		if d.input != nil {
 			pc.input = *d.input
 		}
@@ -442,11 +443,23 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 			if pc.done[i] {
 				continue
 			}
-			pending = append(pending, queued{d: d, version: pc.version, index: i, input: pc.input, at: pc.at, seq: pc.seq, recovered: true})
+			pending = append(pending, queued{d: d, version: pc.version, index: i, input: pc.input, at: pc.at, seq: pc.seq, gseq: pc.gseq, recovered: true})
 		}
 	}
 	s.publish()
 	return s, pending, nil
+}
+
+// decidedAt is the time of the decision whose cmd record is e: the time
+// the runtime gave the record, which its directives ran with the first
+// time (an emitted signal without time of its own takes it), so a re-run
+// after a crash publishes the same time. The log's commit time, a moment
+// later, stands in for records without one.
+func decidedAt(e *eventlog.Entry) time.Time {
+	if at := e.Event.Time(); !at.IsZero() {
+		return at
+	}
+	return e.Time
 }
 
 // foldEffects marks recorded outcomes done, and counts the errors among

@@ -51,6 +51,7 @@ type queued struct {
 	input   bus.Signal // the signal that produced it
 	at      time.Time  // commit time of its cmd record
 	seq     uint64     // stream sequence of its cmd record
+	gseq    uint64     // global sequence of its cmd record
 	// recovered is true when it is executed again after a restart.
 	recovered bool
 	// bytes is what its input signal counts against max_queue_bytes,
@@ -317,13 +318,14 @@ func (s *server) decideAndCommit(env envelope) {
 		return
 	}
 	s.effectsRecorded(carried)
-	s.committed(env, next, directives, now, res.Positions[1].Seq)
+	s.committed(env, next, directives, now, res.Positions[1])
 }
 
 // committed moves the agent on to next once the decision on env's signal
-// is in the log (its cmd record at seq), queues the directives and
+// is in the log (its cmd record at pos), queues the directives and
 // answers a call.
-func (s *server) committed(env envelope, next agents.Agent, directives []agents.Directive, now time.Time, seq uint64) {
+func (s *server) committed(env envelope, next agents.Agent, directives []agents.Directive, now time.Time, pos eventlog.Position) {
+	seq := pos.Seq
 	s.agent, s.version, s.lastSignal = next, s.version+1, env.sig.ID()
 	s.mu.Lock()
 	s.lastCommit = monotonicNow()
@@ -333,7 +335,7 @@ func (s *server) committed(env envelope, next agents.Agent, directives []agents.
 
 	qs := make([]queued, len(directives))
 	for i, d := range directives {
-		qs[i] = queued{d: d, version: s.version, index: i, input: env.sig, at: now, seq: seq}
+		qs[i] = queued{d: d, version: s.version, index: i, input: env.sig, at: now, seq: seq, gseq: pos.GlobalSeq}
 	}
 	if len(qs) > 0 {
 		qs[len(qs)-1].bytes = env.bytes // the input is held until they ran

@@ -10,7 +10,8 @@ import (
 	"github.com/jido-bus/jido-bus/bus/codec"
 )
 
-// natsTarget publishes signals with the codec. Publishing is core NATS:
+// natsTarget publishes signals with the codec, and the Position of the
+// emit when the context carries one (WithPosition). Publishing is core NATS:
 // Dispatch returns when the message is in the connection's buffer, which is
 // as far as core NATS confirms anything; a subscriber that is not listening
 // misses it.
@@ -47,6 +48,9 @@ func (n *natsTarget) Dispatch(ctx context.Context, from string, s *bus.Signal) e
 	msg, err := codec.Encode(subject, s, n.mode)
 	if err != nil {
 		return fmt.Errorf("dispatch signal %s to NATS subject %s: %w", s.ID(), subject, err)
+	}
+	if p, ok := PositionFrom(ctx); ok {
+		p.setHeaders(msg.Header)
 	}
 	if err := n.conn.PublishMsg(msg); err != nil {
 		return fmt.Errorf("dispatch signal %s to NATS subject %s: %w", s.ID(), subject, err)

@@ -186,3 +186,16 @@ func DecodeRequest(req []byte, v any) error {
 	}
 	return nil
 }
+
+// Subscriptions lists the subjects the Bus serves (API verbs and signal
+// kinds), in the order they were subscribed: what a reference of the
+// control plane must name.
+func (b *Bus) Subscriptions() []string {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	subjects := make([]string, 0, len(b.subs))
+	for _, sub := range b.subs {
+		subjects = append(subjects, sub.Subject)
+	}
+	return subjects
+}

@@ -22,6 +22,7 @@ conversation/<project>/<conversation>, project/<id>, dlq.
 		newLogStreamsCmd(),
 		newLogShowCmd(),
 		newLogTailCmd(),
+		newLogEmitsCmd(),
 		newLogExportCmd(),
 		newLogImportCmd(),
 		newLogVerifyCmd(),

@@ -144,13 +144,29 @@ func (o Options) admitBroadcast(typ string) error {
 	return o.AdmitBroadcast(typ)
 }
 
-type idRequest struct {
+// IDRequest names agent ID: the body of stop (with an optional Reason,
+// recorded with the stop), state and whereis.
+type IDRequest struct {
 	ID     string `json:"id"`
 	Reason string `json:"reason,omitempty"`
 }
 
-func decodeID(req []byte) (idRequest, error) {
-	var r idRequest
+// IDReply names the agent (stop) or the signal (cast) a request acted on.
+type IDReply struct {
+	ID string `json:"id"`
+}
+
+// WhereisReply says where agent ID lives: its type, its stream in the log
+// and its status (active, passive, stopped…).
+type WhereisReply struct {
+	ID     string `json:"id"`
+	Type   string `json:"type"`
+	Stream string `json:"stream"`
+	Status string `json:"status"`
+}
+
+func decodeID(req []byte) (IDRequest, error) {
+	var r IDRequest
 	if err := natsbus.DecodeRequest(req, &r); err != nil {
 		return r, err
 	}
@@ -197,7 +213,7 @@ func stop(ctx context.Context, rt *runtime.Runtime, opts Options, req []byte) (a
 	if err := rt.Stop(ctx, r.ID, r.Reason); err != nil {
 		return nil, err
 	}
-	return map[string]string{"id": r.ID}, nil
+	return IDReply{ID: r.ID}, nil
 }
 
 func state(rt *runtime.Runtime, req []byte) (any, error) {
@@ -217,11 +233,11 @@ func whereis(rt *runtime.Runtime, req []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{"id": info.ID, "type": info.Type, "stream": info.Stream, "status": info.Status}, nil
+	return WhereisReply{ID: info.ID, Type: info.Type, Stream: info.Stream, Status: info.Status}, nil
 }
 
-// listRequest is the body of list; every member is optional.
-type listRequest struct {
+// ListRequest is the body of list; every member is optional.
+type ListRequest struct {
 	Type string `json:"type,omitempty"`
 	// Sort is "id" (the default) or "queue": the agents with the most
 	// signals and directives waiting first, passive agents last.
@@ -238,15 +254,17 @@ type listRequest struct {
 	After string `json:"after,omitempty"`
 }
 
-// signalRequest is the body of call and cast.
-type signalRequest struct {
+// SignalRequest is the body of call and cast: agent ID and either a whole
+// Signal (a CloudEvent in structured JSON) or a Type with its Data, of
+// which the node makes a signal.
+type SignalRequest struct {
 	ID     string          `json:"id"`
 	Signal *bus.Signal     `json:"signal,omitempty"`
 	Type   string          `json:"type,omitempty"`
 	Data   json.RawMessage `json:"data,omitempty"`
 }
 
-func (r signalRequest) build() (bus.Signal, error) {
+func (r SignalRequest) build() (bus.Signal, error) {
 	if r.ID == "" {
 		return bus.Signal{}, bus.Errorf(bus.ReasonInvalidRequest, `request names no agent: send {"id":"c1","type":"counter.increment","data":{…}}`)
 	}
@@ -273,7 +291,7 @@ func (r signalRequest) build() (bus.Signal, error) {
 }
 
 func call(ctx context.Context, rt *runtime.Runtime, opts Options, req []byte) (any, error) {
-	var r signalRequest
+	var r SignalRequest
 	if err := natsbus.DecodeRequest(req, &r); err != nil {
 		return nil, err
 	}
@@ -290,7 +308,7 @@ func call(ctx context.Context, rt *runtime.Runtime, opts Options, req []byte) (a
 }
 
 func cast(rt *runtime.Runtime, opts Options, req []byte) (any, error) {
-	var r signalRequest
+	var r SignalRequest
 	if err := natsbus.DecodeRequest(req, &r); err != nil {
 		return nil, err
 	}
@@ -304,14 +322,19 @@ func cast(rt *runtime.Runtime, opts Options, req []byte) (any, error) {
 	if err := rt.Cast(r.ID, sig); err != nil {
 		return nil, err
 	}
-	return map[string]string{"id": sig.ID()}, nil
+	return IDReply{ID: sig.ID()}, nil
+}
+
+// AwaitRequest waits until agent ID's state.status is completed or
+// failed, at most Timeout (a Go duration; DefaultAwaitTimeout when empty,
+// at most MaxAwaitTimeout).
+type AwaitRequest struct {
+	ID      string `json:"id"`
+	Timeout string `json:"timeout,omitempty"`
 }
 
 func await(ctx context.Context, rt *runtime.Runtime, req []byte) (any, error) {
-	var r struct {
-		ID      string `json:"id"`
-		Timeout string `json:"timeout,omitempty"`
-	}
+	var r AwaitRequest
 	if err := natsbus.DecodeRequest(req, &r); err != nil {
 		return nil, err
 	}

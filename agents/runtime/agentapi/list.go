@@ -10,9 +10,9 @@ import (
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 )
 
-// listReply is one page of agents. Agents are encoded one by one so that
+// ListReply is one page of agents (each an Info, as state answers). Agents are encoded one by one so that
 // the page's size is measured, not guessed.
-type listReply struct {
+type ListReply struct {
 	Agents []json.RawMessage `json:"agents"`
 	// Next, when set, is the cursor of the page after this one.
 	Next string `json:"next,omitempty"`
@@ -24,7 +24,7 @@ type listReply struct {
 const replyReserve = 128 + 2*bus.MaxAgentIDLen
 
 func list(rt *runtime.Runtime, req []byte, maxPayload int64) (any, error) {
-	var r listRequest
+	var r ListRequest
 	if err := natsbus.DecodeRequest(req, &r); err != nil {
 		return nil, err
 	}
@@ -57,7 +57,7 @@ func list(rt *runtime.Runtime, req []byte, maxPayload int64) (any, error) {
 	opts.Limit = r.Limit + 1
 	infos := rt.ListSome(opts)
 	budget := int(maxPayload) - replyReserve
-	reply := listReply{Agents: make([]json.RawMessage, 0, min(len(infos), r.Limit))}
+	reply := ListReply{Agents: make([]json.RawMessage, 0, min(len(infos), r.Limit))}
 	size, more := 0, len(infos) > r.Limit
 	for i, info := range infos[:min(len(infos), r.Limit)] {
 		body, err := json.Marshal(info)
