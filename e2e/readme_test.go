@@ -149,7 +149,7 @@ func sameJSON(a, b string) bool {
 // gateways on, as `make run` starts it.
 func TestREADMERecipes(t *testing.T) {
 	recipes := readRecipes(t)
-	for _, name := range []string{"quickstart", "publish", "agent", "debug", "a2a"} {
+	for _, name := range []string{"quickstart", "publish", "subscribe", "agent", "debug", "a2a"} {
 		if _, ok := recipes[name]; !ok {
 			t.Fatalf("README.md has no recipe %q (a shell block after <!-- recipe: %s -->)", name, name)
 		}
@@ -181,6 +181,7 @@ func TestREADMERecipes(t *testing.T) {
 
 	r.run(t, recipes["quickstart"])
 	r.run(t, recipes["publish"])
+	r.run(t, recipes["subscribe"])
 
 	// The agent recipe talks to the example's own node, which the reader
 	// started in a terminal of its own: here, the example built and
