@@ -1,4 +1,4 @@
-package a2agw
+package a2a
 
 import (
 	"testing"
