@@ -180,7 +180,6 @@ func areaTitle(area string) string {
 	return area
 }
 
-
 // rolesFor lists the roles whose NATS permissions let them publish to
 // subject.
 func rolesFor(subjects bus.Subjects, subject string) ([]string, error) {

@@ -178,7 +178,6 @@ func dedent(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-
 // TestDocsConfigurationIsComplete: docs/configuration.md names every flag
 // of serve and every key of its --config file.
 func TestDocsConfigurationIsComplete(t *testing.T) {
