@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -448,4 +449,44 @@ func parsePkgDocs(dir string) *pkgDocs {
 		}
 	}
 	return p
+}
+
+// TestDocsRolesExample: the nats-server configuration docs/security.md
+// gives for an external server lets CLIENT and OPERATOR call exactly the
+// verbs the roles of the embedded server let them call.
+func TestDocsRolesExample(t *testing.T) {
+	data, err := os.ReadFile(docsPath(t, "security.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	subjects, _ := bus.NewSubjects("")
+	quoted := regexp.MustCompile(`"([^"]+)"`)
+	for name, role := range map[string]string{"CLIENT": node.RoleClient, "OPERATOR": node.RoleOperator} {
+		start := strings.Index(doc, "  "+name+" = {\n    publish = [")
+		if start < 0 {
+			t.Fatalf("docs/security.md has no %s = { publish = [ … ] } block", name)
+		}
+		block := doc[start:]
+		block = block[:strings.Index(block, "]")]
+		var allowed []string
+		for _, line := range strings.Split(block, "\n") {
+			line, _, _ = strings.Cut(line, "#")
+			for _, m := range quoted.FindAllStringSubmatch(line, -1) {
+				allowed = append(allowed, m[1])
+			}
+		}
+		want, err := node.RolePermissions(role, subjects, "you")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range apiVerbs {
+			s := apiSubject(subjects, v)
+			inDoc := slices.ContainsFunc(allowed, func(f string) bool { return server.SubjectMatchesFilter(s, f) })
+			inNode := slices.ContainsFunc(want.PublishAllow, func(f string) bool { return server.SubjectMatchesFilter(s, f) })
+			if inDoc != inNode {
+				t.Errorf("docs/security.md's %s may call %s: %v; the node's %s role: %v", name, s, inDoc, role, inNode)
+			}
+		}
+	}
 }
