@@ -11,10 +11,10 @@ import (
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 )
 
-// pingReply answers <prefix>.api.ping. Stats and the totals after it
+// PingReply answers <prefix>.api.ping. Stats and the totals after it
 // count from the node's start (they drop to zero when it restarts: compare
 // ServerID and UptimeMS); Counts is now. `jido-bus top` polls it.
-type pingReply struct {
+type PingReply struct {
 	Version  string        `json:"version"`
 	ServerID string        `json:"server_id,omitempty"`
 	Uptime   string        `json:"uptime"`
@@ -80,7 +80,7 @@ func (n *Node) ping(_ context.Context, req []byte) (any, error) {
 	up := time.Since(n.started)
 	counts := n.rt.Counts()
 	ready := n.health.check(n.evlog, n.conn.nc)
-	reply := pingReply{
+	reply := PingReply{
 		Ready:            ready.Ready,
 		Checks:           ready.Checks,
 		Version:          n.cfg.Version,
