@@ -16,9 +16,10 @@ const module = "github.com/jido-bus/jido-bus"
 
 // levels is the dependency line, lowest first:
 //
-//	cmd, e2e, examples → bench → node → projects, conversation/convapi →
-//	agents/runtime, conversation/views → projections, conversation →
-//	agents, eventlog → bus → schemas
+//	cmd, e2e, examples → internal/bench → node → projects,
+//	conversation/convapi → agents/runtime, conversation/views →
+//	projections, conversation → agents, eventlog → bus → schemas →
+//	internal/goroutines, internal/testkit
 //
 // A package belongs to the home whose folder is the longest prefix of its
 // path (conversation/views/x is conversation/views', agents/builtin is
@@ -28,6 +29,9 @@ const module = "github.com/jido-bus/jido-bus"
 // convapi answers its verbs, node introduces them). The node's package
 // doc and DESIGN.md's layout table say the same.
 var levels = [][]string{
+	// Helpers every layer may use, importing nothing of the module: the
+	// goroutine owner and (from tests) the test toolkit.
+	{"internal/goroutines", "internal/testkit"},
 	{"schemas"},
 	{"bus"},
 	{"agents", "eventlog"},
@@ -35,7 +39,7 @@ var levels = [][]string{
 	{"agents/runtime", "conversation/views"},
 	{"projects", "conversation/convapi"},
 	{"node"},
-	{"bench"},
+	{"internal/bench"},
 	{"cmd", "e2e", "examples"},
 }
 
