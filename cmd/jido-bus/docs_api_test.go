@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"go/ast"
@@ -69,6 +70,7 @@ func TestDocsAPI(t *testing.T) {
 // the reference names no verb a node does not serve.
 func TestDocsAPIIsComplete(t *testing.T) {
 	n := startNode(t, t.TempDir())
+	defer n.Shutdown(context.Background()) // the next tests look for leaked goroutines
 	subjects, _ := bus.NewSubjects("")
 	served := map[string]bool{}
 	apiPrefix := subjects.API("", "")
