@@ -73,8 +73,8 @@ bench: build ## every package's benchmarks, then `jido-bus bench` (a node agains
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 60m ./...
 	$(BIN)/jido-bus bench
 
-docs: ## rewrite the generated reference pages (docs/cli.md) from the code
-	$(GO) test -count=1 -run 'TestDocsCLI' ./cmd/jido-bus/ -args -update-docs
+docs: ## rewrite the generated reference pages (docs/cli.md, docs/api.md) from the code
+	$(GO) test -count=1 -run 'TestDocs(CLI|API)$$' ./cmd/jido-bus/ -args -update-docs
 
 fuzz: ## run each fuzz target for $(FUZZTIME)
 	@set -e; for pkg in $$($(GO) list ./...); do \

@@ -11,9 +11,10 @@ import (
 	"testing"
 )
 
-// pureDirs are the packages of the pure layer. agents/runtime, which does
-// the I/O, is deliberately not among them.
-var pureDirs = []string{".", "builtin"}
+// pureDirs are the packages of the pure layer, the pure conversation
+// among them. agents/runtime, which does the I/O, is deliberately not
+// among them.
+var pureDirs = []string{".", "builtin", "../conversation"}
 
 // TestPureLayerSource scans the non-test source of the pure layer: no
 // goroutines, no clock, no randomness, no NATS or Pebble imports.
@@ -71,7 +72,7 @@ func TestPureLayerDependencies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	out, err := exec.Command("go", "list", "-deps", ".", "./builtin").Output()
+	out, err := exec.Command("go", "list", "-deps", ".", "./builtin", "../conversation").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}

@@ -93,7 +93,7 @@ func TestDurabilityAuditConvStartBoundsMaxSteps(t *testing.T) {
 	node := StartNode(t, tools, t.TempDir())
 	env := []string{"NATS_URL=" + node.URL}
 	runCLI(t, env, "project", "open", t.TempDir(), "--id", "p1").must(t, "project open")
-	r := reply(t, node.NATS(t, "req", "--raw", "jido.api.project.conv.start", `{"project":"p1","conversation":"c1","limits":{"max_steps":100000000}}`))
+	r := reply(t, node.NATS(t, "req", "--raw", "jido.api.conv.start", `{"project":"p1","conversation":"c1","limits":{"max_steps":100000000}}`))
 	e, _ := r["error"].(map[string]any)
 	msg, _ := e["message"].(string)
 	if r["ok"] != false || errorType(r) != "invalid_request" || !strings.Contains(msg, "give 1 to 1000") {

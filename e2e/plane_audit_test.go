@@ -96,8 +96,8 @@ func TestPlaneRequestWithoutReplyIsNotDone(t *testing.T) {
 }
 
 // TestPlaneRefusalsCountedOncePerArea: an unreadable request to one verb
-// of every control-plane area — log, projection, conv (the projection
-// API's and the node's own), agent, project, ping — is answered
+// of every control-plane area — log, projection, conv, agent, project,
+// ping — is answered
 // invalid_request, dead-lettered once naming its subject, and counted
 // once in jido_signals_refused_total and jido_dead_letters_total.
 func TestPlaneRefusalsCountedOncePerArea(t *testing.T) {
@@ -106,7 +106,7 @@ func TestPlaneRefusalsCountedOncePerArea(t *testing.T) {
 	subjects := []string{
 		"jido.api.ping", "jido.api.log.show", "jido.api.log.truncate", "jido.api.projection.get",
 		"jido.api.conv.show", "jido.api.conv.send", "jido.api.conv.approve", "jido.api.agent.state",
-		"jido.api.agent.await", "jido.api.project.get", "jido.api.project.conv.start",
+		"jido.api.agent.await", "jido.api.project.get", "jido.api.conv.start",
 	}
 	bodies := []string{`{"no_such_field":1}`, `[1]`, `"x"`, `{"a":1} {}`}
 	for i, s := range subjects {

@@ -2,22 +2,22 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
 	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
 // Directives returns the directive codec a node runs with: the built-in
-// kinds and the assistant's (LLM calls, tool runs), so that replaying a
-// conversation's stream reads them back.
+// kinds and the conversation loop's (LLM calls, tool runs), so that
+// replaying a conversation's stream reads them back.
 func Directives() (*agents.DirectiveCodec, error) {
 	c := agents.NewDirectiveCodec()
-	if err := assistant.RegisterDirectives(c); err != nil {
+	if err := conversation.RegisterDirectives(c); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -96,20 +96,4 @@ func (h projectHost) Settings(ctx context.Context, project string) (assistant.Se
 		err = fmt.Errorf("%w (a conversation's model comes from its project's .jido/config.yaml; open the project: jido-bus project open PATH --id %s)", err, project)
 	}
 	return s, root, err
-}
-
-// openLLMRequest returns the LLM call a conversation's loop decided and
-// has no outcome for yet (its state, as JSON), or "".
-func openLLMRequest(state json.RawMessage) string {
-	var s struct {
-		Conversation struct {
-			Loop struct {
-				Request string `json:"request"`
-			} `json:"loop"`
-		} `json:"conversation"`
-	}
-	if json.Unmarshal(state, &s) != nil {
-		return ""
-	}
-	return s.Conversation.Loop.Request
 }

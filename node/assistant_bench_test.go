@@ -13,8 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
@@ -204,8 +205,8 @@ func (lb *loopBench) conversation(tb testing.TB, conv string) loopSamples {
 	ctx := context.Background()
 	key := "p1/" + conv
 	done := lb.rec.reset(lb.steps + 1)
-	if _, err := lb.n.Projects().ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: conv,
-		Limits: &assistant.Limits{MaxSteps: lb.steps + 1, MaxToolCalls: lb.steps}}); err != nil {
+	if _, err := lb.n.Conversations().Start(ctx, convapi.StartRequest{Project: "p1", Conversation: conv,
+		Limits: &conversation.Limits{MaxSteps: lb.steps + 1, MaxToolCalls: lb.steps}}); err != nil {
 		tb.Fatal(err)
 	}
 	body, _ := json.Marshal(map[string]string{"conv": key, "text": "read a.txt, again and again"})
@@ -257,7 +258,7 @@ func (lb *loopBench) conversation(tb testing.TB, conv string) loopSamples {
 // with its reason.
 func (lb *loopBench) awaitEnd(tb testing.TB, key string, done <-chan struct{}) {
 	tb.Helper()
-	stream := convevent.Stream(key)
+	stream := conversation.Stream(key)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	tick := time.NewTicker(time.Second)
@@ -276,7 +277,7 @@ func (lb *loopBench) awaitEnd(tb testing.TB, key string, done <-chan struct{}) {
 					tb.Fatal(err)
 				}
 				seen = e.Seq
-				if e.Event.Type() == convevent.LLMFailed {
+				if e.Event.Type() == conversation.LLMFailed {
 					tb.Fatalf("%s: the turn failed: %s", key, e.Event.Data())
 				}
 			}
@@ -297,9 +298,9 @@ func (lb *loopBench) awaitEnd(tb testing.TB, key string, done <-chan struct{}) {
 			tb.Fatalf("%s: waiting for the final answer: %v", key, err)
 		}
 		switch e.Event.Type() {
-		case convevent.LLMFailed:
+		case conversation.LLMFailed:
 			tb.Fatalf("%s: the turn failed: %s", key, e.Event.Data())
-		case convevent.LLMCompleted:
+		case conversation.LLMCompleted:
 			var d struct {
 				ToolCalls int `json:"tool_calls"`
 			}
@@ -318,9 +319,9 @@ func commitTok2Tool(tb testing.TB, n *Node, key string) []time.Duration {
 	callOf := map[string]string{}       // call id → request id
 	var out []time.Duration
 	for _, e := range streamEvents(tb, n, key) {
-		causation := convevent.CausationID(e.Event)
+		causation := conversation.CausationID(e.Event)
 		switch e.Event.Type() {
-		case convevent.ToolRequested:
+		case conversation.ToolRequested:
 			var d struct {
 				CallID string `json:"call_id"`
 			}
@@ -328,9 +329,9 @@ func commitTok2Tool(tb testing.TB, n *Node, key string) []time.Duration {
 				tb.Fatal(err)
 			}
 			callOf[d.CallID] = causation
-		case convevent.LLMCompleted:
+		case conversation.LLMCompleted:
 			completed[causation] = e.Time
-		case convevent.ToolStarted:
+		case conversation.ToolStarted:
 			at, ok := completed[callOf[causation]]
 			if !ok {
 				tb.Fatalf("%s: tool.started %s before its llm.completed", key, e.Event.ID())
@@ -345,7 +346,7 @@ func commitTok2Tool(tb testing.TB, n *Node, key string) []time.Duration {
 func streamEvents(tb testing.TB, n *Node, key string) []eventlog.Entry {
 	tb.Helper()
 	var out []eventlog.Entry
-	for e, err := range n.Log().ReadStream(convevent.Stream(key), eventlog.ReadOptions{Types: convevent.TypePattern}) {
+	for e, err := range n.Log().ReadStream(conversation.Stream(key), eventlog.ReadOptions{Types: conversation.TypePattern}) {
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -13,8 +13,9 @@ import (
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
@@ -28,8 +29,8 @@ func TestAssistantRefusalSaysHowToGoOn(t *testing.T) {
 	n := startQuickNode(t)
 	talk(t, n, `{"fail":{"kind":"bad_request","status":400,"message":"messages[3]: a 'tool' message must follow an assistant message with tool_calls"}}
 `, "", "hi")
-	failed := awaitEvent(t, n, "p1/c1", convevent.LLMFailed, nil)
-	user := awaitEvent(t, n, "p1/c1", convevent.UserMessage, nil)
+	failed := awaitEvent(t, n, "p1/c1", conversation.LLMFailed, nil)
+	user := awaitEvent(t, n, "p1/c1", conversation.UserMessage, nil)
 	msg := fmt.Sprint(dataOf(t, failed)["error"])
 	for _, want := range []string{
 		"messages[3]: a 'tool' message must follow", // the server's reason
@@ -51,21 +52,21 @@ func TestAssistantRefusalSaysHowToGoOn(t *testing.T) {
 func TestAssistantLastAttemptIsNotRetryable(t *testing.T) {
 	n := startQuickNode(t)
 	talk(t, n, strings.Repeat(`{"fail":{"kind":"server","status":503,"message":"overloaded"}}
-`, assistant.MaxAttempts), "", "hi")
-	awaitEvent(t, n, "p1/c1", convevent.LLMFailed, func(e eventlog.Entry) bool {
-		return dataOf(t, e)["attempt"] == float64(assistant.MaxAttempts)
+`, conversation.MaxAttempts), "", "hi")
+	awaitEvent(t, n, "p1/c1", conversation.LLMFailed, func(e eventlog.Entry) bool {
+		return dataOf(t, e)["attempt"] == float64(conversation.MaxAttempts)
 	})
 	for _, e := range convEvents(t, n, "p1/c1") {
-		if e.Event.Type() != convevent.LLMFailed {
+		if e.Event.Type() != conversation.LLMFailed {
 			continue
 		}
 		d := dataOf(t, e)
-		last := d["attempt"] == float64(assistant.MaxAttempts)
+		last := d["attempt"] == float64(conversation.MaxAttempts)
 		if got := d["retryable"] == true; got == last {
-			t.Errorf("attempt %v of %d: retryable %v; want it on every attempt but the last", d["attempt"], assistant.MaxAttempts, d["retryable"])
+			t.Errorf("attempt %v of %d: retryable %v; want it on every attempt but the last", d["attempt"], conversation.MaxAttempts, d["retryable"])
 		}
-		if last && !strings.Contains(fmt.Sprint(d["error"]), fmt.Sprintf("after %d attempts", assistant.MaxAttempts)) {
-			t.Errorf("the last attempt's error %v does not say the call was given up after %d attempts", d["error"], assistant.MaxAttempts)
+		if last && !strings.Contains(fmt.Sprint(d["error"]), fmt.Sprintf("after %d attempts", conversation.MaxAttempts)) {
+			t.Errorf("the last attempt's error %v does not say the call was given up after %d attempts", d["error"], conversation.MaxAttempts)
 		}
 	}
 }
@@ -155,9 +156,9 @@ func TestAssistantMessageDuringApprovalFollowsTheResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	send(t, n, "p1/c1", "write b")
-	awaitEvent(t, n, "p1/c1", convevent.ToolApprovalRequested, nil)
+	awaitEvent(t, n, "p1/c1", conversation.ToolApprovalRequested, nil)
 	send(t, n, "p1/c1", "and say so")
-	awaitEvent(t, n, "p1/c1", convevent.UserMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "say so") })
+	awaitEvent(t, n, "p1/c1", conversation.UserMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "say so") })
 	approve(t, n, "p1/c1", "w1")
 	second := rec.await(t, 2)
 	if got := roles(second); got != "user assistant tool user" {
@@ -166,7 +167,7 @@ func TestAssistantMessageDuringApprovalFollowsTheResults(t *testing.T) {
 	if m := second.Messages[3]; m.Content != "and say so" {
 		t.Fatalf("the last message is %q, want the message sent during the approval", m.Content)
 	}
-	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "noted") })
+	awaitEvent(t, n, "p1/c1", conversation.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "noted") })
 	send(t, n, "p1/c1", "thanks")
 	if got := roles(rec.await(t, 3)); got != "user assistant tool user assistant user" {
 		t.Fatalf("third request: %s", got)
@@ -176,12 +177,12 @@ func TestAssistantMessageDuringApprovalFollowsTheResults(t *testing.T) {
 // approve approves call id of conv as a person would.
 func approve(t *testing.T, n *Node, conv, id string) {
 	t.Helper()
-	sig, err := agents.NewSignal(convevent.ToolApproval, map[string]any{"call_id": id, "decision": "approve", "by": "test"})
+	sig, err := agents.NewSignal(conversation.ToolApproval, map[string]any{"call_id": id, "decision": "approve", "by": "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sig.SetID("approval." + id + ".approve")
-	sig.SetSource(convevent.Source(conv))
+	sig.SetSource(conversation.Source(conv))
 	sig.SetExtension(bus.ExtCausationID, id)
 	if _, err := n.Runtime().Call(context.Background(), conv, sig); err != nil {
 		t.Fatal(err)
@@ -242,12 +243,12 @@ func TestAssistantSendsTheProjectsInstructions(t *testing.T) {
 	if got, want := rec.await(t, 1).System, "Run make test before you say done.\n\nAnswer in French."; got != want {
 		t.Fatalf("system message %q, want %q", got, want)
 	}
-	req := awaitEvent(t, n, "p1/c1", convevent.LLMRequested, nil)
+	req := awaitEvent(t, n, "p1/c1", conversation.LLMRequested, nil)
 	if got := fmt.Sprint(dataOf(t, req)["instructions"]); got != "[AGENTS.md .jido/instructions.md]" {
 		t.Errorf("conversation.llm.requested names the instructions %s", got)
 	}
 
-	if _, err := n.Projects().ConvStart(context.Background(), projects.ConvStartRequest{Project: "p1", Conversation: "c2", System: "Be brief."}); err != nil {
+	if _, err := n.Conversations().Start(context.Background(), convapi.StartRequest{Project: "p1", Conversation: "c2", System: "Be brief."}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(root, ".jido", "instructions.md")); err != nil {

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects"
 )
 
@@ -46,7 +46,7 @@ func TestAProjectWithoutAModelIsToldHowToGetOne(t *testing.T) {
 		if _, err := n.convSend(ctx, []byte(`{"conv":"`+key+`","text":"hello"}`)); err != nil {
 			t.Fatal(err)
 		}
-		failed := awaitEvent(t, n, key, convevent.LLMFailed, nil)
+		failed := awaitEvent(t, n, key, conversation.LLMFailed, nil)
 		msg := string(failed.Event.Data())
 		for _, want := range []string{filepath.Join(root, ".jido", "config.yaml"), "provider: openai", "jido-bus project init " + root, "openai, anthropic"} {
 			if !strings.Contains(msg, want) {
@@ -56,7 +56,7 @@ func TestAProjectWithoutAModelIsToldHowToGetOne(t *testing.T) {
 		if strings.Contains(msg, "\n") {
 			t.Errorf("%s: the failure is not one line: %q", id, msg)
 		}
-		awaitEvent(t, n, key, convevent.LLMRequested, nil)
+		awaitEvent(t, n, key, conversation.LLMRequested, nil)
 	}
 	for e, err := range n.Log().ReadStream("dlq", eventlog.ReadOptions{}) {
 		if errors.Is(err, eventlog.ErrNotFound) {

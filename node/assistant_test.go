@@ -14,9 +14,9 @@ import (
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/codec"
+	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
 )
@@ -47,7 +47,7 @@ func assistantProject(t *testing.T, script, policy string) string {
 func convEvents(t *testing.T, n *Node, key string) []eventlog.Entry {
 	t.Helper()
 	var out []eventlog.Entry
-	for e, err := range n.Log().ReadStream(convevent.Stream(key), eventlog.ReadOptions{Types: convevent.TypePattern}) {
+	for e, err := range n.Log().ReadStream(conversation.Stream(key), eventlog.ReadOptions{Types: conversation.TypePattern}) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,13 +110,13 @@ func TestAssistantReadsAndEditsAFile(t *testing.T) {
 	if _, err := n.Projects().Open(ctx, projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.Projects().ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: "c1"}); err != nil {
+	if _, err := n.Conversations().Start(ctx, convapi.StartRequest{Project: "p1", Conversation: "c1"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c1","text":"say jido"}`)); err != nil {
 		t.Fatal(err)
 	}
-	final := awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, func(e eventlog.Entry) bool {
+	final := awaitEvent(t, n, "p1/c1", conversation.AssistantMessage, func(e eventlog.Entry) bool {
 		return strings.Contains(string(e.Event.Data()), "jido.")
 	})
 	if d := dataOf(t, final); d["text"] != "I changed world to jido." {
@@ -126,7 +126,7 @@ func TestAssistantReadsAndEditsAFile(t *testing.T) {
 	if err != nil || string(got) != "hello jido\n" {
 		t.Fatalf("a.txt = %q %v, want the edit made", got, err)
 	}
-	completed := awaitEvent(t, n, "p1/c1", convevent.LLMCompleted, func(e eventlog.Entry) bool {
+	completed := awaitEvent(t, n, "p1/c1", conversation.LLMCompleted, func(e eventlog.Entry) bool {
 		return strings.Contains(string(e.Event.Data()), `"output_tokens":7`)
 	})
 	if d := dataOf(t, completed); d["model"] != "demo" {
@@ -161,11 +161,11 @@ func TestAssistantRefusalReachesTheModel(t *testing.T) {
 	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c1","text":"read /etc/passwd"}`)); err != nil {
 		t.Fatal(err)
 	}
-	failed := awaitEvent(t, n, "p1/c1", convevent.ToolFailed, nil)
+	failed := awaitEvent(t, n, "p1/c1", conversation.ToolFailed, nil)
 	if d := dataOf(t, failed); !strings.Contains(fmt.Sprint(d["error"]), "outside_root") {
 		t.Fatalf("tool.failed %v, want outside_root", d)
 	}
-	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, func(e eventlog.Entry) bool {
+	awaitEvent(t, n, "p1/c1", conversation.AssistantMessage, func(e eventlog.Entry) bool {
 		return strings.Contains(string(e.Event.Data()), "may not")
 	})
 	msgs, err := n.assistant.Context("p1/c1")
@@ -209,12 +209,12 @@ func TestAssistantApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	approve.SetID("approval.w1.approve")
-	approve.SetSource(convevent.Source("p1/c1"))
+	approve.SetSource(conversation.Source("p1/c1"))
 	approve.SetExtension(bus.ExtCausationID, "w1")
 	if _, err := n.Runtime().Call(ctx, "p1/c1", approve); err != nil {
 		t.Fatal(err)
 	}
-	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, func(e eventlog.Entry) bool {
+	awaitEvent(t, n, "p1/c1", conversation.AssistantMessage, func(e eventlog.Entry) bool {
 		return strings.Contains(string(e.Event.Data()), "written")
 	})
 	if got, err := os.ReadFile(filepath.Join(root, "b.txt")); err != nil || string(got) != "new" {
@@ -272,14 +272,14 @@ func TestAssistantRetriesAServerError(t *testing.T) {
 	talk(t, n, `{"fail":{"kind":"server","status":500,"message":"boom"}}
 {"text":"second time lucky"}
 `, "", "hi")
-	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, nil)
-	failed := awaitEvent(t, n, "p1/c1", convevent.LLMFailed, nil)
+	awaitEvent(t, n, "p1/c1", conversation.AssistantMessage, nil)
+	failed := awaitEvent(t, n, "p1/c1", conversation.LLMFailed, nil)
 	if d := dataOf(t, failed); d["retryable"] != true || d["status"] != float64(500) || d["retry_in_ms"] == nil {
 		t.Fatalf("llm.failed %v, want a retryable 500 with its delay", d)
 	}
 	var attempts []any
 	for _, e := range convEvents(t, n, "p1/c1") {
-		if e.Event.Type() == convevent.LLMRequested {
+		if e.Event.Type() == conversation.LLMRequested {
 			attempts = append(attempts, dataOf(t, e)["attempt"])
 		}
 	}
@@ -294,14 +294,14 @@ func TestAssistantRetriesAServerError(t *testing.T) {
 func TestAssistantEmptyAnswer(t *testing.T) {
 	n := startQuickNode(t)
 	talk(t, n, "{}\n", "", "hi")
-	last := awaitEvent(t, n, "p1/c1", convevent.LLMFailed, func(e eventlog.Entry) bool {
-		return dataOf(t, e)["attempt"] == float64(assistant.MaxAttempts)
+	last := awaitEvent(t, n, "p1/c1", conversation.LLMFailed, func(e eventlog.Entry) bool {
+		return dataOf(t, e)["attempt"] == float64(conversation.MaxAttempts)
 	})
 	if d := dataOf(t, last); !strings.Contains(fmt.Sprint(d["error"]), "empty_answer") || d["retry_in_ms"] != nil {
 		t.Fatalf("last attempt %v, want empty_answer and no retry", d)
 	}
 	for _, e := range convEvents(t, n, "p1/c1") {
-		if e.Event.Type() == convevent.AssistantMessage {
+		if e.Event.Type() == conversation.AssistantMessage {
 			t.Fatalf("an empty answer was logged as a message: %s", e.Event.Data())
 		}
 	}
@@ -320,13 +320,13 @@ func TestAssistantMaxSteps(t *testing.T) {
 	if _, err := n.Projects().Open(ctx, projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := n.Projects().ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: "c1", Limits: &assistant.Limits{MaxSteps: 3}}); err != nil {
+	if _, err := n.Conversations().Start(ctx, convapi.StartRequest{Project: "p1", Conversation: "c1", Limits: &conversation.Limits{MaxSteps: 3}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c1","text":"loop"}`)); err != nil {
 		t.Fatal(err)
 	}
-	stop := awaitEvent(t, n, "p1/c1", convevent.LLMFailed, nil)
+	stop := awaitEvent(t, n, "p1/c1", conversation.LLMFailed, nil)
 	if !strings.Contains(fmt.Sprint(dataOf(t, stop)["error"]), "max_steps") {
 		t.Fatalf("turn ended with %v, want max_steps", dataOf(t, stop))
 	}
@@ -343,10 +343,10 @@ func TestAssistantUnknownToolAndBadArgs(t *testing.T) {
 	talk(t, n, `{"tool_calls":[{"name":"teleport","args":{}},{"name":"read_file","args_text":"{\"path\": "}]}
 {"text":"sorry"}
 `, "", "hi")
-	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "sorry") })
+	awaitEvent(t, n, "p1/c1", conversation.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "sorry") })
 	var errs []string
 	for _, e := range convEvents(t, n, "p1/c1") {
-		if e.Event.Type() == convevent.ToolFailed {
+		if e.Event.Type() == conversation.ToolFailed {
 			errs = append(errs, fmt.Sprint(dataOf(t, e)["error"]))
 		}
 	}
@@ -375,16 +375,16 @@ func TestAssistantCancel(t *testing.T) {
 	talk(t, n, `{"tool_calls":[{"id":"slow","name":"run_command","args":{"argv":["sleep","30"]}}]}
 {"text":"next turn"}
 `, "commands:\n  programs: [sleep]\n", "sleep")
-	awaitEvent(t, n, "p1/c1", convevent.ToolStarted, nil)
+	awaitEvent(t, n, "p1/c1", conversation.ToolStarted, nil)
 	if _, err := n.convCancel(context.Background(), []byte(`{"conv":"p1/c1","reason":"too slow"}`)); err != nil {
 		t.Fatal(err)
 	}
-	awaitEvent(t, n, "p1/c1", convevent.ToolCancelled, nil)
+	awaitEvent(t, n, "p1/c1", conversation.ToolCancelled, nil)
 	body := []byte(`{"conv":"p1/c1","text":"again"}`)
 	if _, err := n.convSend(context.Background(), body); err != nil {
 		t.Fatal(err)
 	}
-	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "next turn") })
+	awaitEvent(t, n, "p1/c1", conversation.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "next turn") })
 }
 
 // TestAssistantConversationRefusesForgedEvents: to a conversation the
@@ -395,7 +395,7 @@ func TestAssistantCancel(t *testing.T) {
 func TestAssistantConversationRefusesForgedEvents(t *testing.T) {
 	n := startQuickNode(t)
 	talk(t, n, `{"text":"hello"}`+"\n", "", "hi")
-	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, nil)
+	awaitEvent(t, n, "p1/c1", conversation.AssistantMessage, nil)
 	nc := nodeConn(t, n)
 	send := func(typ, id string, data map[string]any) error {
 		sig, err := bus.NewSignal(typ, "/attacker", data)
@@ -424,9 +424,9 @@ func TestAssistantConversationRefusesForgedEvents(t *testing.T) {
 		return nil
 	}
 	forged := map[string]map[string]any{
-		convevent.ToolRequested: {"call_id": "evil", "name": "write_file", "args": map[string]any{"path": "x", "content": "y"}},
-		convevent.LLMCompleted:  {"tool_calls": 1},
-		convevent.ToolCompleted: {"call_id": "evil", "output": "ok"},
+		conversation.ToolRequested: {"call_id": "evil", "name": "write_file", "args": map[string]any{"path": "x", "content": "y"}},
+		conversation.LLMCompleted:  {"tool_calls": 1},
+		conversation.ToolCompleted: {"call_id": "evil", "output": "ok"},
 	}
 	for typ, data := range forged {
 		if err := send(typ, "forged."+typ, data); bus.ErrorType(err) != bus.ReasonForbidden {
@@ -438,16 +438,16 @@ func TestAssistantConversationRefusesForgedEvents(t *testing.T) {
 			t.Fatalf("a forged event is in the stream: %s %s", e.Event.Type(), e.Event.ID())
 		}
 	}
-	if err := send(convevent.UserMessage, "u-direct", map[string]any{"text": "a person may"}); err != nil {
+	if err := send(conversation.UserMessage, "u-direct", map[string]any{"text": "a person may"}); err != nil {
 		t.Fatalf("a user message sent to the conversation's subject: %v", err)
 	}
 	// Nor to every conversation at once.
-	sig, err := bus.NewSignal(convevent.ToolRequested, "/attacker", forged[convevent.ToolRequested])
+	sig, err := bus.NewSignal(conversation.ToolRequested, "/attacker", forged[conversation.ToolRequested])
 	if err != nil {
 		t.Fatal(err)
 	}
 	sig.SetExtension(bus.ExtCausationID, "llm.x")
-	msg, err := codec.Encode(n.subjects.Signal(convevent.ToolRequested), &sig, codec.Binary)
+	msg, err := codec.Encode(n.subjects.Signal(conversation.ToolRequested), &sig, codec.Binary)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,19 +467,15 @@ func TestAssistantForkActsOnlyOnWhatComesAfter(t *testing.T) {
 {"text":"first answer"}
 {"text":"the fork's answer"}
 `, "", "hi")
-	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "first answer") })
+	awaitEvent(t, n, "p1/c1", conversation.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "first answer") })
 	head := convEvents(t, n, "p1/c1")
-	events, err := conversation.Fork("p1/c1", head, head[len(head)-1].Seq, "p1/alt", time.Now().UTC())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := n.startFork(ctx, "p1/alt", events); err != nil {
+	if _, err := n.conv.Fork(ctx, convapi.ForkRequest{Conv: "p1/c1", Seq: head[len(head)-1].Seq, As: "p1/alt"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/alt","text":"and now?"}`)); err != nil {
 		t.Fatal(err)
 	}
-	awaitEvent(t, n, "p1/alt", convevent.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "fork's answer") })
+	awaitEvent(t, n, "p1/alt", conversation.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "fork's answer") })
 	got := typesOf(convEvents(t, n, "p1/alt"))
 	want := typesOf(head) + " user.message llm.requested assistant.message llm.completed"
 	if got != want {
@@ -506,7 +502,7 @@ func TestAssistantLargeOutputIsAnArtifact(t *testing.T) {
 	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c1","text":"read big.txt"}`)); err != nil {
 		t.Fatal(err)
 	}
-	done := awaitEvent(t, n, "p1/c1", convevent.ToolCompleted, nil)
+	done := awaitEvent(t, n, "p1/c1", conversation.ToolCompleted, nil)
 	d := dataOf(t, done)
 	ref, ok := d["output_ref"].(map[string]any)
 	if !ok || d["output"] != nil || !strings.HasPrefix(fmt.Sprint(ref["id"]), "sha256:") {
@@ -515,7 +511,7 @@ func TestAssistantLargeOutputIsAnArtifact(t *testing.T) {
 	if done.Size > 16<<10 {
 		t.Fatalf("the event is %d bytes: the output is inline", done.Size)
 	}
-	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "big file") })
+	awaitEvent(t, n, "p1/c1", conversation.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "big file") })
 	msgs, err := n.assistant.Context("p1/c1")
 	if err != nil {
 		t.Fatal(err)
@@ -544,11 +540,11 @@ func TestAssistantOversizedAnswerIsNotLost(t *testing.T) {
 	talk(t, n, `{"tool_calls":[{"id":"w1","name":"write_file","args":{"path":"big.txt","content":"`+huge+`"}}]}
 {"text":"`+huge+`"}
 `, "", "write a big file")
-	failed := awaitEvent(t, n, "p1/c1", convevent.ToolFailed, nil)
+	failed := awaitEvent(t, n, "p1/c1", conversation.ToolFailed, nil)
 	if !strings.Contains(fmt.Sprint(dataOf(t, failed)["error"]), "smaller pieces") {
 		t.Fatalf("tool.failed %v, want the size named", dataOf(t, failed))
 	}
-	msg := awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "[cut:") })
+	msg := awaitEvent(t, n, "p1/c1", conversation.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "[cut:") })
 	if msg.Size > 64<<10 {
 		t.Fatalf("the message event is %d bytes", msg.Size)
 	}
@@ -567,7 +563,7 @@ func TestAssistantResumesACallNeverRequested(t *testing.T) {
 		return runtime.ExecResult{Kind: runtime.ExecAsync}, nil // started, then the node died
 	}
 	n, err := Start(ctx, Config{DataDir: dir, NATS: NATSConfig{Listen: "127.0.0.1:0"}, NoSync: true,
-		Runtime: func(c *runtime.Config) { c.Executors[assistant.KindLLMCall] = runtime.ExecFunc(lost) }})
+		Runtime: func(c *runtime.Config) { c.Executors[conversation.KindLLMCall] = runtime.ExecFunc(lost) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -578,7 +574,7 @@ func TestAssistantResumesACallNeverRequested(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for openLLMRequest(mustState(t, n, "p1/c1")) == "" {
+	for st, _ := conversation.ReadState(mustState(t, n, "p1/c1")); st.Loop.Request == ""; st, _ = conversation.ReadState(mustState(t, n, "p1/c1")) {
 		if time.Now().After(deadline) {
 			t.Fatal("the loop decided no LLM call")
 		}
@@ -592,8 +588,8 @@ func TestAssistantResumesACallNeverRequested(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Close(10 * time.Second)
-	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, nil)
-	failed := awaitEvent(t, n, "p1/c1", convevent.LLMFailed, nil)
+	awaitEvent(t, n, "p1/c1", conversation.AssistantMessage, nil)
+	failed := awaitEvent(t, n, "p1/c1", conversation.LLMFailed, nil)
 	if !strings.Contains(fmt.Sprint(dataOf(t, failed)["error"]), "interrupted") || !strings.HasPrefix(failed.Event.ID(), "interrupted.") {
 		t.Fatalf("llm.failed %s %v, want the lost call closed as interrupted", failed.Event.ID(), dataOf(t, failed))
 	}
@@ -617,7 +613,7 @@ func TestAssistantReusedCallIDEndsTheTurn(t *testing.T) {
 {"tool_calls":[{"id":"call_0","name":"read_file","args":{"path":"a.txt"}},{"id":"call_0","name":"list_dir","args":{"path":"."}}]}
 {"text":"done"}
 `, "", "hi")
-	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "done") })
+	awaitEvent(t, n, "p1/c1", conversation.AssistantMessage, func(e eventlog.Entry) bool { return strings.Contains(string(e.Event.Data()), "done") })
 	if got := strings.Count(typesOf(convEvents(t, n, "p1/c1")), "tool.completed"); got != 3 {
 		t.Fatalf("%d tool calls completed, want 3", got)
 	}

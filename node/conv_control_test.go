@@ -3,10 +3,11 @@ package node
 import (
 	"context"
 	"encoding/json"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jido-bus/jido-bus/conversation"
 
 	"github.com/nats-io/nats.go"
 
@@ -157,7 +158,7 @@ func TestConvApprove(t *testing.T) {
 		data map[string]any
 	}{
 		{"conversation.tool.requested", map[string]any{"call_id": "k1", "name": "write_file", "args": map[string]any{}}},
-		{convevent.ToolApprovalRequested, map[string]any{"call_id": "k1", "name": "write_file", "args": map[string]any{}, "reason": "ask", "timeout_ms": 60000}},
+		{conversation.ToolApprovalRequested, map[string]any{"call_id": "k1", "name": "write_file", "args": map[string]any{}, "reason": "ask", "timeout_ms": 60000}},
 	} {
 		sig, err := bus.NewSignal(ev.typ, "test", ev.data)
 		if err != nil {

@@ -9,12 +9,11 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/agents"
-	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects"
 )
 
@@ -25,16 +24,16 @@ import (
 func startOutsideDriven(t testing.TB, n *Node, key string) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := n.rt.Start(ctx, runtime.StartRequest{Type: builtin.ConversationType, ID: key}); err != nil {
+	if _, err := n.rt.Start(ctx, runtime.StartRequest{Type: conversation.AgentType, ID: key}); err != nil {
 		t.Fatal(err)
 	}
-	project, conv, _ := cut(key)
-	started, err := agents.NewSignal(convevent.Started, convevent.Data{ProjectID: project, ConversationID: conv})
+	project, conv, _ := strings.Cut(key, "/")
+	started, err := agents.NewSignal(conversation.Started, conversation.Data{ProjectID: project, ConversationID: conv})
 	if err != nil {
 		t.Fatal(err)
 	}
 	started.SetID("started." + key)
-	started.SetSource(convevent.Source(key))
+	started.SetSource(conversation.Source(key))
 	started.SetTime(time.Now().UTC())
 	started.SetExtension(bus.ExtCausationID, started.ID())
 	if _, err := n.rt.Call(ctx, key, started); err != nil {
@@ -46,7 +45,7 @@ func startOutsideDriven(t testing.TB, n *Node, key string) {
 // conversation agent's subject.
 func forgedAnswer(t testing.TB, id, text string) bus.Signal {
 	t.Helper()
-	sig, err := agents.NewSignal(convevent.AssistantMessage, convevent.Data{Text: text})
+	sig, err := agents.NewSignal(conversation.AssistantMessage, conversation.Data{Text: text})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,14 +83,14 @@ func TestConvSendStartsNothingOutsideAProject(t *testing.T) {
 	if _, err := n.rt.State("ghost/c1"); err == nil {
 		t.Fatal("the refused send started ghost/c1")
 	}
-	if _, err := n.evlog.Stream(convevent.Stream("ghost/c1")); err == nil {
+	if _, err := n.evlog.Stream(conversation.Stream("ghost/c1")); err == nil {
 		t.Fatal("the refused send wrote ghost/c1's stream")
 	}
 	openProject(t, n, "ghost")
 	if _, err := n.convSend(ctx, []byte(`{"conv":"ghost/c1","text":"hello"}`)); err != nil {
 		t.Fatalf("conv send ghost/c1 once ghost is open: %v", err)
 	}
-	if info, err := n.rt.State("ghost/c1"); err != nil || info.Parent == nil || info.Parent.ID != "ghost" || !loopOn(info.State) {
+	if info, err := n.rt.State("ghost/c1"); err != nil || info.Parent == nil || info.Parent.ID != "ghost" || !loopOn(t, info.State) {
 		t.Fatalf("ghost/c1: %+v %v, want the project's child, its loop on", info, err)
 	}
 }
@@ -121,13 +120,13 @@ func TestOpenDisownsConversationsStartedOutside(t *testing.T) {
 	if _, err := n.convSend(ctx, []byte(`{"conv":"ghost/c1","text":"hello again"}`)); bus.ErrorType(err) != runtime.ReasonStopped {
 		t.Fatalf("conv send to the disowned ghost/c1: %v, want stopped", err)
 	}
-	if err := n.admitSignal("ghost/c1", convevent.AssistantMessage); bus.ErrorType(err) != bus.ReasonForbidden {
+	if err := n.admitSignal("ghost/c1", conversation.AssistantMessage); bus.ErrorType(err) != bus.ReasonForbidden {
 		t.Fatalf("a forged answer to ghost/c1 once ghost is open: %v, want forbidden", err)
 	}
-	if err := n.admitSignal("ghost/c2", convevent.LLMCompleted); bus.ErrorType(err) != bus.ReasonForbidden {
+	if err := n.admitSignal("ghost/c2", conversation.LLMCompleted); bus.ErrorType(err) != bus.ReasonForbidden {
 		t.Fatalf("a forged llm.completed under ghost's id: %v, want forbidden", err)
 	}
-	if err := n.admitSignal("ghost/c1", convevent.UserMessage); err != nil {
+	if err := n.admitSignal("ghost/c1", conversation.UserMessage); err != nil {
 		t.Fatalf("what a person says is still admitted: %v", err)
 	}
 	if _, err := n.rt.State("other/c1"); err != nil {
@@ -182,26 +181,19 @@ func TestNoConversationStartsOutsideAnOpenProject(t *testing.T) {
 	n := startNode(t, t.TempDir())
 	defer n.Close(5 * time.Second)
 	openProject(t, n, "p1")
-	if err := n.admitStart(runtime.StartRequest{Type: builtin.ConversationType, ID: "p1/c9"}); bus.ErrorType(err) != bus.ReasonForbidden {
+	if err := n.admitStart(runtime.StartRequest{Type: conversation.AgentType, ID: "p1/c9"}); bus.ErrorType(err) != bus.ReasonForbidden {
 		t.Fatalf("agent start of p1/c9 while p1 is open: %v, want forbidden", err)
 	}
-	if err := n.admitStart(runtime.StartRequest{Type: builtin.ConversationType, ID: "notes/c9"}); err != nil {
+	if err := n.admitStart(runtime.StartRequest{Type: conversation.AgentType, ID: "notes/c9"}); err != nil {
 		t.Fatalf("agent start of notes/c9, no project notes: %v", err)
 	}
 	startOutsideDriven(t, n, "notes/c1")
-	var entries []eventlog.Entry
-	for e, err := range n.evlog.ReadStream(convevent.Stream("notes/c1"), eventlog.ReadOptions{}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		entries = append(entries, e)
+	info, err := n.evlog.Stream(conversation.Stream("notes/c1"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	fork := func(key string) error {
-		evs, err := conversation.Fork("notes/c1", entries, entries[len(entries)-1].Seq, key, time.Now().UTC())
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = n.startFork(context.Background(), key, evs)
+		_, err := n.conv.Fork(context.Background(), convapi.ForkRequest{Conv: "notes/c1", Seq: info.Head, As: key})
 		return err
 	}
 	if err := fork("p1/f1"); bus.ErrorType(err) != bus.ReasonForbidden {
@@ -210,4 +202,15 @@ func TestNoConversationStartsOutsideAnOpenProject(t *testing.T) {
 	if err := fork("notes/f1"); err != nil {
 		t.Fatalf("fork onto notes/f1: %v", err)
 	}
+}
+
+// loopOn reports whether a conversation agent's state has the
+// assistant's loop on.
+func loopOn(t *testing.T, state json.RawMessage) bool {
+	t.Helper()
+	st, err := conversation.ReadState(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Loop.On
 }

@@ -8,13 +8,14 @@ import (
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/projects"
 )
 
 // TestConvSendGoesThroughTheProject: conv send to a new conversation of an
-// open project starts it as the project's child (listed by project conv
-// ls, stopped when the project closes, its id taken for conv start), while
-// one of no open project is refused.
+// open project starts it as the project's child (recorded in the project's
+// stream, stopped when the project closes, its id taken for conv start),
+// while one of no open project is refused.
 func TestConvSendGoesThroughTheProject(t *testing.T) {
 	n := startNode(t, t.TempDir())
 	defer func() {
@@ -42,11 +43,10 @@ func TestConvSendGoesThroughTheProject(t *testing.T) {
 	if err != nil || info.Parent == nil || info.Parent.ID != "p1" {
 		t.Fatalf("p1/x's agent: %+v %v, want a child of p1", info, err)
 	}
-	cs, err := e.ConvList("p1")
-	if err != nil || len(cs) != 1 || cs[0].ID != "p1/x" {
-		t.Fatalf("project conv ls p1: %+v %v, want p1/x", cs, err)
+	if cs := e.Conversations("p1"); len(cs) != 1 || cs[0] != "x" {
+		t.Fatalf("p1's conversations: %v, want x", cs)
 	}
-	if _, err := e.ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: "x"}); bus.ErrorType(err) != "already_exists" {
+	if _, err := n.conv.Start(ctx, convapi.StartRequest{Project: "p1", Conversation: "x"}); bus.ErrorType(err) != "already_exists" {
 		t.Fatalf("conv start of x after conv send: %v, want already_exists", err)
 	}
 

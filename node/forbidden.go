@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/codec"
 	"github.com/jido-bus/jido-bus/bus/natsserver"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
 )
@@ -41,6 +42,18 @@ func (n *Node) onViolation(v natsserver.Violation) {
 		who = "user " + v.User
 	}
 	n.forbidden(v.Subject, v.User, bus.Errorf(bus.ReasonForbidden, "%s may not %s %s (NATS permissions of its role)", who, what, v.Subject))
+}
+
+// deadLetterRefused files a signal agent agentID accepted and then
+// refused (runtime.Config.OnRefused) as a dead letter, as if the bus had
+// refused it on arrival: on <prefix>.dlq.<reason> and in the stream dlq.
+func (n *Node) deadLetterRefused(agentID string, sig *bus.Signal, err error) {
+	msg, encErr := codec.Encode(n.subjects.Agent(agentID, sig.Type()), sig, codec.Binary)
+	if encErr != nil {
+		n.log.Error("dead letter of a refused signal not filed", "agent", agentID, "signal", sig.ID(), "reason", bus.ErrorType(err), "err", encErr)
+		return
+	}
+	n.bus.DeadLetter(msg, err)
 }
 
 // forbidden counts a refusal of reason forbidden and files it as a dead

@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/bus/natsbus"
-	a2agw "github.com/jido-bus/jido-bus/projects/gateway/a2a"
-	mcpgw "github.com/jido-bus/jido-bus/projects/gateway/mcp"
 	"net"
 	"net/http"
 	"time"
 
+	"github.com/jido-bus/jido-bus/bus/natsbus"
+	a2agw "github.com/jido-bus/jido-bus/projects/gateway/a2a"
 	"github.com/jido-bus/jido-bus/projects/gateway/frontdoor"
+	mcpgw "github.com/jido-bus/jido-bus/projects/gateway/mcp"
 )
 
 // HTTPConfig configures the gateways' HTTP listener (serve --http). The
@@ -45,71 +44,11 @@ func (n *Node) gatewayMounts(url string, o frontdoor.Options, mcp *mcpgw.Gateway
 		BaseURL: url, BearerAuth: o.Authenticated(), MaxBodyBytes: o.MaxBodyBytes, Log: n.log.With("component", "a2a"),
 	})
 	return map[string]http.Handler{
-		"/mcp":  n.deadLettering(mcp.Handler()),
-		"/mcp/": n.deadLettering(mcp.Handler()),
-		"/a2a/": n.deadLettering(a2a.Handler()),
+		"/mcp":  frontdoor.ReportRefusals(mcp.Handler(), n.httpRefused),
+		"/mcp/": frontdoor.ReportRefusals(mcp.Handler(), n.httpRefused),
+		"/a2a/": frontdoor.ReportRefusals(a2a.Handler(), n.httpRefused),
 	}
 }
-
-// deadLettering files a dead letter for each request a gateway refuses
-// with an HTTP error (an unknown project, a malformed JSON-RPC body the
-// SDK rejects): one that reaches no project has no project stream to be
-// recorded in, and nothing refused goes unrecorded. Errors a gateway
-// answers inside the protocol (a JSON-RPC error, an MCP isError) are in
-// the project's stream already.
-func (n *Node) deadLettering(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sw := &statusWriter{ResponseWriter: w}
-		h.ServeHTTP(sw, r)
-		if sw.code >= 400 {
-			n.httpRefused(r, sw.code, reasonOfStatus(sw.code), "the gateway answered "+http.StatusText(sw.code))
-		}
-	})
-}
-
-// reasonOfStatus is the dead letter's reason for a gateway's HTTP error.
-func reasonOfStatus(code int) string {
-	switch code {
-	case http.StatusNotFound:
-		return bus.ReasonNotFound
-	case http.StatusBadRequest, http.StatusUnsupportedMediaType, http.StatusNotAcceptable:
-		return bus.ReasonMalformed
-	case http.StatusRequestEntityTooLarge:
-		return bus.ReasonTooLarge
-	case http.StatusForbidden:
-		return bus.ReasonForbidden
-	}
-	return bus.ReasonInvalidRequest
-}
-
-// statusWriter notes the status a handler answers; streams still flush
-// through it (Flush, and Unwrap for http.ResponseController).
-type statusWriter struct {
-	http.ResponseWriter
-	code int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.code == 0 {
-		w.code = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // serveHTTP starts the listener of cfg.HTTP, if any, and logs its URL.
 func (n *Node) serveHTTP(cfg HTTPConfig) error {

@@ -14,10 +14,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/jido-bus/jido-bus/agents"
-	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/eventlog"
 )
 
@@ -78,7 +78,7 @@ var refusalReasons = []string{
 	bus.ReasonInvalidRequest, bus.ReasonNotFound, bus.ReasonQueueOverflow,
 	bus.ReasonUnavailable, bus.ReasonInternal, bus.ReasonForbidden,
 	runtime.ReasonStopped, runtime.ReasonAgentFailed, runtime.ReasonClosed,
-	builtin.ReasonInvalidEvent, builtin.ReasonUnknownEvent, builtin.ReasonTransientEvent,
+	conversation.ReasonInvalidEvent, conversation.ReasonUnknownEvent, conversation.ReasonTransientEvent,
 }
 
 // directiveKinds and directiveOutcomes are the labels of

@@ -1,14 +1,25 @@
 // Package node assembles a running jido-bus node: NATS (embedded, or an
-// external server), the event log, the agent runtime, the projections and
-// every control-plane API, wired on one bus. `jido-bus serve` is a thin
-// shell around it; benchmarks and tests start nodes in process with it.
+// external server), the event log, the agent runtime, the projections,
+// the project engine, the conversations and every control-plane API,
+// wired on one bus. `jido-bus serve` is a thin shell around it;
+// benchmarks and tests start nodes in process with it.
+//
+// It assembles and nothing else: every verb and signal is answered by
+// the package of its concern (agentapi, logapi, projectionapi, convapi,
+// projectapi), each told by the node what it needs of the others
+// (admission rules, hosts, hooks); the node's own are ping, its metrics
+// and health, and the dead letters of what it refuses. It may import
+// every package of the module below it (cmd → node → projects,
+// conversation/convapi → …); only cmd, bench, e2e and examples import it
+// (agents/layers_test.go checks both).
 //
 // Start order: data directory, NATS, log, agent types and runtime,
 // recovery of the agents, interrupted conversations resumed, the open
 // projects reopened, projections started (they catch up in the
-// background), then the bus starts taking input. Close reverses it: input stops first (what NATS already sent is
-// still handled), then the agents commit what they took and the
-// projections finish, NATS drains, the stores close.
+// background), then the bus starts taking input. Close reverses it: input
+// stops first (what NATS already sent is still handled), then the agents
+// commit what they took and the projections finish, NATS drains, the
+// stores close.
 package node
 
 import (
@@ -25,8 +36,6 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/nats-io/nats.go"
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/agents/builtin"
@@ -36,10 +45,13 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/dispatch"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/eventlog/dlq"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
@@ -57,6 +69,10 @@ func NATSDir(dataDir string) string { return filepath.Join(dataDir, "nats") }
 
 // ProjectionsDir is where the projections keep their states and checkpoints.
 func ProjectionsDir(dataDir string) string { return filepath.Join(dataDir, "projections") }
+
+// DeadLetterStream is the log stream every refused input is appended to
+// (dlq.Stream).
+const DeadLetterStream = dlq.Stream
 
 // ArtifactsDir is where large conversation payloads are stored.
 func ArtifactsDir(dataDir string) string { return filepath.Join(dataDir, "artifacts") }
@@ -143,11 +159,12 @@ type Node struct {
 	started  time.Time
 	metrics  *metrics
 	health   health
-	dlq      *deadLetterWriter
+	dlq      *dlq.Writer
 	webhooks *dispatch.WebhookGuard
 	secrets  nodeSecrets
 	projects *projects.Engine
-	convPub  *convPublisher
+	conv     *convapi.Service
+	convPub  *convapi.Publisher
 	// assistant runs the conversation loop's LLM calls and tool runs;
 	// engineReady is closed once projects is set (or failed to be).
 	assistant   *assistant.Assistant
@@ -218,10 +235,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	// Conversation events are published from the log's head now, so
 	// whatever recovery and resuming append is published too.
-	if n.convPub, err = newConvPublisher(n.evlog, subjects, n.conn.nc.PublishMsg, log); err != nil {
+	if n.convPub, err = convapi.NewPublisher(n.evlog, subjects, n.conn.nc.PublishMsg, log); err != nil {
 		return nil, fmt.Errorf("follow the event log for conversation events: %w", err)
 	}
-	n.convPub.start()
+	n.convPub.Start()
 	// The listener comes up before recovery, which may take long: a
 	// supervisor sees the process alive (/healthz) and not yet ready.
 	if cfg.MetricsAddr != "" {
@@ -240,11 +257,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.metrics.knowTypes(types.Names())
 	// The bus and the dead-letter writer come before the runtime, which
 	// files through them the signals it refuses (recovery may already).
-	digestKey, err := loadDigestKey(cfg.DataDir)
+	digestKey, err := dlq.LoadKey(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	n.dlq = newDeadLetterWriter(n.evlog, cfg.Limits, log)
+	n.dlq = dlq.NewWriter(n.evlog, cfg.Limits, log)
 	n.bus = natsbus.New(n.conn.nc, natsbus.Options{
 		Subjects:     subjects,
 		Limits:       cfg.Limits,
@@ -260,7 +277,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	rcfg := runtime.Config{
 		Store:     n.evlog,
 		Types:     types,
-		Streams:   map[string]string{builtin.ConversationType: "conversation", projects.AgentType: projects.StreamPrefix},
+		Streams:   map[string]string{conversation.AgentType: "conversation", projects.AgentType: projects.StreamPrefix},
 		Dispatch:  dispatch.Env{Conn: n.conn.nc, Subjects: subjects, Logger: log, Webhooks: webhooks},
 		Logger:    log,
 		Observer:  n.metrics,
@@ -281,19 +298,23 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if n.recovered, err = n.rt.Recover(ctx); err != nil {
 		log.Error("some agents could not be recovered", "err", err)
 	}
+	if err := n.newProjects(); err != nil {
+		return nil, err
+	}
 
 	if n.store, err = projections.OpenStore(ProjectionsDir(cfg.DataDir), projections.StoreOptions{Logger: log}); err != nil {
 		return nil, fmt.Errorf("open the projection store: %w", err)
 	}
-	if n.runner, err = projections.NewRunner(n.evlog, n.store, projections.Options{Logger: log}, conversation.Projections(conversation.Options{})...); err != nil {
+	if n.runner, err = projections.NewRunner(n.evlog, n.store, projections.Options{Logger: log}, views.Projections(views.Options{})...); err != nil {
+		return nil, err
+	}
+	if n.conv, err = convapi.New(convapi.Config{Runtime: n.rt, Log: n.evlog, Runner: n.runner, Projects: n.projects, Bus: n.bus, Logger: log}); err != nil {
 		return nil, err
 	}
 	// Resuming folds each conversation's own stream, so it does not wait
 	// for the projections to catch up; they do that in the background.
-	n.resumeConversations(ctx, "the node restarted")
-	if err := n.startProjects(ctx); err != nil {
-		return nil, err
-	}
+	n.conv.Resume(ctx, "the node restarted")
+	n.restoreProjects(ctx)
 	if err := n.openProjects(ctx, cfg.Open); err != nil {
 		return nil, err
 	}
@@ -325,7 +346,7 @@ func AgentTypes(extra func(*agents.Registry) error) (*agents.Registry, error) {
 	if err := builtin.Register(types); err != nil {
 		return nil, fmt.Errorf("register the built-in agent types: %w", err)
 	}
-	conv, err := assistant.NewConversation()
+	conv, err := conversation.NewAgent()
 	if err != nil {
 		return nil, err
 	}
@@ -367,6 +388,9 @@ func (n *Node) Log() *eventlog.Log { return n.evlog }
 // disk is usable (the log comes back with every acknowledged entry).
 func (n *Node) Failed() <-chan struct{} { return n.evlog.FailedNotify() }
 
+// Conversations is the node's conversations: the conv API in process.
+func (n *Node) Conversations() *convapi.Service { return n.conv }
+
 // Projections is the node's projection runner.
 func (n *Node) Projections() *projections.Runner { return n.runner }
 
@@ -385,28 +409,26 @@ func (n *Node) register() error {
 	if err = emitapi.Serve(n.bus, emitapi.Local{Log: n.evlog, Subjects: n.subjects}); err != nil {
 		return err
 	}
-	if err = projectionapi.Serve(n.bus, projectionapi.Local{Runner: n.runner, Log: n.evlog, Append: n.startFork}); err != nil {
+	if err = projectionapi.Serve(n.bus, projectionapi.Local{Runner: n.runner}); err != nil {
 		return err
 	}
-	if err = agentapi.Serve(n.bus, n.rt, agentapi.Options{Admit: n.admitSignal, AdmitStart: n.admitStart}); err != nil {
+	agentOpts := agentapi.Options{
+		Admit:          n.admitSignal,
+		AdmitBroadcast: n.admitBroadcast,
+		AdmitStart:     n.admitStart,
+		Transient:      conversation.IsTransient,
+		Refused:        n.metrics.Refused,
+	}
+	if err = agentapi.Serve(n.bus, n.rt, agentOpts); err != nil {
 		return err
 	}
-	if err = n.bus.HandleAPI(n.subjects.API("conv", "send"), n.convSend); err != nil {
-		return err
-	}
-	if err = n.bus.HandleAPI(n.subjects.API("conv", "cancel"), n.convCancel); err != nil {
-		return err
-	}
-	if err = n.bus.HandleAPI(n.subjects.API("conv", "approve"), n.convApprove); err != nil {
+	if err = convapi.Serve(n.bus, n.conv); err != nil {
 		return err
 	}
 	if err = projectapi.Serve(n.bus, n.projects); err != nil {
 		return err
 	}
-	if err = n.bus.HandleSignals(bus.KindAgent, n.toAgent); err != nil {
-		return err
-	}
-	return n.bus.HandleSignals(bus.KindSignal, n.broadcast)
+	return agentapi.ServeSignals(n.bus, n.rt, agentOpts)
 }
 
 // truncatePrepareTimeout bounds how long a truncation waits for the agent
@@ -462,7 +484,7 @@ func (n *Node) Close(drainTimeout time.Duration) error {
 // and stops the publisher; it must run before NATS drains.
 func (n *Node) closeConvPublisher() {
 	if n.convPub != nil {
-		n.convPub.close()
+		n.convPub.Close()
 		n.convPub = nil
 	}
 }
@@ -488,7 +510,7 @@ func (n *Node) abort() {
 		n.assistant.Close()
 	}
 	if n.dlq != nil {
-		n.dlq.close() // after NATS drained: no refusal is still being handled
+		n.dlq.Close() // after NATS drained: no refusal is still being handled
 	}
 	if n.rt != nil {
 		_ = n.rt.Close()
@@ -518,104 +540,9 @@ func (n *Node) abort() {
 	}
 }
 
-// pingReply answers <prefix>.api.ping. Stats and the totals after it
-// count from the node's start (they drop to zero when it restarts: compare
-// ServerID and UptimeMS); Counts is now. `jido-bus top` polls it.
-type pingReply struct {
-	Version  string        `json:"version"`
-	ServerID string        `json:"server_id,omitempty"`
-	Uptime   string        `json:"uptime"`
-	Agents   int           `json:"agents"`
-	Stats    natsbus.Stats `json:"stats"`
-	// UptimeMS is Uptime in milliseconds, for computing rates.
-	UptimeMS int64 `json:"uptime_ms"`
-	// Counts are the agents active and passive, and the signals and
-	// directives waiting over all active agents.
-	Counts runtime.Counts `json:"counts"`
-	// Commits are decisions committed to the log (jido_commit_seconds'
-	// count), Emitted the signals out (jido_signals_out_total), Directives
-	// the directive executions and DirectivesFailed those that failed
-	// (jido_directives_total).
-	Commits          uint64 `json:"commits"`
-	Emitted          uint64 `json:"emitted"`
-	Directives       uint64 `json:"directives"`
-	DirectivesFailed uint64 `json:"directives_failed"`
-	// Ready and Checks are what /readyz reports: whether the node takes
-	// work, and each check ("log", "recovery", "nats") "ok" or why not.
-	Ready  bool              `json:"ready"`
-	Checks map[string]string `json:"checks"`
-	// Insecure: the embedded server listens on the network without
-	// authentication (serve --insecure); Warning says so for a person.
-	Insecure bool   `json:"insecure,omitempty"`
-	Warning  string `json:"warning,omitempty"`
-	// HTTP is the gateways' base URL (serve --http), when they are served.
-	HTTP string `json:"http,omitempty"`
-}
-
-func (n *Node) ping(_ context.Context, req []byte) (any, error) {
-	// Ping takes no fields; one it does not know is refused, as on
-	// every verb.
-	if err := natsbus.DecodeRequest(req, &struct{}{}); err != nil {
-		return nil, err
-	}
-	// A node whose log failed answers, but not ok: it takes no input.
-	if err := n.evlog.Failed(); err != nil {
-		return nil, err
-	}
-	// total adds up the samples of c's series that keep accepts: a
-	// handful of series, read without gathering the whole registry.
-	total := func(c prometheus.Collector, keep func(*dto.Metric) bool) (sum uint64) {
-		ch := make(chan prometheus.Metric)
-		go func() { c.Collect(ch); close(ch) }()
-		for m := range ch {
-			var d dto.Metric
-			if m.Write(&d) != nil || (keep != nil && !keep(&d)) {
-				continue
-			}
-			sum += uint64(d.GetCounter().GetValue()) + d.GetHistogram().GetSampleCount()
-		}
-		return sum
-	}
-	failed := func(d *dto.Metric) bool {
-		for _, l := range d.GetLabel() {
-			if l.GetName() == "outcome" {
-				return l.GetValue() == runtime.OutcomeFailed
-			}
-		}
-		return false
-	}
-	up := time.Since(n.started)
-	counts := n.rt.Counts()
-	ready := n.health.check(n.evlog, n.conn.nc)
-	reply := pingReply{
-		Ready:            ready.Ready,
-		Checks:           ready.Checks,
-		Version:          n.cfg.Version,
-		ServerID:         n.conn.nc.ConnectedServerId(),
-		Uptime:           up.Round(time.Millisecond).String(),
-		Agents:           counts.Active + counts.Passive,
-		Stats:            n.bus.Stats(),
-		UptimeMS:         up.Milliseconds(),
-		Counts:           counts,
-		Commits:          total(n.metrics.commitLatency, nil),
-		Emitted:          total(n.metrics.emitted, nil),
-		Directives:       total(n.metrics.directives, nil),
-		DirectivesFailed: total(n.metrics.directives, failed),
-		HTTP:             n.HTTPURL(),
-	}
-	if n.conn.insecure {
-		reply.Insecure = true
-		reply.Warning = insecureWarning
-	}
-	return reply, nil
-}
-
-// insecureWarning is ping's warning for a node started with --insecure.
-const insecureWarning = "INSECURE: this node's NATS server accepts anyone on the network without authentication (--insecure); configure users (serve --config) and restart"
-
 // fileDeadLetter counts a refused input and queues it for the log stream
 // "dlq", so dead letters outlive the NATS message that announced them.
 func (n *Node) fileDeadLetter(d natsbus.DeadLetter) {
 	n.metrics.deadLetters.WithLabelValues(d.Reason).Inc()
-	n.dlq.file(d.Signal(n.cfg.Limits))
+	n.dlq.File(d.Signal(n.cfg.Limits))
 }

@@ -4,24 +4,19 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
 
-	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects"
 )
 
-// startProjects makes the node's project engine and brings back the
-// projects the last run left open (after the runtime's recovery, which
-// restored their agents). Tool outputs over the runner's cap go to the
-// node's artifact store, the one conversations use.
-func (n *Node) startProjects(ctx context.Context) error {
-	defer close(n.engineReady) // the assistant's calls wait for it
+// newProjects makes the node's project engine, with no project open yet
+// (restoreProjects brings them back). Tool outputs over the runner's cap
+// go to the node's artifact store, the one conversations use.
+func (n *Node) newProjects() error {
 	cfg := projects.Config{
 		Runtime:     n.rt,
 		NodeDataDir: n.cfg.DataDir,
-		Streams:     n.evlog,
-		Artifacts:   conversation.Artifacts{Dir: ArtifactsDir(n.cfg.DataDir)},
+		Artifacts:   views.Artifacts{Dir: ArtifactsDir(n.cfg.DataDir)},
 		CommandEnv:  n.secrets.inherit,
 		Logger:      n.log,
 		Sandbox:     n.cfg.Sandbox,
@@ -31,42 +26,25 @@ func (n *Node) startProjects(ctx context.Context) error {
 	}
 	e, err := projects.NewEngine(cfg)
 	if err != nil {
+		close(n.engineReady) // the assistant's calls wait for it no more
 		return err
 	}
 	n.projects = e
-	if restored := e.Restore(ctx); restored > 0 {
+	return nil
+}
+
+// restoreProjects brings back the projects the last run left open (after
+// the runtime's recovery, which restored their agents); the assistant's
+// calls, which wait for it, go ahead from then on.
+func (n *Node) restoreProjects(ctx context.Context) {
+	defer close(n.engineReady)
+	if restored := n.projects.Restore(ctx); restored > 0 {
 		n.log.Info("projects restored", "open", restored)
 	}
-	return nil
 }
 
 // Projects is the node's project engine.
 func (n *Node) Projects() *projects.Engine { return n.projects }
-
-// projectSignal refuses a signal sent from outside to a project's agent:
-// a project's stream is its audit trail, written by the engine alone (its
-// opens, reloads, tool calls and closes), so a client could otherwise
-// forge entries or close a project it may not. Conversations, below a
-// project's id, are not concerned.
-func (n *Node) projectSignal(agentID string) error {
-	if n.projects == nil || strings.Contains(agentID, "/") {
-		return nil
-	}
-	if _, err := n.projects.Get(agentID); err != nil {
-		return nil
-	}
-	return bus.Errorf(bus.ReasonForbidden, "agent %s is a project: its stream is written by the engine alone; use %s.api.project.<verb> (jido-bus project …)", agentID, n.subjects.Name())
-}
-
-// projectBroadcast refuses a broadcast of a project signal type: every
-// project's agent routes them, so one publish on <prefix>.signal.project.stopped
-// would otherwise close every project.
-func (n *Node) projectBroadcast(typ string) error {
-	if n.projects == nil || !strings.HasPrefix(typ, projects.TypePrefix) {
-		return nil
-	}
-	return bus.Errorf(bus.ReasonForbidden, "%s is a project signal: project streams are written by the engine alone; use %s.api.project.<verb> (jido-bus project …)", typ, n.subjects.Name())
-}
 
 // openProjects opens the projects of Config.Open. A project already open
 // on that root (restored from the last run) is left as it is; any other

@@ -7,6 +7,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents/runtime/emitapi"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsserver"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 	"github.com/jido-bus/jido-bus/projects/projectapi"
@@ -20,9 +21,9 @@ const (
 	// verbs (truncate, import) included.
 	RoleAdmin = "admin"
 	// RoleOperator is a client that also controls agents (start, stop)
-	// and projects (open, close, reload, tool calls, conv.stop),
-	// reads the log (streams, show, tail, export, verify), rebuilds
-	// projections, forks conversations, reads dead letters and reads
+	// and projects (open, close, reload, tool calls), stops and forks
+	// conversations, reads the log (streams, show, tail, export, verify),
+	// rebuilds projections, reads dead letters and reads
 	// JetStream's state; it creates and deletes nothing in JetStream and
 	// cannot truncate or import.
 	RoleOperator = "operator"
@@ -30,9 +31,9 @@ const (
 	// calls and casts through the API, reads agent and conversation state,
 	// sends to conversations (and cancels their turns, answers their
 	// tool approvals), lists and reads projects (ls, get, tools,
-	// assets, diagnostics), starts and lists a project's conversations
-	// (conv.start, conv.ls), subscribes to what agents emit and reads
-	// it back from the log (log.emits: the same events, with their
+	// assets, diagnostics), starts and lists conversations (conv.start,
+	// conv.ls, conv.show), subscribes to what agents emit and reads it
+	// back from the log (log.emits: the same events, with their
 	// positions, and nothing else of the log).
 	RoleClient = "client"
 )
@@ -65,14 +66,20 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 			// log: the events a client may subscribe to live, so that a
 			// subscriber that was away catches up without a gap.
 			api(emitapi.Area, emitapi.Verb),
-			api(projectionapi.AreaConv, "send"),
+			api(convapi.Area, convapi.VerbSend),
 			// A client that may send to a conversation may stop its turn
 			// and answer its approvals: both only steer the turn it
 			// started, through the project's policy.
-			api(projectionapi.AreaConv, "cancel"),
-			api(projectionapi.AreaConv, "approve"),
-			api(projectionapi.AreaConv, projectionapi.VerbList),
-			api(projectionapi.AreaConv, projectionapi.VerbShow),
+			api(convapi.Area, convapi.VerbCancel),
+			api(convapi.Area, convapi.VerbApprove),
+			api(convapi.Area, convapi.VerbList),
+			api(convapi.Area, convapi.VerbShow),
+			// A client starts a conversation in a project, as conv send
+			// already starts one on its first message: its model and tool
+			// calls go through the project's policy either way. Stopping
+			// one ends it for good (its id is never used again), like
+			// agent stop, and forking one starts another: an operator's.
+			api(convapi.Area, convapi.VerbStart),
 			api(projectionapi.AreaProjection, projectionapi.VerbList),
 			api(projectionapi.AreaProjection, projectionapi.VerbGet),
 		},
@@ -83,11 +90,10 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 	for _, verb := range projectapi.ReadVerbs() {
 		client.PublishAllow = append(client.PublishAllow, api(projectapi.Area, verb))
 	}
-	// A client starts a conversation in a project, as conv send already
-	// starts one on its first message: its model and tool calls go
-	// through the project's policy either way. Stopping one ends it for
-	// good (its id is never used again), like agent stop: an operator's.
-	client.PublishAllow = append(client.PublishAllow, api(projectapi.Area, projectapi.VerbConvStart))
+	// The project area's conversation verbs of the release before
+	// answer where they went (convapi.MovedVerbs); a client reaches the
+	// answer for those it could send.
+	client.PublishAllow = append(client.PublishAllow, api(projectapi.Area, "conv.start"), api(projectapi.Area, "conv.ls"))
 	switch role {
 	case RoleAdmin:
 		return nil, nil
@@ -103,7 +109,7 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 			api("log", logapi.VerbExport),
 			api("log", logapi.VerbVerify),
 			api(projectionapi.AreaProjection, "*"),
-			api(projectionapi.AreaConv, "*"),
+			api(convapi.Area, "*"),
 			// ">": tool.call is two tokens.
 			api(projectapi.Area, ">"),
 		)

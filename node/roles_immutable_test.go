@@ -31,7 +31,7 @@ func TestRolesListsAreNotShared(t *testing.T) {
 	if Roles()[0] != RoleClient || projectapi.ReadVerbs()[0] != projectapi.VerbList {
 		t.Fatalf("the lists changed: %v %v", Roles(), projectapi.ReadVerbs())
 	}
-	if v := projectapi.Verbs(); len(v) != 12 || !slices.Contains(v, projectapi.VerbToolCall) {
+	if v := projectapi.Verbs(); len(v) != 9 || !slices.Contains(v, projectapi.VerbToolCall) {
 		t.Fatalf("Verbs() = %v", v)
 	}
 }

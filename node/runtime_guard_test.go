@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -11,8 +12,8 @@ import (
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // TestRuntimeSignalTypesFromOutsideAreForbidden: the jido.* signal types
@@ -80,6 +81,9 @@ func TestRuntimeSignalTypesFromOutsideAreForbidden(t *testing.T) {
 	for {
 		dead := 0
 		for e, err := range n.Log().ReadStream(DeadLetterStream, eventlog.ReadOptions{}) {
+			if errors.Is(err, eventlog.ErrNotFound) {
+				break // none appended yet
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,9 +128,9 @@ func TestRuntimeSignalTypesFromOutsideAreForbidden(t *testing.T) {
 func TestAgentAPICannotForgeConversationEvents(t *testing.T) {
 	n := startQuickNode(t)
 	talk(t, n, `{"text":"hello"}`+"\n", "", "hi")
-	awaitEvent(t, n, "p1/c1", convevent.AssistantMessage, nil)
+	awaitEvent(t, n, "p1/c1", conversation.AssistantMessage, nil)
 	nc := nodeConn(t, n)
-	sig, err := bus.NewSignal(convevent.ToolRequested, "/attacker", map[string]any{"call_id": "evil", "name": "write_file", "args": map[string]any{"path": "x", "content": "y"}})
+	sig, err := bus.NewSignal(conversation.ToolRequested, "/attacker", map[string]any{"call_id": "evil", "name": "write_file", "args": map[string]any{"path": "x", "content": "y"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +154,7 @@ func TestAgentAPICannotForgeConversationEvents(t *testing.T) {
 		}
 	}
 	for _, e := range convEvents(t, n, "p1/c1") {
-		if e.Event.Type() == convevent.ToolRequested || e.Event.Type() == convevent.ToolCompleted || e.Event.ID() == "forged.signal" {
+		if e.Event.Type() == conversation.ToolRequested || e.Event.Type() == conversation.ToolCompleted || e.Event.ID() == "forged.signal" {
 			t.Fatalf("a forged event is in the stream: %s %s", e.Event.Type(), e.Event.ID())
 		}
 	}

@@ -72,10 +72,6 @@ type Config struct {
 	Debounce time.Duration
 	// Assets tune the asset loads (KnownTools is the engine's).
 	Assets assets.Options
-	// Streams tells which log streams exist (the node's log): a
-	// conversation id whose stream exists is refused by ConvStart. Nil
-	// leaves that check to the runtime's running agents only.
-	Streams StreamLookup
 	// CommandEnv is what the node's operator lets commands inherit from
 	// its environment; a project whose policy asks for more is refused at
 	// open. Nil allows policy.DefaultCommandEnv and knows no secret.
@@ -198,7 +194,7 @@ const (
 // policy, creates the data dir's folders, loads the assets, builds the
 // catalog, starts the project's agent and records project.started and
 // project.assets.loaded in its stream; conversations under its id that
-// are not its own are then stopped (engine_conv_owned.go). Refusals are *bus.Error values:
+// are not its own are then stopped (conversations.go). Refusals are *bus.Error values:
 // invalid_request (a bad id, a root that is /, not a folder, unreadable,
 // the node's data dir or inside or around it, the home folder of the
 // node's user or around it, inside or around another project's root, a

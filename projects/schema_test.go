@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/tools"
@@ -37,10 +38,10 @@ func TestStreamEntriesMatchTheirSchemas(t *testing.T) {
 	if _, err := e.CallTool(ctx, "p1", tools.ToolCall{ID: "c2", Name: "read_file", Args: json.RawMessage(`{"path":"nope.go"}`)}); err == nil {
 		t.Fatal("reading a missing file succeeded")
 	}
-	if _, err := e.ConvStart(ctx, projects.ConvStartRequest{Project: "p1", Conversation: "c1"}); err != nil {
+	if _, err := n.Conversations().Start(ctx, convapi.StartRequest{Project: "p1", Conversation: "c1"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.ConvStop(ctx, "p1", "c1", "done"); err != nil {
+	if _, err := n.Conversations().Stop(ctx, convapi.StopRequest{Project: "p1", Conversation: "c1", Reason: "done"}); err != nil {
 		t.Fatal(err)
 	}
 	writeFiles(t, dir, map[string]string{".jido/commands/bye.md": "Bye.\n", ".jido/policy.yaml": "tools:\n  run_command: ask\n"})

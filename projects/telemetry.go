@@ -1,9 +1,11 @@
 package projects
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/jido-bus/jido-bus/projects/assets"
+	"github.com/jido-bus/jido-bus/projects/gateway"
 	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
@@ -138,4 +140,19 @@ func countsOf(s *assets.Snapshot) AssetCounts {
 		c.Notes = s.Graph.Len()
 	}
 	return c
+}
+
+// TypeGatewayRequest is the entry a protocol gateway (MCP, A2A) leaves in
+// a project's stream for each request that reached the project: who, what,
+// and the result.
+const TypeGatewayRequest = "project.gateway.request"
+
+// RecordGatewayRequest appends r to project id's stream (and emits it on
+// <prefix>.emit.<id>.project.gateway.request), so the project's audit
+// trail has every gateway request beside the tool calls it made.
+func (e *Engine) RecordGatewayRequest(ctx context.Context, id string, r gateway.Request) error {
+	if _, err := e.lookup(id); err != nil {
+		return err
+	}
+	return e.send(ctx, id, TypeGatewayRequest, r)
 }

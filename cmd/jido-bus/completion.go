@@ -10,9 +10,9 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
-	"github.com/jido-bus/jido-bus/projections/conversation"
-	"github.com/jido-bus/jido-bus/projections/projectionapi"
 	"github.com/jido-bus/jido-bus/projects/projectapi"
 )
 
@@ -65,7 +65,7 @@ func addCompletions(root *cobra.Command) {
 			c.ValidArgsFunction = completeFirstArg(list)
 		}
 		if path == "conv show" {
-			_ = c.RegisterFlagCompletionFunc("view", cobra.FixedCompletions(conversation.Views(), cobra.ShellCompDirectiveNoFileComp))
+			_ = c.RegisterFlagCompletionFunc("view", cobra.FixedCompletions(views.Views(), cobra.ShellCompDirectiveNoFileComp))
 		}
 		for _, sub := range c.Commands() {
 			walk(sub)
@@ -138,8 +138,8 @@ func listAgentIDs(ctx context.Context, r natsbus.Requester, _ string) ([]string,
 }
 
 func listConvIDs(ctx context.Context, r natsbus.Requester, _ string) ([]string, error) {
-	c := projectionapi.Client{NC: r.NC, Subjects: r.Subjects, Timeout: r.Timeout, Denials: r.Denials}
-	reply, err := c.ConvList(ctx, projectionapi.ConvListRequest{Limit: completionPageSize})
+	c := convapi.Client{NC: r.NC, Subjects: r.Subjects, Timeout: r.Timeout, Denials: r.Denials}
+	reply, err := c.List(ctx, convapi.ListRequest{Limit: completionPageSize})
 	if err != nil {
 		return nil, err
 	}

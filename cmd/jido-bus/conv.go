@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jido-bus/jido-bus/projections/conversation"
-	"github.com/jido-bus/jido-bus/projections/projectionapi"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
+	"github.com/jido-bus/jido-bus/conversation/views"
 )
 
 // newConvCmd is `jido-bus conv`: list, show and fork conversations, read
@@ -51,10 +51,10 @@ func newConvLsCmd() *cobra.Command {
 			if err := b.catchUp(ctx, cmd.OutOrStdout()); err != nil {
 				return err
 			}
-			var all []projectionapi.ConvSummary
-			req := projectionapi.ConvListRequest{Project: project}
+			var all []convapi.Summary
+			req := convapi.ListRequest{Project: project}
 			for {
-				page, err := b.ConvList(ctx, req)
+				page, err := b.conv.List(ctx, req)
 				if err != nil {
 					return err
 				}
@@ -109,17 +109,17 @@ in its SEQ column), which conv fork --at and log replay --to take too.`,
 					return err
 				}
 			}
-			reply, err := b.ConvShow(ctx, projectionapi.ConvShowRequest{Conv: args[0], View: view, Seq: at})
+			reply, err := b.conv.Show(ctx, convapi.ShowRequest{Conv: args[0], View: view, Seq: at})
 			if err != nil {
 				return err
 			}
 			if f.json {
 				return writeJSONLine(cmd, reply)
 			}
-			return conversation.Render(cmd.OutOrStdout(), reply.View, reply.State)
+			return views.Render(cmd.OutOrStdout(), reply.View, reply.State)
 		},
 	}
-	cmd.Flags().StringVar(&view, "view", conversation.ViewTimeline, "timeline, llm_context, status or diagnostics")
+	cmd.Flags().StringVar(&view, "view", views.ViewTimeline, "timeline, llm_context, status or diagnostics")
 	cmd.Flags().Uint64Var(&at, "at", 0, "show the model as it was after the entry at this stream `SEQ` (the number beside each timeline item)")
 	f.register(cmd)
 	documentJSON(cmd, `{"conv","view","position":N,"state":{the read model}}: position
@@ -155,7 +155,7 @@ the history, so 'conv send' continues it. Forking needs a running node.`,
 				return err
 			}
 			defer b.close()
-			reply, err := b.ConvFork(ctx, projectionapi.ConvForkRequest{Conv: args[0], Seq: at, As: as})
+			reply, err := b.conv.Fork(ctx, convapi.ForkRequest{Conv: args[0], Seq: at, As: as})
 			if err != nil {
 				return err
 			}

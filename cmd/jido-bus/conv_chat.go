@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation"
-	"github.com/jido-bus/jido-bus/projections/projectionapi"
+	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
 )
 
 func newConvChatCmd() *cobra.Command {
@@ -164,15 +164,15 @@ func chatConnOptions(f *connFlags, stderr io.Writer, news chan<- connNews) []nat
 // "" when it has none.
 func lastConversation(ctx context.Context, r requester, subjects bus.Subjects, project string) (string, error) {
 	var (
-		best projectionapi.ConvSummary
-		req  = projectionapi.ConvListRequest{Project: project}
+		best convapi.Summary
+		req  = convapi.ListRequest{Project: project}
 	)
 	for {
-		data, err := r.Request(ctx, subjects.API(projectionapi.AreaConv, projectionapi.VerbList), req)
+		data, err := r.Request(ctx, subjects.API(convapi.Area, convapi.VerbList), req)
 		if err != nil {
 			return "", fmt.Errorf("conv ls %s: %w", project, err)
 		}
-		var page projectionapi.ConvListReply
+		var page convapi.ListReply
 		if err := json.Unmarshal(data, &page); err != nil {
 			return "", fmt.Errorf("conv ls %s: %w", project, err)
 		}

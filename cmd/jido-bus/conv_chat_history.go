@@ -3,8 +3,8 @@ package main
 import (
 	"slices"
 
-	"github.com/jido-bus/jido-bus/projections/conversation"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 )
 
 // historyEvents turns timeline items into the events conv chat prints, in
@@ -13,21 +13,21 @@ import (
 // and what a reconnect missed this way, through the one renderer that
 // prints live events, and the sequences let it skip what it printed
 // already.
-func historyEvents(items []conversation.TimelineItem) []chatEvent {
+func historyEvents(items []views.TimelineItem) []chatEvent {
 	var out []chatEvent
 	add := func(seq uint64, typ string, d chatData) {
 		out = append(out, chatEvent{seq: seq, typ: typ, data: d, history: true})
 	}
 	for _, it := range items {
 		switch it.Kind {
-		case conversation.ItemUser:
-			add(it.Seq, convevent.UserMessage, chatData{Text: it.Text})
-		case conversation.ItemAssistant:
-			add(it.Seq, convevent.AssistantMessage, chatData{Text: it.Text})
-		case conversation.ItemToolCall:
+		case views.ItemUser:
+			add(it.Seq, conversation.UserMessage, chatData{Text: it.Text})
+		case views.ItemAssistant:
+			add(it.Seq, conversation.AssistantMessage, chatData{Text: it.Text})
+		case views.ItemToolCall:
 			c := it.Tool
 			if c.Name != "" {
-				add(it.Seq, convevent.ToolRequested, chatData{CallID: c.CallID, Name: c.Name, Args: c.Args, ArgsError: c.ArgsError})
+				add(it.Seq, conversation.ToolRequested, chatData{CallID: c.CallID, Name: c.Name, Args: c.Args, ArgsError: c.ArgsError})
 			}
 			if c.ResultSeq == 0 {
 				continue
@@ -41,23 +41,23 @@ func historyEvents(items []conversation.TimelineItem) []chatEvent {
 			if typ := toolOutcome(c.State); typ != "" {
 				add(c.ResultSeq, typ, d)
 			}
-		case conversation.ItemLLMError:
+		case views.ItemLLMError:
 			d := chatData{Error: it.Error}
 			if it.LLM != nil && (it.LLM.RetryInMS > 0 || it.LLM.Retryable) {
 				retry := it.LLM.RetryInMS
 				d.RetryInMS = &retry
 			}
-			add(it.Seq, convevent.LLMFailed, d)
-		case conversation.ItemApproval:
+			add(it.Seq, conversation.LLMFailed, d)
+		case views.ItemApproval:
 			a := it.Approval
-			add(it.Seq, convevent.ToolApprovalRequested, chatData{CallID: a.CallID, Name: a.Name, Args: a.Args, Reason: a.Reason, TimeoutMS: a.TimeoutMS})
-		case conversation.ItemDecision:
+			add(it.Seq, conversation.ToolApprovalRequested, chatData{CallID: a.CallID, Name: a.Name, Args: a.Args, Reason: a.Reason, TimeoutMS: a.TimeoutMS})
+		case views.ItemDecision:
 			a := it.Approval
-			add(it.Seq, convevent.ToolApproval, chatData{CallID: a.CallID, Decision: a.Decision, By: a.By, Reason: a.Reason})
-		case conversation.ItemCancel:
-			add(it.Seq, convevent.Cancel, chatData{Reason: it.Text})
-		case conversation.ItemStopped:
-			add(it.Seq, convevent.Stopped, chatData{Reason: it.Text})
+			add(it.Seq, conversation.ToolApproval, chatData{CallID: a.CallID, Decision: a.Decision, By: a.By, Reason: a.Reason})
+		case views.ItemCancel:
+			add(it.Seq, conversation.Cancel, chatData{Reason: it.Text})
+		case views.ItemStopped:
+			add(it.Seq, conversation.Stopped, chatData{Reason: it.Text})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b chatEvent) int {
@@ -75,14 +75,14 @@ func historyEvents(items []conversation.TimelineItem) []chatEvent {
 // toolOutcome is the event that gave a tool call its final state, or "".
 func toolOutcome(state string) string {
 	switch state {
-	case conversation.ToolCompleted:
-		return convevent.ToolCompleted
-	case conversation.ToolFailed:
-		return convevent.ToolFailed
-	case conversation.ToolCancelled:
-		return convevent.ToolCancelled
-	case conversation.ToolTimedOut:
-		return convevent.ToolTimeout
+	case views.ToolCompleted:
+		return conversation.ToolCompleted
+	case views.ToolFailed:
+		return conversation.ToolFailed
+	case views.ToolCancelled:
+		return conversation.ToolCancelled
+	case views.ToolTimedOut:
+		return conversation.ToolTimeout
 	}
 	return ""
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
 )
 
 // chatData is what conv chat reads of a conversation event's data.
@@ -72,7 +72,7 @@ func (v *chatView) render(ev chatEvent) string {
 	}
 	d := ev.data
 	switch ev.typ {
-	case convevent.AssistantDelta:
+	case conversation.AssistantDelta:
 		if d.Text == "" {
 			return ""
 		}
@@ -83,7 +83,7 @@ func (v *chatView) render(ev chatEvent) string {
 		v.open, v.streaming = true, ev.request
 		v.streamed[ev.request] += d.Text
 		return out + d.Text
-	case convevent.AssistantMessage:
+	case conversation.AssistantMessage:
 		shown := v.streamed[ev.request]
 		if ev.history {
 			shown = "" // a past answer: what streams now is another's
@@ -102,10 +102,10 @@ func (v *chatView) render(ev chatEvent) string {
 			return v.endLine()
 		}
 		return v.endLine() + rest + "\n"
-	case convevent.ToolApprovalRequested:
+	case conversation.ToolApprovalRequested:
 		v.awaiting[d.CallID] = true
 		return "" // asked by the session, as a question
-	case convevent.ToolApproval:
+	case conversation.ToolApproval:
 		if !v.awaiting[d.CallID] {
 			return "" // not asked, or answered already: the conversation ignores it
 		}
@@ -130,44 +130,44 @@ func (v *chatView) endLine() string {
 func (v *chatView) line(ev chatEvent) string {
 	d := ev.data
 	switch ev.typ {
-	case convevent.UserMessage:
+	case conversation.UserMessage:
 		if ev.mine {
 			return ""
 		}
 		return "> " + d.Text + "\n"
-	case convevent.ToolRequested:
+	case conversation.ToolRequested:
 		if d.ArgsError != "" {
 			return fmt.Sprintf("→ %s (arguments are not JSON: %s)\n", d.Name, d.ArgsError)
 		}
 		return fmt.Sprintf("→ %s %s\n", d.Name, shortJSON(d.Args, 80))
-	case convevent.ToolCompleted:
+	case conversation.ToolCompleted:
 		size := int64(len(d.Output))
 		if d.OutputRef != nil {
 			size = d.OutputRef.Size
 		}
 		return "← ok " + humanBytes(size) + "\n"
-	case convevent.ToolFailed:
+	case conversation.ToolFailed:
 		return "← error " + errorText(d.Error) + "\n"
-	case convevent.ToolTimeout:
+	case conversation.ToolTimeout:
 		return "← timeout\n"
-	case convevent.ToolCancelled:
+	case conversation.ToolCancelled:
 		return "← cancelled\n"
-	case convevent.ToolApproval:
-		if d.Decision == convevent.DecisionDeny {
+	case conversation.ToolApproval:
+		if d.Decision == conversation.DecisionDeny {
 			return "✗ denied" + chatSuffix(d.Reason, d.By) + "\n"
 		}
 		return "✓ approved" + chatSuffix(d.Reason, d.By) + "\n"
-	case convevent.LLMFailed:
-		if d.Error != nil && d.Error.Type == convevent.ReasonInterrupted {
+	case conversation.LLMFailed:
+		if d.Error != nil && d.Error.Type == conversation.ReasonInterrupted {
 			return "(the answer was interrupted: " + d.Error.Message + "; asking the model again)\n"
 		}
 		if d.RetryInMS != nil {
 			return fmt.Sprintf("(model error %s; retrying in %s)\n", errorText(d.Error), humanMillis(*d.RetryInMS))
 		}
 		return "model error " + errorText(d.Error) + "\n"
-	case convevent.Cancel:
+	case conversation.Cancel:
 		return "(cancelled" + chatSuffix(d.Reason, "") + ")\n"
-	case convevent.Stopped:
+	case conversation.Stopped:
 		return "(the conversation has stopped" + chatSuffix(d.Reason, "") + ")\n"
 	}
 	return ""
@@ -207,12 +207,12 @@ func approvalQuestion(d chatData) string {
 func turnEnds(ev chatEvent) bool {
 	d := ev.data
 	switch ev.typ {
-	case convevent.AssistantMessage:
+	case conversation.AssistantMessage:
 		return !ev.history && (d.ToolCalls == nil || *d.ToolCalls == 0)
-	case convevent.LLMFailed:
+	case conversation.LLMFailed:
 		// An interrupted call (a node restart) is made again at once.
-		return d.RetryInMS == nil && (d.Error == nil || d.Error.Type != convevent.ReasonInterrupted)
-	case convevent.Cancel, convevent.Stopped:
+		return d.RetryInMS == nil && (d.Error == nil || d.Error.Type != conversation.ReasonInterrupted)
+	case conversation.Cancel, conversation.Stopped:
 		return true
 	}
 	return false

@@ -16,10 +16,9 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/codec"
-	"github.com/jido-bus/jido-bus/node"
-	"github.com/jido-bus/jido-bus/projections/conversation"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
-	"github.com/jido-bus/jido-bus/projections/projectionapi"
+	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
+	"github.com/jido-bus/jido-bus/conversation/views"
 )
 
 // chatSession is one conv chat: it reads lines, sends them, and prints
@@ -283,11 +282,11 @@ func (s *chatSession) decode(m *nats.Msg) (chatEvent, bool) {
 	if len(sig.Data()) > 0 && json.Unmarshal(sig.Data(), &ev.data) != nil {
 		return chatEvent{}, false
 	}
-	if seq := m.Header.Get(node.HeaderSeq); seq != "" {
+	if seq := m.Header.Get(convapi.HeaderSeq); seq != "" {
 		ev.seq, _ = strconv.ParseUint(seq, 10, 64)
 	}
 	ev.request, _ = sig.Extensions()[bus.ExtCausationID].(string)
-	ev.mine = ev.typ == convevent.UserMessage && s.mine[ev.id]
+	ev.mine = ev.typ == conversation.UserMessage && s.mine[ev.id]
 	return ev, true
 }
 
@@ -330,10 +329,10 @@ func (s *chatSession) show(ev chatEvent) {
 		}
 		s.shown = ev.seq
 	}
-	if ev.typ == convevent.UserMessage && !ev.mine && len(s.unseen) > 0 && s.unseen[0] == ev.data.Text {
+	if ev.typ == conversation.UserMessage && !ev.mine && len(s.unseen) > 0 && s.unseen[0] == ev.data.Text {
 		ev.mine = true // sent by this session (read back from the timeline, or its id unknown)
 	}
-	if ev.typ == convevent.UserMessage && ev.mine && len(s.unseen) > 0 {
+	if ev.typ == conversation.UserMessage && ev.mine && len(s.unseen) > 0 {
 		s.unseen = s.unseen[1:]
 		s.turnSeen = true
 	}
@@ -342,14 +341,14 @@ func (s *chatSession) show(ev chatEvent) {
 		// shows it as any other message.
 		ev.mine = false
 	}
-	if ev.history && ev.typ == convevent.AssistantMessage {
+	if ev.history && ev.typ == conversation.AssistantMessage {
 		s.filled = append(s.filled, ev.data.Text)
 	}
 	s.write(s.view.render(ev))
 	switch ev.typ {
-	case convevent.ToolApprovalRequested:
+	case conversation.ToolApprovalRequested:
 		s.waiting = append(s.waiting, ev.data)
-	case convevent.ToolApproval:
+	case conversation.ToolApproval:
 		for i, w := range s.waiting {
 			if w.CallID == ev.data.CallID {
 				s.waiting = append(s.waiting[:i], s.waiting[i+1:]...)
@@ -359,15 +358,15 @@ func (s *chatSession) show(ev chatEvent) {
 				break
 			}
 		}
-	case convevent.LLMFailed:
+	case conversation.LLMFailed:
 		s.retried = !turnEnds(ev)
-	case convevent.AssistantMessage:
+	case conversation.AssistantMessage:
 		s.retried = false
 	}
 	if s.inTurn && turnEnds(ev) && !ev.history {
 		s.inTurn = false
 	}
-	if ev.typ == convevent.Stopped && !ev.history {
+	if ev.typ == conversation.Stopped && !ev.history {
 		s.lines = nil // nothing more can be said to it
 	}
 }
@@ -377,11 +376,11 @@ func (s *chatSession) show(ev chatEvent) {
 // printed; once the two meet, the held events follow. A node that cannot
 // be asked now (restarting) is asked again at the next tick.
 func (s *chatSession) sync(ctx context.Context) {
-	var st conversation.Status
-	err := s.showView(ctx, conversation.ViewStatus, 0, &st)
+	var st views.Status
+	err := s.showView(ctx, views.ViewStatus, 0, &st)
 	switch {
 	case bus.ErrorType(err) == bus.ReasonNotFound:
-		st = conversation.Status{State: conversation.StateIdle} // nothing committed yet
+		st = views.Status{State: views.StateIdle} // nothing committed yet
 	case err != nil && transient(err):
 		return
 	case err != nil:
@@ -397,8 +396,8 @@ func (s *chatSession) sync(ctx context.Context) {
 		target = max(target, first-1)
 	}
 	if target > s.shown {
-		var tl conversation.Timeline
-		if err := s.showView(ctx, conversation.ViewTimeline, target, &tl); err != nil {
+		var tl views.Timeline
+		if err := s.showView(ctx, views.ViewTimeline, target, &tl); err != nil {
 			if !transient(err) && !s.said {
 				fmt.Fprintf(s.info, "cannot read the history of %s (%v)\n", s.key, err)
 				s.said = true
@@ -414,9 +413,9 @@ func (s *chatSession) sync(ctx context.Context) {
 	// until somebody acts; a call waiting for a person is quiet too, but
 	// its turn goes on.
 	caughtUp := !s.retried && st.LastSeq <= s.shown
-	ended := caughtUp && (st.State == conversation.StateIdle || st.State == conversation.StateCompleted ||
-		st.State == conversation.StateCancelled || st.State == conversation.StateFailed)
-	quiet := ended || caughtUp && st.State == conversation.StateAwaitingApproval
+	ended := caughtUp && (st.State == views.StateIdle || st.State == views.StateCompleted ||
+		st.State == views.StateCancelled || st.State == views.StateFailed)
+	quiet := ended || caughtUp && st.State == views.StateAwaitingApproval
 	if s.firstHeld() == 0 && !quiet {
 		if !s.inTurn && !ended && s.shown > 0 {
 			s.takeUp()
@@ -449,12 +448,12 @@ func (s *chatSession) release() {
 	s.held = nil
 	streamed := map[string]string{}
 	for _, ev := range held {
-		if ev.typ == convevent.AssistantDelta {
+		if ev.typ == conversation.AssistantDelta {
 			streamed[ev.request] += ev.data.Text
 		}
 	}
 	for _, ev := range held {
-		if ev.typ == convevent.AssistantDelta && s.printedFromTimeline(streamed[ev.request]) {
+		if ev.typ == conversation.AssistantDelta && s.printedFromTimeline(streamed[ev.request]) {
 			continue
 		}
 		s.show(ev)
@@ -476,11 +475,11 @@ func (s *chatSession) printedFromTimeline(text string) bool {
 // showView reads one read model of the conversation (at seq, when not
 // 0: folded from the log up to that entry, exactly) into v.
 func (s *chatSession) showView(ctx context.Context, view string, seq uint64, v any) error {
-	data, err := s.r.Request(ctx, s.subjects.API(projectionapi.AreaConv, projectionapi.VerbShow), projectionapi.ConvShowRequest{Conv: s.key, View: view, Seq: seq})
+	data, err := s.r.Request(ctx, s.subjects.API(convapi.Area, convapi.VerbShow), convapi.ShowRequest{Conv: s.key, View: view, Seq: seq})
 	if err != nil {
 		return err
 	}
-	var reply projectionapi.ConvShowReply
+	var reply convapi.ShowReply
 	if err := json.Unmarshal(data, &reply); err != nil {
 		return fmt.Errorf("conv show %s: %w", s.key, err)
 	}

@@ -19,8 +19,8 @@ import (
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/bus/natsserver"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
-	"github.com/jido-bus/jido-bus/node"
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
+	"github.com/jido-bus/jido-bus/conversation/views"
 )
 
 // loggedConv is a conversation as a node holds it, for a chat session to
@@ -30,7 +30,7 @@ import (
 type loggedConv struct {
 	t    *testing.T
 	mu   sync.Mutex
-	tl   []conversation.TimelineItem
+	tl   []views.TimelineItem
 	last uint64
 	idle bool
 	// awaiting: a tool call waits for a person's approval.
@@ -39,7 +39,7 @@ type loggedConv struct {
 	sub      bus.Subjects
 }
 
-func (c *loggedConv) commit(item conversation.TimelineItem, idle bool) {
+func (c *loggedConv) commit(item views.TimelineItem, idle bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.tl = append(c.tl, item)
@@ -58,23 +58,23 @@ func (c *loggedConv) show(_ context.Context, req []byte) (any, error) {
 	defer c.mu.Unlock()
 	var state any
 	switch r.View {
-	case conversation.ViewStatus:
-		st := conversation.Status{State: conversation.StateAwaitingLLM, LastSeq: c.last, PendingTools: []conversation.PendingTool{}}
+	case views.ViewStatus:
+		st := views.Status{State: views.StateAwaitingLLM, LastSeq: c.last, PendingTools: []views.PendingTool{}}
 		switch {
 		case c.idle:
-			st.State = conversation.StateIdle
+			st.State = views.StateIdle
 		case c.awaiting:
-			st.State = conversation.StateAwaitingApproval
+			st.State = views.StateAwaitingApproval
 		}
 		state = st
 	default:
-		items := []conversation.TimelineItem{}
+		items := []views.TimelineItem{}
 		for _, it := range c.tl {
 			if r.Seq == 0 || it.Seq <= r.Seq {
 				items = append(items, it)
 			}
 		}
-		state = conversation.Timeline{Items: items}
+		state = views.Timeline{Items: items}
 	}
 	return map[string]any{"conv": "p1/c1", "view": r.View, "state": state}, nil
 }
@@ -104,7 +104,7 @@ func (c *loggedConv) publishID(seq uint64, typ, id, request, data string) {
 		c.t.Fatal(err)
 	}
 	if seq > 0 {
-		msg.Header.Set(node.HeaderSeq, strconv.FormatUint(seq, 10))
+		msg.Header.Set(convapi.HeaderSeq, strconv.FormatUint(seq, 10))
 	}
 	if err := c.nc.PublishMsg(msg); err != nil {
 		c.t.Fatal(err)
@@ -137,7 +137,7 @@ func TestChatShowsWhatARestartHid(t *testing.T) {
 	nodeConn := natstest.Connect(t, srv, again...)
 	subjects, _ := bus.NewSubjects("")
 	conv := &loggedConv{t: t, nc: nodeConn, sub: subjects, idle: true}
-	conv.commit(conversation.TimelineItem{Seq: 2, Kind: conversation.ItemStarted}, true)
+	conv.commit(views.TimelineItem{Seq: 2, Kind: views.ItemStarted}, true)
 	b := natsbus.New(nodeConn, natsbus.Options{Subjects: subjects})
 	// Closed before the second server's cleanup shuts it down (a bus
 	// closing on a lost connection waits for its flush to time out).
@@ -166,7 +166,7 @@ func TestChatShowsWhatARestartHid(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-sent
-	conv.commit(conversation.TimelineItem{Seq: 4, Kind: conversation.ItemUser, Text: "hi"}, false)
+	conv.commit(views.TimelineItem{Seq: 4, Kind: views.ItemUser, Text: "hi"}, false)
 	conv.publish(4, "conversation.user.message", "u1", `{"text":"hi"}`)
 	conv.publish(0, "conversation.assistant.delta", "r1", `{"text":"Half an"}`)
 	waitUntil(t, "the streamed text", func() bool { return strings.Contains(out.String(), "Half an") })
@@ -174,7 +174,7 @@ func TestChatShowsWhatARestartHid(t *testing.T) {
 	// The restart: the node closes the call as interrupted and asks again
 	// while the session is away.
 	srv.Shutdown()
-	conv.commit(conversation.TimelineItem{Seq: 8, Kind: conversation.ItemLLMError, Error: &bus.Error{Type: "interrupted", Message: "LLM call r1 did not finish: the node stopped"}}, false)
+	conv.commit(views.TimelineItem{Seq: 8, Kind: views.ItemLLMError, Error: &bus.Error{Type: "interrupted", Message: "LLM call r1 did not finish: the node stopped"}}, false)
 	natstest.RunServer(t, onPort) // on the same port; shut down when the test ends
 	waitUntil(t, "both connections back", func() bool {
 		return client.IsConnected() && nodeConn.IsConnected() && client.Stats().Reconnects > 0 && nodeConn.Stats().Reconnects > 0
@@ -184,7 +184,7 @@ func TestChatShowsWhatARestartHid(t *testing.T) {
 	}
 	conv.publish(0, "conversation.assistant.delta", "r2", `{"text":"A whole "}`)
 	conv.publish(0, "conversation.assistant.delta", "r2", `{"text":"answer."}`)
-	conv.commit(conversation.TimelineItem{Seq: 12, Kind: conversation.ItemAssistant, Text: "A whole answer."}, true)
+	conv.commit(views.TimelineItem{Seq: 12, Kind: views.ItemAssistant, Text: "A whole answer."}, true)
 	conv.publish(12, "conversation.assistant.message", "r2", `{"text":"A whole answer.","tool_calls":0}`)
 	_ = typing.Close()
 	select {
@@ -242,10 +242,10 @@ func TestChatTakesUpAPendingApproval(t *testing.T) {
 	subjects, _ := bus.NewSubjects("")
 	conv := &loggedConv{t: t, nc: nodeConn, sub: subjects}
 	args := json.RawMessage(`{"path":"a.txt"}`)
-	conv.commit(conversation.TimelineItem{Seq: 2, Kind: conversation.ItemStarted}, false)
-	conv.commit(conversation.TimelineItem{Seq: 4, Kind: conversation.ItemUser, Text: "write a.txt"}, false)
-	conv.commit(conversation.TimelineItem{Seq: 10, Kind: conversation.ItemToolCall, Tool: &conversation.ToolCall{CallID: "w1", Name: "write_file", Args: args, State: conversation.ToolAwaitingApproval}}, false)
-	conv.commit(conversation.TimelineItem{Seq: 16, Kind: conversation.ItemApproval, Approval: &conversation.ApprovalItem{CallID: "w1", Name: "write_file", Args: args, TimeoutMS: 60000}}, false)
+	conv.commit(views.TimelineItem{Seq: 2, Kind: views.ItemStarted}, false)
+	conv.commit(views.TimelineItem{Seq: 4, Kind: views.ItemUser, Text: "write a.txt"}, false)
+	conv.commit(views.TimelineItem{Seq: 10, Kind: views.ItemToolCall, Tool: &views.ToolCall{CallID: "w1", Name: "write_file", Args: args, State: views.ToolAwaitingApproval}}, false)
+	conv.commit(views.TimelineItem{Seq: 16, Kind: views.ItemApproval, Approval: &views.ApprovalItem{CallID: "w1", Name: "write_file", Args: args, TimeoutMS: 60000}}, false)
 	conv.mu.Lock()
 	conv.awaiting = true
 	conv.mu.Unlock()
@@ -310,8 +310,8 @@ func TestChatLeavesATurnItDidNotBegin(t *testing.T) {
 	subjects, _ := bus.NewSubjects("")
 	conv := &loggedConv{t: t, nc: nodeConn, sub: subjects, awaiting: true}
 	args := json.RawMessage(`{"path":"a.txt"}`)
-	conv.commit(conversation.TimelineItem{Seq: 4, Kind: conversation.ItemUser, Text: "write a.txt"}, false)
-	conv.commit(conversation.TimelineItem{Seq: 16, Kind: conversation.ItemApproval, Approval: &conversation.ApprovalItem{CallID: "w1", Name: "write_file", Args: args}}, false)
+	conv.commit(views.TimelineItem{Seq: 4, Kind: views.ItemUser, Text: "write a.txt"}, false)
+	conv.commit(views.TimelineItem{Seq: 16, Kind: views.ItemApproval, Approval: &views.ApprovalItem{CallID: "w1", Name: "write_file", Args: args}}, false)
 	b := natsbus.New(nodeConn, natsbus.Options{Subjects: subjects})
 	t.Cleanup(func() { _ = b.Close() })
 	answered := make(chan string, 1)

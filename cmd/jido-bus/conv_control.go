@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation"
 )
 
 // convControlReply is the node's answer to conv.cancel and conv.approve.

@@ -13,10 +13,9 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/codec"
-	"github.com/jido-bus/jido-bus/node"
-	"github.com/jido-bus/jido-bus/projections/conversation"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
-	"github.com/jido-bus/jido-bus/projections/projectionapi"
+	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
+	"github.com/jido-bus/jido-bus/conversation/views"
 )
 
 // convFollower prints a conversation's timeline as it grows. Two sources
@@ -159,7 +158,7 @@ func (c *convFollower) flushPending() {
 }
 
 // timeline prints the items not printed yet and those that changed.
-func (c *convFollower) timeline(items []conversation.TimelineItem) {
+func (c *convFollower) timeline(items []views.TimelineItem) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, it := range items {
@@ -176,7 +175,7 @@ func (c *convFollower) timeline(items []conversation.TimelineItem) {
 			c.inDelta = false
 		}
 		fmt.Fprint(c.out, line)
-		if it.Kind == conversation.ItemAssistant && it.Seq > c.answerSeq {
+		if it.Kind == views.ItemAssistant && it.Seq > c.answerSeq {
 			c.answerSeq, c.answerShown = it.Seq, time.Now()
 		}
 		if i < len(c.shown) {
@@ -204,13 +203,13 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 	}
 	defer nc.Close()
 	c := &convFollower{out: cmd.OutOrStdout(), asJSON: f.json, kick: make(chan struct{}, 1)}
-	deltas, err := nc.Subscribe(subjects.Emit(key, convevent.AssistantDelta), func(m *nats.Msg) {
+	deltas, err := nc.Subscribe(subjects.Emit(key, conversation.AssistantDelta), func(m *nats.Msg) {
 		var (
-			d    convevent.Data
+			d    conversation.Data
 			call string
 			data = m.Data // a plain publish: the text only
 		)
-		if sig, _, err := (&codec.Decoder{}).Decode(m, convevent.AssistantDelta); err == nil {
+		if sig, _, err := (&codec.Decoder{}).Decode(m, conversation.AssistantDelta); err == nil {
 			data = sig.Data()
 			call, _ = sig.Extensions()[bus.ExtCausationID].(string)
 		}
@@ -222,9 +221,9 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 		return err
 	}
 	defer func() { _ = deltas.Unsubscribe() }()
-	requested, err := nc.Subscribe(subjects.Emit(key, convevent.LLMRequested), func(m *nats.Msg) {
+	requested, err := nc.Subscribe(subjects.Emit(key, conversation.LLMRequested), func(m *nats.Msg) {
 		sig, _, err := (&codec.Decoder{}).Decode(m, "")
-		if seq, perr := strconv.ParseUint(m.Header.Get(node.HeaderSeq), 10, 64); err == nil && perr == nil {
+		if seq, perr := strconv.ParseUint(m.Header.Get(convapi.HeaderSeq), 10, 64); err == nil && perr == nil {
 			c.requestedAt(sig.ID(), seq)
 		}
 	})
@@ -232,7 +231,7 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 		return err
 	}
 	defer func() { _ = requested.Unsubscribe() }()
-	client := projectionapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout}
+	client := convapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	ctx := cmd.Context()
@@ -245,11 +244,11 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 		// returns, once it holds everything committed before their
 		// call; later ones kick another poll.
 		at, streamed := c.pendingAt()
-		reply, err := client.ConvShow(ctx, projectionapi.ConvShowRequest{Conv: key, View: conversation.ViewTimeline, Seq: at})
+		reply, err := client.Show(ctx, convapi.ShowRequest{Conv: key, View: views.ViewTimeline, Seq: at})
 		switch {
 		case err == nil:
 			answered = true
-			var tl conversation.Timeline
+			var tl views.Timeline
 			if err := json.Unmarshal(reply.State, &tl); err != nil {
 				return fmt.Errorf("timeline of %s: %w", key, err)
 			}
@@ -287,7 +286,7 @@ func runConvFollow(cmd *cobra.Command, f *liveFlags, key string, every time.Dura
 
 // renderItem is one timeline item as printed: a JSON line, or
 // "seq kind text" (a tool call as name, state and outcome).
-func renderItem(it conversation.TimelineItem, asJSON bool) string {
+func renderItem(it views.TimelineItem, asJSON bool) string {
 	if asJSON {
 		b, _ := json.Marshal(it)
 		return string(b) + "\n"
@@ -304,7 +303,7 @@ func renderItem(it conversation.TimelineItem, asJSON bool) string {
 
 // renderTool is a tool call on one line: its name and arguments, its
 // state and, once it has one, its outcome.
-func renderTool(t *conversation.ToolCall) string {
+func renderTool(t *views.ToolCall) string {
 	s := t.Name
 	if len(t.Args) > 0 {
 		s += " " + compactJSON(t.Args)

@@ -11,7 +11,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 )
 
 // TestConvFollowPrintsWhatCameBeforeAStream: an answer's text streams
@@ -28,11 +28,11 @@ func TestConvFollowPrintsWhatCameBeforeAStream(t *testing.T) {
 	subjects, _ := bus.NewSubjects("")
 	conv := &loggedConv{t: t, nc: nodeConn, sub: subjects}
 	args := json.RawMessage(`{"dir":"."}`)
-	requested := conversation.ToolCall{CallID: "t1", Name: "ls", Args: args, State: conversation.ToolRequested}
+	requested := views.ToolCall{CallID: "t1", Name: "ls", Args: args, State: views.ToolRequested}
 	completed := requested
-	completed.State, completed.Output, completed.ResultSeq = conversation.ToolCompleted, json.RawMessage(`"a.go"`), 8
-	lagging := []conversation.TimelineItem{{Seq: 4, Kind: conversation.ItemUser, Text: "list"}, {Seq: 6, Kind: conversation.ItemToolCall, Tool: &requested}}
-	exact := []conversation.TimelineItem{lagging[0], {Seq: 6, Kind: conversation.ItemToolCall, Tool: &completed}}
+	completed.State, completed.Output, completed.ResultSeq = views.ToolCompleted, json.RawMessage(`"a.go"`), 8
+	lagging := []views.TimelineItem{{Seq: 4, Kind: views.ItemUser, Text: "list"}, {Seq: 6, Kind: views.ItemToolCall, Tool: &requested}}
+	exact := []views.TimelineItem{lagging[0], {Seq: 6, Kind: views.ItemToolCall, Tool: &completed}}
 	b := natsbus.New(nodeConn, natsbus.Options{Subjects: subjects})
 	t.Cleanup(func() { _ = b.Close() })
 	// The projection lags at the tool call requested; the log, folded up
@@ -46,7 +46,7 @@ func TestConvFollowPrintsWhatCameBeforeAStream(t *testing.T) {
 		if r.Seq >= 10 {
 			items = exact
 		}
-		return map[string]any{"conv": "p1/c1", "view": "timeline", "state": conversation.Timeline{Items: items}}, nil
+		return map[string]any{"conv": "p1/c1", "view": "timeline", "state": views.Timeline{Items: items}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -86,11 +86,11 @@ func TestConvFollowPrintsWhatCameBeforeAStream(t *testing.T) {
 func TestConvFollowDropsTextOfAnAnswerAlreadyPrinted(t *testing.T) {
 	var out strings.Builder
 	c := &convFollower{out: &out, kick: make(chan struct{}, 1)}
-	user := conversation.TimelineItem{Seq: 20, Kind: conversation.ItemUser, Text: "write a"}
-	answer := conversation.TimelineItem{Seq: 24, Kind: conversation.ItemAssistant, Text: "a.txt is written."}
-	c.timeline([]conversation.TimelineItem{user})
+	user := views.TimelineItem{Seq: 20, Kind: views.ItemUser, Text: "write a"}
+	answer := views.TimelineItem{Seq: 24, Kind: views.ItemAssistant, Text: "a.txt is written."}
+	c.timeline([]views.TimelineItem{user})
 	c.delta("r1", "a.txt is written.")
-	c.timeline([]conversation.TimelineItem{user, answer}) // a tick's poll: the projection has the answer
+	c.timeline([]views.TimelineItem{user, answer}) // a tick's poll: the projection has the answer
 	c.requestedAt("r1", 22)
 	if _, ready := c.pendingAt(); !ready {
 		t.Fatal("the held deltas are not let through once their call's position is known")
@@ -112,7 +112,7 @@ func TestConvFollowDropsTextOfAnAnswerAlreadyPrinted(t *testing.T) {
 	out.Reset()
 	c = &convFollower{out: &out, kick: make(chan struct{}, 1)}
 	c.delta("r3", "Hello")
-	c.timeline([]conversation.TimelineItem{{Seq: 30, Kind: conversation.ItemAssistant, Text: "Hello"}})
+	c.timeline([]views.TimelineItem{{Seq: 30, Kind: views.ItemAssistant, Text: "Hello"}})
 	c.flushPending()
 	if strings.Count(out.String(), "Hello") != 1 {
 		t.Errorf("the answer printed twice: %q", out.String())

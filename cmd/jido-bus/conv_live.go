@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation"
 )
 
 // liveFlags are the flags of the commands that need a running node.

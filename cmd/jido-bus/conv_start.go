@@ -9,12 +9,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projects"
-	"github.com/jido-bus/jido-bus/projects/projectapi"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
 )
 
 // convLLM is the per-conversation model override of conv start: the
-// `llm` member of jido.api.project.conv.start, recorded in
+// `llm` member of jido.api.conv.start, recorded in
 // conversation.started. Where a key goes and which variable holds it are
 // the node operator's (serve --provider), never a conversation's.
 type convLLM struct {
@@ -59,9 +58,9 @@ func (o *convStartOptions) body(project string) convStartBody {
 
 // startConversation asks the node to start a conversation of project and
 // returns what it says of it.
-func startConversation(ctx context.Context, r requester, subjects bus.Subjects, body convStartBody) (projects.ConvInfo, error) {
-	var info projects.ConvInfo
-	data, err := r.Request(ctx, subjects.API(projectapi.Area, projectapi.VerbConvStart), body)
+func startConversation(ctx context.Context, r requester, subjects bus.Subjects, body convStartBody) (convapi.Info, error) {
+	var info convapi.Info
+	data, err := r.Request(ctx, subjects.API(convapi.Area, convapi.VerbStart), body)
 	if err != nil {
 		return info, fmt.Errorf("conv start in project %s: %w", body.Project, err)
 	}
@@ -86,7 +85,7 @@ func newConvStartCmd() *cobra.Command {
 		Use:   "start PROJECT",
 		Short: "Start a conversation in an open project and print its CONV",
 		Long: `Start starts a conversation of the open project PROJECT through a running
-node (jido.api.project.conv.start) and prints its CONV,
+node (jido.api.conv.start) and prints its CONV,
 <project-id>/<conversation-id>, for conv send, conv chat, conv follow.
 
 --provider (one of the node's providers, by name) and --model override

@@ -13,10 +13,11 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
+	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 )
 
@@ -47,12 +48,12 @@ func seedConversation(t *testing.T, dataDir string) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	_, err = l.Append(context.Background(), convevent.Stream("p1/c1"), eventlog.NoStream,
-		convEvent(t, convevent.Started, "e1", `{"project_id":"p1","conversation_id":"c1","title":"Hello"}`),
-		convEvent(t, convevent.UserMessage, "e2", `{"text":"list the files"}`),
-		convEvent(t, convevent.ToolRequested, "e3", `{"call_id":"t1","name":"ls","args":{"dir":"."}}`),
-		convEvent(t, convevent.ToolCompleted, "e4", `{"call_id":"t1","output":"a.go b.go"}`),
-		convEvent(t, convevent.ToolRequested, "e5", `{"call_id":"t2","name":"cat"}`),
+	_, err = l.Append(context.Background(), conversation.Stream("p1/c1"), eventlog.NoStream,
+		convEvent(t, conversation.Started, "e1", `{"project_id":"p1","conversation_id":"c1","title":"Hello"}`),
+		convEvent(t, conversation.UserMessage, "e2", `{"text":"list the files"}`),
+		convEvent(t, conversation.ToolRequested, "e3", `{"call_id":"t1","name":"ls","args":{"dir":"."}}`),
+		convEvent(t, conversation.ToolCompleted, "e4", `{"call_id":"t1","output":"a.go b.go"}`),
+		convEvent(t, conversation.ToolRequested, "e5", `{"call_id":"t2","name":"cat"}`),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +89,7 @@ func TestConvAndProjectionCommandsOnTheDataDir(t *testing.T) {
 		t.Errorf("conv show --view status --at 3:\n%s", out)
 	}
 	out = run("conv", "show", "p1/c1", "--view", "llm_context", "--json")
-	var show projectionapi.ConvShowReply
+	var show convapi.ShowReply
 	if err := json.Unmarshal([]byte(out), &show); err != nil || show.View != "llm_context" || !strings.Contains(string(show.State), `"tool_call_id":"t1"`) {
 		t.Errorf("conv show --json: %v\n%s", err, out)
 	}
@@ -109,7 +110,7 @@ func TestConvAndProjectionCommandsOnTheDataDir(t *testing.T) {
 	}
 
 	out = run("projection", "ls")
-	for _, name := range conversation.Views() {
+	for _, name := range views.Views() {
 		if !strings.Contains(out, name) {
 			t.Errorf("projection ls lacks %s:\n%s", name, out)
 		}
@@ -158,7 +159,7 @@ func TestConvCommandsThroughARunningNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	r, err := projections.NewRunner(l, store, projections.Options{}, conversation.Projections(conversation.Options{})...)
+	r, err := projections.NewRunner(l, store, projections.Options{}, views.Projections(views.Options{})...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,10 +175,18 @@ func TestConvCommandsThroughARunningNode(t *testing.T) {
 	srv := natstest.RunServer(t)
 	nc := natstest.Connect(t, srv)
 	api := natsbus.New(nc, natsbus.Options{})
-	if err := projectionapi.Serve(api, projectionapi.Local{Runner: r, Log: l}); err != nil {
+	if err := projectionapi.Serve(api, projectionapi.Local{Runner: r}); err != nil {
 		t.Fatal(err)
 	}
 	defer api.Close()
+	// The conv verbs that read, as a node serves them (convapi.Serve), on
+	// the read models alone.
+	reader := convapi.Reader{Runner: r, Log: l}
+	for verb, fn := range map[string]natsbus.APIFunc{convapi.VerbShow: natsbus.Typed(reader.Show), convapi.VerbList: natsbus.Typed(reader.List)} {
+		if err := api.HandleAPI(api.Subjects().API(convapi.Area, verb), fn); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// The node holds the data dir; the commands must not need it.
 	on := []string{"--nats-url", srv.ClientURL()}
 	deadline := time.Now().Add(10 * time.Second)

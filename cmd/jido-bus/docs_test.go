@@ -75,7 +75,7 @@ func cliReference(root *cobra.Command) string {
 		if c == root {
 			continue
 		}
-		fmt.Fprintf(&b, "- [`%s`](#%s) — %s\n", c.CommandPath(), anchor(c.CommandPath()), c.Short)
+		fmt.Fprintf(&b, "- [`%s`](#%s) — %s\n", c.CommandPath(), slug(c.CommandPath()), c.Short)
 	}
 	b.WriteString("\n")
 	common := commonFlags(all)
@@ -176,11 +176,6 @@ func dedent(s string) string {
 		lines[i] = strings.TrimPrefix(l, "  ")
 	}
 	return strings.Join(lines, "\n")
-}
-
-// anchor is GitHub's anchor of a heading.
-func anchor(h string) string {
-	return strings.ReplaceAll(strings.ToLower(h), " ", "-")
 }
 
 // TestDocsConfigurationIsComplete: docs/configuration.md names every flag

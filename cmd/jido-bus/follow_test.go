@@ -13,9 +13,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/node"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // lockedBuffer is a bytes.Buffer a command may write while the test reads.
@@ -154,7 +154,7 @@ func TestConvFollowUpdatesToolCallsAndEndsDeltas(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Close(5 * time.Second)
-	stream := convevent.Stream("p1/c1")
+	stream := conversation.Stream("p1/c1")
 	appendConv := func(events ...bus.Signal) {
 		t.Helper()
 		if _, err := n.Log().Append(context.Background(), stream, eventlog.AnyVersion, events...); err != nil {
@@ -162,9 +162,9 @@ func TestConvFollowUpdatesToolCallsAndEndsDeltas(t *testing.T) {
 		}
 	}
 	appendConv(
-		convEvent(t, convevent.Started, "e1", `{"project_id":"p1","conversation_id":"c1"}`),
-		convEvent(t, convevent.UserMessage, "e2", `{"text":"list the files"}`),
-		convEvent(t, convevent.ToolRequested, "e3", `{"call_id":"t1","name":"ls","args":{"dir":"."}}`),
+		convEvent(t, conversation.Started, "e1", `{"project_id":"p1","conversation_id":"c1"}`),
+		convEvent(t, conversation.UserMessage, "e2", `{"text":"list the files"}`),
+		convEvent(t, conversation.ToolRequested, "e3", `{"call_id":"t1","name":"ls","args":{"dir":"."}}`),
 	)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -184,21 +184,21 @@ func TestConvFollowUpdatesToolCallsAndEndsDeltas(t *testing.T) {
 		}
 	}()
 	waitFor(t, "the requested tool call", func() bool { return strings.Contains(out.String(), "ls {\"dir\":\".\"} [requested]") })
-	appendConv(convEvent(t, convevent.ToolCompleted, "e4", `{"call_id":"t1","output":"a.go b.go"}`))
+	appendConv(convEvent(t, conversation.ToolCompleted, "e4", `{"call_id":"t1","output":"a.go b.go"}`))
 	waitFor(t, "the completed tool call", func() bool { return strings.Contains(out.String(), `[completed] -> "a.go b.go"`) })
 
 	subjects, err := bus.NewSubjects(bus.DefaultPrefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	subject := subjects.Emit("p1/c1", convevent.AssistantDelta)
+	subject := subjects.Emit("p1/c1", conversation.AssistantDelta)
 	for _, text := range []string{"two ", "files"} {
 		if err := n.Conn().Publish(subject, []byte(`{"text":"`+text+`"}`)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	waitFor(t, "the deltas", func() bool { return strings.HasSuffix(out.String(), "two files") })
-	appendConv(convEvent(t, convevent.AssistantMessage, "e5", `{"text":"two files"}`))
+	appendConv(convEvent(t, conversation.AssistantMessage, "e5", `{"text":"two files"}`))
 	waitFor(t, "the assistant's message", func() bool { return strings.Count(out.String(), "two files") == 2 })
 	if !strings.Contains(out.String(), "two files\n") || strings.Contains(out.String(), "two files   ") {
 		t.Errorf("the streamed text does not end with a newline:\n%s", out.String())

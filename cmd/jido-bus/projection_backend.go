@@ -9,10 +9,11 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation/convapi"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/node"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 )
 
@@ -20,27 +21,37 @@ import (
 // data directory, beside the log.
 func projectionsDir(dataDir string) string { return node.ProjectionsDir(dataDir) }
 
-// projectionBackend is what the projection and conv subcommands need: a
-// running server's API (projectionapi.Client) or the data directory opened
-// in this process (projectionapi.Local).
+// projectionBackend is what the projection subcommands need: a running
+// server's API (projectionapi.Client) or the data directory opened in this
+// process (projectionapi.Local).
 type projectionBackend interface {
 	List(context.Context, projectionapi.ListRequest) (projectionapi.ListReply, error)
 	Get(context.Context, projectionapi.GetRequest) (projections.State, error)
 	Rebuild(context.Context, projectionapi.RebuildRequest) (projectionapi.RebuildReply, error)
-	ConvList(context.Context, projectionapi.ConvListRequest) (projectionapi.ConvListReply, error)
-	ConvShow(context.Context, projectionapi.ConvShowRequest) (projectionapi.ConvShowReply, error)
-	ConvFork(context.Context, projectionapi.ConvForkRequest) (projectionapi.ConvForkReply, error)
+}
+
+// convBackend is what the conv subcommands that read the read models
+// need: a running node's conv API (convapi.Client) or the data directory
+// opened in this process (convapi.Reader, which cannot fork).
+type convBackend interface {
+	List(context.Context, convapi.ListRequest) (convapi.ListReply, error)
+	Show(context.Context, convapi.ShowRequest) (convapi.ShowReply, error)
+	Fork(context.Context, convapi.ForkRequest) (convapi.ForkReply, error)
 }
 
 var (
 	_ projectionBackend = projectionapi.Client{}
 	_ projectionBackend = projectionapi.Local{}
+	_ convBackend       = convapi.Client{}
+	_ convBackend       = convapi.Reader{}
 )
 
-// openedProjections is a backend, and for a data directory opened here the
-// runner, so that commands can fold what the log holds before reading.
+// openedProjections is both backends, and for a data directory opened
+// here the runner, so that commands can fold what the log holds before
+// reading.
 type openedProjections struct {
 	projectionBackend
+	conv   convBackend
 	runner *projections.Runner // nil for a running node
 	close  func()
 }
@@ -67,7 +78,8 @@ func (f *logFlags) openProjections(ctx context.Context) (*openedProjections, err
 		}
 		if nc != nil {
 			client := projectionapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout, Denials: f.denials}
-			return &openedProjections{projectionBackend: client, close: nc.Close}, nil
+			conv := convapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout, Denials: f.denials}
+			return &openedProjections{projectionBackend: client, conv: conv, close: nc.Close}, nil
 		}
 		noNode = none
 	}
@@ -86,14 +98,15 @@ func (f *logFlags) openProjections(ctx context.Context) (*openedProjections, err
 		_ = l.Close()
 		return nil, err
 	}
-	r, err := projections.NewRunner(l, store, projections.Options{}, conversation.Projections(conversation.Options{})...)
+	r, err := projections.NewRunner(l, store, projections.Options{}, views.Projections(views.Options{})...)
 	if err != nil {
 		_ = store.Close()
 		_ = l.Close()
 		return nil, err
 	}
 	return &openedProjections{
-		projectionBackend: projectionapi.Local{Runner: r, Log: l},
+		projectionBackend: projectionapi.Local{Runner: r},
+		conv:              convapi.Reader{Runner: r, Log: l},
 		runner:            r,
 		close: func() {
 			_ = store.Close()

@@ -15,7 +15,7 @@ import (
 // answers; the error is an *bus.Error of type unavailable saying why.
 var ErrNoServer = natsbus.ErrNoNode
 
-// Client calls a running server's projection and conv areas through
+// Client calls a running server's projection area through
 // natsbus.Requester, so its errors are the Requester's. It is safe for
 // concurrent use.
 type Client struct {
@@ -44,24 +44,6 @@ func (c Client) Get(ctx context.Context, req GetRequest) (projections.State, err
 func (c Client) Rebuild(ctx context.Context, req RebuildRequest) (RebuildReply, error) {
 	var r RebuildReply
 	return r, c.call(ctx, AreaProjection, VerbRebuild, req, &r)
-}
-
-// ConvList lists conversations.
-func (c Client) ConvList(ctx context.Context, req ConvListRequest) (ConvListReply, error) {
-	var r ConvListReply
-	return r, c.call(ctx, AreaConv, VerbList, req, &r)
-}
-
-// ConvShow returns one read model of a conversation.
-func (c Client) ConvShow(ctx context.Context, req ConvShowRequest) (ConvShowReply, error) {
-	var r ConvShowReply
-	return r, c.call(ctx, AreaConv, VerbShow, req, &r)
-}
-
-// ConvFork forks a conversation.
-func (c Client) ConvFork(ctx context.Context, req ConvForkRequest) (ConvForkReply, error) {
-	var r ConvForkReply
-	return r, c.call(ctx, AreaConv, VerbFork, req, &r)
 }
 
 func (c Client) call(ctx context.Context, area, verb string, req, result any) error {

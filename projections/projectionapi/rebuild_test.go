@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation"
 )
 
 // TestRebuildEndsOnALogWithoutConversations is issue 11 defect 13 through
@@ -26,11 +26,11 @@ func TestRebuildEndsOnALogWithoutConversations(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := projections.NewRunner(l, store, projections.Options{}, conversation.Projections(conversation.Options{})...)
+	r, err := projections.NewRunner(l, store, projections.Options{}, views.Projections(views.Options{})...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	local := Local{Runner: r, Log: l}
+	local := Local{Runner: r}
 	caughtUp := func() bool {
 		ls, err := local.List(ctx, ListRequest{})
 		if err != nil {
@@ -45,7 +45,7 @@ func TestRebuildEndsOnALogWithoutConversations(t *testing.T) {
 	}
 
 	// On a data dir: the request, then the fold.
-	if _, err := local.Rebuild(ctx, RebuildRequest{Name: conversation.ViewTimeline}); err != nil {
+	if _, err := local.Rebuild(ctx, RebuildRequest{Name: views.ViewTimeline}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.CatchUp(ctx, nil); err != nil {
@@ -67,7 +67,7 @@ func TestRebuildEndsOnALogWithoutConversations(t *testing.T) {
 	srv := natstest.RunServer(t)
 	nc := natstest.Connect(t, srv)
 	serve(t, nc, local)
-	if _, err := (Client{NC: nc}).Rebuild(ctx, RebuildRequest{Name: conversation.ViewStatus}); err != nil {
+	if _, err := (Client{NC: nc}).Rebuild(ctx, RebuildRequest{Name: views.ViewStatus}); err != nil {
 		t.Fatal(err)
 	}
 	for !caughtUp() {

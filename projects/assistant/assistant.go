@@ -15,11 +15,10 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/agents"
-	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
 	"github.com/jido-bus/jido-bus/projects/secrets"
 	"github.com/jido-bus/jido-bus/projects/tools"
@@ -41,19 +40,6 @@ type Host interface {
 	// Settings returns the project's assistant settings (.jido/config.yaml)
 	// and its root, against which a scripted provider's file is read.
 	Settings(ctx context.Context, project string) (Settings, string, error)
-}
-
-// Settings are a project's assistant settings: the model and how long a
-// call waits for a person's approval.
-type Settings struct {
-	LLM               LLMSettings `yaml:"llm"`
-	ApprovalTimeoutMS int64       `yaml:"approval_timeout_ms"`
-	// Instructions are the project's instructions for its model (its
-	// AGENTS.md and .jido/instructions.md, read by the host, never from
-	// config.yaml), sent as the system message of every call, before the
-	// conversation's own; InstructionFiles names the files they came from.
-	Instructions     string   `yaml:"-"`
-	InstructionFiles []string `yaml:"-"`
 }
 
 // Config configures an Assistant.
@@ -162,19 +148,14 @@ func New(cfg Config) *Assistant {
 	return a
 }
 
-// NewConversation returns the conversation agent type with the loop.
-func NewConversation() (*agents.Definition, error) {
-	return builtin.NewConversationWith(Loop)
-}
-
 // Executors returns the executors of the loop's directives, for
 // runtime.Config.Executors.
 func (a *Assistant) Executors() map[string]runtime.DirectiveExec {
 	return map[string]runtime.DirectiveExec{
-		KindLLMCall:    runtime.ExecFunc(a.execLLMCall),
-		KindRunTool:    runtime.ExecFunc(a.execRunTool),
-		KindRecord:     runtime.ExecFunc(execRecord),
-		KindCancelTurn: runtime.ExecFunc(a.execCancelTurn),
+		conversation.KindLLMCall:    runtime.ExecFunc(a.execLLMCall),
+		conversation.KindRunTool:    runtime.ExecFunc(a.execRunTool),
+		conversation.KindRecord:     runtime.ExecFunc(execRecord),
+		conversation.KindCancelTurn: runtime.ExecFunc(a.execCancelTurn),
 	}
 }
 
@@ -214,7 +195,7 @@ func (a *Assistant) start(key, id string, work func(ctx context.Context)) {
 }
 
 func (a *Assistant) execCancelTurn(_ context.Context, d agents.Directive, _ *runtime.ExecContext) (runtime.ExecResult, error) {
-	c := d.(CancelTurn)
+	c := d.(conversation.CancelTurn)
 	a.mu.Lock()
 	for _, cancel := range a.inflight[c.Conversation] {
 		cancel(errTurnCancelled)
@@ -225,7 +206,7 @@ func (a *Assistant) execCancelTurn(_ context.Context, d agents.Directive, _ *run
 
 // execRecord hands the loop's event to the conversation.
 func execRecord(_ context.Context, d agents.Directive, x *runtime.ExecContext) (runtime.ExecResult, error) {
-	ev := d.(Record).Event
+	ev := d.(conversation.Record).Event
 	if ev.Time().IsZero() {
 		ev = ev.Clone()
 		ev.SetTime(time.Now().UTC())
@@ -245,16 +226,9 @@ func (a *Assistant) deliver(x *runtime.ExecContext, typ, id, causation string, d
 	}
 }
 
-// event builds a conversation event of conversation key, stamped now.
+// newEvent builds a conversation event of conversation key, stamped now.
 func newEvent(key, typ, id, causation string, data any) (bus.Signal, error) {
-	s := bus.Signal{}
-	s.SetSpecVersion(bus.SpecVersion)
-	s.SetType(typ)
-	s.SetID(id)
-	s.SetSource(convevent.Source(key))
-	s.SetTime(time.Now().UTC())
-	s.SetExtension(bus.ExtCausationID, causation)
-	return s, bus.SetJSONData(&s, data)
+	return conversation.NewEvent(key, typ, id, causation, time.Now().UTC(), data)
 }
 
 // projectOf returns the project of conversation key.
@@ -356,45 +330,6 @@ func (a *Assistant) providerNames() []string {
 		names = append(names, e.Name)
 	}
 	return names
-}
-
-// merge returns s with the members a conversation may override set from
-// over: which of the node's providers, the model, the temperature, max
-// tokens and the timeout. Which file a scripted provider reads (script)
-// comes from the project's config file alone.
-func (s LLMSettings) merge(over *convevent.LLMConfig) LLMSettings {
-	if over == nil {
-		return s
-	}
-	if over.Provider != "" && over.Provider != s.Provider {
-		s.Provider = over.Provider
-		s.Script = ""
-	}
-	if over.Model != "" {
-		s.Model = over.Model
-	}
-	if over.Temperature != nil {
-		s.Temperature = over.Temperature
-	}
-	if over.MaxTokens > 0 {
-		s.MaxTokens = over.MaxTokens
-	}
-	if over.TimeoutMS > 0 {
-		s.TimeoutMS = over.TimeoutMS
-	}
-	return s
-}
-
-// CheckOverride refuses a conversation's settings that name an endpoint
-// or a key variable: those are the node operator's alone.
-func CheckOverride(over *convevent.LLMConfig) error {
-	if over == nil {
-		return nil
-	}
-	if over.BaseURL != "" || over.APIKeyEnv != "" {
-		return bus.Errorf(bus.ReasonInvalidRequest, "llm: base_url and api_key_env are refused: which key is sent where is the node operator's choice (serve --provider, or providers: in the serve config), never a conversation's (a client could otherwise send a key of the node to an address of its choosing); a conversation may choose provider (by name), model, temperature, max_tokens and timeout_ms")
-	}
-	return nil
 }
 
 // rawArgs returns args as a JSON value, {} when empty.

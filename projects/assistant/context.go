@@ -4,10 +4,10 @@ import (
 	"container/list"
 	"sync"
 
+	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projections"
-	"github.com/jido-bus/jido-bus/projections/conversation"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
 )
 
 // contexts keeps the llm_context read model of the conversations that
@@ -17,7 +17,7 @@ import (
 // own, so the messages are exactly the read model's.
 type contexts struct {
 	log  *eventlog.Log
-	proj conversation.LLMContextProjection
+	proj views.LLMContextProjection
 	max  int
 
 	mu    sync.Mutex
@@ -28,7 +28,7 @@ type contexts struct {
 type folded struct {
 	key string
 	mu  sync.Mutex // one fold of a conversation at a time
-	ctx *conversation.LLMContext
+	ctx *views.LLMContext
 	seq uint64 // the stream sequence folded up to
 	// calls are the tool call ids the whole conversation has used (not
 	// only the window's): a model may repeat one, and a repeated id would
@@ -42,7 +42,7 @@ type folded struct {
 // history is what an LLM call takes from its conversation's log.
 type history struct {
 	// msgs are the messages to send, in a provider's order.
-	msgs []conversation.Message
+	msgs []views.Message
 	// used reports whether the conversation has used a tool call id.
 	used func(string) bool
 	// before is the stream sequence just before user message turn (the
@@ -64,7 +64,7 @@ func (c *contexts) get(key string) (history, error) {
 	f := c.entry(key)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for e, err := range c.log.ReadStream(convevent.Stream(key), eventlog.ReadOptions{From: f.seq + 1}) {
+	for e, err := range c.log.ReadStream(conversation.Stream(key), eventlog.ReadOptions{From: f.seq + 1}) {
 		if err != nil {
 			return history{}, err
 		}
@@ -72,11 +72,11 @@ func (c *contexts) get(key string) (history, error) {
 		entry := projections.NewEntry(e)
 		f.ctx = c.proj.Apply(f.ctx, entry)
 		switch e.Event.Type() {
-		case convevent.ToolRequested:
-			if ev := conversation.Decode(e); ev != nil && ev.Data.CallID != "" {
+		case conversation.ToolRequested:
+			if ev := views.Decode(e); ev != nil && ev.Data.CallID != "" {
 				f.calls[ev.Data.CallID] = true
 			}
-		case convevent.UserMessage:
+		case conversation.UserMessage:
 			f.turns[e.Event.ID()] = e.Seq
 		}
 	}
@@ -116,7 +116,7 @@ func (c *contexts) entry(key string) *folded {
 
 // Context returns the messages the next LLM call of conversation key
 // would be given (its llm_context as committed now).
-func (a *Assistant) Context(key string) ([]conversation.Message, error) {
+func (a *Assistant) Context(key string) ([]views.Message, error) {
 	h, err := a.ctxs.get(key)
 	return h.msgs, err
 }

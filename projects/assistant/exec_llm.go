@@ -12,8 +12,8 @@ import (
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects/assets"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
 )
@@ -24,14 +24,14 @@ import (
 // starting when recovery runs this again), so the agent's queue never
 // blocks.
 func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtime.ExecContext) (runtime.ExecResult, error) {
-	c := d.(LLMCall)
+	c := d.(conversation.LLMCall)
 	if x.Recovered {
 		// Found again after a crash: whether the call was made and how far
 		// it got is unknown, so it is closed as interrupted, with the id
 		// the node's resume gives the same interruption (the log keeps
 		// one), and the loop makes the call again.
-		a.deliver(x, convevent.LLMFailed, "interrupted."+c.Request, c.Request, map[string]any{
-			"error":   bus.Errorf(convevent.ReasonInterrupted, "LLM call %s did not finish: the node stopped", c.Request),
+		a.deliver(x, conversation.LLMFailed, "interrupted."+c.Request, c.Request, map[string]any{
+			"error":   bus.Errorf(conversation.ReasonInterrupted, "LLM call %s did not finish: the node stopped", c.Request),
 			"attempt": c.Attempt,
 		})
 		return runtime.ExecResult{}, nil
@@ -42,7 +42,7 @@ func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtim
 		// Recorded once the settings are known, so that it names the
 		// model and provider; a crash before it commits is closed by the
 		// restart all the same (the loop's state holds the request).
-		a.deliver(x, convevent.LLMRequested, c.Request, x.Input.ID(), requestedData(s, c, settings.InstructionFiles))
+		a.deliver(x, conversation.LLMRequested, c.Request, x.Input.ID(), requestedData(s, c, settings.InstructionFiles))
 		if err != nil {
 			if ctx.Err() != nil {
 				a.stopped(ctx, x, c, 0)
@@ -62,7 +62,7 @@ func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtim
 // records its request (then the failure saying what to set), never an
 // event its own schema refuses (provider is at least one character),
 // which the runtime dead-letters as invalid_event.
-func requestedData(s LLMSettings, c LLMCall, instructions []string) map[string]any {
+func requestedData(s LLMSettings, c conversation.LLMCall, instructions []string) map[string]any {
 	data := map[string]any{"model": s.Model, "attempt": c.Attempt, "step": c.Step}
 	if s.Provider != "" {
 		data["provider"] = s.Provider
@@ -74,7 +74,7 @@ func requestedData(s LLMSettings, c LLMCall, instructions []string) map[string]a
 }
 
 // complete makes one attempt and records its outcome.
-func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c LLMCall, s LLMSettings, instructions, root string) {
+func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c conversation.LLMCall, s LLMSettings, instructions, root string) {
 	if c.DelayMS > 0 {
 		t := time.NewTimer(time.Duration(c.DelayMS) * time.Millisecond)
 		select {
@@ -101,7 +101,7 @@ func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c LLMC
 		if dl.Text == "" || a.cfg.Publish == nil {
 			return
 		}
-		sig, err := newEvent(c.Conversation, convevent.AssistantDelta, fmt.Sprintf("%s.delta.%d", c.Request, index), c.Request, map[string]any{"text": dl.Text, "index": index})
+		sig, err := newEvent(c.Conversation, conversation.AssistantDelta, fmt.Sprintf("%s.delta.%d", c.Request, index), c.Request, map[string]any{"text": dl.Text, "index": index})
 		index++
 		if err == nil {
 			err = a.cfg.Publish(c.Conversation, sig)
@@ -134,7 +134,7 @@ func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c LLMC
 // history the server refuses — a message it cannot take — fails every
 // later turn the same way; a fork that leaves the turn out goes on
 // without it.
-func refusal(e *llm.Error, c LLMCall, h history) *llm.Error {
+func refusal(e *llm.Error, c conversation.LLMCall, h history) *llm.Error {
 	if e.Kind != llm.KindBadRequest || e.Status == 0 {
 		return e
 	}
@@ -185,7 +185,7 @@ func (a *Assistant) request(ctx context.Context, key string, s LLMSettings, inst
 	}
 	req.System = instructions
 	for _, m := range h.msgs {
-		if m.Role == conversation.RoleSystem {
+		if m.Role == views.RoleSystem {
 			req.System = strings.TrimSpace(req.System + "\n\n" + m.Content)
 			continue
 		}
@@ -214,7 +214,7 @@ func (a *Assistant) request(ctx context.Context, key string, s LLMSettings, inst
 
 // answered records a complete answer: the message, its tool calls, then
 // conversation.llm.completed, which the loop acts on.
-func (a *Assistant) answered(x *runtime.ExecContext, c LLMCall, s LLMSettings, resp llm.Response, names map[string]string, usedBefore func(string) bool, latency time.Duration) {
+func (a *Assistant) answered(x *runtime.ExecContext, c conversation.LLMCall, s LLMSettings, resp llm.Response, names map[string]string, usedBefore func(string) bool, latency time.Duration) {
 	mine := map[string]bool{} // the ids given in this answer
 	used := func(id string) bool { return mine[id] || usedBefore(id) }
 	room := a.room()
@@ -222,7 +222,7 @@ func (a *Assistant) answered(x *runtime.ExecContext, c LLMCall, s LLMSettings, r
 	if room >= 0 && len(text) > room {
 		text = cut(text, room) + fmt.Sprintf("\n[cut: the answer was %d bytes, over the %d an event may hold]", len(resp.Text), room)
 	}
-	a.deliver(x, convevent.AssistantMessage, c.Request+".message", c.Request, map[string]any{"text": text, "tool_calls": len(resp.ToolCalls)})
+	a.deliver(x, conversation.AssistantMessage, c.Request+".message", c.Request, map[string]any{"text": text, "tool_calls": len(resp.ToolCalls)})
 	for i, tc := range resp.ToolCalls {
 		id := callID(tc.ID, c.Request, i+1, used)
 		mine[id] = true
@@ -244,23 +244,23 @@ func (a *Assistant) answered(x *runtime.ExecContext, c LLMCall, s LLMSettings, r
 			data["args_error"] = err.Error()
 			data["args_text"] = tc.Args
 		}
-		a.deliver(x, convevent.ToolRequested, fmt.Sprintf("%s.call.%d", c.Request, i+1), c.Request, data)
+		a.deliver(x, conversation.ToolRequested, fmt.Sprintf("%s.call.%d", c.Request, i+1), c.Request, data)
 	}
 	model := resp.Model
 	if model == "" {
 		model = s.Model
 	}
-	a.deliver(x, convevent.LLMCompleted, c.Request+".completed", c.Request, map[string]any{
+	a.deliver(x, conversation.LLMCompleted, c.Request+".completed", c.Request, map[string]any{
 		"model": model, "stop_reason": resp.StopReason, "latency_ms": latency.Milliseconds(), "tool_calls": len(resp.ToolCalls),
-		"usage": convevent.Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens},
+		"usage": conversation.Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens},
 	})
 }
 
 // llmFailed records a failed attempt, with the delay before the next one
 // when the loop will retry it. The last attempt is not retryable: the loop
 // gives up on it, and its error says so.
-func (a *Assistant) llmFailed(x *runtime.ExecContext, c LLMCall, latency time.Duration, e *llm.Error) {
-	again := retryable(e) && c.Attempt < MaxAttempts
+func (a *Assistant) llmFailed(x *runtime.ExecContext, c conversation.LLMCall, latency time.Duration, e *llm.Error) {
+	again := retryable(e) && c.Attempt < conversation.MaxAttempts
 	msg := e.Message
 	if retryable(e) && !again {
 		msg = fmt.Sprintf("%s (given up after %d attempts)", msg, c.Attempt)
@@ -277,17 +277,17 @@ func (a *Assistant) llmFailed(x *runtime.ExecContext, c LLMCall, latency time.Du
 	if again {
 		data["retry_in_ms"] = a.cfg.Backoff(c.Attempt, e.RetryAfter).Milliseconds()
 	}
-	a.deliver(x, convevent.LLMFailed, c.Request+".failed", c.Request, data)
+	a.deliver(x, conversation.LLMFailed, c.Request+".failed", c.Request, data)
 }
 
 // stopped handles an attempt whose context ended: a cancelled turn is
 // recorded; a closing node records nothing (the restart records the call
 // interrupted and makes it again).
-func (a *Assistant) stopped(ctx context.Context, x *runtime.ExecContext, c LLMCall, latency time.Duration) {
+func (a *Assistant) stopped(ctx context.Context, x *runtime.ExecContext, c conversation.LLMCall, latency time.Duration) {
 	if !cancelledByTurn(ctx) {
 		return
 	}
-	a.llmFailed(x, c, latency, &llm.Error{Kind: reasonCancelled, Message: "the turn was cancelled while the model answered"})
+	a.llmFailed(x, c, latency, &llm.Error{Kind: conversation.ReasonCancelled, Message: "the turn was cancelled while the model answered"})
 }
 
 // retryable reports whether another attempt may succeed.

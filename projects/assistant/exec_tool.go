@@ -8,7 +8,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
@@ -22,11 +22,11 @@ import (
 // effects already. It is recorded failed, interrupted, and the model
 // hears so.
 func (a *Assistant) execRunTool(_ context.Context, d agents.Directive, x *runtime.ExecContext) (runtime.ExecResult, error) {
-	c := d.(RunTool)
+	c := d.(conversation.RunTool)
 	if x.Recovered {
-		a.deliver(x, convevent.ToolFailed, "interrupted."+c.CallID, c.CallID, map[string]any{
+		a.deliver(x, conversation.ToolFailed, "interrupted."+c.CallID, c.CallID, map[string]any{
 			"call_id": c.CallID,
-			"error":   bus.Errorf(convevent.ReasonInterrupted, "tool call %s (%s) did not finish: the node stopped while it ran; it is not run again because it may have had effects", c.CallID, c.Name),
+			"error":   bus.Errorf(conversation.ReasonInterrupted, "tool call %s (%s) did not finish: the node stopped while it ran; it is not run again because it may have had effects", c.CallID, c.Name),
 		})
 		return runtime.ExecResult{}, nil
 	}
@@ -44,18 +44,18 @@ func (a *Assistant) execRunTool(_ context.Context, d agents.Directive, x *runtim
 	return runtime.ExecResult{Kind: runtime.ExecAsync}, nil
 }
 
-func (a *Assistant) askApproval(ctx context.Context, x *runtime.ExecContext, c RunTool, why string) {
-	timeout := DefaultApprovalTimeout.Milliseconds()
+func (a *Assistant) askApproval(ctx context.Context, x *runtime.ExecContext, c conversation.RunTool, why string) {
+	timeout := conversation.DefaultApprovalTimeout.Milliseconds()
 	if s, _, err := a.cfg.Host.Settings(ctx, projectOf(c.Conversation)); err == nil && s.ApprovalTimeoutMS > 0 {
 		timeout = s.ApprovalTimeoutMS
 	}
-	a.deliver(x, convevent.ToolApprovalRequested, "approval."+c.CallID+".requested", c.CallID, map[string]any{
+	a.deliver(x, conversation.ToolApprovalRequested, "approval."+c.CallID+".requested", c.CallID, map[string]any{
 		"call_id": c.CallID, "name": c.Name, "args": rawArgs(c.Args), "reason": why, "timeout_ms": timeout,
 	})
 }
 
-func (a *Assistant) runTool(ctx context.Context, x *runtime.ExecContext, c RunTool, project string) {
-	a.deliver(x, convevent.ToolStarted, "tool."+c.CallID+".started", c.CallID, map[string]any{"call_id": c.CallID})
+func (a *Assistant) runTool(ctx context.Context, x *runtime.ExecContext, c conversation.RunTool, project string) {
+	a.deliver(x, conversation.ToolStarted, "tool."+c.CallID+".started", c.CallID, map[string]any{"call_id": c.CallID})
 	start := time.Now()
 	res, err := a.cfg.Host.CallTool(ctx, project, tools.ToolCall{ID: c.CallID, Name: c.Name, Args: rawArgs(c.Args), Approved: c.Approved})
 	took := time.Since(start)
@@ -69,7 +69,7 @@ func (a *Assistant) runTool(ctx context.Context, x *runtime.ExecContext, c RunTo
 		} else {
 			data["output"] = rawArgs(res.Data)
 		}
-		a.deliver(x, convevent.ToolCompleted, "tool."+c.CallID+".completed", c.CallID, data)
+		a.deliver(x, conversation.ToolCompleted, "tool."+c.CallID+".completed", c.CallID, data)
 		return
 	}
 	te := &tools.Error{Type: tools.ReasonToolFailed, Message: err.Error()}
@@ -80,13 +80,13 @@ func (a *Assistant) runTool(ctx context.Context, x *runtime.ExecContext, c RunTo
 	}
 	switch {
 	case cancelledByTurn(ctx) || te.Type == tools.ReasonCancelled:
-		a.deliver(x, convevent.ToolCancelled, "tool."+c.CallID+".cancelled", c.CallID, map[string]any{"call_id": c.CallID, "reason": "the turn was cancelled while the tool ran"})
+		a.deliver(x, conversation.ToolCancelled, "tool."+c.CallID+".cancelled", c.CallID, map[string]any{"call_id": c.CallID, "reason": "the turn was cancelled while the tool ran"})
 	case te.Type == tools.ReasonTimeout:
-		a.deliver(x, convevent.ToolTimeout, "tool."+c.CallID+".timeout", c.CallID, map[string]any{"call_id": c.CallID, "timeout_ms": took.Milliseconds()})
+		a.deliver(x, conversation.ToolTimeout, "tool."+c.CallID+".timeout", c.CallID, map[string]any{"call_id": c.CallID, "timeout_ms": took.Milliseconds()})
 	case te.Type == tools.ReasonApprovalRequired && !c.Approved:
 		a.askApproval(ctx, x, c, te.Message)
 	default:
-		a.deliver(x, convevent.ToolFailed, "tool."+c.CallID+".failed", c.CallID, map[string]any{
+		a.deliver(x, conversation.ToolFailed, "tool."+c.CallID+".failed", c.CallID, map[string]any{
 			"call_id": c.CallID, "error": bus.Errorf(te.Type, "%s", te.Message), "duration_ms": took.Milliseconds(),
 		})
 	}

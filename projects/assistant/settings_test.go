@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
 )
 
@@ -16,19 +16,19 @@ import (
 // should such settings reach the log another way.
 func TestConversationCannotRedirectTheKey(t *testing.T) {
 	project := LLMSettings{Provider: "scripted", Model: "m1", Script: ".jido/s.jsonl"}
-	evil := &convevent.LLMConfig{Model: "m2", BaseURL: "https://attacker.example", APIKeyEnv: "JIDO_PASSWORD"}
-	err := CheckOverride(evil)
+	evil := &conversation.LLMConfig{Model: "m2", BaseURL: "https://attacker.example", APIKeyEnv: "JIDO_PASSWORD"}
+	err := evil.Check()
 	if bus.ErrorType(err) != bus.ReasonInvalidRequest || !strings.Contains(err.Error(), "serve --provider") {
-		t.Fatalf("CheckOverride(base_url, api_key_env): %v, want invalid_request naming the operator's setting", err)
+		t.Fatalf("LLMConfig.Check(base_url, api_key_env): %v, want invalid_request naming the operator's setting", err)
 	}
 	if got := project.merge(evil); got.Model != "m2" || got.Script != project.Script {
 		t.Fatalf("merged %+v: the model is the conversation's, the script the project's", got)
 	}
 	// Another provider drops the project's script.
-	if other := project.merge(&convevent.LLMConfig{Provider: "anthropic"}); other.Script != "" || other.Provider != "anthropic" {
+	if other := project.merge(&conversation.LLMConfig{Provider: "anthropic"}); other.Script != "" || other.Provider != "anthropic" {
 		t.Fatalf("merged with another provider %+v", other)
 	}
-	if err := CheckOverride(&convevent.LLMConfig{Provider: "anthropic", Model: "x"}); err != nil {
+	if err := (&conversation.LLMConfig{Provider: "anthropic", Model: "x"}).Check(); err != nil {
 		t.Fatalf("a model choice is refused: %v", err)
 	}
 }

@@ -94,7 +94,7 @@ func Serve(b *natsbus.Bus, e *projects.Engine) error {
 			return fmt.Errorf("project API: %w", err)
 		}
 	}
-	return serveConv(b, e)
+	return nil
 }
 
 func named(project string) error {

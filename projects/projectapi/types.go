@@ -10,13 +10,9 @@
 //	tool.call   {"project":"p1","name":"read_file","args":{…},"id":"…"}  → {"call_id","data","artifacts","logs"}
 //	assets      {"project":"p1","kind":"skill","name":"review"}          → {"asset":…} or the lists
 //	diagnostics {"project":"p1"}                                         → {"diagnostics":[{"file","line","reason"}…]}
-//	conv.start  {"project":"p1","conversation":"c1"}                     → ConvInfo {"project","conversation","id":"p1/c1","stream","status"}
-//	conv.stop   {"project":"p1","conversation":"c1","reason":"…"}        → {"project","conversation"}
-//	conv.ls     {"project":"p1"}                                         → {"conversations":[ConvInfo…]}
 //
-// A conversation of a project is a conversation agent <project>/<conversation>
-// (conv send and conv show take that id), a child of the project's agent:
-// it stops when the project closes and comes back with it after a restart.
+// A project's conversations are conversation/convapi's: <prefix>.api.conv.*
+// (its conv.start, conv.stop and conv.ls were this area's before).
 //
 // The verb of a tool call is two tokens, "tool.call": the subject is
 // <prefix>.api.project.tool.call. Every reply is {"ok":true,…} or
@@ -47,21 +43,18 @@ const (
 	VerbToolCall    = "tool.call"
 	VerbAssets      = "assets"
 	VerbDiagnostics = "diagnostics"
-	VerbConvStart   = "conv.start"
-	VerbConvStop    = "conv.stop"
-	VerbConvList    = "conv.ls"
 )
 
 // ReadVerbs are the verbs that only read; the others open, close, reload
 // or run tools. A new slice each time: the node grants a client role
 // these, and no caller may change what it grants.
 func ReadVerbs() []string {
-	return []string{VerbList, VerbGet, VerbTools, VerbAssets, VerbDiagnostics, VerbConvList}
+	return []string{VerbList, VerbGet, VerbTools, VerbAssets, VerbDiagnostics}
 }
 
 // Verbs are every verb, read-only ones first (a new slice each time).
 func Verbs() []string {
-	return append(ReadVerbs(), VerbOpen, VerbClose, VerbReload, VerbToolCall, VerbConvStart, VerbConvStop)
+	return append(ReadVerbs(), VerbOpen, VerbClose, VerbReload, VerbToolCall)
 }
 
 // OpenRequest is open's body.
@@ -128,28 +121,4 @@ type AssetsReply = projects.AssetsReply
 // DiagnosticsReply is diagnostics' reply.
 type DiagnosticsReply struct {
 	Diagnostics []assets.Diagnostic `json:"diagnostics"`
-}
-
-// ConvStartRequest is conv.start's body.
-type ConvStartRequest = projects.ConvStartRequest
-
-// ConvInfo is conv.start's reply and an entry of conv.ls'.
-type ConvInfo = projects.ConvInfo
-
-// ConvStopRequest is conv.stop's body.
-type ConvStopRequest struct {
-	Project      string `json:"project"`
-	Conversation string `json:"conversation"`
-	Reason       string `json:"reason,omitempty"`
-}
-
-// ConvStopReply is conv.stop's reply.
-type ConvStopReply struct {
-	Project      string `json:"project"`
-	Conversation string `json:"conversation"`
-}
-
-// ConvListReply is conv.ls' reply.
-type ConvListReply struct {
-	Conversations []ConvInfo `json:"conversations"`
 }

@@ -3,7 +3,7 @@ package tools
 import (
 	"encoding/json"
 
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
 )
 
 // ToolCall is one request to run a tool. ID is the caller's id for the
@@ -35,10 +35,10 @@ type Result struct {
 }
 
 // ArtifactStore keeps outputs too large for a result, once, by content.
-// projections/conversation.Artifacts satisfies it: one store per node for
+// conversation/views.Artifacts satisfies it: one store per node for
 // conversations and projects alike. Put must be safe for concurrent use.
 type ArtifactStore interface {
-	Put(data []byte, mediaType string) (convevent.ArtifactRef, error)
+	Put(data []byte, mediaType string) (conversation.ArtifactRef, error)
 }
 
 // artifactStandIn is Data for an output stored as an artifact.
@@ -50,4 +50,4 @@ type artifactStandIn struct {
 
 // ArtifactRef names a stored output (the conversation store's reference:
 // "sha256:<hex>", size, media type, preview).
-type ArtifactRef = convevent.ArtifactRef
+type ArtifactRef = conversation.ArtifactRef

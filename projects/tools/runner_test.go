@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects/policy"
 )
 
@@ -171,7 +171,7 @@ func TestRunnerConcurrencyLimit(t *testing.T) {
 }
 
 func TestRunnerOutputCapStoresArtifact(t *testing.T) {
-	store := conversation.Artifacts{Dir: t.TempDir()}
+	store := views.Artifacts{Dir: t.TempDir()}
 	big := strings.Repeat("y", 5000)
 	f := newFixture(t, map[string]string{"big.txt": big}, nil, Options{OutputCap: 1024, Artifacts: store})
 	res, err := f.call(t, "read_file", map[string]any{"path": "big.txt"})

@@ -19,6 +19,10 @@
 //	await   {"id":"c1","timeout":"5s"}                                       → Info once state.status is completed or failed
 //
 // Every reply is {"ok":true,…} or {"ok":false,"error":{"type","message"}}.
+//
+// ServeSignals serves the runtime's signal ingress beside it
+// (<prefix>.agent.<id>.<type> to one agent, <prefix>.signal.<type> to
+// every agent whose routes match), under the same admission (Options).
 package agentapi
 
 import (
@@ -91,25 +95,53 @@ func Serve(b *natsbus.Bus, rt *runtime.Runtime, opts Options) error {
 	return nil
 }
 
-// Options adjust the agent API.
+// Options adjust the agent API and the signal ingress.
 type Options struct {
 	// Admit, when set, is asked before a call or a cast of a signal of
-	// type typ, or a stop (typ empty), reaches agent id; its error
-	// (forbidden, typically) is the reply. The node keeps agents whose
-	// stream another component writes alone (a project's), and signal
-	// types only the runtime produces, out of reach of callers this way.
+	// type typ, or a stop (typ empty), reaches agent id, through the API
+	// or the ingress; its error (forbidden, typically) is the reply. The
+	// node keeps agents whose stream another component writes alone (a
+	// project's), and the events a conversation's node writes, out of
+	// reach of callers this way. Signal types of the runtime's own
+	// (RuntimeTypePrefix) are refused before it is asked.
 	Admit func(id, typ string) error
+	// AdmitBroadcast, when set, is asked before a broadcast of a signal
+	// of type typ: a type every agent of a kind routes (a project's
+	// signals, a conversation's events) would reach them all.
+	AdmitBroadcast func(typ string) error
 	// AdmitStart, when set, is asked before a start; its error
 	// (forbidden, typically) is the reply. The node keeps agent types
 	// another component starts alone (a project's) out of it this way.
 	AdmitStart func(runtime.StartRequest) error
+	// Transient, when set, says which admitted signal types the ingress
+	// publishes on the agent's emit subject for live views instead of
+	// committing them (a conversation's assistant deltas).
+	Transient func(typ string) bool
+	// Refused, when set, counts each refusal of the ingress the bus does
+	// not count itself (admission, a transient signal's unknown agent).
+	Refused func(reason string)
 }
 
 func (o Options) admit(id, typ string) error {
+	if typ != "" {
+		if err := runtimeType(typ); err != nil {
+			return err
+		}
+	}
 	if o.Admit == nil {
 		return nil
 	}
 	return o.Admit(id, typ)
+}
+
+func (o Options) admitBroadcast(typ string) error {
+	if err := runtimeType(typ); err != nil {
+		return err
+	}
+	if o.AdmitBroadcast == nil {
+		return nil
+	}
+	return o.AdmitBroadcast(typ)
 }
 
 // IDRequest names agent ID: the body of stop (with an optional Reason,

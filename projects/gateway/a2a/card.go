@@ -1,4 +1,4 @@
-package a2agw
+package a2a
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
@@ -65,7 +65,7 @@ func (g *Gateway) base(r *http.Request) string {
 type baseKey struct{}
 
 // extendedCard is the whole card of the request's project.
-func (g *Gateway) extendedCard(ctx context.Context) (*a2a.AgentCard, error) {
+func (g *Gateway) extendedCard(ctx context.Context) (*sdk.AgentCard, error) {
 	p, err := g.host.Project(ctx, projectOf(ctx))
 	if err != nil {
 		return nil, fromHost(err)
@@ -80,9 +80,9 @@ func (g *Gateway) extendedCard(ctx context.Context) (*a2a.AgentCard, error) {
 // 1.0 one the SDK's 1.0 client parses ({"httpAuthSecurityScheme":{…}}),
 // which share the key securitySchemes. Each client reads its own fields
 // and passes over the others'.
-type cardJSON struct{ card *a2a.AgentCard }
+type cardJSON struct{ card *sdk.AgentCard }
 
-func (c cardJSON) Card(context.Context) (*a2a.AgentCard, error) { return c.card, nil }
+func (c cardJSON) Card(context.Context) (*sdk.AgentCard, error) { return c.card, nil }
 
 func (c cardJSON) CardJSON(ctx context.Context) ([]byte, error) {
 	union, err := a2av0.NewAgentCardProducer(c).(a2asrv.AgentCardJSONProducer).CardJSON(ctx)
@@ -128,11 +128,11 @@ func (c cardJSON) CardJSON(ctx context.Context) ([]byte, error) {
 // door's URL): its commands, workflows and skills as the agent's skills
 // when whole, none otherwise; streaming; no push notifications (the
 // gateway sends none); the bearer scheme when the front door needs one.
-func (g *Gateway) card(p Project, base string, whole bool) *a2a.AgentCard {
+func (g *Gateway) card(p Project, base string, whole bool) *sdk.AgentCard {
 	// The trailing slash makes the card's own path a relative reference
 	// from the agent's URL, which is how clients find it.
 	url := base + "/a2a/" + p.ID + "/"
-	skills := make([]a2a.AgentSkill, 0, len(p.Skills))
+	skills := make([]sdk.AgentSkill, 0, len(p.Skills))
 	for _, s := range p.Skills {
 		if !whole {
 			break
@@ -141,28 +141,28 @@ func (g *Gateway) card(p Project, base string, whole bool) *a2a.AgentCard {
 		if tags == nil {
 			tags = []string{}
 		}
-		skills = append(skills, a2a.AgentSkill{ID: s.ID, Name: s.Name, Description: s.Description, Tags: tags})
+		skills = append(skills, sdk.AgentSkill{ID: s.ID, Name: s.Name, Description: s.Description, Tags: tags})
 	}
-	v0 := a2a.NewAgentInterface(url, a2a.TransportProtocolJSONRPC)
+	v0 := sdk.NewAgentInterface(url, sdk.TransportProtocolJSONRPC)
 	v0.ProtocolVersion = a2av0.Version
-	card := &a2a.AgentCard{
+	card := &sdk.AgentCard{
 		Name:        p.ID,
 		Description: p.Description,
 		Version:     "1",
-		SupportedInterfaces: []*a2a.AgentInterface{
-			a2a.NewAgentInterface(url, a2a.TransportProtocolJSONRPC),
+		SupportedInterfaces: []*sdk.AgentInterface{
+			sdk.NewAgentInterface(url, sdk.TransportProtocolJSONRPC),
 			v0,
 		},
-		Capabilities:       a2a.AgentCapabilities{Streaming: true, ExtendedAgentCard: g.opts.BearerAuth},
+		Capabilities:       sdk.AgentCapabilities{Streaming: true, ExtendedAgentCard: g.opts.BearerAuth},
 		DefaultInputModes:  []string{"text/plain"},
 		DefaultOutputModes: []string{"text/plain", "application/json"},
 		Skills:             skills,
 	}
 	if g.opts.BearerAuth {
-		card.SecuritySchemes = a2a.NamedSecuritySchemes{
-			BearerScheme: a2a.HTTPAuthSecurityScheme{Scheme: "Bearer", Description: "the token of the jido-bus HTTP front door (serve --http-token-env); every method needs it"},
+		card.SecuritySchemes = sdk.NamedSecuritySchemes{
+			BearerScheme: sdk.HTTPAuthSecurityScheme{Scheme: "Bearer", Description: "the token of the jido-bus HTTP front door (serve --http-token-env); every method needs it"},
 		}
-		card.SecurityRequirements = a2a.SecurityRequirementsOptions{{BearerScheme: a2a.SecuritySchemeScopes{}}}
+		card.SecurityRequirements = sdk.SecurityRequirementsOptions{{BearerScheme: sdk.SecuritySchemeScopes{}}}
 	}
 	return card
 }

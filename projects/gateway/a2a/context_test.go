@@ -1,21 +1,21 @@
-package a2agw
+package a2a
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 )
 
 // inContext is a user message in context, of task when task is not "".
-func inContext(text, context string, task a2a.TaskID) *a2a.SendMessageRequest {
-	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
+func inContext(text, context string, task sdk.TaskID) *sdk.SendMessageRequest {
+	m := sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart(text))
 	m.ContextID, m.TaskID = context, task
-	return &a2a.SendMessageRequest{Message: m}
+	return &sdk.SendMessageRequest{Message: m}
 }
 
 // TestFollowUpInContext (issue 21, item 16): a message with the contextId
@@ -32,58 +32,58 @@ func TestFollowUpInContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := res.(*a2a.Task)
-	if first.Status.State != a2a.TaskStateCompleted || first.ContextID != string(first.ID) {
+	first := res.(*sdk.Task)
+	if first.Status.State != sdk.TaskStateCompleted || first.ContextID != string(first.ID) {
 		t.Fatalf("the first task: %+v", first)
 	}
 	res, err = c.SendMessage(ctx, inContext("and again", first.ContextID, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
-	second := res.(*a2a.Task)
-	if second.ID != first.ID+":2" || second.ContextID != first.ContextID || second.Status.State != a2a.TaskStateCompleted {
+	second := res.(*sdk.Task)
+	if second.ID != first.ID+":2" || second.ContextID != first.ContextID || second.Status.State != sdk.TaskStateCompleted {
 		t.Fatalf("the follow-up: %+v, want task %s:2 of the same context, completed", second, first.ID)
 	}
 	if len(second.History) != 3 || second.History[0].Parts[0].Text() != "and again" {
 		t.Fatalf("the second task's history %+v: want its own messages", second.History)
 	}
-	again, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: first.ID})
-	if err != nil || again.Status.State != a2a.TaskStateCompleted || len(again.History) != 3 || again.History[0].Parts[0].Text() != "read a.txt" {
+	again, err := c.GetTask(ctx, &sdk.GetTaskRequest{ID: first.ID})
+	if err != nil || again.Status.State != sdk.TaskStateCompleted || len(again.History) != 3 || again.History[0].Parts[0].Text() != "read a.txt" {
 		t.Fatalf("the first task after the second: %+v %v", again, err)
 	}
 
 	_, err = c.SendMessage(ctx, inContext("more", first.ContextID, first.ID))
-	if !errors.Is(err, a2a.ErrInvalidParams) || !strings.Contains(err.Error(), "contextId "+first.ContextID) {
+	if !errors.Is(err, sdk.ErrInvalidParams) || !strings.Contains(err.Error(), "contextId "+first.ContextID) {
 		t.Fatalf("a message to the ended task: %v, want invalid params naming the contextId", err)
 	}
-	if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: first.ID}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
+	if _, err := c.CancelTask(ctx, &sdk.CancelTaskRequest{ID: first.ID}); !errors.Is(err, sdk.ErrTaskNotCancelable) {
 		t.Fatalf("cancel the ended task: %v", err)
 	}
 
 	// A task that works: a message to it, or in its context, is refused.
-	res, err = c.SendMessage(ctx, &a2a.SendMessageRequest{Message: inContext("hold on", first.ContextID, "").Message, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	res, err = c.SendMessage(ctx, &sdk.SendMessageRequest{Message: inContext("hold on", first.ContextID, "").Message, Config: &sdk.SendMessageConfig{ReturnImmediately: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	held := res.(*a2a.Task)
-	if held.ID != first.ID+":3" || held.Status.State != a2a.TaskStateSubmitted {
+	held := res.(*sdk.Task)
+	if held.ID != first.ID+":3" || held.Status.State != sdk.TaskStateSubmitted {
 		t.Fatalf("the held task: %+v", held)
 	}
 	before, _ := h.ConversationEvents(ctx, "p1/"+first.ContextID)
-	for _, req := range []*a2a.SendMessageRequest{inContext("now", first.ContextID, ""), inContext("now", first.ContextID, held.ID)} {
-		if _, err := c.SendMessage(ctx, req); !errors.Is(err, a2a.ErrInvalidParams) || !strings.Contains(err.Error(), string(held.ID)) {
+	for _, req := range []*sdk.SendMessageRequest{inContext("now", first.ContextID, ""), inContext("now", first.ContextID, held.ID)} {
+		if _, err := c.SendMessage(ctx, req); !errors.Is(err, sdk.ErrInvalidParams) || !strings.Contains(err.Error(), string(held.ID)) {
 			t.Fatalf("a message while %s works (taskId %q): %v, want it refused naming the task", held.ID, req.Message.TaskID, err)
 		}
 	}
 	if after, _ := h.ConversationEvents(ctx, "p1/"+first.ContextID); len(after) != len(before) {
 		t.Fatalf("refused messages appended %d events", len(after)-len(before))
 	}
-	if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: held.ID}); err != nil {
+	if _, err := c.CancelTask(ctx, &sdk.CancelTaskRequest{ID: held.ID}); err != nil {
 		t.Fatal(err)
 	}
 
-	for id, want := range map[a2a.TaskID]error{first.ID + ":9": a2a.ErrTaskNotFound, first.ID + ":1": a2a.ErrInvalidParams, "x:y": a2a.ErrInvalidParams} {
-		if _, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: id}); !errors.Is(err, want) {
+	for id, want := range map[sdk.TaskID]error{first.ID + ":9": sdk.ErrTaskNotFound, first.ID + ":1": sdk.ErrInvalidParams, "x:y": sdk.ErrInvalidParams} {
+		if _, err := c.GetTask(ctx, &sdk.GetTaskRequest{ID: id}); !errors.Is(err, want) {
 			t.Errorf("GetTask %s: %v, want %v", id, err, want)
 		}
 	}
@@ -96,11 +96,11 @@ func TestSubscribeMidAnswer(t *testing.T) {
 	ctx := testCtx(t)
 	h := newFakeHost("p1")
 	c, _ := client(t, ctx, serve(t, h, Options{}).URL, "p1")
-	res, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: userText("hold the answer").Message, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	res, err := c.SendMessage(ctx, &sdk.SendMessageRequest{Message: userText("hold the answer").Message, Config: &sdk.SendMessageConfig{ReturnImmediately: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := res.(*a2a.Task).ID
+	id := res.(*sdk.Task).ID
 	key := "p1/" + string(id)
 	h.mu.Lock()
 	user := h.convs[key][1].ID
@@ -108,26 +108,26 @@ func TestSubscribeMidAnswer(t *testing.T) {
 	h.publishLocked(key, "llm."+user+".1.1", fakeStep[:7])
 	h.mu.Unlock()
 
-	c2 := &clientTask{creates: map[a2a.ArtifactID]int{}}
-	for ev, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: id}) {
+	c2 := &clientTask{creates: map[sdk.ArtifactID]int{}}
+	for ev, err := range c.SubscribeToTask(ctx, &sdk.SubscribeToTaskRequest{ID: id}) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if task, ok := ev.(*a2a.Task); ok {
+		if task, ok := ev.(*sdk.Task); ok {
 			c2.task = task
 			go h.play(key, user) // the rest of the turn, as the client listens
 			continue
 		}
 		c2.apply(ev)
 	}
-	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: id})
+	got, err := c.GetTask(ctx, &sdk.GetTaskRequest{ID: id})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want, have := texts(got.Artifacts), texts(c2.task.Artifacts); len(want) != 2 || strings.Join(want, "|") != strings.Join(have, "|") || len(c2.problems) > 0 {
 		t.Fatalf("the subscriber holds %q (%v), GetTask returns %q", have, c2.problems, want)
 	}
-	if c2.task.Status.State != a2a.TaskStateCompleted || c2.task.Status.Message == nil || c2.task.Status.Message.Parts[0].Text() != fakeAnswer {
+	if c2.task.Status.State != sdk.TaskStateCompleted || c2.task.Status.Message == nil || c2.task.Status.Message.Parts[0].Text() != fakeAnswer {
 		t.Fatalf("the subscriber's status %+v: want completed with the answer", c2.task.Status)
 	}
 }
@@ -145,7 +145,7 @@ func TestErrorsNameTheClientsMethods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v0 *a2a.AgentInterface
+	var v0 *sdk.AgentInterface
 	for _, i := range card.SupportedInterfaces {
 		if i.ProtocolVersion == a2av0.Version {
 			v0 = i
@@ -156,7 +156,7 @@ func TestErrorsNameTheClientsMethods(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = c10.Destroy() }()
-	c03, err := a2aclient.NewFromEndpoints(ctx, []*a2a.AgentInterface{v0}, a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{}))
+	c03, err := a2aclient.NewFromEndpoints(ctx, []*sdk.AgentInterface{v0}, a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,17 +176,17 @@ func TestErrorsNameTheClientsMethods(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			id := res.(*a2a.Task).ID
+			id := res.(*sdk.Task).ID
 			var said []string
-			for _, err := range tc.c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: id}) {
+			for _, err := range tc.c.SubscribeToTask(ctx, &sdk.SubscribeToTaskRequest{ID: id}) {
 				said = append(said, errorText(err))
 				break
 			}
-			_, err = tc.c.GetTask(ctx, &a2a.GetTaskRequest{ID: "nosuch"})
+			_, err = tc.c.GetTask(ctx, &sdk.GetTaskRequest{ID: "nosuch"})
 			said = append(said, errorText(err))
-			_, err = tc.c.ListTasks(ctx, &a2a.ListTasksRequest{})
+			_, err = tc.c.ListTasks(ctx, &sdk.ListTasksRequest{})
 			said = append(said, errorText(err))
-			_, err = tc.c.GetTaskPushConfig(ctx, &a2a.GetTaskPushConfigRequest{TaskID: id, ID: "x"})
+			_, err = tc.c.GetTaskPushConfig(ctx, &sdk.GetTaskPushConfigRequest{TaskID: id, ID: "x"})
 			said = append(said, errorText(err))
 			_, err = tc.c.SendMessage(ctx, inContext("more", string(id), id))
 			said = append(said, errorText(err))

@@ -1,4 +1,4 @@
-package a2agw
+package a2a
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects/gateway"
 )
 
@@ -24,10 +24,10 @@ import (
 type fakeHost struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every append
-	convs   map[string][]*conversation.Event
+	convs   map[string][]*views.Event
 	// timeline is every logged event and every delta of a conversation,
 	// in the order they happened, for followers.
-	timeline map[string][]*conversation.Event
+	timeline map[string][]*views.Event
 	records  []gateway.Request
 	project  string
 }
@@ -40,7 +40,7 @@ const (
 )
 
 func newFakeHost(project string) *fakeHost {
-	return &fakeHost{changed: make(chan struct{}), convs: map[string][]*conversation.Event{}, timeline: map[string][]*conversation.Event{}, project: project}
+	return &fakeHost{changed: make(chan struct{}), convs: map[string][]*views.Event{}, timeline: map[string][]*views.Event{}, project: project}
 }
 
 func (h *fakeHost) Project(_ context.Context, id string) (Project, error) {
@@ -67,14 +67,14 @@ func (h *fakeHost) recorded() []gateway.Request {
 }
 
 // appendLocked logs an event of type typ to key; h.mu is held.
-func (h *fakeHost) appendLocked(key, typ string, d convevent.Data) uint64 {
+func (h *fakeHost) appendLocked(key, typ string, d conversation.Data) uint64 {
 	return h.appendIDLocked(key, typ, bus.NewID(), "", d)
 }
 
 // appendIDLocked logs an event with its id and causation id; h.mu is held.
-func (h *fakeHost) appendIDLocked(key, typ, id, causation string, d convevent.Data) uint64 {
+func (h *fakeHost) appendIDLocked(key, typ, id, causation string, d conversation.Data) uint64 {
 	seq := uint64(len(h.convs[key]) + 1)
-	ev := &conversation.Event{Type: typ, ID: id, CausationID: causation, Seq: seq, Time: time.Now().UTC(), Data: d}
+	ev := &views.Event{Type: typ, ID: id, CausationID: causation, Seq: seq, Time: time.Now().UTC(), Data: d}
 	h.convs[key] = append(h.convs[key], ev)
 	h.timeline[key] = append(h.timeline[key], ev)
 	h.notifyLocked()
@@ -86,7 +86,7 @@ func (h *fakeHost) appendIDLocked(key, typ, id, causation string, d convevent.Da
 func (h *fakeHost) publishLocked(key, req, text string) {
 	for i := 0; len(text) > 0; i++ {
 		n := min(fakeChunk, len(text))
-		h.timeline[key] = append(h.timeline[key], &conversation.Event{Type: convevent.AssistantDelta, ID: fmt.Sprintf("%s.delta.%d", req, i), CausationID: req, Data: convevent.Data{Text: text[:n], Index: i}})
+		h.timeline[key] = append(h.timeline[key], &views.Event{Type: conversation.AssistantDelta, ID: fmt.Sprintf("%s.delta.%d", req, i), CausationID: req, Data: conversation.Data{Text: text[:n], Index: i}})
 		text = text[n:]
 	}
 	h.notifyLocked()
@@ -104,7 +104,7 @@ func (h *fakeHost) StartConversation(_ context.Context, project, conv, owner str
 	if len(h.convs[key]) > 0 {
 		return bus.Errorf("already_exists", "conversation %s exists", key)
 	}
-	h.appendLocked(key, convevent.Started, convevent.Data{ProjectID: project, ConversationID: conv, Assistant: true, By: owner})
+	h.appendLocked(key, conversation.Started, conversation.Data{ProjectID: project, ConversationID: conv, Assistant: true, By: owner})
 	return nil
 }
 
@@ -115,9 +115,9 @@ func (h *fakeHost) SendMessage(_ context.Context, key, text string) (string, err
 		return "", bus.Errorf(bus.ReasonNotFound, "conversation %s is not running", key)
 	}
 	id := bus.NewID()
-	h.appendIDLocked(key, convevent.UserMessage, id, id, convevent.Data{Text: text})
+	h.appendIDLocked(key, conversation.UserMessage, id, id, conversation.Data{Text: text})
 	req := "llm." + id + ".1.1"
-	h.appendIDLocked(key, convevent.LLMRequested, req, id, convevent.Data{Step: 1, Attempt: 1})
+	h.appendIDLocked(key, conversation.LLMRequested, req, id, conversation.Data{Step: 1, Attempt: 1})
 	if strings.Contains(text, "hold") {
 		return id, nil
 	}
@@ -132,15 +132,15 @@ func (h *fakeHost) play(key, id string) {
 	defer h.mu.Unlock()
 	req1, req2 := "llm."+id+".1.1", "llm."+id+".2.1"
 	h.publishLocked(key, req1, fakeStep)
-	h.appendIDLocked(key, convevent.AssistantMessage, req1+".message", req1, convevent.Data{Text: fakeStep, ToolCalls: 1})
-	h.appendIDLocked(key, convevent.ToolRequested, req1+".call.1", req1, convevent.Data{CallID: "t1", Name: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)})
-	h.appendIDLocked(key, convevent.LLMCompleted, req1+".completed", req1, convevent.Data{ToolCalls: 1})
-	h.appendLocked(key, convevent.ToolStarted, convevent.Data{CallID: "t1"})
-	h.appendLocked(key, convevent.ToolCompleted, convevent.Data{CallID: "t1", Output: json.RawMessage(`{"content":"hello"}`)})
-	h.appendIDLocked(key, convevent.LLMRequested, req2, "t1", convevent.Data{Step: 2, Attempt: 1})
+	h.appendIDLocked(key, conversation.AssistantMessage, req1+".message", req1, conversation.Data{Text: fakeStep, ToolCalls: 1})
+	h.appendIDLocked(key, conversation.ToolRequested, req1+".call.1", req1, conversation.Data{CallID: "t1", Name: "read_file", Args: json.RawMessage(`{"path":"a.txt"}`)})
+	h.appendIDLocked(key, conversation.LLMCompleted, req1+".completed", req1, conversation.Data{ToolCalls: 1})
+	h.appendLocked(key, conversation.ToolStarted, conversation.Data{CallID: "t1"})
+	h.appendLocked(key, conversation.ToolCompleted, conversation.Data{CallID: "t1", Output: json.RawMessage(`{"content":"hello"}`)})
+	h.appendIDLocked(key, conversation.LLMRequested, req2, "t1", conversation.Data{Step: 2, Attempt: 1})
 	h.publishLocked(key, req2, fakeAnswer)
-	h.appendIDLocked(key, convevent.AssistantMessage, req2+".message", req2, convevent.Data{Text: fakeAnswer})
-	h.appendIDLocked(key, convevent.LLMCompleted, req2+".completed", req2, convevent.Data{})
+	h.appendIDLocked(key, conversation.AssistantMessage, req2+".message", req2, conversation.Data{Text: fakeAnswer})
+	h.appendIDLocked(key, conversation.LLMCompleted, req2+".completed", req2, conversation.Data{})
 }
 
 func (h *fakeHost) CancelConversation(_ context.Context, key, _ string) error {
@@ -149,30 +149,30 @@ func (h *fakeHost) CancelConversation(_ context.Context, key, _ string) error {
 	if len(h.convs[key]) == 0 {
 		return bus.Errorf(bus.ReasonNotFound, "conversation %s is not running", key)
 	}
-	h.appendLocked(key, convevent.Cancel, convevent.Data{})
+	h.appendLocked(key, conversation.Cancel, conversation.Data{})
 	return nil
 }
 
-func (h *fakeHost) ConversationEvents(_ context.Context, key string) ([]*conversation.Event, error) {
+func (h *fakeHost) ConversationEvents(_ context.Context, key string) ([]*views.Event, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]*conversation.Event(nil), h.convs[key]...), nil
+	return append([]*views.Event(nil), h.convs[key]...), nil
 }
 
 // FollowConversation yields the logged events after after that were
 // logged before the call, then what happens after the call, deltas
 // included, in order.
-func (h *fakeHost) FollowConversation(ctx context.Context, key string, after uint64) (iter.Seq2[*conversation.Event, error], error) {
+func (h *fakeHost) FollowConversation(ctx context.Context, key string, after uint64) (iter.Seq2[*views.Event, error], error) {
 	h.mu.Lock()
 	from := len(h.timeline[key])
-	var backlog []*conversation.Event
+	var backlog []*views.Event
 	for _, ev := range h.convs[key] {
 		if ev.Seq > after {
 			backlog = append(backlog, ev)
 		}
 	}
 	h.mu.Unlock()
-	return func(yield func(*conversation.Event, error) bool) {
+	return func(yield func(*views.Event, error) bool) {
 		for _, ev := range backlog {
 			if !yield(ev, nil) {
 				return

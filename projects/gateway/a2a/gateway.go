@@ -1,4 +1,4 @@
-// Package a2agw is the A2A gateway: each open project is an A2A agent at
+// Package a2a is the A2A gateway: each open project is an A2A agent at
 // /a2a/{project}/, served with the official SDK
 // (github.com/a2aproject/a2a-go/v2) over JSON-RPC, A2A 1.0 and 0.3 (the
 // SDK's compatibility layer) on the same URL, with its agent card at
@@ -15,7 +15,7 @@
 // the log, so a task outlives the node that started it. A context's
 // tasks are seen only by the caller that started it and by admins
 // (owner.go).
-package a2agw
+package a2a
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects/gateway"
 )
 
@@ -47,7 +47,7 @@ type Host interface {
 	// project fails not_found (or unavailable).
 	Project(ctx context.Context, id string) (Project, error)
 	// StartConversation starts conversation conv of project with the
-	// assistant's loop on (the engine's ConvStart), its
+	// assistant's loop on (convapi's Start), its
 	// conversation.started naming owner as data.by (owner.go); an id in
 	// use fails already_exists.
 	StartConversation(ctx context.Context, project, conv, owner string) error
@@ -60,14 +60,14 @@ type Host interface {
 	CancelConversation(ctx context.Context, key, reason string) error
 	// ConversationEvents returns key's logged conversation events in
 	// order; none (and no error) when the conversation never started.
-	ConversationEvents(ctx context.Context, key string) ([]*conversation.Event, error)
+	ConversationEvents(ctx context.Context, key string) ([]*views.Event, error)
 	// FollowConversation follows key from when it returns: its iterator
 	// yields key's logged events with Seq > after, in order and without a
 	// gap, and the transient assistant deltas (Seq 0) published since the
 	// call, as they come, until ctx ends (it then stops without an error)
 	// or it fails. What it holds is released when ctx ends, whether or not
 	// the iterator ran.
-	FollowConversation(ctx context.Context, key string, after uint64) (iter.Seq2[*conversation.Event, error], error)
+	FollowConversation(ctx context.Context, key string, after uint64) (iter.Seq2[*views.Event, error], error)
 }
 
 // Project is what the agent card says of a project.

@@ -1,4 +1,4 @@
-package a2agw
+package a2a
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
@@ -33,7 +33,7 @@ func serve(t *testing.T, h Host, o Options) *httptest.Server {
 
 // client fetches project's card with the SDK's resolver and makes the
 // SDK's client from it.
-func client(t *testing.T, ctx context.Context, base, project string) (*a2aclient.Client, *a2a.AgentCard) {
+func client(t *testing.T, ctx context.Context, base, project string) (*a2aclient.Client, *sdk.AgentCard) {
 	t.Helper()
 	card, err := agentcard.DefaultResolver.Resolve(ctx, base+"/a2a/"+project)
 	if err != nil {
@@ -47,8 +47,8 @@ func client(t *testing.T, ctx context.Context, base, project string) (*a2aclient
 	return c, card
 }
 
-func userText(text string) *a2a.SendMessageRequest {
-	return &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))}
+func userText(text string) *sdk.SendMessageRequest {
+	return &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart(text))}
 }
 
 func testCtx(t *testing.T) context.Context {
@@ -123,14 +123,14 @@ func TestCard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s, ok := v03.SecuritySchemes[BearerScheme].(a2a.HTTPAuthSecurityScheme); !ok || s.Scheme != "Bearer" {
+			if s, ok := v03.SecuritySchemes[BearerScheme].(sdk.HTTPAuthSecurityScheme); !ok || s.Scheme != "Bearer" {
 				t.Fatalf("the 0.3 parser reads the bearer scheme as %#v", v03.SecuritySchemes[BearerScheme])
 			}
 		})
 	}
 	// The extended card, behind the token, lists the skills.
 	c, _ := client(t, ctx, serve(t, h, Options{BearerAuth: true}).URL, "p1")
-	card, err := c.GetExtendedAgentCard(ctx, &a2a.GetExtendedAgentCardRequest{})
+	card, err := c.GetExtendedAgentCard(ctx, &sdk.GetExtendedAgentCardRequest{})
 	if err != nil || len(card.Skills) != 1 || card.Skills[0].ID != "command_review" {
 		t.Fatalf("the extended card: %+v %v", card, err)
 	}
@@ -178,8 +178,8 @@ func TestSendStreamGetCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	task, ok := res.(*a2a.Task)
-	if !ok || task.Status.State != a2a.TaskStateCompleted || task.ContextID != string(task.ID) {
+	task, ok := res.(*sdk.Task)
+	if !ok || task.Status.State != sdk.TaskStateCompleted || task.ContextID != string(task.ID) {
 		t.Fatalf("send: %#v", res)
 	}
 	if len(task.Artifacts) != 2 || task.Artifacts[0].Parts[0].Text() != fakeStep || task.Artifacts[1].Parts[0].Text() != fakeAnswer {
@@ -187,45 +187,45 @@ func TestSendStreamGetCancel(t *testing.T) {
 	}
 
 	var sawTool, sawAnswer bool
-	var last a2a.TaskState
-	var streamID a2a.TaskID
+	var last sdk.TaskState
+	var streamID sdk.TaskID
 	for ev, err := range c.SendStreamingMessage(ctx, userText("again")) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		switch e := ev.(type) {
-		case *a2a.Task:
+		case *sdk.Task:
 			streamID = e.ID
-		case *a2a.TaskStatusUpdateEvent:
+		case *sdk.TaskStatusUpdateEvent:
 			last = e.Status.State
 			if e.Status.Message != nil && len(e.Status.Message.Parts) > 0 {
 				if d, ok := e.Status.Message.Parts[0].Data().(map[string]any); ok && d["tool_call"] != nil {
 					sawTool = true
 				}
 			}
-		case *a2a.TaskArtifactUpdateEvent:
+		case *sdk.TaskArtifactUpdateEvent:
 			sawAnswer = sawAnswer || e.LastChunk || strings.HasSuffix(fakeAnswer, e.Artifact.Parts[0].Text())
 		}
 	}
-	if !sawTool || !sawAnswer || last != a2a.TaskStateCompleted || streamID == "" {
+	if !sawTool || !sawAnswer || last != sdk.TaskStateCompleted || streamID == "" {
 		t.Fatalf("stream: tool %v answer %v last %s id %q", sawTool, sawAnswer, last, streamID)
 	}
 
-	got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID})
-	if err != nil || got.Status.State != a2a.TaskStateCompleted || len(got.History) != 3 {
+	got, err := c.GetTask(ctx, &sdk.GetTaskRequest{ID: task.ID})
+	if err != nil || got.Status.State != sdk.TaskStateCompleted || len(got.History) != 3 {
 		t.Fatalf("get: %+v %v", got, err)
 	}
 
-	res, err = c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hold on")), Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	res, err = c.SendMessage(ctx, &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("hold on")), Config: &sdk.SendMessageConfig{ReturnImmediately: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	held := res.(*a2a.Task)
-	canceled, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: held.ID})
-	if err != nil || canceled.Status.State != a2a.TaskStateCanceled {
+	held := res.(*sdk.Task)
+	canceled, err := c.CancelTask(ctx, &sdk.CancelTaskRequest{ID: held.ID})
+	if err != nil || canceled.Status.State != sdk.TaskStateCanceled {
 		t.Fatalf("cancel: %+v %v", canceled, err)
 	}
-	if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: held.ID}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
+	if _, err := c.CancelTask(ctx, &sdk.CancelTaskRequest{ID: held.ID}); !errors.Is(err, sdk.ErrTaskNotCancelable) {
 		t.Fatalf("cancel twice: %v, want task not cancelable", err)
 	}
 
@@ -250,13 +250,13 @@ func TestBadInput(t *testing.T) {
 	srv := serve(t, h, Options{})
 	c, _ := client(t, ctx, srv.URL, "p1")
 
-	if _, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: "nosuch"}); !errors.Is(err, a2a.ErrTaskNotFound) {
+	if _, err := c.GetTask(ctx, &sdk.GetTaskRequest{ID: "nosuch"}); !errors.Is(err, sdk.ErrTaskNotFound) {
 		t.Fatalf("get unknown: %v", err)
 	}
-	if _, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: "../x"}); !errors.Is(err, a2a.ErrInvalidParams) {
+	if _, err := c.GetTask(ctx, &sdk.GetTaskRequest{ID: "../x"}); !errors.Is(err, sdk.ErrInvalidParams) {
 		t.Fatalf("get bad id: %v", err)
 	}
-	if _, err := c.SendMessage(ctx, &a2a.SendMessageRequest{Message: &a2a.Message{ID: "m", Role: a2a.MessageRoleUser, TaskID: "nosuch", Parts: a2a.ContentParts{a2a.NewTextPart("x")}}}); !errors.Is(err, a2a.ErrTaskNotFound) {
+	if _, err := c.SendMessage(ctx, &sdk.SendMessageRequest{Message: &sdk.Message{ID: "m", Role: sdk.MessageRoleUser, TaskID: "nosuch", Parts: sdk.ContentParts{sdk.NewTextPart("x")}}}); !errors.Is(err, sdk.ErrTaskNotFound) {
 		t.Fatalf("send to unknown task: %v", err)
 	}
 	for _, body := range []string{`{not json`, `{"jsonrpc":"2.0","id":1,"method":"NoSuchMethod"}`, `{"jsonrpc":"2.0","id":2,"method":"message/nosuch"}`} {
@@ -299,12 +299,12 @@ func TestStreamClientGoesAway(t *testing.T) {
 	srv := serve(t, h, Options{})
 	c, _ := client(t, ctx, srv.URL, "p1")
 	sctx, leave := context.WithCancel(ctx)
-	var id a2a.TaskID
+	var id sdk.TaskID
 	for ev, err := range c.SendStreamingMessage(sctx, userText("hold it")) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		id = ev.(*a2a.Task).ID
+		id = ev.(*sdk.Task).ID
 		break
 	}
 	leave()
@@ -320,31 +320,31 @@ func TestStreamClientGoesAway(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	// The task still runs; resubscribe, then cancel it from another call.
-	events := c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: id})
-	var states []a2a.TaskState
+	events := c.SubscribeToTask(ctx, &sdk.SubscribeToTaskRequest{ID: id})
+	var states []sdk.TaskState
 	for ev, err := range events {
 		if err != nil {
 			t.Fatal(err)
 		}
 		switch e := ev.(type) {
-		case *a2a.Task:
+		case *sdk.Task:
 			states = append(states, e.Status.State)
-			if _, err := c.CancelTask(ctx, &a2a.CancelTaskRequest{ID: id}); err != nil {
+			if _, err := c.CancelTask(ctx, &sdk.CancelTaskRequest{ID: id}); err != nil {
 				t.Fatal(err)
 			}
-		case *a2a.TaskStatusUpdateEvent:
+		case *sdk.TaskStatusUpdateEvent:
 			states = append(states, e.Status.State)
 		}
 	}
-	if len(states) != 2 || states[0] != a2a.TaskStateWorking || states[1] != a2a.TaskStateCanceled {
+	if len(states) != 2 || states[0] != sdk.TaskStateWorking || states[1] != sdk.TaskStateCanceled {
 		t.Fatalf("resubscribe states %v", states)
 	}
-	if _, err := func() (a2a.Event, error) {
-		for ev, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: id}) {
+	if _, err := func() (sdk.Event, error) {
+		for ev, err := range c.SubscribeToTask(ctx, &sdk.SubscribeToTaskRequest{ID: id}) {
 			return ev, err
 		}
 		return nil, nil
-	}(); !errors.Is(err, a2a.ErrUnsupportedOperation) {
+	}(); !errors.Is(err, sdk.ErrUnsupportedOperation) {
 		t.Fatalf("resubscribe to an ended task: %v", err)
 	}
 }
@@ -359,7 +359,7 @@ func TestV03Client(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v0 *a2a.AgentInterface
+	var v0 *sdk.AgentInterface
 	for _, i := range card.SupportedInterfaces {
 		if i.ProtocolVersion == a2av0.Version {
 			v0 = i
@@ -368,7 +368,7 @@ func TestV03Client(t *testing.T) {
 	if v0 == nil {
 		t.Fatalf("card lists no 0.3 interface: %+v", card.SupportedInterfaces)
 	}
-	c, err := a2aclient.NewFromEndpoints(ctx, []*a2a.AgentInterface{v0}, a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{}))
+	c, err := a2aclient.NewFromEndpoints(ctx, []*sdk.AgentInterface{v0}, a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,11 +377,11 @@ func TestV03Client(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	task, ok := res.(*a2a.Task)
-	if !ok || task.Status.State != a2a.TaskStateCompleted {
+	task, ok := res.(*sdk.Task)
+	if !ok || task.Status.State != sdk.TaskStateCompleted {
 		t.Fatalf("0.3 send: %#v", res)
 	}
-	if got, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: task.ID}); err != nil || got.Status.State != a2a.TaskStateCompleted {
+	if got, err := c.GetTask(ctx, &sdk.GetTaskRequest{ID: task.ID}); err != nil || got.Status.State != sdk.TaskStateCompleted {
 		t.Fatalf("0.3 get: %+v %v", got, err)
 	}
 	recs := h.recorded()

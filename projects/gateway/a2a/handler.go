@@ -1,4 +1,4 @@
-package a2agw
+package a2a
 
 import (
 	"context"
@@ -10,12 +10,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation"
+	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects/gateway"
 )
 
@@ -41,7 +42,7 @@ type requestHandler struct {
 	host Host
 	log  *slog.Logger
 	// card is the extended card of the request's project.
-	card func(context.Context) (*a2a.AgentCard, error)
+	card func(context.Context) (*sdk.AgentCard, error)
 }
 
 var _ a2asrv.RequestHandler = (*requestHandler)(nil)
@@ -78,14 +79,14 @@ func resultOf(err error) string {
 	switch {
 	case errors.Is(err, errDisconnected):
 		return ResultDisconnected
-	case errors.Is(err, a2a.ErrTaskNotFound):
+	case errors.Is(err, sdk.ErrTaskNotFound):
 		return bus.ReasonNotFound
-	case errors.Is(err, a2a.ErrInvalidParams), errors.Is(err, a2a.ErrInvalidRequest):
+	case errors.Is(err, sdk.ErrInvalidParams), errors.Is(err, sdk.ErrInvalidRequest):
 		return bus.ReasonInvalidRequest
-	case errors.Is(err, a2a.ErrTaskNotCancelable):
+	case errors.Is(err, sdk.ErrTaskNotCancelable):
 		return "not_cancelable"
-	case errors.Is(err, a2a.ErrUnsupportedOperation), errors.Is(err, a2a.ErrPushNotificationNotSupported),
-		errors.Is(err, a2a.ErrExtendedCardNotConfigured):
+	case errors.Is(err, sdk.ErrUnsupportedOperation), errors.Is(err, sdk.ErrPushNotificationNotSupported),
+		errors.Is(err, sdk.ErrExtendedCardNotConfigured):
 		return "unsupported"
 	}
 	if t := bus.ErrorType(err); t != "" {
@@ -106,11 +107,11 @@ func fromHost(err error) error {
 	}
 	switch bus.ErrorType(err) {
 	case bus.ReasonNotFound:
-		return a2a.NewError(a2a.ErrTaskNotFound, msg)
+		return sdk.NewError(sdk.ErrTaskNotFound, msg)
 	case bus.ReasonInvalidRequest, runtime.ReasonAlreadyExists, bus.ReasonTooLarge:
-		return a2a.NewError(a2a.ErrInvalidParams, msg)
+		return sdk.NewError(sdk.ErrInvalidParams, msg)
 	}
-	return a2a.NewError(a2a.ErrInternalError, msg)
+	return sdk.NewError(sdk.ErrInternalError, msg)
 }
 
 // taskKey is the conversation key of context conv in the request's
@@ -118,7 +119,7 @@ func fromHost(err error) error {
 func taskKey(ctx context.Context, conv string) (string, error) {
 	key, err := conversation.Key(projectOf(ctx), conv)
 	if err != nil {
-		return "", a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("context %q: a context is a conversation of the project, its id one segment of letters, digits, '_' and '-', starting with a letter or digit; its first task has the same id, its n-th <context>:<n>", conv))
+		return "", sdk.NewError(sdk.ErrInvalidParams, fmt.Sprintf("context %q: a context is a conversation of the project, its id one segment of letters, digits, '_' and '-', starting with a letter or digit; its first task has the same id, its n-th <context>:<n>", conv))
 	}
 	return key, nil
 }
@@ -128,7 +129,7 @@ func taskKey(ctx context.Context, conv string) (string, error) {
 func (h *requestHandler) load(ctx context.Context, id string) (string, *contextFold, *task, error) {
 	conv, _, ok := parseTaskID(id)
 	if !ok {
-		return "", nil, nil, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("task id %q: a task id is its context's id (the first task) or <context>:<n> (the n-th, from 2)", id))
+		return "", nil, nil, sdk.NewError(sdk.ErrInvalidParams, fmt.Sprintf("task id %q: a task id is its context's id (the first task) or <context>:<n> (the n-th, from 2)", id))
 	}
 	key, err := taskKey(ctx, conv)
 	if err != nil {
@@ -153,7 +154,7 @@ func (h *requestHandler) load(ctx context.Context, id string) (string, *contextF
 }
 
 // GetTask implements a2asrv.RequestHandler: the task from the log.
-func (h *requestHandler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+func (h *requestHandler) GetTask(ctx context.Context, req *sdk.GetTaskRequest) (*sdk.Task, error) {
 	markHandled(ctx)
 	start, id := time.Now(), string(req.ID)
 	_, f, t, err := h.load(ctx, id)
@@ -164,7 +165,7 @@ func (h *requestHandler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (
 }
 
 // CancelTask implements a2asrv.RequestHandler: conversation.cancel.
-func (h *requestHandler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+func (h *requestHandler) CancelTask(ctx context.Context, req *sdk.CancelTaskRequest) (*sdk.Task, error) {
 	markHandled(ctx)
 	start, id := time.Now(), string(req.ID)
 	task, err := h.cancel(ctx, id)
@@ -174,13 +175,13 @@ func (h *requestHandler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequ
 	return task, nil
 }
 
-func (h *requestHandler) cancel(ctx context.Context, id string) (*a2a.Task, error) {
+func (h *requestHandler) cancel(ctx context.Context, id string) (*sdk.Task, error) {
 	key, f, t, err := h.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if s := f.state(t); s.Terminal() {
-		return nil, a2a.NewError(a2a.ErrTaskNotCancelable, fmt.Sprintf("task %s has ended (%s): a message in its context (contextId %s, no taskId) starts a new task", id, stateName(ctx, s), f.conv))
+		return nil, sdk.NewError(sdk.ErrTaskNotCancelable, fmt.Sprintf("task %s has ended (%s): a message in its context (contextId %s, no taskId) starts a new task", id, stateName(ctx, s), f.conv))
 	}
 	if err := h.host.CancelConversation(ctx, key, "cancelled by an A2A client"); err != nil {
 		return nil, fromHost(err)
@@ -204,7 +205,7 @@ type sent struct {
 	id string
 	// events are the conversation's events and deltas from before the
 	// message on, until stop is called.
-	events iter.Seq2[*conversation.Event, error]
+	events iter.Seq2[*views.Event, error]
 	stop   context.CancelFunc
 }
 
@@ -215,10 +216,10 @@ type sent struct {
 // task, once its latest has ended; one with neither starts a context. A
 // context or task the caller may not see is task_not_found. On success
 // the caller must call the result's stop.
-func (h *requestHandler) send(ctx context.Context, req *a2a.SendMessageRequest) (sent, error) {
+func (h *requestHandler) send(ctx context.Context, req *sdk.SendMessageRequest) (sent, error) {
 	m := req.Message
 	if m == nil {
-		return sent{}, a2a.NewError(a2a.ErrInvalidParams, "request has no message: send "+textMessage(ctx))
+		return sent{}, sdk.NewError(sdk.ErrInvalidParams, "request has no message: send "+textMessage(ctx))
 	}
 	var texts []string
 	for _, p := range m.Parts {
@@ -227,16 +228,16 @@ func (h *requestHandler) send(ctx context.Context, req *a2a.SendMessageRequest) 
 		}
 	}
 	if len(texts) == 0 {
-		return sent{}, a2a.NewError(a2a.ErrInvalidParams, "message has no text part: the assistant reads text; send "+textPart(ctx)+" in parts")
+		return sent{}, sdk.NewError(sdk.ErrInvalidParams, "message has no text part: the assistant reads text; send "+textPart(ctx)+" in parts")
 	}
 	taskID, conv := string(m.TaskID), m.ContextID
 	if taskID != "" {
 		c, _, ok := parseTaskID(taskID)
 		switch {
 		case !ok:
-			return sent{}, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("taskId %q: a task id is its context's id (the first task) or <context>:<n> (the n-th, from 2)", taskID))
+			return sent{}, sdk.NewError(sdk.ErrInvalidParams, fmt.Sprintf("taskId %q: a task id is its context's id (the first task) or <context>:<n> (the n-th, from 2)", taskID))
 		case conv != "" && conv != c:
-			return sent{}, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("taskId %q is a task of context %q, not of contextId %q: give one of them", taskID, c, conv))
+			return sent{}, sdk.NewError(sdk.ErrInvalidParams, fmt.Sprintf("taskId %q is a task of context %q, not of contextId %q: give one of them", taskID, c, conv))
 		}
 		conv = c
 	}
@@ -264,7 +265,7 @@ func (h *requestHandler) send(ctx context.Context, req *a2a.SendMessageRequest) 
 			return sent{}, err
 		}
 	case taskID != "":
-		return sent{}, a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("project %s has no task %q: leave taskId out to start one", projectOf(ctx), taskID))
+		return sent{}, sdk.NewError(sdk.ErrTaskNotFound, fmt.Sprintf("project %s has no task %q: leave taskId out to start one", projectOf(ctx), taskID))
 	default:
 		if err := h.host.StartConversation(ctx, projectOf(ctx), conv, OwnerOf(ctx)); err != nil {
 			return sent{}, fromHost(err)
@@ -302,7 +303,7 @@ func (h *requestHandler) send(ctx context.Context, req *a2a.SendMessageRequest) 
 	t := f.taskOfMessage(id)
 	if t == nil {
 		stop()
-		return sent{}, a2a.NewError(a2a.ErrInternalError, fmt.Sprintf("the message %s was sent to conversation %s but is not in its log; tasks/get %s tells where the context stands", id, key, conv))
+		return sent{}, sdk.NewError(sdk.ErrInternalError, fmt.Sprintf("the message %s was sent to conversation %s but is not in its log; tasks/get %s tells where the context stands", id, key, conv))
 	}
 	return sent{key: key, fold: f, task: t, fresh: t.history[0].ID == id, id: id, events: follow, stop: stop}, nil
 }
@@ -317,10 +318,10 @@ func joinable(ctx context.Context, f *contextFold, taskID string) error {
 			return nil // the context's next task
 		}
 		s := f.state(latest)
-		if s == a2a.TaskStateInputRequired {
-			return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("context %s has task %s waiting for input (%s): send with taskId %s to add to it, or cancel it (%s); a message with only the contextId starts a new task once it has ended", f.conv, latest.id, stateName(ctx, s), latest.id, name(ctx, MethodCancel)))
+		if s == sdk.TaskStateInputRequired {
+			return sdk.NewError(sdk.ErrInvalidParams, fmt.Sprintf("context %s has task %s waiting for input (%s): send with taskId %s to add to it, or cancel it (%s); a message with only the contextId starts a new task once it has ended", f.conv, latest.id, stateName(ctx, s), latest.id, name(ctx, MethodCancel)))
 		}
-		return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("context %s has task %s still %s: follow it (%s) or cancel it (%s); a message with only the contextId starts a new task once it has ended", f.conv, latest.id, stateName(ctx, s), name(ctx, MethodResubscribe), name(ctx, MethodCancel)))
+		return sdk.NewError(sdk.ErrInvalidParams, fmt.Sprintf("context %s has task %s still %s: follow it (%s) or cancel it (%s); a message with only the contextId starts a new task once it has ended", f.conv, latest.id, stateName(ctx, s), name(ctx, MethodResubscribe), name(ctx, MethodCancel)))
 	}
 	t := f.find(taskID)
 	if t == nil {
@@ -328,9 +329,9 @@ func joinable(ctx context.Context, f *contextFold, taskID string) error {
 	}
 	switch s := f.state(t); {
 	case s.Terminal():
-		return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("task %s has ended (%s) and takes no more messages: send with contextId %s and no taskId to start a new task in its context", taskID, stateName(ctx, s), f.conv))
-	case s != a2a.TaskStateInputRequired:
-		return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("task %s is %s: a message joins a task only while it waits for input (%s); follow it (%s) or cancel it (%s)", taskID, stateName(ctx, s), stateName(ctx, a2a.TaskStateInputRequired), name(ctx, MethodResubscribe), name(ctx, MethodCancel)))
+		return sdk.NewError(sdk.ErrInvalidParams, fmt.Sprintf("task %s has ended (%s) and takes no more messages: send with contextId %s and no taskId to start a new task in its context", taskID, stateName(ctx, s), f.conv))
+	case s != sdk.TaskStateInputRequired:
+		return sdk.NewError(sdk.ErrInvalidParams, fmt.Sprintf("task %s is %s: a message joins a task only while it waits for input (%s); follow it (%s) or cancel it (%s)", taskID, stateName(ctx, s), stateName(ctx, sdk.TaskStateInputRequired), name(ctx, MethodResubscribe), name(ctx, MethodCancel)))
 	}
 	return nil
 }
@@ -338,9 +339,9 @@ func joinable(ctx context.Context, f *contextFold, taskID string) error {
 // snapshot is the message's task as it stands, the message as the client
 // sent it in its history; a task the message began and that has not
 // moved on is submitted.
-func (s sent) snapshot(m *a2a.Message, historyLength *int) *a2a.Task {
+func (s sent) snapshot(m *sdk.Message, historyLength *int) *sdk.Task {
 	task := s.fold.task(s.task, historyLength)
-	history := make([]*a2a.Message, len(task.History))
+	history := make([]*sdk.Message, len(task.History))
 	for i, h := range task.History {
 		history[i] = h
 		if h.ID == s.id {
@@ -350,8 +351,8 @@ func (s sent) snapshot(m *a2a.Message, historyLength *int) *a2a.Task {
 		}
 	}
 	task.History = history
-	if s.fresh && task.Status.State == a2a.TaskStateWorking {
-		task.Status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: task.Status.Timestamp}
+	if s.fresh && task.Status.State == sdk.TaskStateWorking {
+		task.Status = sdk.TaskStatus{State: sdk.TaskStateSubmitted, Timestamp: task.Status.Timestamp}
 	}
 	return task
 }
@@ -360,11 +361,11 @@ func (s sent) snapshot(m *a2a.Message, historyLength *int) *a2a.Task {
 // stream's A2A events for them, until the task ends or waits for input,
 // ctx ends, or the log fails. shown is the state the client was last
 // told.
-func (h *requestHandler) follow(ctx context.Context, f *contextFold, t *task, events iter.Seq2[*conversation.Event, error], shown a2a.TaskState, yield func(a2a.Event) bool) error {
+func (h *requestHandler) follow(ctx context.Context, f *contextFold, t *task, events iter.Seq2[*views.Event, error], shown sdk.TaskState, yield func(sdk.Event) bool) error {
 	st := newStreamer(t, f.conv, shown)
 	if f.ended(t) {
 		if s := f.state(t); s != shown {
-			if !yield(a2a.NewStatusUpdateEvent(st.info(), s, f.statusMessage(t))) {
+			if !yield(sdk.NewStatusUpdateEvent(st.info(), s, f.statusMessage(t))) {
 				return errDisconnected
 			}
 		}
@@ -396,7 +397,7 @@ func (h *requestHandler) follow(ctx context.Context, f *contextFold, t *task, ev
 // SendMessage implements a2asrv.RequestHandler: the message goes into the
 // conversation and the answer is the task once it has ended or waits for
 // input (or at once, with returnImmediately).
-func (h *requestHandler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+func (h *requestHandler) SendMessage(ctx context.Context, req *sdk.SendMessageRequest) (sdk.SendMessageResult, error) {
 	markHandled(ctx)
 	start := time.Now()
 	s, err := h.send(ctx, req)
@@ -414,17 +415,17 @@ func (h *requestHandler) SendMessage(ctx context.Context, req *a2a.SendMessageRe
 		}
 		return s.snapshot(req.Message, hl), nil
 	}
-	err = h.follow(ctx, s.fold, s.task, s.events, s.fold.state(s.task), func(a2a.Event) bool { return true })
+	err = h.follow(ctx, s.fold, s.task, s.events, s.fold.state(s.task), func(sdk.Event) bool { return true })
 	if err := h.record(ctx, MethodSend, s.task.id, start, err); err != nil {
 		if errors.Is(err, errDisconnected) {
-			return nil, a2a.NewError(a2a.ErrInternalError, err.Error())
+			return nil, sdk.NewError(sdk.ErrInternalError, err.Error())
 		}
 		return nil, err
 	}
 	return s.fold.task(s.task, hl), nil
 }
 
-func taskOf(req *a2a.SendMessageRequest) string {
+func taskOf(req *sdk.SendMessageRequest) string {
 	if req.Message == nil {
 		return ""
 	}
@@ -436,9 +437,9 @@ func taskOf(req *a2a.SendMessageRequest) string {
 
 // SendStreamingMessage implements a2asrv.RequestHandler: the task first,
 // then its status and artifact updates until it ends or waits for input.
-func (h *requestHandler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+func (h *requestHandler) SendStreamingMessage(ctx context.Context, req *sdk.SendMessageRequest) iter.Seq2[sdk.Event, error] {
 	markHandled(ctx)
-	return func(yield func(a2a.Event, error) bool) {
+	return func(yield func(sdk.Event, error) bool) {
 		start := time.Now()
 		s, err := h.send(ctx, req)
 		if err != nil {
@@ -451,7 +452,7 @@ func (h *requestHandler) SendStreamingMessage(ctx context.Context, req *a2a.Send
 			_ = h.record(ctx, MethodStream, s.task.id, start, errDisconnected)
 			return
 		}
-		err = h.follow(ctx, s.fold, s.task, s.events, first.Status.State, func(e a2a.Event) bool { return yield(e, nil) })
+		err = h.follow(ctx, s.fold, s.task, s.events, first.Status.State, func(e sdk.Event) bool { return yield(e, nil) })
 		if err := h.record(ctx, MethodStream, s.task.id, start, err); err != nil && !errors.Is(err, errDisconnected) {
 			yield(nil, err)
 		}
@@ -463,15 +464,15 @@ func (h *requestHandler) SendStreamingMessage(ctx context.Context, req *a2a.Send
 // the log, so it works for a task started before the node restarted. A
 // task that has ended is unsupported_operation, as the protocol says;
 // GetTask reads it.
-func (h *requestHandler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
+func (h *requestHandler) SubscribeToTask(ctx context.Context, req *sdk.SubscribeToTaskRequest) iter.Seq2[sdk.Event, error] {
 	markHandled(ctx)
-	return func(yield func(a2a.Event, error) bool) {
+	return func(yield func(sdk.Event, error) bool) {
 		start, id := time.Now(), string(req.ID)
 		key, f, t, err := h.load(ctx, id)
 		if err == nil && f.state(t).Terminal() {
-			err = a2a.NewError(a2a.ErrUnsupportedOperation, fmt.Sprintf("task %s has ended (%s): %s reads it; a message with contextId %s and no taskId starts a new task in its context", id, stateName(ctx, f.state(t)), name(ctx, MethodGet), f.conv))
+			err = sdk.NewError(sdk.ErrUnsupportedOperation, fmt.Sprintf("task %s has ended (%s): %s reads it; a message with contextId %s and no taskId starts a new task in its context", id, stateName(ctx, f.state(t)), name(ctx, MethodGet), f.conv))
 		}
-		var events iter.Seq2[*conversation.Event, error]
+		var events iter.Seq2[*views.Event, error]
 		if err == nil && !f.ended(t) {
 			fctx, stop := context.WithCancel(ctx)
 			defer stop()
@@ -488,7 +489,7 @@ func (h *requestHandler) SubscribeToTask(ctx context.Context, req *a2a.Subscribe
 			return
 		}
 		if events != nil {
-			err = h.follow(ctx, f, t, events, task.Status.State, func(e a2a.Event) bool { return yield(e, nil) })
+			err = h.follow(ctx, f, t, events, task.Status.State, func(e sdk.Event) bool { return yield(e, nil) })
 		}
 		if err := h.record(ctx, MethodResubscribe, id, start, err); err != nil && !errors.Is(err, errDisconnected) {
 			yield(nil, err)
@@ -497,16 +498,16 @@ func (h *requestHandler) SubscribeToTask(ctx context.Context, req *a2a.Subscribe
 }
 
 // ListTasks implements a2asrv.RequestHandler: not offered (jido-bus
-// project conv ls lists a project's conversations).
-func (h *requestHandler) ListTasks(ctx context.Context, _ *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+// conv ls --project lists a project's conversations).
+func (h *requestHandler) ListTasks(ctx context.Context, _ *sdk.ListTasksRequest) (*sdk.ListTasksResponse, error) {
 	markHandled(ctx)
-	err := a2a.NewError(a2a.ErrUnsupportedOperation, name(ctx, MethodList)+" is not offered: a context is a conversation; jido-bus project conv ls lists them")
+	err := sdk.NewError(sdk.ErrUnsupportedOperation, name(ctx, MethodList)+" is not offered: a context is a conversation; jido-bus conv ls --project PROJECT lists them")
 	return nil, h.record(ctx, MethodList, "", time.Now(), err)
 }
 
 // noPush is the error of every push configuration method.
 func noPush(ctx context.Context) error {
-	return a2a.NewError(a2a.ErrPushNotificationNotSupported, "this agent sends no push notifications: follow a task with "+name(ctx, MethodStream)+" or "+name(ctx, MethodResubscribe))
+	return sdk.NewError(sdk.ErrPushNotificationNotSupported, "this agent sends no push notifications: follow a task with "+name(ctx, MethodStream)+" or "+name(ctx, MethodResubscribe))
 }
 
 // unsupported records and returns err for a method the agent does not
@@ -517,29 +518,29 @@ func (h *requestHandler) unsupported(ctx context.Context, method string, err err
 }
 
 // GetTaskPushConfig implements a2asrv.RequestHandler: no push.
-func (h *requestHandler) GetTaskPushConfig(ctx context.Context, _ *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {
+func (h *requestHandler) GetTaskPushConfig(ctx context.Context, _ *sdk.GetTaskPushConfigRequest) (*sdk.PushConfig, error) {
 	return nil, h.unsupported(ctx, "tasks/pushNotificationConfig/get", noPush(ctx))
 }
 
 // ListTaskPushConfigs implements a2asrv.RequestHandler: no push.
-func (h *requestHandler) ListTaskPushConfigs(ctx context.Context, _ *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
+func (h *requestHandler) ListTaskPushConfigs(ctx context.Context, _ *sdk.ListTaskPushConfigRequest) (*sdk.ListTaskPushConfigResponse, error) {
 	return nil, h.unsupported(ctx, "tasks/pushNotificationConfig/list", noPush(ctx))
 }
 
 // CreateTaskPushConfig implements a2asrv.RequestHandler: no push.
-func (h *requestHandler) CreateTaskPushConfig(ctx context.Context, _ *a2a.PushConfig) (*a2a.PushConfig, error) {
+func (h *requestHandler) CreateTaskPushConfig(ctx context.Context, _ *sdk.PushConfig) (*sdk.PushConfig, error) {
 	return nil, h.unsupported(ctx, "tasks/pushNotificationConfig/set", noPush(ctx))
 }
 
 // DeleteTaskPushConfig implements a2asrv.RequestHandler: no push.
-func (h *requestHandler) DeleteTaskPushConfig(ctx context.Context, _ *a2a.DeleteTaskPushConfigRequest) error {
+func (h *requestHandler) DeleteTaskPushConfig(ctx context.Context, _ *sdk.DeleteTaskPushConfigRequest) error {
 	return h.unsupported(ctx, "tasks/pushNotificationConfig/delete", noPush(ctx))
 }
 
 // GetExtendedAgentCard implements a2asrv.RequestHandler: the card with
 // everything the public card leaves out (card.go); only a caller the
 // front door let in reaches it.
-func (h *requestHandler) GetExtendedAgentCard(ctx context.Context, _ *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
+func (h *requestHandler) GetExtendedAgentCard(ctx context.Context, _ *sdk.GetExtendedAgentCardRequest) (*sdk.AgentCard, error) {
 	markHandled(ctx)
 	start := time.Now()
 	card, err := h.card(ctx)

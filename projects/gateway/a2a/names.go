@@ -1,10 +1,10 @@
-package a2agw
+package a2a
 
 import (
 	"context"
 	"strings"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 )
 
 // One URL serves A2A 1.0 and 0.3, whose methods have different names
@@ -75,7 +75,7 @@ func textPart(ctx context.Context) string {
 
 // stateName is task state s as the client of ctx names it: 1.0's
 // TASK_STATE_INPUT_REQUIRED is 0.3's input-required.
-func stateName(ctx context.Context, s a2a.TaskState) string {
+func stateName(ctx context.Context, s sdk.TaskState) string {
 	if !legacy(ctx) {
 		return s.String()
 	}

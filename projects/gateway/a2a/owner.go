@@ -1,13 +1,13 @@
-package a2agw
+package a2a
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/jido-bus/jido-bus/projections/conversation"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects/gateway"
 )
 
@@ -19,7 +19,7 @@ import (
 // name>"), and a task is seen only by that caller and by admins
 // (gateway.Caller.Admin); to anyone else it does not exist, as one never
 // started does. A conversation started other than through this gateway
-// (conv send or project conv start over NATS, an A2A task of a node
+// (conv send or conv start over NATS, an A2A task of a node
 // before owners were recorded) names no owner: admins alone see it here.
 // A conversation driven from outside (its loop off: its answers are its
 // sender's, not the project's assistant's) is no task of the project's
@@ -34,10 +34,10 @@ func OwnerOf(ctx context.Context) string { return "http:" + gateway.CallerOf(ctx
 // started); id is the task or context asked for. A context's tasks are
 // its conversation's, so they all have the conversation's owner: a
 // message in another's context is refused as one to another's task is.
-func visible(ctx context.Context, id string, events []*conversation.Event) error {
+func visible(ctx context.Context, id string, events []*views.Event) error {
 	if len(events) > 0 {
 		started := events[0]
-		if started.Type == convevent.Started && started.Data.Assistant {
+		if started.Type == conversation.Started && started.Data.Assistant {
 			if gateway.CallerOf(ctx).Admin || (started.Data.By != "" && started.Data.By == OwnerOf(ctx)) {
 				return nil
 			}
@@ -49,5 +49,5 @@ func visible(ctx context.Context, id string, events []*conversation.Event) error
 // notFound is the error for a task or context id the caller cannot see,
 // whether it was never started or is another's.
 func notFound(ctx context.Context, id string) error {
-	return a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("project %s has no task or context %q that this caller may see (a task is seen by the token that started its context, and by admins): %s without a taskId starts one", projectOf(ctx), id, name(ctx, MethodSend)))
+	return sdk.NewError(sdk.ErrTaskNotFound, fmt.Sprintf("project %s has no task or context %q that this caller may see (a task is seen by the token that started its context, and by admins): %s without a taskId starts one", projectOf(ctx), id, name(ctx, MethodSend)))
 }

@@ -1,4 +1,4 @@
-package a2agw
+package a2a
 
 import (
 	"context"
@@ -7,11 +7,11 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projects/gateway"
 )
 
@@ -71,31 +71,31 @@ func TestTasksBelongToTheirCaller(t *testing.T) {
 	bob := clientAs(t, ctx, srv.URL, as{name: "bob"})
 	admin := clientAs(t, ctx, srv.URL, as{name: "ops", admin: true})
 
-	res, err := alice.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hold on")), Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	res, err := alice.SendMessage(ctx, &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("hold on")), Config: &sdk.SendMessageConfig{ReturnImmediately: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := res.(*a2a.Task).ID
+	id := res.(*sdk.Task).ID
 	events, _ := h.ConversationEvents(ctx, "p1/"+string(id))
 	before := len(events)
 
-	if _, err := bob.GetTask(ctx, &a2a.GetTaskRequest{ID: id}); !errors.Is(err, a2a.ErrTaskNotFound) {
+	if _, err := bob.GetTask(ctx, &sdk.GetTaskRequest{ID: id}); !errors.Is(err, sdk.ErrTaskNotFound) {
 		t.Fatalf("bob gets alice's task: %v, want task not found", err)
 	}
-	if _, err := bob.CancelTask(ctx, &a2a.CancelTaskRequest{ID: id}); !errors.Is(err, a2a.ErrTaskNotFound) {
+	if _, err := bob.CancelTask(ctx, &sdk.CancelTaskRequest{ID: id}); !errors.Is(err, sdk.ErrTaskNotFound) {
 		t.Fatalf("bob cancels alice's task: %v, want task not found", err)
 	}
-	for ev, err := range bob.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: id}) {
-		if !errors.Is(err, a2a.ErrTaskNotFound) {
+	for ev, err := range bob.SubscribeToTask(ctx, &sdk.SubscribeToTaskRequest{ID: id}) {
+		if !errors.Is(err, sdk.ErrTaskNotFound) {
 			t.Fatalf("bob follows alice's task: %v %v, want task not found", ev, err)
 		}
 		break
 	}
-	for _, m := range []*a2a.Message{
-		{ID: "m1", Role: a2a.MessageRoleUser, TaskID: id, Parts: a2a.ContentParts{a2a.NewTextPart("mine now")}},
-		{ID: "m2", Role: a2a.MessageRoleUser, ContextID: string(id), Parts: a2a.ContentParts{a2a.NewTextPart("mine now")}},
+	for _, m := range []*sdk.Message{
+		{ID: "m1", Role: sdk.MessageRoleUser, TaskID: id, Parts: sdk.ContentParts{sdk.NewTextPart("mine now")}},
+		{ID: "m2", Role: sdk.MessageRoleUser, ContextID: string(id), Parts: sdk.ContentParts{sdk.NewTextPart("mine now")}},
 	} {
-		if _, err := bob.SendMessage(ctx, &a2a.SendMessageRequest{Message: m}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		if _, err := bob.SendMessage(ctx, &sdk.SendMessageRequest{Message: m}); !errors.Is(err, sdk.ErrTaskNotFound) {
 			t.Fatalf("bob continues alice's task (%+v): %v, want task not found", m, err)
 		}
 	}
@@ -103,21 +103,21 @@ func TestTasksBelongToTheirCaller(t *testing.T) {
 		t.Fatalf("bob's requests appended %d events to alice's task", len(events)-before)
 	}
 
-	if task, err := alice.GetTask(ctx, &a2a.GetTaskRequest{ID: id}); err != nil || task.ID != id {
+	if task, err := alice.GetTask(ctx, &sdk.GetTaskRequest{ID: id}); err != nil || task.ID != id {
 		t.Fatalf("alice gets her task: %+v %v", task, err)
 	}
-	if task, err := admin.GetTask(ctx, &a2a.GetTaskRequest{ID: id}); err != nil || task.ID != id {
+	if task, err := admin.GetTask(ctx, &sdk.GetTaskRequest{ID: id}); err != nil || task.ID != id {
 		t.Fatalf("an admin gets alice's task: %+v %v", task, err)
 	}
-	if task, err := admin.CancelTask(ctx, &a2a.CancelTaskRequest{ID: id}); err != nil || task.Status.State != a2a.TaskStateCanceled {
+	if task, err := admin.CancelTask(ctx, &sdk.CancelTaskRequest{ID: id}); err != nil || task.Status.State != sdk.TaskStateCanceled {
 		t.Fatalf("an admin cancels alice's task: %+v %v", task, err)
 	}
 	// Listing and push configurations are not offered, to anyone: they
 	// tell nothing of another's tasks.
-	if _, err := bob.ListTasks(ctx, &a2a.ListTasksRequest{}); !errors.Is(err, a2a.ErrUnsupportedOperation) {
+	if _, err := bob.ListTasks(ctx, &sdk.ListTasksRequest{}); !errors.Is(err, sdk.ErrUnsupportedOperation) {
 		t.Fatalf("bob lists tasks: %v, want unsupported", err)
 	}
-	if _, err := bob.GetTaskPushConfig(ctx, &a2a.GetTaskPushConfigRequest{TaskID: id, ID: "x"}); !errors.Is(err, a2a.ErrPushNotificationNotSupported) {
+	if _, err := bob.GetTaskPushConfig(ctx, &sdk.GetTaskPushConfigRequest{TaskID: id, ID: "x"}); !errors.Is(err, sdk.ErrPushNotificationNotSupported) {
 		t.Fatalf("bob reads a push config of alice's task: %v, want push not supported", err)
 	}
 }
@@ -133,20 +133,20 @@ func TestTasksOfNobody(t *testing.T) {
 	alice := clientAs(t, ctx, srv.URL, as{name: "alice"})
 	admin := clientAs(t, ctx, srv.URL, as{name: "ops", admin: true})
 	h.mu.Lock()
-	h.appendLocked("p1/nats", convevent.Started, convevent.Data{ProjectID: "p1", ConversationID: "nats", Assistant: true})
-	h.appendLocked("p1/nats", convevent.UserMessage, convevent.Data{Text: "sent over NATS"})
-	h.appendLocked("p1/outside", convevent.Started, convevent.Data{ProjectID: "p1", ConversationID: "outside", By: OwnerOf(gateway.WithCaller(ctx, gateway.Caller{Name: "alice"}))})
-	h.appendLocked("p1/outside", convevent.AssistantMessage, convevent.Data{Text: "FORGED"})
+	h.appendLocked("p1/nats", conversation.Started, conversation.Data{ProjectID: "p1", ConversationID: "nats", Assistant: true})
+	h.appendLocked("p1/nats", conversation.UserMessage, conversation.Data{Text: "sent over NATS"})
+	h.appendLocked("p1/outside", conversation.Started, conversation.Data{ProjectID: "p1", ConversationID: "outside", By: OwnerOf(gateway.WithCaller(ctx, gateway.Caller{Name: "alice"}))})
+	h.appendLocked("p1/outside", conversation.AssistantMessage, conversation.Data{Text: "FORGED"})
 	h.mu.Unlock()
 
-	if _, err := alice.GetTask(ctx, &a2a.GetTaskRequest{ID: "nats"}); !errors.Is(err, a2a.ErrTaskNotFound) {
+	if _, err := alice.GetTask(ctx, &sdk.GetTaskRequest{ID: "nats"}); !errors.Is(err, sdk.ErrTaskNotFound) {
 		t.Fatalf("alice gets a task of nobody: %v, want task not found", err)
 	}
-	if _, err := admin.GetTask(ctx, &a2a.GetTaskRequest{ID: "nats"}); err != nil {
+	if _, err := admin.GetTask(ctx, &sdk.GetTaskRequest{ID: "nats"}); err != nil {
 		t.Fatalf("an admin gets a task of nobody: %v", err)
 	}
 	for name, c := range map[string]*a2aclient.Client{"alice": alice, "an admin": admin} {
-		if task, err := c.GetTask(ctx, &a2a.GetTaskRequest{ID: "outside"}); !errors.Is(err, a2a.ErrTaskNotFound) {
+		if task, err := c.GetTask(ctx, &sdk.GetTaskRequest{ID: "outside"}); !errors.Is(err, sdk.ErrTaskNotFound) {
 			t.Fatalf("%s gets a conversation driven from outside: %+v %v, want task not found", name, task, err)
 		}
 	}

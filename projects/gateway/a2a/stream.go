@@ -1,13 +1,13 @@
-package a2agw
+package a2a
 
 import (
 	"encoding/json"
 	"strings"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/jido-bus/jido-bus/projections/conversation"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 )
 
 // A stream must leave a client that applies A2A's artifact updates (an
@@ -41,9 +41,9 @@ type toolCall struct {
 // whenever the task's state changes (the completed one with the answer).
 type streamer struct {
 	taskID, contextID string
-	last              a2a.TaskState
+	last              sdk.TaskState
 	// steps are the answers streamed, by artifact id.
-	steps map[a2a.ArtifactID]*step
+	steps map[sdk.ArtifactID]*step
 }
 
 // step is what the client holds of one answer's artifact.
@@ -60,24 +60,24 @@ type step struct {
 	gap bool
 }
 
-func newStreamer(t *task, conv string, last a2a.TaskState) *streamer {
-	return &streamer{taskID: t.id, contextID: conv, last: last, steps: map[a2a.ArtifactID]*step{}}
+func newStreamer(t *task, conv string, last sdk.TaskState) *streamer {
+	return &streamer{taskID: t.id, contextID: conv, last: last, steps: map[sdk.ArtifactID]*step{}}
 }
 
-func (s *streamer) info() a2a.TaskInfo {
-	return a2a.TaskInfo{TaskID: a2a.TaskID(s.taskID), ContextID: s.contextID}
+func (s *streamer) info() sdk.TaskInfo {
+	return sdk.TaskInfo{TaskID: sdk.TaskID(s.taskID), ContextID: s.contextID}
 }
 
 // events returns the A2A events for ev, which f has folded into task t.
-func (s *streamer) events(f *contextFold, t *task, ev *conversation.Event) []a2a.Event {
-	var out []a2a.Event
+func (s *streamer) events(f *contextFold, t *task, ev *views.Event) []sdk.Event {
+	var out []sdk.Event
 	d := &ev.Data
 	switch ev.Type {
-	case convevent.AssistantDelta:
+	case conversation.AssistantDelta:
 		if e := s.delta(f, t, ev); e != nil {
 			out = append(out, e)
 		}
-	case convevent.AssistantMessage:
+	case conversation.AssistantMessage:
 		if d.Text == "" {
 			break
 		}
@@ -87,25 +87,25 @@ func (s *streamer) events(f *contextFold, t *task, ev *conversation.Event) []a2a
 		if d.ToolCalls > 0 {
 			// What the model says before it calls tools goes to the
 			// task's history, where a status message goes.
-			m := message(a2a.MessageRoleAgent, ev)
-			m.TaskID, m.ContextID = a2a.TaskID(s.taskID), s.contextID
-			out = append(out, a2a.NewStatusUpdateEvent(s.info(), f.state(t), m))
+			m := message(sdk.MessageRoleAgent, ev)
+			m.TaskID, m.ContextID = sdk.TaskID(s.taskID), s.contextID
+			out = append(out, sdk.NewStatusUpdateEvent(s.info(), f.state(t), m))
 		}
-	case convevent.ToolRequested, convevent.ToolStarted, convevent.ToolCompleted, convevent.ToolFailed,
-		convevent.ToolCancelled, convevent.ToolTimeout, convevent.ToolApprovalRequested:
+	case conversation.ToolRequested, conversation.ToolStarted, conversation.ToolCompleted, conversation.ToolFailed,
+		conversation.ToolCancelled, conversation.ToolTimeout, conversation.ToolApprovalRequested:
 		tc := toolCall{CallID: d.CallID, Name: f.toolNames[d.CallID], State: ev.Type[len("conversation.tool."):], Args: d.Args}
 		if d.Error != nil {
 			tc.Error = d.Error.Type + ": " + d.Error.Message
 		}
-		m := a2a.NewMessageForTask(a2a.MessageRoleAgent, s.info(), a2a.NewDataPart(map[string]any{"tool_call": tc}))
+		m := sdk.NewMessageForTask(sdk.MessageRoleAgent, s.info(), sdk.NewDataPart(map[string]any{"tool_call": tc}))
 		m.ID = ev.ID
 		state := f.state(t)
-		out = append(out, a2a.NewStatusUpdateEvent(s.info(), state, m))
+		out = append(out, sdk.NewStatusUpdateEvent(s.info(), state, m))
 		s.last = state
 		return out
 	}
 	if state := f.state(t); state != s.last && ev.Seq != 0 {
-		out = append(out, a2a.NewStatusUpdateEvent(s.info(), state, f.statusMessage(t)))
+		out = append(out, sdk.NewStatusUpdateEvent(s.info(), state, f.statusMessage(t)))
 		s.last = state
 	}
 	return out
@@ -115,7 +115,7 @@ func (s *streamer) events(f *contextFold, t *task, ev *conversation.Event) []a2a
 // not to see it: its answer is logged already (the logged text is sent
 // whole), it belongs to no turn of this task, or it does not continue
 // what the client holds (the logged answer will replace it).
-func (s *streamer) delta(f *contextFold, t *task, ev *conversation.Event) a2a.Event {
+func (s *streamer) delta(f *contextFold, t *task, ev *views.Event) sdk.Event {
 	d := &ev.Data
 	id := stepArtifactID(ev.CausationID, ev.ID)
 	if ev.Seq != 0 || d.Text == "" || t.end != nil || f.steps[string(id)] || !t.users[turnOf(ev.CausationID)] {
@@ -136,13 +136,13 @@ func (s *streamer) delta(f *contextFold, t *task, ev *conversation.Event) a2a.Ev
 		// The first delta of an attempt: it creates the artifact, or
 		// replaces what an attempt before it streamed.
 		st.request, st.next, st.sent, st.held, st.gap = ev.CausationID, 1, d.Text, true, false
-		e := a2a.NewArtifactUpdateEvent(s.info(), id, a2a.NewTextPart(d.Text))
+		e := sdk.NewArtifactUpdateEvent(s.info(), id, sdk.NewTextPart(d.Text))
 		e.Append = false
 		return e
 	case ev.CausationID == st.request && d.Index == st.next && !st.gap:
 		st.next++
 		st.sent += d.Text
-		return a2a.NewArtifactUpdateEvent(s.info(), id, a2a.NewTextPart(d.Text))
+		return sdk.NewArtifactUpdateEvent(s.info(), id, sdk.NewTextPart(d.Text))
 	}
 	st.request, st.gap = ev.CausationID, true
 	return nil
@@ -151,7 +151,7 @@ func (s *streamer) delta(f *contextFold, t *task, ev *conversation.Event) a2a.Ev
 // answered is the last update of an answer's artifact once the answer is
 // logged: the rest of its text appended to what the client holds, or
 // the whole text in place of it.
-func (s *streamer) answered(ev *conversation.Event) a2a.Event {
+func (s *streamer) answered(ev *views.Event) sdk.Event {
 	text := ev.Data.Text
 	id := stepArtifactID(ev.CausationID, ev.ID)
 	st := s.steps[id]
@@ -168,12 +168,12 @@ func (s *streamer) answered(ev *conversation.Event) a2a.Event {
 		// last chunk.
 		return nil
 	case holds && strings.HasPrefix(text, st.sent):
-		e := a2a.NewArtifactUpdateEvent(s.info(), id, a2a.NewTextPart(text[len(st.sent):]))
+		e := sdk.NewArtifactUpdateEvent(s.info(), id, sdk.NewTextPart(text[len(st.sent):]))
 		e.LastChunk = true
 		st.sent = text
 		return e
 	}
-	e := a2a.NewArtifactUpdateEvent(s.info(), id, a2a.NewTextPart(text))
+	e := sdk.NewArtifactUpdateEvent(s.info(), id, sdk.NewTextPart(text))
 	e.Append, e.LastChunk = false, true
 	st.sent = text
 	return e

@@ -1,4 +1,4 @@
-package a2agw
+package a2a
 
 import (
 	"fmt"
@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/projections/conversation"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
+	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 )
 
 // turnScript builds the events of one turn as the loop and the executor
@@ -33,31 +33,31 @@ func (s turnScript) chunks(step int) []string {
 	return out
 }
 
-func (s turnScript) delta(step, attempt, index int) *conversation.Event {
+func (s turnScript) delta(step, attempt, index int) *views.Event {
 	req := s.req(step, attempt)
-	return &conversation.Event{Type: convevent.AssistantDelta, ID: fmt.Sprintf("%s.delta.%d", req, index), CausationID: req, Data: convevent.Data{Text: s.chunks(step)[index], Index: index}}
+	return &views.Event{Type: conversation.AssistantDelta, ID: fmt.Sprintf("%s.delta.%d", req, index), CausationID: req, Data: conversation.Data{Text: s.chunks(step)[index], Index: index}}
 }
 
-func (s turnScript) deltas(step, attempt int) []*conversation.Event {
-	var out []*conversation.Event
+func (s turnScript) deltas(step, attempt int) []*views.Event {
+	var out []*views.Event
 	for i := range s.chunks(step) {
 		out = append(out, s.delta(step, attempt, i))
 	}
 	return out
 }
 
-func logged(typ, id, causation string, d convevent.Data) *conversation.Event {
-	return &conversation.Event{Type: typ, ID: id, CausationID: causation, Time: time.Unix(1700000000, 0), Data: d}
+func logged(typ, id, causation string, d conversation.Data) *views.Event {
+	return &views.Event{Type: typ, ID: id, CausationID: causation, Time: time.Unix(1700000000, 0), Data: d}
 }
 
-func (s turnScript) requested(step, attempt int) *conversation.Event {
-	return logged(convevent.LLMRequested, s.req(step, attempt), "u1", convevent.Data{Step: step, Attempt: attempt})
+func (s turnScript) requested(step, attempt int) *views.Event {
+	return logged(conversation.LLMRequested, s.req(step, attempt), "u1", conversation.Data{Step: step, Attempt: attempt})
 }
 
 // answer is the logged answer of a step with text (the step's text when
 // text is "") and its llm.completed; the first step calls read_file,
 // whose call runs to its end.
-func (s turnScript) answer(step, attempt int, text string) []*conversation.Event {
+func (s turnScript) answer(step, attempt int, text string) []*views.Event {
 	req := s.req(step, attempt)
 	if text == "" {
 		text = s.texts[step-1]
@@ -66,32 +66,32 @@ func (s turnScript) answer(step, attempt int, text string) []*conversation.Event
 	if step < len(s.texts) {
 		tools = 1
 	}
-	out := []*conversation.Event{logged(convevent.AssistantMessage, req+".message", req, convevent.Data{Text: text, ToolCalls: tools})}
+	out := []*views.Event{logged(conversation.AssistantMessage, req+".message", req, conversation.Data{Text: text, ToolCalls: tools})}
 	if tools > 0 {
 		call := fmt.Sprintf("call%d", step)
-		out = append(out, logged(convevent.ToolRequested, req+".call.1", req, convevent.Data{CallID: call, Name: "read_file"}))
+		out = append(out, logged(conversation.ToolRequested, req+".call.1", req, conversation.Data{CallID: call, Name: "read_file"}))
 	}
-	out = append(out, logged(convevent.LLMCompleted, req+".completed", req, convevent.Data{ToolCalls: tools}))
+	out = append(out, logged(conversation.LLMCompleted, req+".completed", req, conversation.Data{ToolCalls: tools}))
 	if tools > 0 {
 		call := fmt.Sprintf("call%d", step)
 		out = append(out,
-			logged(convevent.ToolStarted, "tool."+call+".started", call, convevent.Data{CallID: call}),
-			logged(convevent.ToolCompleted, "tool."+call+".completed", call, convevent.Data{CallID: call}))
+			logged(conversation.ToolStarted, "tool."+call+".started", call, conversation.Data{CallID: call}),
+			logged(conversation.ToolCompleted, "tool."+call+".completed", call, conversation.Data{CallID: call}))
 	}
 	return out
 }
 
-func (s turnScript) failed(step, attempt int) *conversation.Event {
+func (s turnScript) failed(step, attempt int) *views.Event {
 	req := s.req(step, attempt)
-	return logged(convevent.LLMFailed, req+".failed", req, convevent.Data{Attempt: attempt, Retryable: true, RetryInMS: 10, Error: &bus.Error{Type: "stream", Message: "the stream was cut"}})
+	return logged(conversation.LLMFailed, req+".failed", req, conversation.Data{Attempt: attempt, Retryable: true, RetryInMS: 10, Error: &bus.Error{Type: "stream", Message: "the stream was cut"}})
 }
 
 // number gives the logged events their seqs, after the first seqs the
 // conversation's start and the user message hold.
-func number(evs []*conversation.Event) []*conversation.Event {
+func number(evs []*views.Event) []*views.Event {
 	seq := uint64(2)
 	for _, ev := range evs {
-		if ev.Type != convevent.AssistantDelta {
+		if ev.Type != conversation.AssistantDelta {
 			seq++
 			ev.Seq = seq
 		}
@@ -99,13 +99,13 @@ func number(evs []*conversation.Event) []*conversation.Event {
 	return evs
 }
 
-func cat(parts ...any) []*conversation.Event {
-	var out []*conversation.Event
+func cat(parts ...any) []*views.Event {
+	var out []*views.Event
 	for _, p := range parts {
 		switch v := p.(type) {
-		case *conversation.Event:
+		case *views.Event:
 			out = append(out, v)
-		case []*conversation.Event:
+		case []*views.Event:
 			out = append(out, v...)
 		}
 	}
@@ -114,20 +114,20 @@ func cat(parts ...any) []*conversation.Event {
 
 // clientTask applies A2A stream events as the SDKs' task managers do.
 type clientTask struct {
-	task     *a2a.Task
-	creates  map[a2a.ArtifactID]int // updates without append, per artifact
+	task     *sdk.Task
+	creates  map[sdk.ArtifactID]int // updates without append, per artifact
 	problems []string
 }
 
-func (c *clientTask) apply(ev a2a.Event) {
+func (c *clientTask) apply(ev sdk.Event) {
 	switch e := ev.(type) {
-	case *a2a.TaskStatusUpdateEvent:
+	case *sdk.TaskStatusUpdateEvent:
 		c.task.Status = e.Status
-	case *a2a.TaskArtifactUpdateEvent:
+	case *sdk.TaskArtifactUpdateEvent:
 		if len(e.Artifact.Parts) == 0 || e.Artifact.Parts[0].Text() == "" {
 			c.problems = append(c.problems, fmt.Sprintf("an update of %s without text", e.Artifact.ID))
 		}
-		i := slices.IndexFunc(c.task.Artifacts, func(a *a2a.Artifact) bool { return a.ID == e.Artifact.ID })
+		i := slices.IndexFunc(c.task.Artifacts, func(a *sdk.Artifact) bool { return a.ID == e.Artifact.ID })
 		switch {
 		case !e.Append:
 			c.creates[e.Artifact.ID]++
@@ -146,7 +146,7 @@ func (c *clientTask) apply(ev a2a.Event) {
 	}
 }
 
-func texts(arts []*a2a.Artifact) []string {
+func texts(arts []*sdk.Artifact) []string {
 	var out []string
 	for _, a := range arts {
 		var b strings.Builder
@@ -175,7 +175,7 @@ func TestStreamEndsWithWhatGetTaskReturns(t *testing.T) {
 	cut := s.texts[1][:10] + "\n[cut: the answer was over the limit]"
 	for _, tc := range []struct {
 		name    string
-		events  []*conversation.Event
+		events  []*views.Event
 		creates []int
 	}{
 		{"in order", cat(s.requested(1, 1), d1, s.answer(1, 1, ""), s.requested(2, 1), d2, s.answer(2, 1, "")), []int{1, 1}},
@@ -190,11 +190,11 @@ func TestStreamEndsWithWhatGetTaskReturns(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newContextFold("c1")
-			f.fold(&conversation.Event{Type: convevent.Started, ID: "s", Seq: 1, Data: convevent.Data{Assistant: true}})
-			f.fold(&conversation.Event{Type: convevent.UserMessage, ID: "u1", Seq: 2, Data: convevent.Data{Text: "What does a.txt say?"}})
+			f.fold(&views.Event{Type: conversation.Started, ID: "s", Seq: 1, Data: conversation.Data{Assistant: true}})
+			f.fold(&views.Event{Type: conversation.UserMessage, ID: "u1", Seq: 2, Data: conversation.Data{Text: "What does a.txt say?"}})
 			task := f.latest()
-			c := &clientTask{task: f.task(task, nil), creates: map[a2a.ArtifactID]int{}}
-			st := newStreamer(task, "c1", a2a.TaskStateSubmitted)
+			c := &clientTask{task: f.task(task, nil), creates: map[sdk.ArtifactID]int{}}
+			st := newStreamer(task, "c1", sdk.TaskStateSubmitted)
 			for _, ev := range number(tc.events) {
 				f.fold(ev)
 				for _, out := range st.events(f, task, ev) {
@@ -202,7 +202,7 @@ func TestStreamEndsWithWhatGetTaskReturns(t *testing.T) {
 				}
 			}
 			got := f.task(task, nil)
-			if got.Status.State != a2a.TaskStateCompleted || c.task.Status.State != a2a.TaskStateCompleted {
+			if got.Status.State != sdk.TaskStateCompleted || c.task.Status.State != sdk.TaskStateCompleted {
 				t.Fatalf("the task is %s, the client's %s: want completed", got.Status.State, c.task.Status.State)
 			}
 			if want, have := texts(got.Artifacts), texts(c.task.Artifacts); !slices.Equal(want, have) {

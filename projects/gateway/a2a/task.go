@@ -1,4 +1,4 @@
-package a2agw
+package a2a
 
 import (
 	"fmt"
@@ -6,11 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/jido-bus/jido-bus/projections/conversation"
-	"github.com/jido-bus/jido-bus/projections/conversation/convevent"
-	"github.com/jido-bus/jido-bus/projects/assistant"
+	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
 )
 
 // A conversation is an A2A context, and its tasks are its turns: a task
@@ -33,11 +32,11 @@ type contextFold struct {
 	conv string
 	// status is the conversation's status read model (the same fold the
 	// node's projection runs); it says where the latest task stands.
-	status *conversation.Status
+	status *views.Status
 	tasks  []*task
 	// users are the user messages by event id, for a turn the loop
 	// starts late (turnStarted).
-	users map[string]*a2a.Message
+	users map[string]*sdk.Message
 	// steps are the artifact ids (stepArtifactID) of the model's answers
 	// folded so far, text or not.
 	steps map[string]bool
@@ -66,17 +65,17 @@ type task struct {
 	failure, failureID string
 	// history is every user message and every text the model wrote, in
 	// order.
-	history []*a2a.Message
+	history []*sdk.Message
 	// artifacts are the texts the model wrote, one per answer, in order.
-	artifacts []*a2a.Artifact
+	artifacts []*sdk.Artifact
 	// answer is the final answer, the status message once completed.
-	answer *a2a.Message
+	answer *sdk.Message
 	// end is the task's status once it ended; it no longer changes.
-	end *a2a.TaskStatus
+	end *sdk.TaskStatus
 }
 
 func newContextFold(conv string) *contextFold {
-	return &contextFold{conv: conv, status: conversation.NewStatus(), users: map[string]*a2a.Message{}, steps: map[string]bool{}, toolNames: map[string]string{}}
+	return &contextFold{conv: conv, status: views.NewStatus(), users: map[string]*sdk.Message{}, steps: map[string]bool{}, toolNames: map[string]string{}}
 }
 
 // taskID is the id of the n-th task (from 1) of conversation conv.
@@ -138,14 +137,14 @@ func (f *contextFold) open() *task {
 }
 
 // add appends m to t's history, as a message of t.
-func (f *contextFold) add(t *task, m *a2a.Message) {
+func (f *contextFold) add(t *task, m *sdk.Message) {
 	c := *m
-	c.TaskID, c.ContextID = a2a.TaskID(t.id), f.conv
+	c.TaskID, c.ContextID = sdk.TaskID(t.id), f.conv
 	t.history = append(t.history, &c)
 }
 
 // fold applies one logged event (deltas carry no seq and change nothing).
-func (f *contextFold) fold(ev *conversation.Event) {
+func (f *contextFold) fold(ev *views.Event) {
 	if ev.Seq == 0 || ev.Invalid != "" {
 		return
 	}
@@ -157,12 +156,12 @@ func (f *contextFold) fold(ev *conversation.Event) {
 		t.retrying = false
 	}
 	d := &ev.Data
-	if ev.Type == convevent.ToolRequested && d.Name != "" {
+	if ev.Type == conversation.ToolRequested && d.Name != "" {
 		f.toolNames[d.CallID] = d.Name
 	}
 	switch ev.Type {
-	case convevent.UserMessage:
-		m := message(a2a.MessageRoleUser, ev)
+	case conversation.UserMessage:
+		m := message(sdk.MessageRoleUser, ev)
 		f.users[ev.ID] = m
 		if !live {
 			t, live = f.open(), true
@@ -170,7 +169,7 @@ func (f *contextFold) fold(ev *conversation.Event) {
 		t.users[ev.ID] = true
 		t.answered, t.failure, t.failureID = false, "", ""
 		f.add(t, m)
-	case convevent.LLMRequested:
+	case conversation.LLMRequested:
 		if !live {
 			// The loop began a turn for a message that came while the
 			// task before was ending (it queues one that comes during the
@@ -183,36 +182,36 @@ func (f *contextFold) fold(ev *conversation.Event) {
 				f.add(t, m)
 			}
 		}
-	case convevent.AssistantMessage:
+	case conversation.AssistantMessage:
 		if !live {
 			break
 		}
-		var m *a2a.Message
+		var m *sdk.Message
 		id := stepArtifactID(ev.CausationID, ev.ID)
 		f.steps[string(id)] = true
 		if d.Text != "" {
-			f.add(t, message(a2a.MessageRoleAgent, ev))
+			f.add(t, message(sdk.MessageRoleAgent, ev))
 			m = t.history[len(t.history)-1]
-			t.artifacts = append(t.artifacts, &a2a.Artifact{ID: id, Parts: a2a.ContentParts{a2a.NewTextPart(d.Text)}})
+			t.artifacts = append(t.artifacts, &sdk.Artifact{ID: id, Parts: sdk.ContentParts{sdk.NewTextPart(d.Text)}})
 		}
 		if d.ToolCalls == 0 {
 			t.answered, t.answer = true, m
 		}
-	case convevent.LLMFailed:
+	case conversation.LLMFailed:
 		if !live {
 			break
 		}
 		// The loop makes the call again when the executor said it may
 		// (retryable), and after an interruption (a restart) while
 		// attempts are left.
-		t.retrying = d.Retryable || d.Error != nil && d.Error.Type == convevent.ReasonInterrupted && d.Attempt < assistant.MaxAttempts
+		t.retrying = d.Retryable || d.Error != nil && d.Error.Type == conversation.ReasonInterrupted && d.Attempt < conversation.MaxAttempts
 		if d.Error != nil {
 			t.failure, t.failureID = d.Error.Type+": "+d.Error.Message, ev.ID
 		}
 	}
 	if live {
 		if s := f.liveState(t); s.Terminal() {
-			t.end = &a2a.TaskStatus{State: s, Message: f.liveMessage(t), Timestamp: timestamp(ev.Time)}
+			t.end = &sdk.TaskStatus{State: s, Message: f.liveMessage(t), Timestamp: timestamp(ev.Time)}
 		}
 	}
 }
@@ -233,24 +232,24 @@ func turnOf(request string) string {
 // request's id without its attempt (llm.<turn>.<step>), so that a retry's
 // text replaces the text of the attempt it retries; eventID when the
 // request id is not of that form.
-func stepArtifactID(request, eventID string) a2a.ArtifactID {
+func stepArtifactID(request, eventID string) sdk.ArtifactID {
 	if rest, ok := strings.CutPrefix(request, "llm."); ok {
 		if i := strings.LastIndexByte(rest, '.'); i > 0 {
 			if _, err := strconv.Atoi(rest[i+1:]); err == nil && strings.Contains(rest[:i], ".") {
-				return a2a.ArtifactID("llm." + rest[:i])
+				return sdk.ArtifactID("llm." + rest[:i])
 			}
 		}
 	}
 	if request != "" {
-		return a2a.ArtifactID(request)
+		return sdk.ArtifactID(request)
 	}
-	return a2a.ArtifactID(eventID)
+	return sdk.ArtifactID(eventID)
 }
 
 // stepBefore is the artifact id of the step before the one of request
 // (llm.<turn>.<step>.<attempt>), and false for a turn's first step or a
 // request id of another form.
-func stepBefore(request string) (a2a.ArtifactID, bool) {
+func stepBefore(request string) (sdk.ArtifactID, bool) {
 	step := string(stepArtifactID(request, ""))
 	i := strings.LastIndexByte(step, '.')
 	if !strings.HasPrefix(step, "llm.") || i < 0 {
@@ -260,11 +259,11 @@ func stepBefore(request string) (a2a.ArtifactID, bool) {
 	if err != nil || n < 2 {
 		return "", false
 	}
-	return a2a.ArtifactID(step[:i+1] + strconv.Itoa(n-1)), true
+	return sdk.ArtifactID(step[:i+1] + strconv.Itoa(n-1)), true
 }
 
 // state is where task t stands.
-func (f *contextFold) state(t *task) a2a.TaskState {
+func (f *contextFold) state(t *task) sdk.TaskState {
 	if t.end != nil {
 		return t.end.State
 	}
@@ -274,38 +273,38 @@ func (f *contextFold) state(t *task) a2a.TaskState {
 // liveState is the state of the context's latest task, t, from the
 // conversation's status read model: idle is read as the task's end once
 // it has its answer.
-func (f *contextFold) liveState(t *task) a2a.TaskState {
+func (f *contextFold) liveState(t *task) sdk.TaskState {
 	switch f.status.State {
-	case conversation.StateCancelled:
-		return a2a.TaskStateCanceled
-	case conversation.StateFailed:
+	case views.StateCancelled:
+		return sdk.TaskStateCanceled
+	case views.StateFailed:
 		if t.retrying {
-			return a2a.TaskStateWorking
+			return sdk.TaskStateWorking
 		}
-		return a2a.TaskStateFailed
-	case conversation.StateCompleted:
-		return a2a.TaskStateCompleted
-	case conversation.StateAwaitingApproval:
-		return a2a.TaskStateInputRequired
-	case conversation.StateAwaitingLLM, conversation.StateAwaitingTools:
-		return a2a.TaskStateWorking
+		return sdk.TaskStateFailed
+	case views.StateCompleted:
+		return sdk.TaskStateCompleted
+	case views.StateAwaitingApproval:
+		return sdk.TaskStateInputRequired
+	case views.StateAwaitingLLM, views.StateAwaitingTools:
+		return sdk.TaskStateWorking
 	}
 	if t.answered {
-		return a2a.TaskStateCompleted
+		return sdk.TaskStateCompleted
 	}
 	// The user's message is in and the loop has not asked the model yet.
-	return a2a.TaskStateWorking
+	return sdk.TaskStateWorking
 }
 
 // ended reports whether task t has stopped moving on its own: it ended,
 // or it waits for a person (input-required).
 func (f *contextFold) ended(t *task) bool {
 	s := f.state(t)
-	return s.Terminal() || s == a2a.TaskStateInputRequired
+	return s.Terminal() || s == sdk.TaskStateInputRequired
 }
 
 // statusMessage says why task t is where it is.
-func (f *contextFold) statusMessage(t *task) *a2a.Message {
+func (f *contextFold) statusMessage(t *task) *sdk.Message {
 	if t.end != nil {
 		return t.end.Message
 	}
@@ -316,19 +315,19 @@ func (f *contextFold) statusMessage(t *task) *a2a.Message {
 // completed, the failure, or the tool call that waits for approval. Its
 // id is the id of the event it tells of, so every read gives the same
 // message.
-func (f *contextFold) liveMessage(t *task) *a2a.Message {
+func (f *contextFold) liveMessage(t *task) *sdk.Message {
 	var id, text string
 	switch f.liveState(t) {
-	case a2a.TaskStateCompleted:
+	case sdk.TaskStateCompleted:
 		return t.answer
-	case a2a.TaskStateFailed:
+	case sdk.TaskStateFailed:
 		id, text = t.failureID, t.failure
 		if text == "" && f.status.Stopped != "" {
 			id, text = f.status.LastEventID, "the conversation stopped: "+f.status.Stopped
 		}
-	case a2a.TaskStateInputRequired:
+	case sdk.TaskStateInputRequired:
 		for _, p := range f.status.PendingTools {
-			if p.State == conversation.ToolAwaitingApproval && p.Approval != nil {
+			if p.State == views.ToolAwaitingApproval && p.Approval != nil {
 				id = p.Approval.EventID
 				text = fmt.Sprintf("tool call %s (%s) awaits approval: jido-bus conv approve %s/%s %s", p.CallID, p.Name, f.status.Project, f.status.Conversation, p.CallID)
 				break
@@ -338,27 +337,27 @@ func (f *contextFold) liveMessage(t *task) *a2a.Message {
 	if text == "" {
 		return nil
 	}
-	m := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart(text))
+	m := sdk.NewMessage(sdk.MessageRoleAgent, sdk.NewTextPart(text))
 	if id != "" {
 		m.ID = id + ".status"
 	}
-	m.TaskID, m.ContextID = a2a.TaskID(t.id), f.conv
+	m.TaskID, m.ContextID = sdk.TaskID(t.id), f.conv
 	return m
 }
 
 // task is the A2A task of t as folded so far; history is cut to its last
 // historyLength messages when that is given.
-func (f *contextFold) task(t *task, historyLength *int) *a2a.Task {
+func (f *contextFold) task(t *task, historyLength *int) *sdk.Task {
 	history := t.history
 	if historyLength != nil && *historyLength >= 0 && *historyLength < len(history) {
 		history = history[len(history)-*historyLength:]
 	}
-	status := a2a.TaskStatus{State: f.state(t), Message: f.statusMessage(t), Timestamp: timestamp(f.status.UpdatedAt)}
+	status := sdk.TaskStatus{State: f.state(t), Message: f.statusMessage(t), Timestamp: timestamp(f.status.UpdatedAt)}
 	if t.end != nil {
 		status = *t.end
 	}
-	return &a2a.Task{
-		ID:        a2a.TaskID(t.id),
+	return &sdk.Task{
+		ID:        sdk.TaskID(t.id),
 		ContextID: f.conv,
 		Status:    status,
 		History:   history,
@@ -375,6 +374,6 @@ func timestamp(at time.Time) *time.Time {
 
 // message is the A2A message of a user message or of a text the model
 // wrote; its id is the event's, so it is the same in every read.
-func message(role a2a.MessageRole, ev *conversation.Event) *a2a.Message {
-	return &a2a.Message{ID: ev.ID, Role: role, Parts: a2a.ContentParts{a2a.NewTextPart(ev.Data.Text)}}
+func message(role sdk.MessageRole, ev *views.Event) *sdk.Message {
+	return &sdk.Message{ID: ev.ID, Role: role, Parts: sdk.ContentParts{sdk.NewTextPart(ev.Data.Text)}}
 }

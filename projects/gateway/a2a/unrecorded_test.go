@@ -1,4 +1,4 @@
-package a2agw
+package a2a
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/a2aproject/a2a-go/v2/a2a"
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/projects/gateway"
@@ -38,7 +38,7 @@ func TestUnrecordedRequestFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := res.(*a2a.Task)
+	done := res.(*sdk.Task)
 	h.full.Store(true)
 
 	says := func(what string, err error) {
@@ -49,9 +49,9 @@ func TestUnrecordedRequestFails(t *testing.T) {
 	}
 	_, err = c.SendMessage(ctx, userText("again"))
 	says("message/send", err)
-	_, err = c.SendMessage(ctx, &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hold on")), Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	_, err = c.SendMessage(ctx, &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("hold on")), Config: &sdk.SendMessageConfig{ReturnImmediately: true}})
 	says("message/send (returnImmediately)", err)
-	_, err = c.GetTask(ctx, &a2a.GetTaskRequest{ID: done.ID})
+	_, err = c.GetTask(ctx, &sdk.GetTaskRequest{ID: done.ID})
 	says("tasks/get", err)
 	var last error
 	for _, err := range c.SendStreamingMessage(ctx, userText("stream")) {

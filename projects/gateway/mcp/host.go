@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/gateway"
 	"github.com/jido-bus/jido-bus/projects/tools"
@@ -10,9 +12,10 @@ import (
 
 // Host is what the gateway needs of a node: its open projects, their
 // catalogs and assets, the runner, the record of each request and word of
-// each change. The node implements it (node.(*Node).MCPHost) over its
-// project engine; every method must be safe for concurrent use. Errors
-// reaching a project that is not open are a *bus.Error of type not_found.
+// each change. EngineHost implements it over a project engine (the
+// node's: node.(*Node).MCPHost); every method must be safe for
+// concurrent use. Errors reaching a project that is not open are a
+// *bus.Error of type not_found.
 type Host interface {
 	// ProjectIDs are the ids of the open projects, sorted.
 	ProjectIDs() []string
@@ -36,4 +39,59 @@ type Host interface {
 	// OnAssetsChanged calls fn with a project's id when what it offers
 	// may have changed; cancel stops the calls.
 	OnAssetsChanged(fn func(project string)) (cancel func())
+}
+
+// EngineHost is the Host of project engine e, whose tool outputs over the
+// runner's cap are stored in artifacts.
+func EngineHost(e *projects.Engine, artifacts views.Artifacts) Host {
+	return mcpHost{e: e, artifacts: artifacts}
+}
+
+type mcpHost struct {
+	e         *projects.Engine
+	artifacts views.Artifacts
+}
+
+func (h mcpHost) ProjectIDs() []string {
+	var ids []string
+	for _, p := range h.e.List() {
+		if p.Status == projects.StatusOpen {
+			ids = append(ids, p.ID)
+		}
+	}
+	return ids
+}
+
+func (h mcpHost) ToolDetails(project string) ([]tools.Detail, error) { return h.e.ToolDetails(project) }
+
+func (h mcpHost) CallTool(ctx context.Context, project string, call tools.ToolCall) (tools.Result, error) {
+	return h.e.CallTool(ctx, project, call)
+}
+
+func (h mcpHost) NeedsApproval(project, tool string) (bool, string, error) {
+	return h.e.NeedsApproval(project, tool)
+}
+
+func (h mcpHost) Assets(req projects.AssetsRequest) (projects.AssetsReply, error) {
+	return h.e.Assets(req)
+}
+
+func (h mcpHost) CompletePath(project, prefix string) ([]string, bool, error) {
+	return h.e.CompletePath(project, prefix)
+}
+
+func (h mcpHost) Artifact(id string) ([]byte, error) {
+	data, err := h.artifacts.Get(id)
+	if err != nil {
+		return nil, bus.Errorf(bus.ReasonNotFound, "artifact %s: %v", id, err)
+	}
+	return data, nil
+}
+
+func (h mcpHost) RecordGatewayRequest(ctx context.Context, project string, r gateway.Request) error {
+	return h.e.RecordGatewayRequest(ctx, project, r)
+}
+
+func (h mcpHost) OnAssetsChanged(fn func(project string)) (cancel func()) {
+	return h.e.OnAssetsChanged(fn)
 }

@@ -1,0 +1,187 @@
+package views
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/eventlog/eventlogtest"
+	"github.com/jido-bus/jido-bus/projections"
+)
+
+// benchTurn is one cycle of a conversation's events; conversations repeat
+// it (after conversation.started) until they have their share of events.
+var benchTurn = []struct {
+	typ  string
+	data string
+}{
+	{conversation.UserMessage, `{"text":"Please look at the failing test in parser_test.go and fix it."}`},
+	{conversation.LLMRequested, `{"model":"m1"}`},
+	{conversation.LLMCompleted, `{"model":"m1","usage":{"input_tokens":1200,"output_tokens":80},"latency_ms":900}`},
+	{conversation.AssistantMessage, `{"text":"I will read the test first."}`},
+	{conversation.ToolRequested, `{"call_id":"CALL","name":"read_file","args":{"path":"parser_test.go"}}`},
+	{conversation.ToolStarted, `{"call_id":"CALL"}`},
+	{conversation.ToolCompleted, `{"call_id":"CALL","output":"func TestParse(t *testing.T) { ... }","duration_ms":4}`},
+	{conversation.LLMRequested, `{"model":"m1"}`},
+	{conversation.LLMCompleted, `{"model":"m1","usage":{"input_tokens":1500,"output_tokens":120},"latency_ms":1100}`},
+	{conversation.AssistantMessage, `{"text":"The test expects a trailing newline; the parser drops it. Fixed."}`},
+}
+
+type benchFixture struct {
+	dir           string
+	events, convs int
+	keep          bool // in CONV_BENCH_DIR: not removed at the end
+}
+
+// benchDirEnv names a directory where the benchmark keeps its logs between
+// runs: building the 1,000,000-event log takes longer than folding it.
+const benchDirEnv = "CONV_BENCH_DIR"
+
+var (
+	fixtureMu sync.Mutex
+	fixtures  = map[int]*benchFixture{}
+)
+
+// removeFixtures deletes the logs the benchmarks built.
+func removeFixtures() {
+	fixtureMu.Lock()
+	defer fixtureMu.Unlock()
+	for _, f := range fixtures {
+		if !f.keep {
+			_ = os.RemoveAll(f.dir)
+		}
+	}
+}
+
+// fixture builds, once per process, a log of events conversation events
+// across convs conversations. Conversations run a hundred at a time,
+// interleaved event by event, as concurrent conversations do.
+func fixture(b *testing.B, events, convs int) *benchFixture {
+	fixtureMu.Lock()
+	defer fixtureMu.Unlock()
+	if f, ok := fixtures[events]; ok {
+		return f
+	}
+	f := &benchFixture{events: events, convs: convs}
+	if keep := os.Getenv(benchDirEnv); keep != "" {
+		f.dir, f.keep = filepath.Join(keep, "events-"+strconv.Itoa(events)), true
+		if _, err := os.Stat(filepath.Join(f.dir, "complete")); err == nil {
+			fixtures[events] = f
+			return f
+		}
+		if err := os.RemoveAll(f.dir); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.MkdirAll(f.dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		dir, err := os.MkdirTemp("", "conv-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.dir = dir
+	}
+	fixtures[events] = f
+	buildLog(b, filepath.Join(f.dir, "log"), events, convs)
+	// The timed part measures a rebuild from a log at rest.
+	eventlogtest.Settle(b, filepath.Join(f.dir, "log"))
+	if err := os.WriteFile(filepath.Join(f.dir, "complete"), nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return f
+}
+
+// buildLog appends the fixture's events to a new log in dir.
+func buildLog(b *testing.B, dir string, events, convs int) {
+	l, err := eventlog.Open(dir, eventlog.Options{NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	per := events / convs
+	const active = 100
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for first := 0; first < convs; first += active {
+		for i := range per {
+			parts := make([]eventlog.StreamAppend, 0, active)
+			for c := first; c < min(first+active, convs); c++ {
+				key := fmt.Sprintf("p%d/c%d", c%10, c)
+				typ, data := conversation.Started, fmt.Sprintf(`{"project_id":"p%d","conversation_id":"c%d","system":"You are a coding assistant."}`, c%10, c)
+				if i > 0 {
+					step := benchTurn[(i-1)%len(benchTurn)]
+					typ, data = step.typ, step.data
+					if data[2:9] == "call_id" {
+						data = fmt.Sprintf(`{"call_id":"k%d"`, (i-1)/len(benchTurn)) + data[len(`{"call_id":"CALL"`):]
+					}
+				}
+				s := bus.Signal{}
+				s.SetSpecVersion(bus.SpecVersion)
+				s.SetType(typ)
+				s.SetID(fmt.Sprintf("e%d", i))
+				s.SetSource("/bench")
+				s.SetTime(t0.Add(time.Duration(i) * time.Second))
+				s.SetExtension(bus.ExtCausationID, fmt.Sprintf("e%d", max(i-1, 0)))
+				s.SetData("application/json", []byte(data))
+				parts = append(parts, eventlog.StreamAppend{Stream: conversation.Stream(key), Events: []bus.Signal{s}})
+			}
+			if _, err := l.AppendMulti(context.Background(), parts); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkRebuild folds a whole log into the four read models from an
+// empty projection store: one op is one full rebuild. The 1,000,000-event
+// log (10,000 conversations) is built once per process, which takes a
+// while; run it with -bench 'Rebuild/events=1000000' -benchtime 1x.
+func BenchmarkRebuild(b *testing.B) {
+	for _, size := range []struct{ events, convs int }{{100_000, 1_000}, {1_000_000, 10_000}} {
+		b.Run(fmt.Sprintf("events=%d/conversations=%d", size.events, size.convs), func(b *testing.B) {
+			f := fixture(b, size.events, size.convs)
+			l, err := eventlog.Open(filepath.Join(f.dir, "log"), eventlog.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			b.ResetTimer()
+			var elapsed time.Duration
+			for range b.N {
+				b.StopTimer()
+				dir := b.TempDir()
+				s, err := projections.OpenStore(dir, projections.StoreOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				r, err := projections.NewRunner(l, s, projections.Options{}, Projections(Options{})...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				start := time.Now()
+				if err := r.CatchUp(context.Background(), nil); err != nil {
+					b.Fatal(err)
+				}
+				elapsed += time.Since(start)
+				b.StopTimer()
+				if st := r.Status(); st[0].Applied != uint64(f.events) || st[2].Keys != uint64(f.convs) {
+					b.Fatalf("status after rebuild: %+v", st)
+				}
+				if err := s.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(f.events*b.N)/elapsed.Seconds(), "events/s")
+		})
+	}
+}

@@ -1,0 +1,11 @@
+package views
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { removeFixtures() }))
+}

@@ -1,0 +1,147 @@
+package projects
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/projects/assistant"
+	"github.com/jido-bus/jido-bus/projects/policy"
+)
+
+// ConfigFile is the name of a project's assistant settings under its data
+// dir (".jido/config.yaml"):
+//
+//	llm:
+//	  provider: openai          # one of the node's providers: openai, anthropic, scripted, or its operator's
+//	  model: gpt-4o-mini
+//	  temperature: 0.2
+//	  max_tokens: 4096
+//	  timeout_ms: 120000
+//	  script: .jido/demo.jsonl  # scripted: the turns to play
+//	approval_timeout_ms: 300000 # how long a call waits for a person
+const ConfigFile = "config.yaml"
+
+// maxConfigBytes bounds the settings file.
+const maxConfigBytes = 64 << 10
+
+// Settings returns project id's assistant settings, read from its data
+// dir at each call (an edit takes effect at the next LLM call), with its
+// instructions for the model (AGENTS.md, <data dir>/instructions.md), and
+// its root. A missing file gives the zero settings; the LLM call then says
+// what to set.
+func (e *Engine) Settings(id string) (assistant.Settings, string, error) {
+	p, err := e.usable(id)
+	if err != nil {
+		return assistant.Settings{}, "", err
+	}
+	var s assistant.Settings
+	name := path.Join(p.dataDir, ConfigFile)
+	if s.Instructions, s.InstructionFiles, err = instructions(p.rootDir, p.dataDir); err != nil {
+		return s, p.root, fmt.Errorf("project %s: %w", id, err)
+	}
+	data, err := p.rootDir.ReadFile(name, maxConfigBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, p.root, nil
+	}
+	if err != nil {
+		return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "project %s: read %s: %v", id, name, err)
+	}
+	if err := refuseEndpoint(data); err != nil {
+		return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "%s of project %s: %v", name, id, err)
+	}
+	if err := yaml.UnmarshalWithOptions(data, &s, yaml.DisallowUnknownField()); err != nil {
+		return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "project %s: %s: %s", id, name, yaml.FormatError(err, false, false))
+	}
+	return s, p.root, nil
+}
+
+// refuseEndpoint refuses a project config that says where a key goes
+// (llm.base_url) or which variable is one (llm.api_key_env): with both, a
+// project's own file sent JIDO_PASSWORD as a bearer token to a listener
+// of its choosing. Endpoints and keys are the node operator's; a project
+// names one of its providers.
+func refuseEndpoint(data []byte) error {
+	var f struct {
+		LLM struct {
+			BaseURL   *string `yaml:"base_url"`
+			APIKeyEnv *string `yaml:"api_key_env"`
+		} `yaml:"llm"`
+	}
+	if yaml.Unmarshal(data, &f) != nil {
+		return nil // the strict decoding says what is wrong
+	}
+	var keys []string
+	if f.LLM.BaseURL != nil {
+		keys = append(keys, "llm.base_url")
+	}
+	if f.LLM.APIKeyEnv != nil {
+		keys = append(keys, "llm.api_key_env")
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	verb := "is"
+	if len(keys) > 1 {
+		verb = "are"
+	}
+	return fmt.Errorf("%s %s refused: which key is sent where is the node operator's choice, not a project's (serve --provider NAME=KIND,base_url=URL,key_env=VAR, or providers: in the serve config); remove it and name one of the node's providers in llm.provider", strings.Join(keys, " and "), verb)
+}
+
+// NeedsApproval reports whether project id's policy asks a person before
+// tool runs (mode ask), and the reason to show them.
+func (e *Engine) NeedsApproval(id, tool string) (bool, string, error) {
+	p, err := e.usable(id)
+	if err != nil {
+		return false, "", err
+	}
+	if p.box().Policy.ToolMode(tool) != policy.ModeAsk {
+		return false, "", nil
+	}
+	return true, "the project's policy asks a person before " + tool + " runs (tools: in .jido/policy.yaml)", nil
+}
+
+// InstructionsFile is the project's own instructions for its model, under
+// its data dir (".jido/instructions.md"), beside AGENTS.md at its root.
+const InstructionsFile = "instructions.md"
+
+// AgentsFile is the instructions file coding agents share (agents.md):
+// a project that has one for other tools has told jido-bus's model too.
+const AgentsFile = "AGENTS.md"
+
+// MaxInstructionsBytes bounds each instructions file: they go with every
+// LLM call.
+const MaxInstructionsBytes = 64 << 10
+
+// instructions reads a project's instructions for its model: AGENTS.md at
+// its root, then <data dir>/instructions.md, each when it exists, through
+// the project's root (a link out of it is refused like a tool's). It
+// returns their texts joined and the files they came from.
+func instructions(root *policy.Root, dataDir string) (string, []string, error) {
+	var texts, files []string
+	for _, name := range []string{AgentsFile, path.Join(dataDir, InstructionsFile)} {
+		data, err := root.ReadFile(name, MaxInstructionsBytes)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if bus.ErrorType(err) == bus.ReasonTooLarge {
+			return "", nil, bus.Errorf(bus.ReasonInvalidRequest, "the project's instructions %s are over %d bytes, and they go with every call to its model: shorten them", name, MaxInstructionsBytes)
+		}
+		if err != nil {
+			return "", nil, bus.Errorf(bus.ReasonInvalidRequest, "the project's instructions %s: %s", name, bus.AsError(err).Message)
+		}
+		if t := strings.TrimSpace(string(data)); t != "" {
+			texts = append(texts, t)
+			files = append(files, name)
+		}
+	}
+	if len(texts) == 0 {
+		return "", nil, nil
+	}
+	return strings.Join(texts, "\n\n"), files, nil
+}
