@@ -9,7 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"go.uber.org/goleak"
 
-	"github.com/jido-bus/jido-bus/internal/jstest"
+	"github.com/jido-bus/jido-bus/bus/natsserver/jstest"
 )
 
 // cluster is the 3-server cluster every test shares; each test opens its
