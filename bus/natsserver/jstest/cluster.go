@@ -1,0 +1,183 @@
+// Package jstest starts in-process NATS clusters with JetStream for tests:
+// n servers on 127.0.0.1 joined by routes, each with its JetStream store in
+// a temporary directory, fsyncing every write (sync_interval: always) as
+// cluster mode requires.
+package jstest
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// Cluster is a running set of routed servers with JetStream.
+type Cluster struct {
+	Servers []*server.Server
+}
+
+// StartCluster starts n servers named s1…sn in one cluster, waits until
+// JetStream has a meta leader every server follows, and shuts them down
+// (waiting for each) when tb ends. opts adjust each server's options
+// (index i, from 0) before it starts.
+func StartCluster(tb testing.TB, n int, opts ...func(i int, o *server.Options)) *Cluster {
+	tb.Helper()
+	c, err := Start(n, tb.TempDir, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(c.Shutdown)
+	return c
+}
+
+// Start is StartCluster for a TestMain, which has no testing.TB: tempDir
+// makes each server's store directory, and the caller calls Shutdown.
+func Start(n int, tempDir func() string, opts ...func(i int, o *server.Options)) (*Cluster, error) {
+	// Every server names every route so that each knows the cluster's size
+	// from the start (a server that learns of its peers only by gossip
+	// guesses a smaller JetStream meta group). The route ports come from
+	// the kernel (port 0) and are released just before the servers bind
+	// them again.
+	ports, err := freePorts(n)
+	if err != nil {
+		return nil, err
+	}
+	routes := make([]*url.URL, n)
+	for i, p := range ports {
+		routes[i] = &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", p)}
+	}
+	c := &Cluster{}
+	for i := range n {
+		o := &server.Options{
+			ServerName: fmt.Sprintf("s%d", i+1),
+			Host:       "127.0.0.1",
+			Port:       -1,
+			HTTPHost:   "127.0.0.1",
+			HTTPPort:   -1,
+			NoLog:      true,
+			NoSigs:     true,
+			JetStream:  true,
+			StoreDir:   tempDir(),
+			SyncAlways: true,
+			Cluster: server.ClusterOpts{
+				Name: "jstest",
+				Host: "127.0.0.1",
+				Port: ports[i],
+			},
+			Routes: routes,
+		}
+		for _, f := range opts {
+			f(i, o)
+		}
+		s, err := server.NewServer(o)
+		if err != nil {
+			c.Shutdown()
+			return nil, fmt.Errorf("jstest: server %d: %w", i+1, err)
+		}
+		s.Start()
+		c.Servers = append(c.Servers, s)
+	}
+	for _, s := range c.Servers {
+		if !s.ReadyForConnections(10 * time.Second) {
+			c.Shutdown()
+			return nil, fmt.Errorf("jstest: %s did not accept connections", s.Name())
+		}
+	}
+	if err := c.waitForMeta(); err != nil {
+		c.Shutdown()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Shutdown stops every server and waits for each.
+func (c *Cluster) Shutdown() {
+	for _, s := range c.Servers {
+		s.Shutdown()
+		s.WaitForShutdown()
+	}
+}
+
+// waitForMeta waits until a JetStream meta leader is elected and every
+// server is current with it: only then are stream creations answered.
+func (c *Cluster) waitForMeta() error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ready, leader := true, false
+		for _, s := range c.Servers {
+			if !s.JetStreamEnabled() || !s.JetStreamIsCurrent() {
+				ready = false
+			}
+			if s.JetStreamIsLeader() {
+				leader = true
+			}
+		}
+		if ready && leader {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return errors.New("jstest: no JetStream meta leader after 30s; the cluster did not form")
+		}
+		// Elections run on the servers' own timers and announce nothing
+		// a caller outside can wait on, so poll the state briefly.
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// URLs is the client URLs of every server, comma-separated, as nats.Connect
+// takes them.
+func (c *Cluster) URLs() string {
+	u := make([]string, len(c.Servers))
+	for i, s := range c.Servers {
+		u[i] = s.ClientURL()
+	}
+	return strings.Join(u, ",")
+}
+
+// MonitorURLs is each server's HTTP monitoring base URL (/varz beneath).
+func (c *Cluster) MonitorURLs() []string {
+	u := make([]string, len(c.Servers))
+	for i, s := range c.Servers {
+		u[i] = fmt.Sprintf("http://%s", s.MonitorAddr())
+	}
+	return u
+}
+
+// Connect opens a client connection to the whole cluster, closed when tb
+// ends. It reconnects without limit, since tests stop and step down
+// servers under it.
+func (c *Cluster) Connect(tb testing.TB, opts ...nats.Option) *nats.Conn {
+	tb.Helper()
+	opts = append([]nats.Option{nats.MaxReconnects(-1), nats.ReconnectWait(20 * time.Millisecond)}, opts...)
+	nc, err := nats.Connect(c.URLs(), opts...)
+	if err != nil {
+		tb.Fatalf("jstest: connect to %s: %v", c.URLs(), err)
+	}
+	tb.Cleanup(nc.Close)
+	return nc
+}
+
+func freePorts(n int) ([]int, error) {
+	ls := make([]net.Listener, 0, n)
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, n)
+	for i := range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("jstest: reserve a route port: %w", err)
+		}
+		ls = append(ls, l)
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return ports, nil
+}

@@ -1,0 +1,78 @@
+package jslog
+
+import (
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	"go.uber.org/goleak"
+
+	"github.com/jido-bus/jido-bus/bus/natsserver/jstest"
+)
+
+// cluster is the 3-server cluster every test shares; each test opens its
+// own Log under a prefix of its own, so no two tests see each other's
+// streams.
+var cluster *jstest.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var dirs []string
+	defer func() {
+		for _, d := range dirs {
+			os.RemoveAll(d)
+		}
+	}()
+	tempDir := func() string {
+		d, err := os.MkdirTemp("", "jslog-test-")
+		if err != nil {
+			panic(err)
+		}
+		dirs = append(dirs, d)
+		return d
+	}
+	c, err := jstest.Start(3, tempDir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cluster = c
+	code := m.Run()
+	c.Shutdown()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	return code
+}
+
+var prefixes atomic.Int64
+
+// openLog opens a Log with a prefix of its own on the shared cluster.
+func openLog(t testing.TB, opts Options) (*Log, *nats.Conn) {
+	t.Helper()
+	nc := cluster.Connect(t)
+	return openOn(t, nc, opts), nc
+}
+
+func openOn(t testing.TB, nc *nats.Conn, opts Options) *Log {
+	t.Helper()
+	if opts.Prefix == "" {
+		opts.Prefix = fmt.Sprintf("t%d", prefixes.Add(1))
+	}
+	if opts.Partitions == 0 {
+		opts.Partitions = 2
+	}
+	l, err := Open(t.Context(), nc, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
