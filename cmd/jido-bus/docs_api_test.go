@@ -69,6 +69,11 @@ func TestDocsAPI(t *testing.T) {
 // the reference names no verb a node does not serve.
 func TestDocsAPIIsComplete(t *testing.T) {
 	n := startNode(t, t.TempDir())
+	t.Cleanup(func() {
+		if err := n.Close(10 * time.Second); err != nil {
+			t.Error(err)
+		}
+	})
 	subjects, _ := bus.NewSubjects("")
 	served := map[string]bool{}
 	apiPrefix := subjects.API("", "")
