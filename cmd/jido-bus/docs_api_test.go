@@ -70,7 +70,11 @@ func TestDocsAPI(t *testing.T) {
 // the reference names no verb a node does not serve.
 func TestDocsAPIIsComplete(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Shutdown(context.Background()) // the next tests look for leaked goroutines
+	t.Cleanup(func() {
+		if err := n.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
 	subjects, _ := bus.NewSubjects("")
 	served := map[string]bool{}
 	apiPrefix := subjects.API("", "")
