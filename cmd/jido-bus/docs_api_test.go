@@ -135,7 +135,8 @@ func apiReference(verbs []apiVerb) (string, error) {
 		}
 		fmt.Fprintf(&b, "- %s: %s\n", areaTitle(area), strings.Join(names, ", "))
 	}
-	b.WriteString("- [Types](#types) the replies share\n\n")
+	b.WriteString("- [Types](#types) the replies share\n")
+	b.WriteString("- [Error types](#error-types): every `error.type`, by the package that gives it\n\n")
 	docs := newTypeDocs()
 	shared := newTypeSet()
 	for _, area := range order {
@@ -174,6 +175,11 @@ func apiReference(verbs []apiVerb) (string, error) {
 			return "", err
 		}
 	}
+	reasons, err := errorReasons(filepath.Join("..", ".."))
+	if err != nil {
+		return "", err
+	}
+	writeReasons(&b, reasons)
 	return b.String(), nil
 }
 
