@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation/convapi"
@@ -92,6 +93,25 @@ func (f *logFlags) openProjections(ctx context.Context) (*openedProjections, err
 			_ = l.Close()
 		},
 	}, nil
+}
+
+// withProjections is how a projection or conv command reads: it opens
+// the projections (openProjections), folds what the log holds into them
+// first when fold is set (catchUp: offline only, a node follows its log),
+// runs use and closes them.
+func (f *logFlags) withProjections(cmd *cobra.Command, fold bool, use func(context.Context, *openedProjections) error) error {
+	ctx := cmd.Context()
+	b, err := f.openProjections(ctx)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	if fold {
+		if err := b.catchUp(ctx, cmd.OutOrStdout()); err != nil {
+			return err
+		}
+	}
+	return use(ctx, b)
 }
 
 // catchUp folds what the log holds into the projections of an opened data
