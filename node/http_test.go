@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/frontdoor"
 	"github.com/jido-bus/jido-bus/internal/testkit"
-	"github.com/jido-bus/jido-bus/projects/gateway/frontdoor"
 )
 
 func startHTTPNode(t *testing.T, h HTTPConfig) *Node {
