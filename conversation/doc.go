@@ -39,8 +39,8 @@
 //	conversation/views/    a conversation's read models, the artifact store       the levels below
 //	projects/              the project engine, the assistant, tools, gateways     the levels below
 //	conversation/convapi/  the conv.* API; starting, steering, resuming           the levels below
-//	node/                  assembling a node, and nothing else                    the levels below
 //	internal/frontdoor/    the HTTP door in front of the gateways (not an API)    the levels below
+//	node/                  assembling a node, and nothing else                    the levels below
 //	internal/bench/        the engine of jido-bus bench (not an API)              the levels below
 //	cmd/, e2e/, examples/  the binary, its end-to-end tests, examples             the levels below
 //	internal/goroutines/,  helpers every level may use: a goroutine owner, the    nothing of the module
