@@ -471,7 +471,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	if n.assistant != nil {
 		// LLM calls and tools in flight stop unrecorded: the restart
 		// records them interrupted.
-		n.assistant.Close()
+		_ = n.assistant.Close()
 	}
 	if n.rt != nil {
 		// Refusals go out on NATS and into the dlq stream, both still open.
@@ -494,7 +494,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 // and stops the publisher; it must run before NATS drains.
 func (n *Node) closeConvPublisher() {
 	if n.convPub != nil {
-		n.convPub.Close()
+		_ = n.convPub.Close()
 		n.convPub = nil
 	}
 }
@@ -517,10 +517,10 @@ func (n *Node) abort() {
 		_ = n.projects.Close()
 	}
 	if n.assistant != nil {
-		n.assistant.Close()
+		_ = n.assistant.Close()
 	}
 	if n.dlq != nil {
-		n.dlq.Close() // after NATS drained: no refusal is still being handled
+		_ = n.dlq.Close() // after NATS drained: no refusal is still being handled
 	}
 	if n.rt != nil {
 		_ = n.rt.Shutdown(context.Background())

@@ -165,9 +165,10 @@ func (a *Assistant) Executors() map[string]runtime.DirectiveExec {
 // Close stops the work in flight without recording outcomes (a restart
 // records it interrupted) and waits for it; work started afterwards does
 // not run.
-func (a *Assistant) Close() {
+func (a *Assistant) Close() error {
 	a.cancel()
 	a.work.Wait()
+	return nil
 }
 
 // start runs work for conversation key under id, cancellable by
