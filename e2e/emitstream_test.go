@@ -27,7 +27,7 @@ users:
     password: '`+bcryptHash(t, adminPW)+`'
     role: admin
 `)
-	return StartNode(t, tools, dir, "--config", config)
+	return StartNode(t, tools, dir, "--config", config, "--emit-stream")
 }
 
 // TestEmitStreamThroughNATSCLI: casts made while no subscriber runs are

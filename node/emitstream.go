@@ -54,12 +54,15 @@ const (
 	emitStreamTimeout = 10 * time.Second
 )
 
-// EmitStreamConfig configures the emit stream. The zero value is on, with
-// the defaults above.
+// EmitStreamConfig configures the emit stream. The zero value is off: the
+// stream costs every emit a store in JetStream (about 8 µs of CPU a cast on
+// this project's 2-core bench machine, 5-28% more than without), which a
+// node whose emits nobody reads durably should not pay.
 type EmitStreamConfig struct {
-	// Off creates no stream; one that exists is left as it is (delete it
-	// with `nats stream rm` as an admin to free its disk).
-	Off bool
+	// On makes the stream, with the limits below. Off, no stream is made
+	// and one that exists is left as it is (delete it with
+	// `nats stream rm` as an admin to free its disk).
+	On bool
 	// MaxAge is how long an emit is kept; zero means
 	// DefaultEmitStreamMaxAge, EmitStreamNoAgeLimit no age limit.
 	MaxAge time.Duration

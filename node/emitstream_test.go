@@ -72,7 +72,7 @@ func readAll(t *testing.T, s jetstream.Stream) []jetstream.Msg {
 // default limits, and what an agent emits is in it in order, each
 // message with its Nats-Msg-Id and its position headers.
 func TestEmitStreamKeepsEmits(t *testing.T) {
-	n := startNodeWith(t, emitStreamCfg(t.TempDir(), EmitStreamConfig{}))
+	n := startNodeWith(t, emitStreamCfg(t.TempDir(), EmitStreamConfig{On: true}))
 	if n.EmitStream() != "JIDO_EMITS" {
 		t.Fatalf("EmitStream() = %q, want JIDO_EMITS", n.EmitStream())
 	}
@@ -143,7 +143,7 @@ func waitStreamMsgs(t *testing.T, s jetstream.Stream, want uint64) {
 // recovery does after a crash) is stored once; two agents that answer one
 // broadcast emit signals with the same id and are both stored.
 func TestEmitStreamStoresARepublishOnce(t *testing.T) {
-	n := startNodeWith(t, emitStreamCfg(t.TempDir(), EmitStreamConfig{}))
+	n := startNodeWith(t, emitStreamCfg(t.TempDir(), EmitStreamConfig{On: true}))
 	s := streamOf(t, n.Conn(), n.EmitStream())
 	d, err := dispatch.New(dispatch.Config{}, dispatch.Env{Conn: n.Conn(), Subjects: bus.Subjects{}})
 	if err != nil {
@@ -194,7 +194,7 @@ func jetstreamOf(t *testing.T, nc *nats.Conn) jetstream.JetStream {
 // with others updates it, and settings that cannot bound it are refused.
 func TestEmitStreamSettings(t *testing.T) {
 	dir := t.TempDir()
-	n, err := Start(context.Background(), emitStreamCfg(dir, EmitStreamConfig{MaxAge: time.Hour, MaxBytes: 64 << 20}))
+	n, err := Start(context.Background(), emitStreamCfg(dir, EmitStreamConfig{On: true, MaxAge: time.Hour, MaxBytes: 64 << 20}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,29 +205,29 @@ func TestEmitStreamSettings(t *testing.T) {
 	if err := n.Close(5 * time.Second); err != nil {
 		t.Fatal(err)
 	}
-	n = startNodeWith(t, emitStreamCfg(dir, EmitStreamConfig{MaxAge: EmitStreamNoAgeLimit, MaxBytes: 32 << 20}))
+	n = startNodeWith(t, emitStreamCfg(dir, EmitStreamConfig{On: true, MaxAge: EmitStreamNoAgeLimit, MaxBytes: 32 << 20}))
 	cfg = streamOf(t, n.Conn(), "JIDO_EMITS").CachedInfo().Config
 	if cfg.MaxAge != 0 || cfg.MaxBytes != 32<<20 {
 		t.Fatalf("after a restart: max age %s, max bytes %d; want none, 32MiB", cfg.MaxAge, cfg.MaxBytes)
 	}
-	for _, bad := range []EmitStreamConfig{{MaxBytes: 1000}, {MaxAge: time.Millisecond}} {
+	for _, bad := range []EmitStreamConfig{{On: true, MaxBytes: 1000}, {On: true, MaxAge: time.Millisecond}} {
 		if _, err := Start(context.Background(), emitStreamCfg(t.TempDir(), bad)); err == nil {
 			t.Errorf("%+v: started", bad)
 		}
 	}
 }
 
-// TestEmitStreamOff: a node told not to keep emits makes no stream, and
-// neither does one under --prefix acme.jido that keeps them in another.
+// TestEmitStreamOff: a node not told to keep emits makes no stream; one
+// under --prefix acme.jido keeps them in a stream of its own.
 func TestEmitStreamOff(t *testing.T) {
-	n := startNodeWith(t, emitStreamCfg(t.TempDir(), EmitStreamConfig{Off: true}))
+	n := startNodeWith(t, emitStreamCfg(t.TempDir(), EmitStreamConfig{}))
 	if n.EmitStream() != "" {
 		t.Fatalf("EmitStream() = %q with the stream off", n.EmitStream())
 	}
 	if _, err := jetstreamOf(t, n.Conn()).Stream(context.Background(), "JIDO_EMITS"); !errors.Is(err, jetstream.ErrStreamNotFound) {
 		t.Fatalf("stream JIDO_EMITS with the stream off: %v", err)
 	}
-	cfg := emitStreamCfg(t.TempDir(), EmitStreamConfig{})
+	cfg := emitStreamCfg(t.TempDir(), EmitStreamConfig{On: true})
 	cfg.Prefix = "acme.jido"
 	p := startNodeWith(t, cfg)
 	if got := streamOf(t, p.Conn(), "ACME_JIDO_EMITS").CachedInfo().Config.Subjects; fmt.Sprint(got) != "[acme.jido.emit.>]" {
@@ -251,7 +251,7 @@ func TestEmitStreamConflict(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			n, err := Start(context.Background(), emitStreamCfg(dir, EmitStreamConfig{Off: true}))
+			n, err := Start(context.Background(), emitStreamCfg(dir, EmitStreamConfig{}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -261,13 +261,13 @@ func TestEmitStreamConflict(t *testing.T) {
 			if err := n.Close(5 * time.Second); err != nil {
 				t.Fatal(err)
 			}
-			_, err = Start(context.Background(), emitStreamCfg(dir, EmitStreamConfig{}))
+			_, err = Start(context.Background(), emitStreamCfg(dir, EmitStreamConfig{On: true}))
 			if !errors.Is(err, ErrEmitStreamConflict) {
 				t.Fatalf("start: %v, want ErrEmitStreamConflict", err)
 			}
 			t.Log(err)
 			// Left as it was.
-			n = startNodeWith(t, emitStreamCfg(dir, EmitStreamConfig{Off: true}))
+			n = startNodeWith(t, emitStreamCfg(dir, EmitStreamConfig{}))
 			got := streamOf(t, n.Conn(), tc.cfg.Name).CachedInfo().Config
 			if fmt.Sprint(got.Subjects) != fmt.Sprint(tc.cfg.Subjects) || got.Storage != tc.cfg.Storage {
 				t.Fatalf("the stream was changed: %+v", got)
@@ -280,7 +280,7 @@ func TestEmitStreamConflict(t *testing.T) {
 // Nats-TTL, so the stream drops it after DeltaTTL and deltas never crowd
 // committed emits out of its limits; without the stream it carries none.
 func TestEmitStreamDeltasExpire(t *testing.T) {
-	n := startNodeWith(t, emitStreamCfg(t.TempDir(), EmitStreamConfig{}))
+	n := startNodeWith(t, emitStreamCfg(t.TempDir(), EmitStreamConfig{On: true}))
 	s := streamOf(t, n.Conn(), n.EmitStream())
 	delta, err := bus.NewSignal("conversation.assistant.delta", "/conversation/p/c1", map[string]string{"text": "He"})
 	if err != nil {
@@ -295,7 +295,7 @@ func TestEmitStreamDeltasExpire(t *testing.T) {
 		t.Fatalf("the stored delta has %s %q, want %q", jetstream.MsgTTLHeader, got, DeltaTTL)
 	}
 
-	off := startNodeWith(t, emitStreamCfg(t.TempDir(), EmitStreamConfig{Off: true}))
+	off := startNodeWith(t, emitStreamCfg(t.TempDir(), EmitStreamConfig{}))
 	sub, err := off.Conn().SubscribeSync("jido.emit.p/c1.>")
 	if err != nil {
 		t.Fatal(err)
@@ -318,7 +318,13 @@ func TestEmitStreamDeltasExpire(t *testing.T) {
 // the stream, delete a consumer (another service's position) or make
 // another stream.
 func TestEmitStreamClientRole(t *testing.T) {
-	n := startWithUsers(t, "jido")
+	var users []User
+	for _, r := range Roles() {
+		users = append(users, User{Name: r, Password: bcryptHash(t, r+"pw"), Role: r})
+	}
+	cfg := emitStreamCfg(t.TempDir(), EmitStreamConfig{On: true})
+	cfg.NATS.Users = users
+	n := startNodeWith(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := n.Runtime().Start(ctx, runtime.StartRequest{Type: "counter", ID: "c1"}); err != nil {

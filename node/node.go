@@ -140,7 +140,7 @@ type Config struct {
 	// provider call returns.
 	SecretEnv []string
 	// EmitStream configures the JetStream stream that keeps what agents
-	// emit (emitstream.go); the zero value is on with its defaults. Only
+	// emit (emitstream.go); the zero value is off. Only
 	// the embedded server with JetStream gets it: a node that connects to
 	// an existing server (NATS.URL) leaves that server's streams alone.
 	EmitStream EmitStreamConfig
@@ -235,7 +235,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	// Before recovery, which publishes again the emits a crash left
 	// unconfirmed: the stream must be there to keep them.
-	if n.conn.srv != nil && !cfg.NATS.NoJetStream && !cfg.EmitStream.Off {
+	if n.conn.srv != nil && !cfg.NATS.NoJetStream && cfg.EmitStream.On {
 		if n.emitStream, err = ensureEmitStream(ctx, n.conn.nc, subjects, cfg.EmitStream); err != nil {
 			return nil, err
 		}

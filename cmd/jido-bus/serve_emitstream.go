@@ -16,7 +16,7 @@ import (
 // down to read what they missed.
 //
 //	emit_stream:
-//	  enabled: true      # false: no stream
+//	  enabled: true      # default false: no stream
 //	  max_age: 24h       # 0: no age limit
 //	  max_bytes: 1GiB
 type serveEmitStreamFile struct {
@@ -48,7 +48,7 @@ func (f sizeFlag) Type() string { return "size" }
 func addServeEmitStreamFlags(cmd *cobra.Command, cfg *serveConfig) {
 	f := cmd.Flags()
 	cfg.emitStreamMaxBytes = node.DefaultEmitStreamMaxBytes // Var takes no default
-	f.BoolVar(&cfg.emitStream, "emit-stream", true, "keep what agents emit in the JetStream stream <PREFIX>_EMITS (JIDO_EMITS) of the embedded server, for services that were down to read with any JetStream client; --emit-stream=false for none")
+	f.BoolVar(&cfg.emitStream, "emit-stream", false, "keep what agents emit in the JetStream stream <PREFIX>_EMITS (JIDO_EMITS) of the embedded server, for services that were down to read with any JetStream client (each emit is also stored: more CPU a cast)")
 	f.DurationVar(&cfg.emitStreamMaxAge, "emit-stream-max-age", node.DefaultEmitStreamMaxAge, "how long the emit stream keeps an emit (0: no age limit, --emit-stream-max-bytes only)")
 	f.Var(sizeFlag{&cfg.emitStreamMaxBytes}, "emit-stream-max-bytes", "the emit stream's size; past it the oldest emits go (bytes, or with KiB, MiB, GiB; at least 1MiB)")
 }
@@ -73,11 +73,7 @@ func resolveServeEmitStream(cfg *serveConfig, f serveEmitStreamFile, changed fun
 		return nil
 	}
 	if cfg.noJetStream {
-		if changed("emit-stream") || f.Enabled != nil {
-			return errors.New("--emit-stream needs JetStream, which --no-jetstream turns off: give one of them")
-		}
-		cfg.emitStream = false
-		return nil
+		return errors.New("--emit-stream needs JetStream, which --no-jetstream turns off: give one of them")
 	}
 	if cfg.emitStreamMaxAge < 0 || cfg.emitStreamMaxAge > 0 && cfg.emitStreamMaxAge < time.Second {
 		return fmt.Errorf("--emit-stream-max-age %s: give at least 1s, or 0 for no age limit", cfg.emitStreamMaxAge)
@@ -94,5 +90,5 @@ func (cfg serveConfig) emitStreamConfig() node.EmitStreamConfig {
 	if age == 0 {
 		age = node.EmitStreamNoAgeLimit
 	}
-	return node.EmitStreamConfig{Off: !cfg.emitStream, MaxAge: age, MaxBytes: int64(cfg.emitStreamMaxBytes)}
+	return node.EmitStreamConfig{On: cfg.emitStream, MaxAge: age, MaxBytes: int64(cfg.emitStreamMaxBytes)}
 }

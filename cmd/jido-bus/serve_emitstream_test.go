@@ -11,7 +11,7 @@ import (
 // TestServeEmitStreamSettings: the emit stream's flags and keys, flags
 // over the file, and the settings serve refuses with what to do.
 func TestServeEmitStreamSettings(t *testing.T) {
-	file := writeConfig(t, "data_dir: /tmp/x\nemit_stream: {max_age: 168h, max_bytes: 4GiB}\n")
+	file := writeConfig(t, "data_dir: /tmp/x\nemit_stream: {enabled: true, max_age: 168h, max_bytes: 4GiB}\n")
 	off := writeConfig(t, "data_dir: /tmp/x\nemit_stream: {enabled: false}\n")
 	cases := []struct {
 		args    []string
@@ -19,17 +19,19 @@ func TestServeEmitStreamSettings(t *testing.T) {
 		refused string
 	}{
 		{args: nil, want: node.EmitStreamConfig{MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
-		{args: []string{"--emit-stream-max-age", "1h", "--emit-stream-max-bytes", "64MiB"}, want: node.EmitStreamConfig{MaxAge: time.Hour, MaxBytes: 64 << 20}},
-		{args: []string{"--emit-stream-max-age", "0"}, want: node.EmitStreamConfig{MaxAge: node.EmitStreamNoAgeLimit, MaxBytes: 1 << 30}},
-		{args: []string{"--config", file}, want: node.EmitStreamConfig{MaxAge: 168 * time.Hour, MaxBytes: 4 << 30}},
-		{args: []string{"--config", file, "--emit-stream-max-age", "2h"}, want: node.EmitStreamConfig{MaxAge: 2 * time.Hour, MaxBytes: 4 << 30}},
-		{args: []string{"--config", off}, want: node.EmitStreamConfig{Off: true, MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
-		{args: []string{"--emit-stream=false"}, want: node.EmitStreamConfig{Off: true, MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
-		{args: []string{"--no-jetstream"}, want: node.EmitStreamConfig{Off: true, MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
+		{args: []string{"--emit-stream"}, want: node.EmitStreamConfig{On: true, MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
+		{args: []string{"--emit-stream", "--emit-stream-max-age", "1h", "--emit-stream-max-bytes", "64MiB"}, want: node.EmitStreamConfig{On: true, MaxAge: time.Hour, MaxBytes: 64 << 20}},
+		{args: []string{"--emit-stream", "--emit-stream-max-age", "0"}, want: node.EmitStreamConfig{On: true, MaxAge: node.EmitStreamNoAgeLimit, MaxBytes: 1 << 30}},
+		{args: []string{"--config", file}, want: node.EmitStreamConfig{On: true, MaxAge: 168 * time.Hour, MaxBytes: 4 << 30}},
+		{args: []string{"--config", file, "--emit-stream-max-age", "2h"}, want: node.EmitStreamConfig{On: true, MaxAge: 2 * time.Hour, MaxBytes: 4 << 30}},
+		{args: []string{"--config", file, "--emit-stream=false"}, want: node.EmitStreamConfig{MaxAge: 168 * time.Hour, MaxBytes: 4 << 30}},
+		{args: []string{"--config", off}, want: node.EmitStreamConfig{MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
+		{args: []string{"--config", off, "--emit-stream"}, want: node.EmitStreamConfig{On: true, MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
+		{args: []string{"--no-jetstream"}, want: node.EmitStreamConfig{MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
 		{args: []string{"--no-jetstream", "--emit-stream"}, refused: "--no-jetstream"},
-		{args: []string{"--emit-stream-max-bytes", "1000"}, refused: "at least 1MiB"},
-		{args: []string{"--emit-stream-max-age", "10ms"}, refused: "at least 1s"},
-		{args: []string{"--emit-stream-max-age", "-1h"}, refused: "at least 1s"},
+		{args: []string{"--emit-stream", "--emit-stream-max-bytes", "1000"}, refused: "at least 1MiB"},
+		{args: []string{"--emit-stream", "--emit-stream-max-age", "10ms"}, refused: "at least 1s"},
+		{args: []string{"--emit-stream", "--emit-stream-max-age", "-1h"}, refused: "at least 1s"},
 	}
 	for _, tc := range cases {
 		cfg, err := serveFlags(t, nil, append([]string{"--data-dir", "/tmp/x"}, tc.args...)...)
