@@ -16,9 +16,10 @@ const module = "github.com/jido-bus/jido-bus"
 
 // levels is the dependency line, lowest first:
 //
-//	cmd, e2e, examples → bench → node → projects, conversation/convapi →
-//	agents/runtime, conversation/views → projections, conversation →
-//	agents, eventlog → bus → schemas
+//	cmd, e2e, examples → internal/bench → node → internal/frontdoor →
+//	projects, conversation/convapi → agents/runtime, conversation/views →
+//	projections, conversation → agents, eventlog → bus → schemas →
+//	internal/goroutines, internal/testkit
 //
 // A package belongs to the home whose folder is the longest prefix of its
 // path (conversation/views/x is conversation/views', agents/builtin is
@@ -28,14 +29,20 @@ const module = "github.com/jido-bus/jido-bus"
 // convapi answers its verbs, node introduces them). The node's package
 // doc and DESIGN.md's layout table say the same.
 var levels = [][]string{
+	// Helpers every layer may use, importing nothing of the module: the
+	// goroutine owner and (from tests) the test toolkit.
+	{"internal/goroutines", "internal/testkit"},
 	{"schemas"},
 	{"bus"},
 	{"agents", "eventlog"},
 	{"projections", "conversation"},
 	{"agents/runtime", "conversation/views"},
 	{"projects", "conversation/convapi"},
+	// The HTTP listener's checks before the gateways (it knows their
+	// Caller); only the node puts it in front of them.
+	{"internal/frontdoor"},
 	{"node"},
-	{"bench"},
+	{"internal/bench"},
 	{"cmd", "e2e", "examples"},
 }
 

@@ -39,9 +39,12 @@
 //	conversation/views/    a conversation's read models, the artifact store       the levels below
 //	projects/              the project engine, the assistant, tools, gateways     the levels below
 //	conversation/convapi/  the conv.* API; starting, steering, resuming           the levels below
+//	internal/frontdoor/    the HTTP door in front of the gateways (not an API)    the levels below
 //	node/                  assembling a node, and nothing else                    the levels below
-//	bench/                 benchmarks of a node                                   the levels below
+//	internal/bench/        the engine of jido-bus bench (not an API)              the levels below
 //	cmd/, e2e/, examples/  the binary, its end-to-end tests, examples             the levels below
+//	internal/goroutines/,  helpers every level may use: a goroutine owner, the    nothing of the module
+//	internal/testkit/      tests' Eventually
 //
 // A folder's subfolders are its own (agents/builtin is agents', but
 // agents/runtime and the conversation/ folders are listed apart). The
@@ -50,7 +53,8 @@
 // not import each other. agents/layers_test.go checks the whole import
 // graph against it:
 //
-//	cmd, e2e, examples → bench → node → projects, conversation/convapi →
-//	agents/runtime, conversation/views → projections, conversation →
-//	agents, eventlog → bus → schemas
+//	cmd, e2e, examples → internal/bench → node → internal/frontdoor →
+//	projects, conversation/convapi → agents/runtime, conversation/views →
+//	projections, conversation → agents, eventlog → bus → schemas →
+//	internal/goroutines, internal/testkit
 package conversation

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 func state(t *testing.T, m map[string]any) map[string]any {
@@ -36,7 +38,7 @@ func TestCounterThroughNATSCLI(t *testing.T) {
 	}
 
 	emits, emitsDone := node.StartNATS(t, "sub", "jido.emit.c1.counter.changed", "--count", "3")
-	waitFor(t, "the emit subscription", func() bool { return strings.Contains(emits.String(), "Subscribing") })
+	testkit.Eventually(t, "the emit subscription", func() bool { return strings.Contains(emits.String(), "Subscribing") })
 
 	for i, by := range []int{2, 3, 5} {
 		r := reply(t, node.NATS(t, "req", "--raw", "jido.agent.c1.counter.increment", `{"by":`+strconv.Itoa(by)+`}`))

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // projectCLI runs the CLI against node, failing the test on an error.
@@ -88,7 +90,7 @@ func TestPolicyEditOfAnOpenProject(t *testing.T) {
 
 	// The watcher follows an edit by itself.
 	changed, changedDone := node.StartNATS(t, "sub", "jido.emit.web.project.policy.changed", "--count", "1")
-	waitFor(t, "the policy subscription", func() bool { return strings.Contains(changed.String(), "Subscribing") })
+	testkit.Eventually(t, "the policy subscription", func() bool { return strings.Contains(changed.String(), "Subscribing") })
 	setPolicy("tools:\n  edit_file: deny\ncommands:\n  programs: [sh]\n")
 	if err := changedDone(); err != nil {
 		t.Fatalf("no project.policy.changed after the edit: %v", err)
@@ -123,7 +125,7 @@ func TestPolicyEditOfAnOpenProject(t *testing.T) {
 
 	// Invalid YAML: the last good policy stays, and everyone is told.
 	refused, refusedDone := node.StartNATS(t, "sub", "jido.emit.web.project.policy.refused", "--count", "1")
-	waitFor(t, "the refusal subscription", func() bool { return strings.Contains(refused.String(), "Subscribing") })
+	testkit.Eventually(t, "the refusal subscription", func() bool { return strings.Contains(refused.String(), "Subscribing") })
 	setPolicy("tools: [\n")
 	if err := refusedDone(); err != nil {
 		t.Fatalf("no project.policy.refused after an invalid edit: %v", err)
@@ -169,7 +171,7 @@ func TestPolicyEditOfAnOpenProject(t *testing.T) {
 	// .jido moved away (a checkout, a clean) is no reason to fall back
 	// to the defaults: the policy in force stays, and the stream says so.
 	refused, refusedDone = node.StartNATS(t, "sub", "jido.emit.web.project.policy.refused", "--count", "1")
-	waitFor(t, "the refusal subscription", func() bool { return strings.Contains(refused.String(), "Subscribing") })
+	testkit.Eventually(t, "the refusal subscription", func() bool { return strings.Contains(refused.String(), "Subscribing") })
 	if err := os.Rename(filepath.Join(proj, ".jido"), filepath.Join(proj, "jido-away")); err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +184,7 @@ func TestPolicyEditOfAnOpenProject(t *testing.T) {
 	// Back, it is watched again: the next edit is followed, and the
 	// refusal is no longer listed.
 	changed, changedDone = node.StartNATS(t, "sub", "jido.emit.web.project.policy.changed", "--count", "1")
-	waitFor(t, "the policy subscription", func() bool { return strings.Contains(changed.String(), "Subscribing") })
+	testkit.Eventually(t, "the policy subscription", func() bool { return strings.Contains(changed.String(), "Subscribing") })
 	if err := os.Rename(filepath.Join(proj, "jido-away"), filepath.Join(proj, ".jido")); err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +428,7 @@ func TestPolicyEditKeepsTheOperatorsSandbox(t *testing.T) {
 	}
 	before := get()
 	changed, changedDone := node.StartNATS(t, "sub", "jido.emit.web.project.policy.changed", "--count", "1")
-	waitFor(t, "the policy subscription", func() bool { return strings.Contains(changed.String(), "Subscribing") })
+	testkit.Eventually(t, "the policy subscription", func() bool { return strings.Contains(changed.String(), "Subscribing") })
 	writeProjectTree(t, proj, map[string]string{".jido/policy.yaml": "commands:\n  programs: [cat]\n  without_namespaces: warn\n  without_landlock: warn\n  limits:\n    processes: 100000\n    cpu_seconds: 999999\n"})
 	if err := changedDone(); err != nil || !strings.Contains(changed.String(), "100000") {
 		t.Fatalf("the edit was not followed: %v\n%s", err, changed.String())

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // convEntry is one entry of a conversation's stream as `log show -o json`
@@ -99,12 +101,17 @@ func (r *assistantRig) restart(t *testing.T) {
 // events reads conv's whole stream.
 func (r *assistantRig) events(t *testing.T, conv string) convEvents {
 	t.Helper()
-	out := r.run(t, "log", "show", "conversation/"+conv, "--limit", "0", "-o", "json")
+	return logEntries(t, r.run(t, "log", "show", "conversation/"+conv, "--limit", "0", "-o", "json"))
+}
+
+// logEntries decodes what log show -o json printed.
+func logEntries(t *testing.T, out string) convEvents {
+	t.Helper()
 	var page struct {
 		Entries convEvents `json:"entries"`
 	}
 	if err := json.Unmarshal([]byte(out), &page); err != nil {
-		t.Fatalf("log show conversation/%s: %v\n%s", conv, err, out)
+		t.Fatalf("log show: %v\n%s", err, out)
 	}
 	return page.Entries
 }
@@ -112,17 +119,14 @@ func (r *assistantRig) events(t *testing.T, conv string) convEvents {
 // await polls conv's stream until cond holds, and returns it.
 func (r *assistantRig) await(t *testing.T, conv, what string, cond func(convEvents) bool) convEvents {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		es := r.events(t, conv)
-		if cond(es) {
-			return es
+	var es convEvents
+	testkit.EventuallyNil(t, conv+": "+what, func() error {
+		if es = r.events(t, conv); !cond(es) {
+			return fmt.Errorf("the log holds:\n%s", es)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: timed out waiting for %s; the log holds:\n%s", conv, what, es)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
+	return es
 }
 
 // awaitAnswer waits for the assistant message whose text is text, the end
@@ -319,12 +323,15 @@ func TestAssistant(t *testing.T) {
 		`{"text":"p.txt is written."}`,
 	}, nil)
 	pend := rig.startConv(t, "pend", "c1")
-	// late's approvals time out after 5s: the timer must survive the
-	// restart too, or the call waits for ever.
+	// late's approvals time out after lateTimeout: the timer must survive
+	// the restart too, or the call waits for ever. Its approval is asked
+	// for last before the kill, which comes a moment later: lateTimeout is
+	// that moment many times over, however busy the machine.
+	const lateTimeout = 15 * time.Second
 	lateRoot := rig.newAssistantProject(t, "late", "tools: {\"*\": allow, write_file: ask}\n", []string{
 		`{"text":"Writing l.txt.","tool_calls":[{"id":"l1","name":"write_file","args":{"path":"l.txt","content":"LLL\n"}}]}`,
 		`{"text":"Nobody answered; l.txt is not written."}`,
-	}, map[string]string{".jido/config.yaml": "llm: {provider: scripted, model: demo, script: .jido/script.jsonl}\napproval_timeout_ms: 5000\n"})
+	}, map[string]string{".jido/config.yaml": fmt.Sprintf("llm: {provider: scripted, model: demo, script: .jido/script.jsonl}\napproval_timeout_ms: %d\n", lateTimeout.Milliseconds())})
 	late := rig.startConv(t, "late", "c1")
 	// slowArg is 30 seconds, spelled so that no other process has it.
 	slowArg := fmt.Sprintf("30.%05d", os.Getpid()%100000)
@@ -344,16 +351,16 @@ func TestAssistant(t *testing.T) {
 	rig.await(t, pend, "the approval request of p1", func(es convEvents) bool {
 		return len(es.call("conversation.tool.approval.requested", "p1")) == 1
 	})
-	rig.run(t, "conv", "send", late, "write l")
-	rig.await(t, late, "the approval request of l1", func(es convEvents) bool {
-		return len(es.call("conversation.tool.approval.requested", "l1")) == 1
-	})
 	rig.run(t, "conv", "send", slow, "sleep")
 	rig.await(t, slow, "s1 started", func(es convEvents) bool {
 		return len(es.call("conversation.tool.started", "s1")) == 1
 	})
+	rig.run(t, "conv", "send", late, "write l")
+	rig.await(t, late, "the approval request of l1", func(es convEvents) bool {
+		return len(es.call("conversation.tool.approval.requested", "l1")) == 1
+	})
 	deltas, deltasDone := rig.node.StartNATS(t, "sub", "jido.emit."+stream+".conversation.assistant.delta", "--count", "3")
-	waitFor(t, "the delta subscription", func() bool { return strings.Contains(deltas.String(), "Subscribing") })
+	testkit.Eventually(t, "the delta subscription", func() bool { return strings.Contains(deltas.String(), "Subscribing") })
 	rig.run(t, "conv", "send", stream, "talk slowly")
 	if err := deltasDone(); err != nil {
 		t.Fatalf("no deltas streamed: %v\n%s", err, deltas.String())
@@ -365,8 +372,10 @@ func TestAssistant(t *testing.T) {
 	if len(es.of("conversation.llm.requested")) != 1 || len(es.of("conversation.assistant.message")) != 0 {
 		t.Fatalf("the stream is not in flight at the kill:\n%s", es)
 	}
-	lateBefore := rig.events(t, late)
 	rig.node.Kill(t)
+	// What late's stream held at the kill, read from the dead node's data
+	// dir: exactly what crossed the restart.
+	lateBefore := logEntries(t, tools.Run(t, "log", "show", "conversation/"+late, "--limit", "0", "-o", "json", "--data-dir", rig.dataDir))
 	rig.restart(t)
 
 	t.Run("kill_during_tool", func(t *testing.T) {
@@ -391,21 +400,15 @@ func TestAssistant(t *testing.T) {
 		if _, err := os.Stat("/proc/self/cmdline"); err != nil {
 			t.Skip("no /proc to look for the command in")
 		}
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			pids := processesWith("sleep\x00" + slowArg + "\x00")
-			if len(pids) == 0 {
-				return
+		// Whatever still runs when the wait fails is killed: ours alone,
+		// no other process has slowArg.
+		defer killAll("sleep\x00" + slowArg + "\x00")
+		testkit.EventuallyNil(t, "the run_command of s1, recorded interrupted, to end with the node's kill -9", func() error {
+			if pids := processesWith("sleep\x00" + slowArg + "\x00"); len(pids) > 0 {
+				return fmt.Errorf("`sleep %s` (pids %v) still runs after the restart", slowArg, pids)
 			}
-			if time.Now().After(deadline) {
-				for _, pid := range pids {
-					// Ours alone: no other process has slowArg.
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
-				t.Fatalf("`sleep %s` (pids %v), the run_command of s1 recorded interrupted, still runs 10s after the node's kill -9 and restart", slowArg, pids)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return nil
+		})
 	})
 
 	t.Run("kill_during_stream", func(t *testing.T) {
@@ -452,8 +455,8 @@ func TestAssistant(t *testing.T) {
 	})
 
 	t.Run("approval_timeout_across_kill", func(t *testing.T) {
-		if len(lateBefore.call("conversation.tool.approval", "l1")) != 0 {
-			t.Skipf("l1 timed out before the kill; nothing crossed the restart:\n%s", lateBefore)
+		if len(lateBefore.call("conversation.tool.approval.requested", "l1")) != 1 || len(lateBefore.call("conversation.tool.approval", "l1")) != 0 {
+			t.Fatalf("l1 was not awaiting its approval at the kill (its timeout is %s, the kill came a moment after its request):\n%s", lateTimeout, lateBefore)
 		}
 		es := rig.awaitAnswer(t, late, "Nobody answered; l.txt is not written.")
 		if !es.has("conversation.tool.approval", `"call_id":"l1"`, `"decision":"deny"`, `"reason":"timeout"`) {
@@ -492,4 +495,12 @@ func processesWith(args string) []int {
 		}
 	}
 	return pids
+}
+
+// killAll kills every process whose command line holds args; args must
+// be the test's own (a random argument no other process has).
+func killAll(args string) {
+	for _, pid := range processesWith(args) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
 }

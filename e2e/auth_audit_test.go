@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // The attack audit of issue 12's permission model, through the binary.
@@ -33,7 +35,7 @@ func TestForgedReplySubjectIsRefused(t *testing.T) {
 		t.Fatalf("admin start: %s", out)
 	}
 	emits, _ := node.StartNATS(t, "--user", "boss", "--password", adminPW, "sub", "jido.emit.c1.>")
-	waitFor(t, "the emit subscription", func() bool { return strings.Contains(emits.String(), "Subscribing") })
+	testkit.Eventually(t, "the emit subscription", func() bool { return strings.Contains(emits.String(), "Subscribing") })
 	for _, c := range []struct{ subject, body, reply string }{
 		{"jido.api.agent.call", `{"id":"c1","type":"counter.increment","data":{"by":5}}`, "jido.emit.c1.counter.changed"},
 		{"jido.agent.c1.counter.increment", `{"by":7}`, "jido.emit.c1.forged"},
@@ -44,7 +46,7 @@ func TestForgedReplySubjectIsRefused(t *testing.T) {
 		if err != nil {
 			t.Fatalf("client pub %s --reply %s: %v\n%s", c.subject, c.reply, err, out)
 		}
-		waitFor(t, "the dead letter of the reply "+c.reply, func() bool {
+		testkit.Eventually(t, "the dead letter of the reply "+c.reply, func() bool {
 			out, _ := natsAs(t, node, "boss", adminPW, "req", "--raw", "jido.api.log.show", `{"stream":"dlq"}`)
 			return strings.Contains(out, `reply subject \"`+c.reply+`\"`) || strings.Contains(out, `reply subject \u0022`+c.reply)
 		})
@@ -57,7 +59,7 @@ func TestForgedReplySubjectIsRefused(t *testing.T) {
 	if out, err := natsAs(t, node, "app", clientPW, "req", "--raw", "jido.api.agent.call", `{"id":"c1","type":"counter.increment","data":{"by":1}}`); err != nil || !strings.Contains(out, `"count":1`) {
 		t.Fatalf("client call: %v\n%s", err, out)
 	}
-	waitFor(t, "the genuine emit", func() bool { return strings.Contains(emits.String(), `{"count":1}`) })
+	testkit.Eventually(t, "the genuine emit", func() bool { return strings.Contains(emits.String(), `{"count":1}`) })
 	if got := emits.String(); strings.Contains(got, "forged") || strings.Contains(got, `"ok":`) {
 		t.Fatalf("a reply was published on an emit subject:\n%s", got)
 	}
@@ -104,7 +106,7 @@ users:
 			t.Fatalf("client req %s: %v\n%s", c.subject, err, out)
 		}
 	}
-	waitFor(t, "the dead letters", func() bool {
+	testkit.Eventually(t, "the dead letters", func() bool {
 		out, _ := natsAs(t, node, "boss", adminPW, "req", "--raw", "jido.api.log.show", `{"stream":"dlq"}`)
 		return strings.Count(out, "a signal type of the runtime") >= 4
 	})
@@ -147,7 +149,7 @@ users:
 	admin("stream", "add", "KEEP", "--subjects", "keep.>", "--defaults")
 	admin("pub", "keep.a", "precious")
 	dlq, _ := node.StartNATS(t, "--user", "oncall", "--password", opPW, "--inbox-prefix", "_INBOX_oncall", "sub", "jido.dlq.>")
-	waitFor(t, "the operator's dead-letter subscription", func() bool { return strings.Contains(dlq.String(), "Subscribing") })
+	testkit.Eventually(t, "the operator's dead-letter subscription", func() bool { return strings.Contains(dlq.String(), "Subscribing") })
 	for _, c := range []struct{ subject, body, want string }{
 		{"jido.api.agent.start", `{"type":"counter","id":"c1"}`, `"status":"running"`},
 		{"jido.api.agent.stop", `{"id":"c1"}`, `"ok":true`},
@@ -172,7 +174,7 @@ users:
 	if out, _ := op("sub", ">", "--count", "1"); !strings.Contains(out, `Permissions Violation for Subscription to ">"`) {
 		t.Fatalf("operator sub >:\n%s", out)
 	}
-	waitFor(t, "a dead letter for each refused publish, naming the operator", func() bool {
+	testkit.Eventually(t, "a dead letter for each refused publish, naming the operator", func() bool {
 		got := dlq.String()
 		for _, subject := range refused {
 			if !strings.Contains(got, "user oncall may not publish to "+subject) {
@@ -239,7 +241,7 @@ func TestRefusedSubscriptionsAreDeadLetters(t *testing.T) {
 			t.Fatalf("client sub %s:\n%s", subject, out)
 		}
 	}
-	waitFor(t, "the dead letters of the refused subscriptions", func() bool {
+	testkit.Eventually(t, "the dead letters of the refused subscriptions", func() bool {
 		out, _ := natsAs(t, node, "boss", adminPW, "req", "--raw", "jido.api.log.show", `{"stream":"dlq"}`)
 		out = strings.ReplaceAll(out, `\u003e`, ">") // JSON may escape '>'
 		return strings.Contains(out, "user app may not subscribe to jido.dlq.> ") && strings.Contains(out, "user app may not subscribe to > ")

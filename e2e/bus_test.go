@@ -10,6 +10,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // reply decodes a JSON reply printed by `nats req --raw`.
@@ -50,7 +51,7 @@ func TestServeWithNATSCLI(t *testing.T) {
 
 	const badMessages = 4
 	cliSub, cliDone := node.StartNATS(t, "sub", "jido.dlq.>", "--count", "4")
-	waitFor(t, "the CLI subscription", func() bool {
+	testkit.Eventually(t, "the CLI subscription", func() bool {
 		// The CLI prints its "Subscribing on" banner once subscribed.
 		return strings.Contains(cliSub.String(), "Subscribing on")
 	})
@@ -152,7 +153,7 @@ func TestServeWithNATSCLI(t *testing.T) {
 	// Dead letters are appended to the log in batches, just after the
 	// sender was answered.
 	var reasons []string
-	waitFor(t, "the dead letters in the log", func() bool {
+	testkit.Eventually(t, "the dead letters in the log", func() bool {
 		reasons = dlqReasons(tools.Run(t, "log", "show", "dlq", "--json", "--nats-url", node.URL))
 		return len(reasons) >= len(bad)
 	})
@@ -170,16 +171,4 @@ func TestServeWithNATSCLI(t *testing.T) {
 		t.Fatalf("no clean stop in the log:\n%s", node.Logs())
 	}
 	checkDLQ(dlqReasons(tools.Run(t, "log", "show", "dlq", "--json", "--data-dir", node.DataDir)))
-}
-
-// waitFor polls cond until it holds or 30s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // The CLI audit of the issue "Operators": what a user of the NATS CLI
@@ -120,16 +122,16 @@ func TestCLIAuditTopWithoutATerminal(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	exited := startFollower(t, cmd)
 	frames := func() int { return strings.Count(stdout.String(), "agents: ") }
-	waitFor(t, "two frames", func() bool { return frames() >= 2 })
+	testkit.Eventually(t, "two frames", func() bool { return frames() >= 2 })
 	if err := node.Stop(t); err != nil {
 		t.Fatalf("serve did not stop cleanly: %v", err)
 	}
-	waitFor(t, "top to say it lost the node (stderr: "+stderr.String()+")", func() bool {
+	testkit.Eventually(t, "top to say it lost the node (stderr: "+stderr.String()+")", func() bool {
 		return strings.Contains(stderr.String(), "jido-bus top: lost the node")
 	})
 	StartNode(t, tools, dir, "--listen", strings.TrimPrefix(url, "nats://"))
 	runCLI(t, []string{"NATS_URL=" + url}, "agent", "start", "counter", "--id", "after-restart").must(t, "agent start")
-	waitFor(t, "a frame listing the agent started after the restart", func() bool {
+	testkit.Eventually(t, "a frame listing the agent started after the restart", func() bool {
 		return strings.Contains(stdout.String(), "after-restart")
 	})
 	if !strings.Contains(stderr.String(), "reconnected") {
@@ -161,7 +163,7 @@ func TestCLIAuditTopQuitsOnQ(t *testing.T) {
 	var stdout syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stdout
 	exited := startFollower(t, cmd)
-	waitFor(t, "a frame on the terminal", func() bool { return strings.Contains(stdout.String(), "agents: ") })
+	testkit.Eventually(t, "a frame on the terminal", func() bool { return strings.Contains(stdout.String(), "agents: ") })
 	if !strings.Contains(stdout.String(), "\x1b[H") {
 		t.Errorf("top on a terminal does not redraw in place:\n%q", stdout.String())
 	}
@@ -170,7 +172,7 @@ func TestCLIAuditTopQuitsOnQ(t *testing.T) {
 	}
 	// stdin stays open: q, not the end of input, is what ends top.
 	var exit error
-	waitFor(t, "top to quit on q", func() bool {
+	testkit.Eventually(t, "top to quit on q", func() bool {
 		select {
 		case exit = <-exited:
 			return true
@@ -203,16 +205,16 @@ func TestCLIAuditConvFollow(t *testing.T) {
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	exited := startFollower(t, cmd)
-	waitFor(t, "the timeline so far", func() bool { return strings.Contains(stdout.String(), "started") })
+	testkit.Eventually(t, "the timeline so far", func() bool { return strings.Contains(stdout.String(), "started") })
 
 	rig.run(t, "conv", "send", conv, "write a")
 	rig.await(t, conv, "the approval request of w1", func(es convEvents) bool {
 		return len(es.call("conversation.tool.approval.requested", "w1")) == 1
 	})
-	waitFor(t, "the tool call waiting (stdout: "+stdout.String()+")", func() bool { return strings.Contains(stdout.String(), "write_file") })
+	testkit.Eventually(t, "the tool call waiting (stdout: "+stdout.String()+")", func() bool { return strings.Contains(stdout.String(), "write_file") })
 	rig.run(t, "conv", "approve", conv, "w1")
 	rig.awaitAnswer(t, conv, "a.txt is written.")
-	waitFor(t, "the answer after the tool call (stdout: "+stdout.String()+")", func() bool {
+	testkit.Eventually(t, "the answer after the tool call (stdout: "+stdout.String()+")", func() bool {
 		return strings.Contains(stdout.String(), "a.txt is written.")
 	})
 	var calls []string
@@ -228,17 +230,17 @@ func TestCLIAuditConvFollow(t *testing.T) {
 	if err := rig.node.Stop(t); err != nil {
 		t.Fatalf("serve did not stop cleanly: %v", err)
 	}
-	waitFor(t, "conv follow to say it lost the node (stderr: "+stderr.String()+")", func() bool {
+	testkit.Eventually(t, "conv follow to say it lost the node (stderr: "+stderr.String()+")", func() bool {
 		return strings.Contains(stderr.String(), "jido-bus conv follow: lost the node")
 	})
 	rig.node = StartNode(t, tools, dir, "--listen", strings.TrimPrefix(url, "nats://"))
-	waitFor(t, "conv follow to reconnect (stderr: "+stderr.String()+")", func() bool {
+	testkit.Eventually(t, "conv follow to reconnect (stderr: "+stderr.String()+")", func() bool {
 		return strings.Contains(stderr.String(), "reconnected")
 	})
 	rig.run(t, "conv", "send", conv, "again")
 	rig.awaitAnswer(t, conv, "Back after the restart.")
 	item := regexp.MustCompile(`^\s*\d+  \S`)
-	waitFor(t, "the answer after the restart (stdout: "+stdout.String()+")", func() bool {
+	testkit.Eventually(t, "the answer after the restart (stdout: "+stdout.String()+")", func() bool {
 		for _, l := range strings.Split(stdout.String(), "\n") {
 			if item.MatchString(l) && strings.Contains(l, "Back after the restart.") {
 				return true
@@ -313,7 +315,7 @@ func TestCLIAuditInterrupt(t *testing.T) {
 		exited := startFollower(t, cmd)
 		// The first output (or, for await, its connection reaching the
 		// node) shows the command is under way.
-		waitFor(t, strings.Join(c.args, " ")+" under way", func() bool {
+		testkit.Eventually(t, strings.Join(c.args, " ")+" under way", func() bool {
 			if c.code == 0 {
 				return stdout.String() != ""
 			}
@@ -323,7 +325,7 @@ func TestCLIAuditInterrupt(t *testing.T) {
 			t.Fatal(err)
 		}
 		var err error
-		waitFor(t, strings.Join(c.args, " ")+" to end on Ctrl-C", func() bool {
+		testkit.Eventually(t, strings.Join(c.args, " ")+" to end on Ctrl-C", func() bool {
 			select {
 			case err = <-exited:
 				return true
@@ -379,11 +381,11 @@ func TestCLIAuditConvFollowWaits(t *testing.T) {
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	startFollower(t, cmd)
-	waitFor(t, "conv follow to say it waits (stderr: "+stderr.String()+")", func() bool {
+	testkit.Eventually(t, "conv follow to say it waits (stderr: "+stderr.String()+")", func() bool {
 		return strings.Contains(stderr.String(), "no conversation p1/later yet; waiting for it to start")
 	})
 	runCLI(t, env, "conv", "start", "p1", "--id", "later").must(t, "conv start")
-	waitFor(t, "the conversation's timeline", func() bool { return strings.Contains(stdout.String(), "started") })
+	testkit.Eventually(t, "the conversation's timeline", func() bool { return strings.Contains(stdout.String(), "started") })
 	if c := strings.Count(stderr.String(), "waiting"); c != 1 {
 		t.Errorf("conv follow said it waits %d times, want once:\n%s", c, stderr.String())
 	}
@@ -471,13 +473,13 @@ func TestCLIAuditFollowerRefusedAfterARestart(t *testing.T) {
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	exited := startFollower(t, cmd)
-	waitFor(t, "the first entry", func() bool { return strings.Contains(stdout.String(), `"seq":1`) })
+	testkit.Eventually(t, "the first entry", func() bool { return strings.Contains(stdout.String(), `"seq":1`) })
 
 	if err := node.Stop(t); err != nil {
 		t.Fatalf("serve did not stop cleanly: %v", err)
 	}
 	node = StartNode(t, tools, dir, "--listen", listen, "--token", "tok-b")
-	waitFor(t, "log tail -f to say it is refused (stderr: "+stderr.String()+")", func() bool {
+	testkit.Eventually(t, "log tail -f to say it is refused (stderr: "+stderr.String()+")", func() bool {
 		return strings.Contains(stderr.String(), "authorization failed")
 	})
 	if strings.Contains(stderr.String(), "tok-a") {
@@ -488,7 +490,7 @@ func TestCLIAuditFollowerRefusedAfterARestart(t *testing.T) {
 	}
 	StartNode(t, tools, dir, "--listen", listen, "--token", "tok-a")
 	runCLI(t, env, "agent", "call", "c1", "counter.increment", `{"by":1}`).must(t, "agent call")
-	waitFor(t, "log tail -f to follow again (stderr: "+stderr.String()+")", func() bool {
+	testkit.Eventually(t, "log tail -f to follow again (stderr: "+stderr.String()+")", func() bool {
 		return strings.Contains(stdout.String(), "counter.increment")
 	})
 	select {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // tryRun runs the jido-bus CLI with stdin not a terminal (/dev/null) and
@@ -121,7 +123,7 @@ func TestCLILogTailFollowsAcrossARestart(t *testing.T) {
 	caughtUp := func(what string) {
 		t.Helper()
 		want := head()
-		waitFor(t, fmt.Sprintf("log tail -f to print up to seq %d %s (stderr: %s)", want, what, stderr.String()), func() bool {
+		testkit.Eventually(t, fmt.Sprintf("log tail -f to print up to seq %d %s (stderr: %s)", want, what, stderr.String()), func() bool {
 			s := seqs()
 			return len(s) > 0 && s[len(s)-1] >= want
 		})
@@ -132,7 +134,7 @@ func TestCLILogTailFollowsAcrossARestart(t *testing.T) {
 	if err := node.Stop(t); err != nil {
 		t.Fatalf("serve did not stop cleanly: %v", err)
 	}
-	waitFor(t, "log tail -f to say it lost the node", func() bool { return strings.Contains(stderr.String(), "reconnecting") })
+	testkit.Eventually(t, "log tail -f to say it lost the node", func() bool { return strings.Contains(stderr.String(), "reconnecting") })
 	node = StartNode(t, tools, dir, "--listen", strings.TrimPrefix(url, "nats://"))
 	if node.URL != url {
 		t.Fatalf("the node came back at %s, not %s", node.URL, url)

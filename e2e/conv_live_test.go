@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // TestConversationEventsLive: with the real binary and the real NATS CLI,
@@ -23,7 +25,7 @@ func TestConversationEventsLive(t *testing.T) {
 	tools.Run(t, append([]string{"conv", "send", conv, "first"}, on...)...)
 
 	sub, subDone := node.StartNATS(t, "sub", "jido.emit."+conv+".conversation.>", "--count", "2")
-	waitFor(t, "the emit subscription", func() bool { return strings.Contains(sub.String(), "Subscribing") })
+	testkit.Eventually(t, "the emit subscription", func() bool { return strings.Contains(sub.String(), "Subscribing") })
 	tools.Run(t, append([]string{"conv", "send", conv, "hello live"}, on...)...)
 	if out := tools.Run(t, append([]string{"conv", "cancel", conv, "--reason", "enough"}, on...)...); !strings.Contains(out, "cancelled the turn of "+conv) {
 		t.Fatalf("conv cancel: %q", out)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // TestConversationThroughNATSCLI sends conversation events with the NATS
@@ -54,7 +56,7 @@ func TestConversationThroughNATSCLI(t *testing.T) {
 			} `json:"tool"`
 		} `json:"items"`
 	}
-	waitFor(t, "the timeline", func() bool {
+	testkit.Eventually(t, "the timeline", func() bool {
 		out := tools.Run(t, "conv", "show", conv, "--json", "--nats-url", node.URL)
 		var show struct {
 			State json.RawMessage `json:"state"`

@@ -20,6 +20,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus/codec"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/node"
 )
 
@@ -104,7 +105,7 @@ func TestCrashSuite(t *testing.T) {
 		if round == kills {
 			// The last incarnation lets recovery finish its work and stops
 			// cleanly.
-			waitFor(t, "recovered directives to run", func() bool { return idle(t, n) })
+			testkit.Eventually(t, "recovered directives to run", func() bool { return idle(t, n) })
 			if err := n.Stop(t); err != nil {
 				t.Fatalf("final stop: %v", err)
 			}

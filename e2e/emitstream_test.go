@@ -12,6 +12,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // startSecuredIn is startSecured on a data dir the test keeps, so that it
@@ -47,7 +49,7 @@ func TestEmitStreamThroughNATSCLI(t *testing.T) {
 	as("boss", adminPW, "req", "--raw", "jido.api.agent.start", `{"type":"counter","id":"c1"}`)
 	// Casts, nobody listening.
 	as("app", clientPW, "pub", "jido.agent.c1.counter.increment", `{"by":1}`, "--count", "20")
-	waitFor(t, "the 20 casts to be committed", func() bool {
+	testkit.Eventually(t, "the 20 casts to be committed", func() bool {
 		out, _ := natsAs(t, node, "app", clientPW, "req", "--raw", "jido.api.agent.state", `{"id":"c1"}`)
 		return strings.Contains(out, `"count":20`)
 	})
@@ -55,7 +57,7 @@ func TestEmitStreamThroughNATSCLI(t *testing.T) {
 	as("app", clientPW, "consumer", "add", "JIDO_EMITS", "billing", "--pull", "--deliver", "all", "--ack", "explicit",
 		"--filter", "jido.emit.c1.counter.changed", "--defaults")
 	var counts []int
-	waitFor(t, "the client to read 20 emits", func() bool {
+	testkit.Eventually(t, "the client to read 20 emits", func() bool {
 		out, err := natsAs(t, node, "app", clientPW, "consumer", "next", "JIDO_EMITS", "billing", "--count", "5", "--wait", "1s")
 		if err != nil && !strings.Contains(out, "timeout") {
 			t.Fatalf("nats consumer next as a client: %v\n%s", err, out)
@@ -142,7 +144,7 @@ func TestEmitStreamAfterKill(t *testing.T) {
 			}
 		}
 	}()
-	waitFor(t, "200 acknowledged calls", func() bool {
+	testkit.Eventually(t, "200 acknowledged calls", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(acked) >= 200

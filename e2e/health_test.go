@@ -9,6 +9,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // metricsBase returns http://HOST:PORT of the node's metrics listener, as
@@ -100,10 +101,10 @@ func TestNotReadyWithoutNATS(t *testing.T) {
 	if code, body := httpGet(t, base+"/readyz"); code != http.StatusOK {
 		t.Fatalf("/readyz with NATS up: %d %s", code, body)
 	}
-	srv.Shutdown()
+	_ = srv.Close()
 	var code int
 	var body string
-	waitFor(t, "/readyz to say NATS is gone", func() bool {
+	testkit.Eventually(t, "/readyz to say NATS is gone", func() bool {
 		code, body = httpGet(t, base+"/readyz")
 		return code == http.StatusServiceUnavailable
 	})

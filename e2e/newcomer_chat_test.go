@@ -2,11 +2,14 @@ package e2e
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // ptyChat is conv chat on a pseudo-terminal (script(1)), as a person
@@ -50,13 +53,12 @@ func (c *ptyChat) typeKeys(t *testing.T, keys string) {
 // await waits until the screen holds want n times.
 func (c *ptyChat) await(t *testing.T, want string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for strings.Count(c.text(), want) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("the chat does not show %q %d times; the screen:\n%s", want, n, c.text())
+	testkit.EventuallyNil(t, fmt.Sprintf("the chat to show %q %d times", want, n), func() error {
+		if screen := c.text(); strings.Count(screen, want) < n {
+			return fmt.Errorf("the screen:\n%s", screen)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // exitCode waits for the chat to end and returns its exit code.

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // The user's Go settings as they were when the test binary started, before
@@ -137,7 +139,7 @@ func startMakeRun(t *testing.T, checkout string, vars ...string) *makeRun {
 		}
 	})
 	ready := regexp.MustCompile(`msg="jido-bus ready" nats=(\S+)`)
-	waitFor(t, "make run to start the node", func() bool {
+	testkit.Eventually(t, "make run to start the node", func() bool {
 		select {
 		case err := <-r.exited:
 			t.Fatalf("make run exited: %v\n%s", err, r.out.String())

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // TestNewcomerOwnFolder: a folder of one's own, opened without a
@@ -73,7 +75,7 @@ func TestNewcomerOwnFolder(t *testing.T) {
 	}
 
 	node.NATS(t, "pub", "jido.agent.nosuch.counter.increment", "{}")
-	waitFor(t, "the dead letter of a signal to no agent", func() bool {
+	testkit.Eventually(t, "the dead letter of a signal to no agent", func() bool {
 		dlq := run("", "log", "show", "dlq")
 		return strings.Contains(dlq.stdout, "not_found") && strings.Contains(dlq.stdout, "jido.agent.nosuch.counter.increment") &&
 			strings.Contains(dlq.stdout, `no agent "nosuch"`) && strings.Contains(dlq.stdout, "REASON")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // metricValue returns the value of the sample `series` (name and labels,
@@ -71,7 +72,7 @@ func TestPlaneRequestWithoutReplyIsNotDone(t *testing.T) {
 	}
 	node.NATS(t, "pub", "jido.api.log.truncate", `{"stream":"agent/c1","before":4}`)
 	var dl map[string][]string
-	waitFor(t, "the dead letter of the request without a reply subject", func() bool {
+	testkit.Eventually(t, "the dead letter of the request without a reply subject", func() bool {
 		dl = dlqSubjects(t, node)
 		return len(dl[bus.ReasonInvalidRequest]) > 0
 	})
@@ -116,7 +117,7 @@ func TestPlaneRefusalsCountedOncePerArea(t *testing.T) {
 		}
 	}
 	want := float64(len(subjects))
-	waitFor(t, "every refusal counted", func() bool {
+	testkit.Eventually(t, "every refusal counted", func() bool {
 		return metricValue(t, base, `jido_dead_letters_total{reason="invalid_request"}`) >= want
 	})
 	for _, series := range []string{`jido_signals_refused_total{reason="invalid_request"}`, `jido_dead_letters_total{reason="invalid_request"}`} {
@@ -125,7 +126,7 @@ func TestPlaneRefusalsCountedOncePerArea(t *testing.T) {
 		}
 	}
 	var dl map[string][]string
-	waitFor(t, "every dead letter in the dlq stream", func() bool {
+	testkit.Eventually(t, "every dead letter in the dlq stream", func() bool {
 		dl = dlqSubjects(t, node)
 		return len(dl[bus.ReasonInvalidRequest]) >= len(subjects)
 	})
@@ -188,14 +189,14 @@ func TestPlaneReplySubjectIsNoWayAroundRoles(t *testing.T) {
 		t.Fatalf("a client publishing on jido.emit.>: %s, want a permissions violation", out)
 	}
 	emits, _ := node.StartNATS(t, "--user", "boss", "--password", adminPW, "sub", "jido.emit.victim.>")
-	waitFor(t, "the admin's subscription", func() bool { return strings.Contains(emits.String(), "Subscribing on") })
+	testkit.Eventually(t, "the admin's subscription", func() bool { return strings.Contains(emits.String(), "Subscribing on") })
 	for _, subject := range []string{"jido.api.ping", "jido.agent.c1.counter.increment"} {
 		if out, err := natsAs(t, node, "app", clientPW, "pub", subject, `{"by":1}`, "--reply", "jido.emit.victim.payment.approved"); err != nil {
 			t.Fatalf("client pub %s: %v %s", subject, err, out)
 		}
 	}
 	// The permissions violation above and the two requests.
-	waitFor(t, "the three refusals counted", func() bool {
+	testkit.Eventually(t, "the three refusals counted", func() bool {
 		return metricValue(t, base, `jido_signals_refused_total{reason="forbidden"}`) >= 3
 	})
 	if out, err := natsAs(t, node, "app", clientPW, "req", "--raw", "jido.api.agent.state", `{"id":"c1"}`); err != nil || !strings.Contains(out, `"version":0`) {
@@ -206,7 +207,7 @@ func TestPlaneReplySubjectIsNoWayAroundRoles(t *testing.T) {
 	if out, err := natsAs(t, node, "boss", adminPW, "pub", "jido.emit.victim.marker", "MARKER"); err != nil {
 		t.Fatalf("admin pub: %v %s", err, out)
 	}
-	waitFor(t, "the marker", func() bool { return strings.Contains(emits.String(), "MARKER") })
+	testkit.Eventually(t, "the marker", func() bool { return strings.Contains(emits.String(), "MARKER") })
 	if got := emits.String(); strings.Contains(got, `"ok"`) {
 		t.Fatalf("the node published on jido.emit.victim.payment.approved for a client:\n%s", got)
 	}
@@ -236,7 +237,7 @@ func TestPlaneBadInputCountedOnce(t *testing.T) {
 		}
 		want[c.reason]++
 	}
-	waitFor(t, "every refusal filed", func() bool {
+	testkit.Eventually(t, "every refusal filed", func() bool {
 		n := 0
 		for _, subjects := range dlqSubjects(t, node) {
 			n += len(subjects)

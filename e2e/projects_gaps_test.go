@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // runErr runs the CLI expecting it to fail; it returns the exit code and
@@ -108,7 +110,7 @@ func TestConvSendStartsAProjectConversation(t *testing.T) {
 		Conversations []struct{ Conv string }
 	}
 	// conv.ls reads the status read model, which follows the log.
-	waitFor(t, "conv.ls to list web/c7", func() bool {
+	testkit.Eventually(t, "conv.ls to list web/c7", func() bool {
 		if err := json.Unmarshal([]byte(node.NATS(t, "req", "jido.api.conv.ls", `{"project":"web"}`)), &convs); err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +129,7 @@ func TestConvSendStartsAProjectConversation(t *testing.T) {
 
 	// Closing the project stops its conversation (on_parent_death).
 	run("project", "close", "web")
-	waitFor(t, "the conversation to stop with its project", func() bool {
+	testkit.Eventually(t, "the conversation to stop with its project", func() bool {
 		return strings.Contains(run("log", "show", "conversation/web/c7", "--type", "jido.agent.stopped", "-o", "json"), "jido.agent.stopped")
 	})
 }

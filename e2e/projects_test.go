@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // writeProjectTree writes files (slash path → content) under dir.
@@ -108,7 +110,7 @@ func TestProjects(t *testing.T) {
 
 	// Editing a command is reloaded by the watcher and emitted with the diff.
 	sub, wait := node.StartNATS(t, "sub", "jido.emit.p1.project.assets.reloaded", "--count", "1")
-	waitFor(t, "nats sub subscribed", func() bool { return strings.Contains(sub.String(), "Subscribing on") })
+	testkit.Eventually(t, "nats sub subscribed", func() bool { return strings.Contains(sub.String(), "Subscribing on") })
 	writeProjectTree(t, proj, map[string]string{".jido/commands/hello.md": "---\ndescription: Say hello loudly.\n---\nHELLO $ARGUMENTS\n"})
 	if err := wait(); err != nil {
 		t.Fatalf("no project.assets.reloaded: %v\n%s", err, sub.String())

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // The README's recipes run here as they are written. A shell block that
@@ -201,8 +204,11 @@ func TestREADMERecipes(t *testing.T) {
 		_ = ex.Process.Signal(os.Interrupt)
 		_ = ex.Wait()
 	}()
-	waitFor(t, "the agent example to say it is up ("+exOut.String()+")", func() bool {
-		return strings.Contains(exOut.String(), "node up at")
+	testkit.EventuallyNil(t, "the agent example to say it is up", func() error {
+		if out := exOut.String(); !strings.Contains(out, "node up at") {
+			return fmt.Errorf("it printed %q", out)
+		}
+		return nil
 	})
 	r.replace["127.0.0.1:4223"] = agentAddr
 	r.run(t, recipes["agent"])

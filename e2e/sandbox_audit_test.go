@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // The run_command sandbox as an attacker meets it through the real binary
@@ -172,16 +174,10 @@ func TestSandboxChildrenDieWithTheCall(t *testing.T) {
 	// gone waits (with a bound) for every process with arg to be gone.
 	gone := func(t *testing.T, what, arg string) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for len(processesWith("sleep\x00"+arg+"\x00")) > 0 {
-			if time.Now().After(deadline) {
-				for _, pid := range processesWith("sleep\x00" + arg + "\x00") {
-					_ = syscall.Kill(pid, syscall.SIGKILL) // ours alone: no other process has arg
-				}
-				t.Fatalf("%s: `sleep %s` still runs 10s after the call ended", what, arg)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		defer killAll("sleep\x00" + arg + "\x00") // ours alone: no other process has arg
+		testkit.Eventually(t, what+": `sleep "+arg+"` to end with the call", func() bool {
+			return len(processesWith("sleep\x00"+arg+"\x00")) == 0
+		})
 	}
 	late := filepath.Join(r.proj, "late.txt")
 
@@ -221,7 +217,7 @@ func TestSandboxChildrenDieWithTheCall(t *testing.T) {
 		args, _ := json.Marshal(map[string]any{"argv": []string{"sh", "-c", child(c) + "sleep " + c}, "timeout": "60s"})
 		tryRun(append([]string{"project", "call", "p", "run_command", string(args)}, r.on...)...)
 	}()
-	waitFor(t, "the command's setsid child", func() bool { return len(processesWith("sleep\x00"+c+"\x00")) == 2 })
+	testkit.Eventually(t, "the command's setsid child", func() bool { return len(processesWith("sleep\x00"+c+"\x00")) == 2 })
 	r.node.Kill(t)
 	gone(t, "after the node's kill -9", c)
 	<-done

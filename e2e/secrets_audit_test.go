@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // The node's secrets stay in the node (issue 20, items 6–9): a command
@@ -193,7 +195,7 @@ func (m *modelServer) seen() []http.Header {
 // banner once subscribed.
 func subscribed(t *testing.T, out *syncBuffer) {
 	t.Helper()
-	waitFor(t, "the CLI subscription", func() bool { return strings.Contains(out.String(), "Subscribing on") })
+	testkit.Eventually(t, "the CLI subscription", func() bool { return strings.Contains(out.String(), "Subscribing on") })
 }
 
 // awaitLLMFailed sends text to conv and waits for count

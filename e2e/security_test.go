@@ -15,6 +15,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // natsAs runs the NATS CLI against node as user (with the inbox prefix
@@ -127,7 +128,7 @@ func TestClientRoleThroughNATSCLI(t *testing.T) {
 		t.Fatalf("c1 after the refused stop: %s", out)
 	}
 	// The dead letters, with the client's name.
-	waitFor(t, "the forbidden dead letters", func() bool {
+	testkit.Eventually(t, "the forbidden dead letters", func() bool {
 		out, _ := natsAs(t, node, "boss", adminPW, "req", "--raw", "jido.api.log.show", `{"stream":"dlq"}`)
 		return strings.Contains(out, `user app may not publish to jido.api.log.truncate`) &&
 			strings.Contains(out, `user app may not publish to jido.api.agent.stop`) &&

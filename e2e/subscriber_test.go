@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // buildSubscriber builds examples/subscriber, the README's recipe.
@@ -127,8 +129,11 @@ func TestSubscriberCatchesUpWithoutGap(t *testing.T) {
 	}
 	waitPrinted := func(s *subscriber, n int) {
 		t.Helper()
-		waitFor(t, fmt.Sprintf("the subscriber to print %d emits (it printed:\n%s)", n, s.out.String()), func() bool {
-			return strings.Count(s.out.String(), "\n") >= n
+		testkit.EventuallyNil(t, fmt.Sprintf("the subscriber to print %d emits", n), func() error {
+			if out := s.out.String(); strings.Count(out, "\n") < n {
+				return fmt.Errorf("it printed:\n%s", out)
+			}
+			return nil
 		})
 	}
 
@@ -164,26 +169,19 @@ func TestSubscriberCatchesUpWithoutGap(t *testing.T) {
 	// Settled: every emit's outcome is recorded, and the subscriber has
 	// printed as many as the log holds.
 	var want logEmits
-	settled := func() bool {
+	testkit.EventuallyNil(t, "every emit published and printed", func() error {
 		want = readLogEmits(t, "agent/c1", "--nats-url", url)
+		var unconfirmed []string
 		for _, e := range want.Emits {
 			if e.Status != "published" {
-				return false
+				unconfirmed = append(unconfirmed, e.Position+" "+e.Status)
 			}
 		}
-		return strings.Count(sub.out.String(), "\n") >= len(want.Emits)
-	}
-	for deadline := time.Now().Add(30 * time.Second); !settled(); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			var unconfirmed []string
-			for _, e := range want.Emits {
-				if e.Status != "published" {
-					unconfirmed = append(unconfirmed, e.Position+" "+e.Status)
-				}
-			}
-			t.Fatalf("the log holds %d emits, these not published: %v; the subscriber printed:\n%s", len(want.Emits), unconfirmed, sub.out.String())
+		if out := sub.out.String(); len(unconfirmed) > 0 || strings.Count(out, "\n") < len(want.Emits) {
+			return fmt.Errorf("the log holds %d emits, these not published: %v; the subscriber printed:\n%s", len(want.Emits), unconfirmed, out)
 		}
-	}
+		return nil
+	})
 	sub.stop(t)
 	got := sub.printed(t)
 	if len(got) != len(want.Emits) {
@@ -228,7 +226,7 @@ func TestLogEmitsWithNATSCLI(t *testing.T) {
 	// nats sub --headers-only shows each emit's position.
 	base := []string{"--user", "app", "--password", clientPW, "--inbox-prefix", "_INBOX_app"}
 	subOut, subDone := node.StartNATS(t, append(base, "sub", "jido.emit.c1.>", "--headers-only", "--count", "3")...)
-	waitFor(t, "the subscription", func() bool { return strings.Contains(subOut.String(), "Subscribing on") })
+	testkit.Eventually(t, "the subscription", func() bool { return strings.Contains(subOut.String(), "Subscribing on") })
 	admin("pub", "jido.agent.c1.counter.increment", `{"by":5}`, "--count", "3")
 	if err := subDone(); err != nil {
 		t.Fatalf("nats sub: %v\n%s", err, subOut.String())
@@ -284,8 +282,11 @@ func TestLogEmitsWithNATSCLI(t *testing.T) {
 		<-done
 	})
 	admin("pub", "jido.agent.c1.counter.increment", `{"by":1}`, "--count", "2")
-	waitFor(t, "log emits -f to print the two new emits (it printed:\n"+followed.String()+")", func() bool {
-		return strings.Count(followed.String(), `"type":"counter.changed"`) >= 2
+	testkit.EventuallyNil(t, "log emits -f to print the two new emits", func() error {
+		if out := followed.String(); strings.Count(out, `"type":"counter.changed"`) < 2 {
+			return fmt.Errorf("it printed:\n%s", out)
+		}
+		return nil
 	})
 	if s := followed.String(); !strings.Contains(s, `"count":16`) || !strings.Contains(s, `"count":17`) || strings.Contains(s, `"count":15`) {
 		t.Errorf("log emits -f after %s printed:\n%s", positions[2], s)

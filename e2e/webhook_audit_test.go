@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // pathRecorder is an HTTP server on 127.0.0.1 that records the paths it
@@ -235,9 +237,9 @@ func TestWebhookAuditDelivery(t *testing.T) {
 	start("hang", rcv.srv.URL+"/in/hang", `,"timeout":"1s","max_attempts":1`)
 	start("proxied", "http://hooks.example.invalid/in", `,"timeout":"5s","max_attempts":1`)
 
-	waitFor(t, "the delivery", func() bool { return slices.Contains(rcv.got(), "/in/ok") })
-	waitFor(t, "the redirect's failure", func() bool { return len(effectErrors(t, node, "redirect")) > 0 })
-	waitFor(t, "the hanging receiver's failure", func() bool { return len(effectErrors(t, node, "hang")) > 0 })
+	testkit.Eventually(t, "the delivery", func() bool { return slices.Contains(rcv.got(), "/in/ok") })
+	testkit.Eventually(t, "the redirect's failure", func() bool { return len(effectErrors(t, node, "redirect")) > 0 })
+	testkit.Eventually(t, "the hanging receiver's failure", func() bool { return len(effectErrors(t, node, "hang")) > 0 })
 
 	if errs := effectErrors(t, node, "redirect"); !strings.Contains(errs[0], "307") || !strings.Contains(errs[0], "not retried") {
 		t.Errorf("redirect: recorded %q, want a failure naming 307, not retried", errs)
@@ -248,7 +250,7 @@ func TestWebhookAuditDelivery(t *testing.T) {
 	if errs := effectErrors(t, node, "hang"); !strings.Contains(errs[0], "after 1 attempt") {
 		t.Errorf("hang: recorded %q, want a failure after 1 attempt", errs)
 	}
-	waitFor(t, "the unresolvable name's delivery to end", func() bool {
+	testkit.Eventually(t, "the unresolvable name's delivery to end", func() bool {
 		return len(effectErrors(t, node, "proxied")) > 0 || len(proxy.got()) > 0
 	})
 	if n := len(proxy.got()); n != 0 {
@@ -280,7 +282,7 @@ func TestWebhookAuditConnectTimeRecorded(t *testing.T) {
 		t.Fatalf("start = %v", r)
 	}
 	node.NATS(t, "req", "--raw", "jido.agent.c1.counter.increment", `{"by":1}`)
-	waitFor(t, "the recorded failure", func() bool { return len(effectErrors(t, node, "c1")) > 0 })
+	testkit.Eventually(t, "the recorded failure", func() bool { return len(effectErrors(t, node, "c1")) > 0 })
 	got := effectErrors(t, node, "c1")[0]
 	for _, want := range []string{"loopback", "--webhook-allow-private", "after 1 attempt"} {
 		if !strings.Contains(got, want) {

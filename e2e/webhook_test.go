@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jido-bus/jido-bus/bus/dispatch"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // hookReceiver is a webhook endpoint on 127.0.0.1 that keeps what it gets.
@@ -145,7 +146,7 @@ func TestWebhookGuardThroughTheBinary(t *testing.T) {
 			t.Fatalf("start = %v", r)
 		}
 		node.NATS(t, "req", "--raw", "jido.agent.c1.counter.increment", `{"by":2}`)
-		waitFor(t, "the webhook", func() bool { return len(rcv.requests()) > 0 })
+		testkit.Eventually(t, "the webhook", func() bool { return len(rcv.requests()) > 0 })
 		got := rcv.requests()[0]
 		if got.header.Get("Ce-Type") != "counter.changed" || !strings.Contains(got.body, `"count":2`) {
 			t.Fatalf("the receiver got %v %s", got.header, got.body)
@@ -170,7 +171,7 @@ func TestWebhookGuardThroughTheBinary(t *testing.T) {
 			t.Fatalf("start = %v", r)
 		}
 		node.NATS(t, "req", "--raw", "jido.agent.c1.counter.increment", `{"by":1}`)
-		waitFor(t, "the directive failure in the log", func() bool {
+		testkit.Eventually(t, "the directive failure in the log", func() bool {
 			return strings.Contains(node.Logs(), "directive failed") && strings.Contains(node.Logs(), "--webhook-allow-private")
 		})
 		if n := len(rcv.requests()); n != before {

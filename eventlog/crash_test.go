@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // TestPowerLoss appends from several goroutines on a crashable in-memory
@@ -50,7 +51,7 @@ func TestPowerLoss(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for crash := range 5 {
-		eventually(t, "more appends", func() bool { return acked[0].Load() > uint64(20*(crash+1)) })
+		testkit.Eventually(t, "more appends", func() bool { return acked[0].Load() > uint64(20*(crash+1)) })
 		var floor [writers]uint64
 		for w := range writers {
 			floor[w] = acked[w].Load()

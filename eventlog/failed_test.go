@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // walSyncFault fails every sync of a WAL file (*.log) while armed, as a
@@ -82,9 +83,9 @@ func TestSyncFailurePoisons(t *testing.T) {
 			}
 		})
 	}
-	eventually(t, "some appends", func() bool { return l.Durable() > 100 })
+	testkit.Eventually(t, "some appends", func() bool { return l.Durable() > 100 })
 	fault.armed.Store(true)
-	eventually(t, "an injected sync error", func() bool { return fault.injected.Load() > 0 })
+	testkit.Eventually(t, "an injected sync error", func() bool { return fault.injected.Load() > 0 })
 	fault.armed.Store(false) // the disk "has space again": the log stays failed
 	wg.Wait()
 	if err := l.Failed(); !errors.Is(err, ErrFailed) {

@@ -80,15 +80,3 @@ func mustAppend(t testing.TB, l *Log, stream string, events ...bus.Signal) Appen
 	}
 	return res
 }
-
-// eventually polls cond until it holds or a generous deadline passes.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"pgregory.net/rapid"
 )
 
@@ -61,7 +62,7 @@ func waitFilter(t testing.TB, l *Log) {
 	l.commitMu.Lock()
 	l.startFirstFilter()
 	l.commitMu.Unlock()
-	eventually(t, "the idempotency filter build", func() bool {
+	testkit.Eventually(t, "the idempotency filter build", func() bool {
 		l.commitMu.Lock()
 		defer l.commitMu.Unlock()
 		return l.building == nil

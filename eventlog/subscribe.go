@@ -201,8 +201,9 @@ func (s *Subscription) refill() (int, error) {
 }
 
 // Close ends the subscription; Next then returns ErrClosed. It does not
-// close the Log.
-func (s *Subscription) Close() {
+// close the Log, and returns nil: an io.Closer.
+func (s *Subscription) Close() error {
 	s.closed = true
 	s.buf = nil
+	return nil
 }

@@ -172,7 +172,7 @@ func newLoopBench(tb testing.TB, steps int, noSync bool) *loopBench {
 	}
 	lb.n = n
 	tb.Cleanup(func() {
-		if err := n.Close(10 * time.Second); err != nil {
+		if err := n.Shutdown(context.Background()); err != nil {
 			tb.Error(err)
 		}
 	})

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/eventlog"
@@ -23,7 +22,7 @@ import (
 func TestAProjectWithoutAModelIsToldHowToGetOne(t *testing.T) {
 	n := startNode(t, t.TempDir())
 	defer func() {
-		if err := n.Close(10 * time.Second); err != nil {
+		if err := n.Shutdown(context.Background()); err != nil {
 			t.Error(err)
 		}
 	}()

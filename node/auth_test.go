@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 func bcryptHash(t *testing.T, pw string) string {
@@ -45,7 +47,7 @@ func startWithUsers(t *testing.T, prefix string) *Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = n.Close(5 * time.Second) })
+	t.Cleanup(func() { _ = n.Shutdown(context.Background()) })
 	return n
 }
 
@@ -157,8 +159,7 @@ func TestRoles(t *testing.T) {
 
 	// Every refused publish is a dead letter: forbidden, subject, user.
 	var letters []string
-	deadline := time.Now().Add(10 * time.Second)
-	for len(letters) < refusals && time.Now().Before(deadline) {
+	testkit.Eventually(t, fmt.Sprintf("%d forbidden dead letters", refusals), func() bool {
 		letters = letters[:0]
 		for e, err := range n.Log().ReadStream(DeadLetterStream, eventlog.ReadOptions{}) {
 			if err != nil {
@@ -170,8 +171,8 @@ func TestRoles(t *testing.T) {
 				letters = append(letters, string(e.Event.Data()))
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(letters) >= refusals
+	})
 	if len(letters) != refusals {
 		t.Fatalf("%d dead letters, want %d: %v", len(letters), refusals, letters)
 	}
@@ -202,7 +203,7 @@ func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 // import into runtime/*: the reply is forbidden and a dead letter.
 func TestOwnStreamsForbidden(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	c := logapi.Client{NC: n.Conn(), Subjects: n.subjects, Timeout: 10 * time.Second}
 	ctx := context.Background()
 	if _, err := n.Runtime().Start(ctx, runtime.StartRequest{Type: "counter", ID: "c1"}); err != nil {
@@ -224,17 +225,13 @@ func TestOwnStreamsForbidden(t *testing.T) {
 	if info, err := n.Log().Stream(runtime.IndexStream); err != nil || info != before {
 		t.Fatalf("runtime/agents is %+v (%v) after the truncation and the import, was %+v", info, err, before)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.EventuallyNil(t, "two dead letters", func() error {
 		info, err := n.Log().Stream(DeadLetterStream)
-		if err == nil && info.Count == 2 {
-			break
+		if err == nil && info.Count != 2 {
+			err = fmt.Errorf("dead letters: %+v", info)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("dead letters: %+v %v, want 2", info, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err
+	})
 }
 
 // TestProtectedMode: without authentication the embedded server listens
@@ -244,7 +241,7 @@ func TestProtectedMode(t *testing.T) {
 	for _, listen := range []string{"0.0.0.0:0", "[::]:0", ":0"} {
 		n, err := Start(context.Background(), Config{DataDir: t.TempDir(), NoSync: true, NATS: NATSConfig{Listen: listen}})
 		if err == nil {
-			n.Close(5 * time.Second)
+			n.Shutdown(context.Background())
 			t.Fatalf("%s without auth started", listen)
 		}
 		if !errors.Is(err, ErrUnprotected) || !strings.Contains(err.Error(), "--config") || !strings.Contains(err.Error(), "JIDO_TOKEN") {
@@ -270,14 +267,14 @@ func TestProtectedMode(t *testing.T) {
 		if ping["insecure"] != nil {
 			t.Fatalf("ping of a protected node: %v", ping)
 		}
-		n.Close(5 * time.Second)
+		n.Shutdown(context.Background())
 	}
 	// A password without a user configures nobody: refused, on loopback
 	// too, rather than a server that takes anyone.
 	for _, nc := range []NATSConfig{{Listen: "127.0.0.1:0", Password: "pw"}, {Listen: "0.0.0.0:0", Password: "pw"}} {
 		n, err := Start(context.Background(), Config{DataDir: t.TempDir(), NoSync: true, NATS: nc})
 		if err == nil {
-			n.Close(5 * time.Second)
+			n.Shutdown(context.Background())
 			t.Fatalf("%+v started", nc)
 		}
 		if !strings.Contains(err.Error(), "--user") {
@@ -288,7 +285,7 @@ func TestProtectedMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	nc, err := nats.Connect(n.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -320,7 +317,7 @@ func TestTLSToNATSURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.Close(5 * time.Second)
+	n.Shutdown(context.Background())
 }
 
 // lockedBuffer is a log destination safe for the node's goroutines.
@@ -360,7 +357,7 @@ func TestSecretsInClearWarned(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%+v: %v", tc.nc, err)
 		}
-		n.Close(5 * time.Second)
+		n.Shutdown(context.Background())
 		if got := strings.Contains(buf.String(), "secrets travel in clear"); got != tc.warn {
 			t.Errorf("%+v: warned %v, want %v\n%s", tc.nc, got, tc.warn, buf.String())
 		}

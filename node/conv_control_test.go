@@ -67,7 +67,7 @@ func nodeConn(t *testing.T, n *Node) *nats.Conn {
 // refused, with nothing appended.
 func TestConvCancel(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	nc := nodeConn(t, n)
 	startOutsideDriven(t, n, "p1/c1")
 	if _, err := n.convSend(context.Background(), []byte(`{"conv":"p1/c1","text":"hello"}`)); err != nil {
@@ -114,7 +114,7 @@ func TestConvCancel(t *testing.T) {
 // to look at), a conversation that does not run, and bad members.
 func TestConvApproveRefusals(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	nc := nodeConn(t, n)
 	startOutsideDriven(t, n, "p1/c1")
 	if _, err := n.convSend(context.Background(), []byte(`{"conv":"p1/c1","text":"hello"}`)); err != nil {
@@ -146,7 +146,7 @@ func TestConvApproveRefusals(t *testing.T) {
 // answer is refused as not awaiting.
 func TestConvApprove(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	nc := nodeConn(t, n)
 	ctx := context.Background()
 	startOutsideDriven(t, n, "p1/c1")

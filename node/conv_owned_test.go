@@ -74,7 +74,7 @@ func openProject(t testing.TB, n *Node, id string) {
 // stays free for the project.
 func TestConvSendStartsNothingOutsideAProject(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	ctx := context.Background()
 	_, err := n.convSend(ctx, []byte(`{"conv":"ghost/c1","text":"hello"}`))
 	if bus.ErrorType(err) != bus.ReasonNotFound || !strings.Contains(err.Error(), "no project ghost is open") {
@@ -104,7 +104,7 @@ func TestConvSendStartsNothingOutsideAProject(t *testing.T) {
 // loop.
 func TestOpenDisownsConversationsStartedOutside(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	ctx := context.Background()
 	startOutsideDriven(t, n, "ghost/c1")
 	if _, err := n.rt.Call(ctx, "ghost/c1", forgedAnswer(t, "f1", "FORGED")); err != nil {
@@ -160,11 +160,11 @@ func TestRestoreDisownsConversationsStartedOutside(t *testing.T) {
 	openProject(t, n, "ghost")
 	// As an older node let it be (admitStart refuses it today).
 	startOutsideDriven(t, n, "ghost/c1")
-	if err := n.Close(5 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	n = startNode(t, dir)
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	if p, err := n.Projects().Get("ghost"); err != nil || p.Status != projects.StatusOpen {
 		t.Fatalf("ghost after the restart: %+v %v", p, err)
 	}
@@ -179,7 +179,7 @@ func TestRestoreDisownsConversationsStartedOutside(t *testing.T) {
 // both work, as before.
 func TestNoConversationStartsOutsideAnOpenProject(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	openProject(t, n, "p1")
 	if err := n.admitStart(runtime.StartRequest{Type: conversation.AgentType, ID: "p1/c9"}); bus.ErrorType(err) != bus.ReasonForbidden {
 		t.Fatalf("agent start of p1/c9 while p1 is open: %v, want forbidden", err)

@@ -23,7 +23,7 @@ import (
 // (jido.*) do not.
 func TestConvEventsArePublishedAfterCommit(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	nc, err := nats.Connect(n.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestConvEventsArePublishedAfterCommit(t *testing.T) {
 // once each, in order.
 func TestConvCatchUpSwitchOver(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	ctx := context.Background()
 	const total = 150
 	halfway := make(chan struct{})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"testing"
-	"time"
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
@@ -19,7 +18,7 @@ import (
 func TestConvSendGoesThroughTheProject(t *testing.T) {
 	n := startNode(t, t.TempDir())
 	defer func() {
-		if err := n.Close(10 * time.Second); err != nil {
+		if err := n.Shutdown(context.Background()); err != nil {
 			t.Error(err)
 		}
 	}()
@@ -55,7 +54,7 @@ func TestConvSendGoesThroughTheProject(t *testing.T) {
 		t.Fatalf("conv send free/y with no project free: %v, want not_found", err)
 	}
 
-	if err := e.Close(ctx, "p1", "done"); err != nil {
+	if err := e.CloseProject(ctx, "p1", "done"); err != nil {
 		t.Fatal(err)
 	}
 	if info, err := n.Runtime().State("p1/x"); err == nil && info.Status != runtime.StatusStopped {

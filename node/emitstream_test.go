@@ -13,6 +13,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/dispatch"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // emitStreamCfg starts nodes on dir with the emit stream es.
@@ -26,7 +27,7 @@ func startNodeWith(t *testing.T, cfg Config) *Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = n.Close(5 * time.Second) })
+	t.Cleanup(func() { _ = n.Shutdown(context.Background()) })
 	return n
 }
 
@@ -123,20 +124,16 @@ func TestEmitStreamKeepsEmits(t *testing.T) {
 
 func waitStreamMsgs(t *testing.T, s jetstream.Stream, want uint64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.EventuallyNil(t, fmt.Sprintf("the stream to hold %d messages", want), func() error {
 		info, err := s.Info(context.Background())
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		if info.State.Msgs >= want {
-			return
+		if info.State.Msgs < want {
+			return fmt.Errorf("it holds %d", info.State.Msgs)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the stream holds %d messages, want %d", info.State.Msgs, want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestEmitStreamStoresARepublishOnce: the same emit published again (as
@@ -202,7 +199,7 @@ func TestEmitStreamSettings(t *testing.T) {
 	if cfg.MaxAge != time.Hour || cfg.MaxBytes != 64<<20 {
 		t.Fatalf("max age %s, max bytes %d; want 1h, 64MiB", cfg.MaxAge, cfg.MaxBytes)
 	}
-	if err := n.Close(5 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	n = startNodeWith(t, emitStreamCfg(dir, EmitStreamConfig{On: true, MaxAge: EmitStreamNoAgeLimit, MaxBytes: 32 << 20}))
@@ -258,7 +255,7 @@ func TestEmitStreamConflict(t *testing.T) {
 			if _, err := jetstreamOf(t, n.Conn()).CreateStream(context.Background(), tc.cfg); err != nil {
 				t.Fatal(err)
 			}
-			if err := n.Close(5 * time.Second); err != nil {
+			if err := n.Shutdown(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			_, err = Start(context.Background(), emitStreamCfg(dir, EmitStreamConfig{On: true}))

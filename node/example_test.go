@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/agents/runtime"
@@ -43,7 +42,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 
 	rt := n.Runtime()
 	if _, err := rt.Start(ctx, runtime.StartRequest{Type: "greeter", ID: "g1"}); err != nil {

@@ -86,7 +86,7 @@ func gatewayRequests(t *testing.T, n *Node) []gateway.Request {
 func TestA2AGatewayScriptedTask(t *testing.T) {
 	n := startNode(t, t.TempDir())
 	defer func() {
-		if err := n.Close(10 * time.Second); err != nil {
+		if err := n.Shutdown(context.Background()); err != nil {
 			t.Error(err)
 		}
 	}()
@@ -209,13 +209,13 @@ func TestA2AGatewayResubscribeAfterRestart(t *testing.T) {
 		}
 	}
 	srv.Close()
-	if err := n.Close(10 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 
 	n = startNode(t, dir)
 	defer func() {
-		if err := n.Close(10 * time.Second); err != nil {
+		if err := n.Shutdown(context.Background()); err != nil {
 			t.Error(err)
 		}
 	}()

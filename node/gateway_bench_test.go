@@ -16,8 +16,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/frontdoor"
 	"github.com/jido-bus/jido-bus/projects"
-	"github.com/jido-bus/jido-bus/projects/gateway/frontdoor"
 	"github.com/jido-bus/jido-bus/projects/projectapi"
 )
 
@@ -129,7 +129,7 @@ func newGatewayBench(tb testing.TB, noSync bool) *gatewayBench {
 	}
 	gb.n = n
 	tb.Cleanup(func() {
-		if err := n.Close(10 * time.Second); err != nil {
+		if err := n.Shutdown(context.Background()); err != nil {
 			tb.Error(err)
 		}
 	})

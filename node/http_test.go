@@ -4,14 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/jido-bus/jido-bus/eventlog"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/jido-bus/jido-bus/projects/gateway/frontdoor"
+	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/frontdoor"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 func startHTTPNode(t *testing.T, h HTTPConfig) *Node {
@@ -52,7 +53,7 @@ func TestHTTPListener(t *testing.T) {
 	n := startHTTPNode(t, HTTPConfig{Listen: "127.0.0.1:0", Options: frontdoor.Options{Tokens: map[string]string{"tok-0123456789": "ci"}}})
 	url := n.HTTPURL()
 	if !strings.HasPrefix(url, "http://127.0.0.1:") {
-		_ = n.Close(5 * time.Second)
+		_ = n.Shutdown(context.Background())
 		t.Fatalf("HTTPURL() = %q, want http://127.0.0.1:PORT", url)
 	}
 	if code, body := httpGet(t, url+"/healthz", nil); code != 200 || !strings.Contains(body, `"ok"`) {
@@ -81,7 +82,7 @@ func TestHTTPListener(t *testing.T) {
 	if !strings.Contains(string(raw), `"http":"`+url+`"`) {
 		t.Errorf("ping = %s, want \"http\":%q", raw, url)
 	}
-	if err := n.Close(5 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	http.DefaultClient.CloseIdleConnections()
@@ -94,7 +95,7 @@ func TestHTTPListener(t *testing.T) {
 // refused (DNS rebinding), loopback names are not.
 func TestHTTPLoopbackHosts(t *testing.T) {
 	n := startHTTPNode(t, HTTPConfig{Listen: "127.0.0.1:0"})
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	defer http.DefaultClient.CloseIdleConnections()
 	for host, want := range map[string]int{"evil.example:80": 403, "localhost:1234": 200, "127.0.0.1": 200, "[::1]:9": 200} {
 		if code, body := httpGet(t, n.HTTPURL()+"/healthz", map[string]string{"Host": host}); code != want {
@@ -110,7 +111,7 @@ func TestHTTPProtectedMode(t *testing.T) {
 	for _, listen := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
 		n, err := Start(context.Background(), Config{DataDir: t.TempDir(), NATS: NATSConfig{DontListen: true}, NoSync: true, HTTP: HTTPConfig{Listen: listen}})
 		if err == nil {
-			_ = n.Close(5 * time.Second)
+			_ = n.Shutdown(context.Background())
 			t.Fatalf("HTTP on %s without a token started", listen)
 		}
 		if !errors.Is(err, ErrUnprotected) || !strings.Contains(err.Error(), "--http-token-env") {
@@ -118,7 +119,7 @@ func TestHTTPProtectedMode(t *testing.T) {
 		}
 	}
 	n := startHTTPNode(t, HTTPConfig{Listen: "0.0.0.0:0", Options: frontdoor.Options{Tokens: map[string]string{"tok-0123456789": "ci"}}})
-	_ = n.Close(5 * time.Second)
+	_ = n.Shutdown(context.Background())
 
 	for _, h := range []HTTPConfig{
 		{Listen: "127.0.0.1:0", Options: frontdoor.Options{AllowOrigins: []string{"null"}}},
@@ -126,7 +127,7 @@ func TestHTTPProtectedMode(t *testing.T) {
 	} {
 		n, err := Start(context.Background(), Config{DataDir: t.TempDir(), NATS: NATSConfig{DontListen: true}, NoSync: true, HTTP: h})
 		if err == nil {
-			_ = n.Close(5 * time.Second)
+			_ = n.Shutdown(context.Background())
 			t.Fatalf("%+v started", h)
 		}
 	}
@@ -137,7 +138,7 @@ func TestHTTPProtectedMode(t *testing.T) {
 // from, and without the token it carried.
 func TestHTTPRefusalsAreDeadLetters(t *testing.T) {
 	n := startHTTPNode(t, HTTPConfig{Listen: "127.0.0.1:0", Options: frontdoor.Options{Tokens: map[string]string{"tok-0123456789": "ci"}}})
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	if code, _ := httpGet(t, n.HTTPURL()+"/mcp/p1", map[string]string{"Authorization": "Bearer wrong-secret-token"}); code != 401 {
 		t.Fatalf("a wrong token: %d, want 401", code)
 	}
@@ -146,9 +147,9 @@ func TestHTTPRefusalsAreDeadLetters(t *testing.T) {
 	if code, _ := httpGet(t, n.HTTPURL()+"/a2a/nosuch/.well-known/agent-card.json", map[string]string{"Authorization": "Bearer tok-0123456789"}); code != 404 {
 		t.Fatalf("the card of a project not open: %d, want 404", code)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var found []string
+	var found []string
+	testkit.EventuallyNil(t, "two dead letters", func() error {
+		found = found[:0]
 		for e, err := range n.Log().ReadStream(DeadLetterStream, eventlog.ReadOptions{}) {
 			if errors.Is(err, eventlog.ErrNotFound) {
 				break // the dead letters are filed a moment after the answers
@@ -158,19 +159,15 @@ func TestHTTPRefusalsAreDeadLetters(t *testing.T) {
 			}
 			found = append(found, string(e.Event.Data()))
 		}
-		if len(found) == 2 {
-			d := found[0]
-			if !strings.Contains(d, `"reason":"unauthorized"`) || !strings.Contains(d, `"subject":"http GET /mcp/p1"`) || strings.Contains(d, "wrong-secret-token") {
-				t.Fatalf("dead letter %s: want reason unauthorized, the request named, no token", d)
-			}
-			if d := found[1]; !strings.Contains(d, `"reason":"not_found"`) || !strings.Contains(d, "/a2a/nosuch/") || strings.Contains(d, "tok-0123456789") {
-				t.Fatalf("dead letter %s: want reason not_found, the request named, no token", d)
-			}
-			return
+		if len(found) != 2 {
+			return fmt.Errorf("dead letters %v", found)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("dead letters %v, want two", found)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return nil
+	})
+	if d := found[0]; !strings.Contains(d, `"reason":"unauthorized"`) || !strings.Contains(d, `"subject":"http GET /mcp/p1"`) || strings.Contains(d, "wrong-secret-token") {
+		t.Fatalf("dead letter %s: want reason unauthorized, the request named, no token", d)
+	}
+	if d := found[1]; !strings.Contains(d, `"reason":"not_found"`) || !strings.Contains(d, "/a2a/nosuch/") || strings.Contains(d, "tok-0123456789") {
+		t.Fatalf("dead letter %s: want reason not_found, the request named, no token", d)
 	}
 }

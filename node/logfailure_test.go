@@ -41,7 +41,12 @@ func TestLogFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(time.Second)
+	defer func() {
+		// NATS may be gone: a second is enough to give up on the drain.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = n.Shutdown(ctx)
+	}()
 	ctx := context.Background()
 	if _, err := n.Runtime().Start(ctx, runtime.StartRequest{Type: "counter", ID: "c1"}); err != nil {
 		t.Fatal(err)

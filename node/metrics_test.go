@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -23,6 +24,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // constValues returns the string constants of the Go file at path whose
@@ -100,7 +102,7 @@ func value(m *dto.Metric) float64 {
 // a reason that never happened yet has a series to work on.
 func TestMetricsStartAtZeroForEveryLabel(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	for _, name := range []string{"jido_signals_refused_total", "jido_dead_letters_total"} {
 		got := series(t, n, name)
 		for _, reason := range constValues(t, "../bus/errors.go", "Reason") {
@@ -131,7 +133,7 @@ func TestBuildInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	got := series(t, n, "jido_build_info")
 	if len(got) != 1 {
 		t.Fatalf("jido_build_info %v, want one series", got)
@@ -156,7 +158,7 @@ func TestBuildInfo(t *testing.T) {
 // nothing else counted.
 func TestEveryRefusalIsCountedOnce(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	ctx := context.Background()
 	if _, err := n.Runtime().Start(ctx, runtime.StartRequest{Type: "counter", ID: "c1"}); err != nil {
 		t.Fatal(err)
@@ -202,8 +204,7 @@ func TestEveryRefusalIsCountedOnce(t *testing.T) {
 		bus.ReasonInvalidRequest:     1,
 		bus.ReasonTooLarge:           1,
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.EventuallyNil(t, fmt.Sprintf("%v counted once each, as refusals and as dead letters", want), func() error {
 		refused, dead := series(t, n, "jido_signals_refused_total"), series(t, n, "jido_dead_letters_total")
 		var wrong []string
 		for labels, v := range refused {
@@ -216,14 +217,11 @@ func TestEveryRefusalIsCountedOnce(t *testing.T) {
 				wrong = append(wrong, "dead letters "+labels+"="+strconv.FormatFloat(v, 'g', -1, 64))
 			}
 		}
-		if len(wrong) == 0 {
-			break
+		if len(wrong) != 0 {
+			return fmt.Errorf("wrong: %v", wrong)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("want %v counted once each, as refusals and as dead letters; wrong: %v", want, wrong)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // get fetches path from the node's metrics listener.
@@ -260,7 +258,7 @@ func pingReady(t *testing.T, n *Node) (bool, map[string]string) {
 // metrics listener and in ping.
 func TestHealthAndReadiness(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	if code, body := get(t, n, "/healthz"); code != http.StatusOK {
 		t.Fatalf("/healthz %d %s", code, body)
 	}
@@ -302,22 +300,23 @@ func TestNotReadyWhenNATSIsGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(time.Second)
+	defer func() {
+		// NATS may be gone: a second is enough to give up on the drain.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = n.Shutdown(ctx)
+	}()
 	if code, body := get(t, n, "/readyz"); code != http.StatusOK {
 		t.Fatalf("/readyz %d %s before NATS went away", code, body)
 	}
-	srv.Shutdown()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	_ = srv.Close()
+	testkit.EventuallyNil(t, "/readyz 503 naming nats", func() error {
 		code, body := get(t, n, "/readyz")
-		if code == http.StatusServiceUnavailable && strings.Contains(body, `"failing":["nats"]`) {
-			break
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, `"failing":["nats"]`) {
+			return fmt.Errorf("/readyz %d %s", code, body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz %d %s, want 503 naming nats", code, body)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	if code, body := get(t, n, "/healthz"); code != http.StatusOK {
 		t.Fatalf("/healthz %d %s: the process still serves", code, body)
 	}
@@ -335,7 +334,12 @@ func TestNotReadyWhenTheLogFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(time.Second)
+	defer func() {
+		// NATS may be gone: a second is enough to give up on the drain.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = n.Shutdown(ctx)
+	}()
 	defer fault.armed.Store(false)
 	ctx := context.Background()
 	if _, err := n.Runtime().Start(ctx, runtime.StartRequest{Type: "counter", ID: "c1"}); err != nil {

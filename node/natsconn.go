@@ -1,12 +1,12 @@
 package node
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"strconv"
-	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -172,7 +172,7 @@ func connect(cfg NATSConfig, subjects bus.Subjects, storeDir string, log *slog.L
 	}
 	nc, err := srv.Connect(opts...)
 	if err != nil {
-		srv.Shutdown()
+		_ = srv.Close()
 		return nil, err
 	}
 	url := "in-process"
@@ -229,8 +229,8 @@ func serverUsers(cfg NATSConfig, subjects bus.Subjects) ([]natsserver.User, erro
 }
 
 // drain lets in-flight messages finish and flushes what was published,
-// giving up after timeout.
-func (c *natsConn) drain(timeout time.Duration) error {
+// closing the connection when ctx ends first.
+func (c *natsConn) drain(ctx context.Context) error {
 	if c.nc.IsClosed() {
 		return nil
 	}
@@ -242,15 +242,15 @@ func (c *natsConn) drain(timeout time.Duration) error {
 	select {
 	case <-closed:
 		return nil
-	case <-time.After(timeout):
+	case <-ctx.Done():
 		c.nc.Close()
-		return fmt.Errorf("not drained after %s; closed", timeout)
+		return fmt.Errorf("not drained in time (%w); closed", context.Cause(ctx))
 	}
 }
 
 func (c *natsConn) close() {
 	c.nc.Close()
 	if c.srv != nil {
-		c.srv.Shutdown()
+		_ = c.srv.Close()
 	}
 }

@@ -9,14 +9,14 @@
 // projectapi), each told by the node what it needs of the others
 // (admission rules, hosts, hooks); the node's own are ping, its metrics
 // and health, and the dead letters of what it refuses. It may import
-// every package of the module below it (cmd → node → projects,
-// conversation/convapi → …); only cmd, bench, e2e and examples import it
-// (agents/layers_test.go checks both).
+// every package of the module below it (node → internal/frontdoor →
+// projects, conversation/convapi → …); only cmd, internal/bench, e2e and
+// examples import it (agents/layers_test.go checks both).
 //
 // Start order: data directory, NATS, log, agent types and runtime,
 // recovery of the agents, interrupted conversations resumed, the open
 // projects reopened, projections started (they catch up in the
-// background), then the bus starts taking input. Close reverses it: input
+// background), then the bus starts taking input. Shutdown reverses it: input
 // stops first (what NATS already sent is still handled), then the agents
 // commit what they took and the projections finish, NATS drains, the
 // stores close.
@@ -466,32 +466,42 @@ func (n *Node) guardTruncate(ctx context.Context, req logapi.TruncateRequest) er
 	return n.rt.PrepareTruncate(ctx, req.Stream, req.Before, req.DryRun)
 }
 
-// Close stops the node without losing input it took: its subscriptions
-// drain (the messages NATS has already sent it are handled), the agents
-// commit what their inboxes hold (agents are not stopped: they come back
-// on the next start) — both within drainTimeout, past which what is left
-// is refused with a dead letter — then the projections finish, NATS
-// drains within drainTimeout, the stores close.
-func (n *Node) Close(drainTimeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
-	defer cancel()
+// Shutdown stops the node without losing input it took: its
+// subscriptions drain (the messages NATS has already sent it are
+// handled), the agents commit what their inboxes hold (agents are not
+// stopped: they come back on the next start) — both until ctx ends, past
+// which what is left is refused with a dead letter — then the projections
+// finish, NATS drains, the stores close. NATS gets as long to drain as
+// ctx had left when Shutdown began (without a deadline, until the
+// connection's own drain timeout), even once ctx has ended: the
+// refusals made when it ended go out then.
+func (n *Node) Shutdown(ctx context.Context) error {
+	drainFor, bounded := time.Duration(0), false
+	if deadline, ok := ctx.Deadline(); ok {
+		drainFor, bounded = time.Until(deadline), true
+	}
 	// HTTP requests are input too: they stop first.
 	errs := []error{n.stopHTTP(ctx), n.stopInput(ctx), n.metrics.close()}
 	if n.projects != nil {
 		// Watchers stop before the agents they report to.
-		n.projects.Shutdown()
+		_ = n.projects.Close()
 	}
 	if n.assistant != nil {
 		// LLM calls and tools in flight stop unrecorded: the restart
 		// records them interrupted.
-		n.assistant.Close()
+		_ = n.assistant.Close()
 	}
 	if n.rt != nil {
 		// Refusals go out on NATS and into the dlq stream, both still open.
 		errs = append(errs, n.rt.Shutdown(ctx))
 	}
 	n.closeConvPublisher()
-	if err := n.conn.drain(drainTimeout); err != nil {
+	drainCtx, cancel := context.WithoutCancel(ctx), context.CancelFunc(func() {})
+	if bounded {
+		drainCtx, cancel = context.WithTimeout(drainCtx, drainFor)
+	}
+	defer cancel()
+	if err := n.conn.drain(drainCtx); err != nil {
 		errs = append(errs, fmt.Errorf("drain NATS: %w", err))
 	}
 	n.abort()
@@ -502,7 +512,7 @@ func (n *Node) Close(drainTimeout time.Duration) error {
 // and stops the publisher; it must run before NATS drains.
 func (n *Node) closeConvPublisher() {
 	if n.convPub != nil {
-		n.convPub.Close()
+		_ = n.convPub.Close()
 		n.convPub = nil
 	}
 }
@@ -522,16 +532,16 @@ func (n *Node) stopInput(ctx context.Context) error {
 func (n *Node) abort() {
 	n.closeConvPublisher()
 	if n.projects != nil {
-		n.projects.Shutdown()
+		_ = n.projects.Close()
 	}
 	if n.assistant != nil {
-		n.assistant.Close()
+		_ = n.assistant.Close()
 	}
 	if n.dlq != nil {
-		n.dlq.Close() // after NATS drained: no refusal is still being handled
+		_ = n.dlq.Close() // after NATS drained: no refusal is still being handled
 	}
 	if n.rt != nil {
-		_ = n.rt.Close()
+		_ = n.rt.Shutdown(context.Background())
 	}
 	n.webhooks.CloseIdleConnections()
 	if n.cancel != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestSecondNodeOnOnePrefixIsRefused: two nodes on one NATS server and
@@ -15,7 +14,7 @@ import (
 // prefix it starts.
 func TestSecondNodeOnOnePrefixIsRefused(t *testing.T) {
 	a := startNode(t, t.TempDir())
-	defer a.Close(5 * time.Second)
+	defer a.Shutdown(context.Background())
 	_, err := Start(context.Background(), Config{DataDir: t.TempDir(), NATS: NATSConfig{URL: a.URL()}, NoSync: true})
 	if err == nil || !strings.Contains(err.Error(), "already serves --prefix jido") || !strings.Contains(err.Error(), "--prefix") {
 		t.Fatalf("a second node on the prefix of a running one: %v, want it refused naming the prefix", err)
@@ -24,7 +23,7 @@ func TestSecondNodeOnOnePrefixIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a second node under another prefix: %v", err)
 	}
-	if err := b.Close(5 * time.Second); err != nil {
+	if err := b.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jido-bus/jido-bus/projects"
 )
@@ -24,7 +23,7 @@ func TestOpenAtStart(t *testing.T) {
 	if _, err := n.Projects().Get("p1"); err != nil {
 		t.Fatalf("p1 after Start: %v", err)
 	}
-	if err := n.Close(5 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if n, err = start(projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
@@ -33,13 +32,13 @@ func TestOpenAtStart(t *testing.T) {
 	if got := n.ProjectOn(root); got != "p1" {
 		t.Fatalf("ProjectOn(root) = %q, want p1", got)
 	}
-	if err := n.Close(5 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	missing := root + "/nope"
 	if n, err = start(projects.OpenRequest{Root: missing}); err == nil || !strings.Contains(err.Error(), missing) {
 		if n != nil {
-			n.Close(5 * time.Second)
+			n.Shutdown(context.Background())
 		}
 		t.Fatalf("a root that does not exist: %v, want a failed start naming it", err)
 	}
@@ -48,5 +47,5 @@ func TestOpenAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.Close(5 * time.Second)
+	n.Shutdown(context.Background())
 }

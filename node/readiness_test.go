@@ -59,7 +59,7 @@ func TestNotReadyUntilTheControlPlaneAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := <-started
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	if code != http.StatusServiceUnavailable || !strings.Contains(body, `"recovery"`) {
 		t.Fatalf("/readyz while the node is still starting (the control plane not subscribed yet): %d %s, want 503 naming recovery", code, body)
 	}
@@ -87,7 +87,7 @@ func getURL(t *testing.T, url string) (int, string) {
 // (a POST is a mistake or a probe of what the listener does).
 func TestHealthEndpointsAnswerGETOnly(t *testing.T) {
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	base := "http://" + n.metrics.ln.Addr().String()
 	for _, path := range []string{"/healthz", "/readyz"} {
 		for _, method := range []string{http.MethodGet, http.MethodHead} {

@@ -50,7 +50,9 @@ func TestStartRefusesHandingOutTheNodesSecrets(t *testing.T) {
 	// Through Start: an error, nothing running.
 	t.Setenv("JIDO_PASSWORD", "admin-pw-value")
 	if n, err := Start(context.Background(), Config{DataDir: t.TempDir(), NATS: NATSConfig{DontListen: true}, CommandEnv: []string{"JIDO_PASSWORD"}}); err == nil {
-		_ = n.Close(0)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // nothing to wait for: it should not have started
+		_ = n.Shutdown(ctx)
 		t.Fatal("a node started that lets commands inherit JIDO_PASSWORD")
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestStartErrors: every way a start fails that an operator meets (the
@@ -32,7 +31,7 @@ func TestStartErrors(t *testing.T) {
 
 	held := t.TempDir()
 	first := startNode(t, held)
-	defer first.Close(5 * time.Second)
+	defer first.Shutdown(context.Background())
 
 	aFile := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(aFile, []byte("x"), 0o644); err != nil {
@@ -65,7 +64,7 @@ func TestStartErrors(t *testing.T) {
 				n, err = Start(context.Background(), c.cfg)
 			}()
 			if err == nil {
-				n.Close(5 * time.Second)
+				n.Shutdown(context.Background())
 				t.Fatal("Start succeeded")
 			}
 			if n != nil {

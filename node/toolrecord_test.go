@@ -12,15 +12,14 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/frontdoor"
 	"github.com/jido-bus/jido-bus/projects"
-	"github.com/jido-bus/jido-bus/projects/gateway/frontdoor"
 )
 
 // fullOn is a filesystem whose WAL writes fail, as on a full disk, from
@@ -111,7 +110,7 @@ func TestToolCallOnFullDisk(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				defer n.Close(5 * time.Second)
+				defer n.Shutdown(context.Background())
 				ctx := context.Background()
 				if _, err := n.Projects().Open(ctx, projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
 					t.Fatal(err)
@@ -138,13 +137,13 @@ func TestToolCallOnFullDisk(t *testing.T) {
 				if !fs.hit.Load() {
 					t.Fatal("no write failed: the test did not test")
 				}
-				_ = n.Close(5 * time.Second)
+				_ = n.Shutdown(context.Background())
 
 				n2, err := Start(ctx, Config{DataDir: data, NATS: NATSConfig{DontListen: true}, NoSync: true})
 				if err != nil {
 					t.Fatal(err)
 				}
-				defer n2.Close(5 * time.Second)
+				defer n2.Shutdown(context.Background())
 				var got []string
 				for e, err := range n2.Log().ReadStream(projects.Stream("p1"), eventlog.ReadOptions{Types: "project.tool.**"}) {
 					if err != nil {
@@ -201,7 +200,7 @@ func TestAssetReloadOnFullDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	e := n.Projects()
 	if _, err := e.Open(context.Background(), projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
 		t.Fatal(err)

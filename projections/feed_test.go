@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // seqMemo is what prepared reads: the entry's global sequence, computed
@@ -80,7 +81,7 @@ func TestPreparedFoldsAcrossBatches(t *testing.T) {
 	defer stop()
 	for round := rounds; round < rounds+5; round++ {
 		appendRound(t, l, round, keys)
-		waitFor(t, "follow", caughtUp(r))
+		testkit.Eventually(t, "follow", caughtUp(r))
 	}
 	expectTallies(t, r, l)
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // fullDisk fails every write and sync of a WAL file while armed, as a
@@ -71,7 +73,7 @@ func TestStoreOnAFullDiskFailsItsCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := runInBackground(t, r)
-	waitFor(t, "catch-up", caughtUp(r))
+	testkit.Eventually(t, "catch-up", caughtUp(r))
 	disk.armed.Store(true)
 	appendRound(t, l, 1, 3)
 	select {

@@ -136,15 +136,3 @@ func getTally(t testing.TB, r *Runner, key string) tallyState {
 	}
 	return decodeTally(t, st.State)
 }
-
-// waitFor polls cond until it holds or 20 s pass.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}

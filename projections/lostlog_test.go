@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // TestCheckpointPastTheLogRebuilds: when the log comes back shorter than
@@ -23,7 +25,7 @@ func TestCheckpointPastTheLogRebuilds(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := runInBackground(t, r)
-	waitFor(t, "catch-up", caughtUp(r))
+	testkit.Eventually(t, "catch-up", caughtUp(r))
 	stop()
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -45,6 +47,6 @@ func TestCheckpointPastTheLogRebuilds(t *testing.T) {
 	}
 	stop = runInBackground(t, r)
 	defer stop()
-	waitFor(t, "catch-up", caughtUp(r))
+	testkit.Eventually(t, "catch-up", caughtUp(r))
 	expectTallies(t, r, l)
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"testing"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // runInBackground starts r.Run and returns a function that stops it and
@@ -61,13 +63,13 @@ func TestRunnerCatchesUpThenFollows(t *testing.T) {
 	}
 	stop := runInBackground(t, r)
 	defer stop()
-	waitFor(t, "catch-up", caughtUp(r))
+	testkit.Eventually(t, "catch-up", caughtUp(r))
 	expectTallies(t, r, l)
 
 	for round := 20; round < 30; round++ {
 		appendRound(t, l, round, 12) // two new keys
 	}
-	waitFor(t, "follow", caughtUp(r))
+	testkit.Eventually(t, "follow", caughtUp(r))
 	expectTallies(t, r, l)
 	st := r.Status()
 	if st[0].Name != "tally" || st[0].Keys != 12 || st[0].Applied != 20*10+10*12 || !st[0].Running {
@@ -162,14 +164,14 @@ func TestRebuildOnDemandAndOnVersionChange(t *testing.T) {
 	}
 	stop := runInBackground(t, r)
 	defer stop()
-	waitFor(t, "catch-up", caughtUp(r))
+	testkit.Eventually(t, "catch-up", caughtUp(r))
 	if err := r.Rebuild("tally"); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Rebuild("nope"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Rebuild of an unknown projection: %v", err)
 	}
-	waitFor(t, "rebuild", caughtUp(r))
+	testkit.Eventually(t, "rebuild", caughtUp(r))
 	expectTallies(t, r, l) // Bad would count entries folded twice into kept states
 	if st := r.Status()[0]; st.Applied != 50 || st.Keys != 5 {
 		t.Errorf("after rebuild: %+v", st)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // TestCatchUpEndsOnALogWithNothingSelected is issue 11 defect 13: on a log
@@ -76,13 +78,13 @@ func TestFollowAdvancesPastUnselectedEntries(t *testing.T) {
 			stop := runInBackground(t, r)
 			defer stop()
 			appendRound(t, l, 0, 3)
-			waitFor(t, "catch-up", caughtUp(r))
+			testkit.Eventually(t, "catch-up", caughtUp(r))
 			selected := l.Durable()
 			for i := range 5 {
 				if _, err := l.Append(context.Background(), "agent/counter", 0, testSig("other.ev", fmt.Sprintf("o%d", i))); err != nil {
 					t.Fatal(err)
 				}
-				waitFor(t, "lag 0 after an unselected entry", func() bool {
+				testkit.Eventually(t, "lag 0 after an unselected entry", func() bool {
 					st := r.Status()
 					return st[0].Lag == 0 && st[0].Position == l.Durable()
 				})

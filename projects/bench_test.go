@@ -65,7 +65,7 @@ func BenchmarkToolCallThroughEngine(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer n.Close(10 * time.Second)
+			defer n.Shutdown(context.Background())
 			info, err := n.Projects().Open(ctx, projects.OpenRequest{Root: dir, ID: "bench"})
 			if err != nil {
 				b.Fatal(err)
@@ -88,7 +88,7 @@ func BenchmarkToolCallThroughEngine(b *testing.B) {
 			if got != 2*calls {
 				b.Fatalf("%d calls left %d project.tool.* entries, want %d", calls, got, 2*calls)
 			}
-			if err := n.Projects().Close(ctx, info.ID, "benchmark done"); err != nil {
+			if err := n.Projects().CloseProject(ctx, info.ID, "benchmark done"); err != nil {
 				b.Fatal(err)
 			}
 		})

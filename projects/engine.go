@@ -95,7 +95,7 @@ type Engine struct {
 
 	mu       sync.Mutex
 	projects map[string]*project // open, or listed with the error that kept them from reopening
-	places   map[string]place    // project id → its root's place, from the start of Open until Close
+	places   map[string]place    // project id → its root's place, from the start of Open until CloseProject
 	closed   bool
 
 	watchers assetWatchers // OnAssetsChanged
@@ -371,11 +371,11 @@ func (e *Engine) List() []ProjectInfo {
 	return out
 }
 
-// Close closes project id: project.stopped is committed (and its agent
-// stops, as it decides, its conversations with it: Close returns once
-// they have stopped), the watcher stops and the root is released.
-// A project listed with an error is closed the same way.
-func (e *Engine) Close(ctx context.Context, id, reason string) error {
+// CloseProject closes project id: project.stopped is committed (and its
+// agent stops, as it decides, its conversations with it: CloseProject
+// returns once they have stopped), the watcher stops and the root is
+// released. A project listed with an error is closed the same way.
+func (e *Engine) CloseProject(ctx context.Context, id, reason string) error {
 	p, err := e.lookup(id)
 	if err != nil {
 		return err
@@ -388,7 +388,7 @@ func (e *Engine) Close(ctx context.Context, id, reason string) error {
 		return fmt.Errorf("close project %s: %w", id, err)
 	}
 	// The agent stops as it decided (a Stop directive, run after the
-	// commit); wait for it, so the id is free when Close returns.
+	// commit); wait for it, so the id is free when CloseProject returns.
 	wctx, cancel := context.WithTimeout(ctx, e.cfg.CommitTimeout)
 	_, err = e.rt.Await(wctx, id)
 	cancel()
@@ -410,10 +410,11 @@ func (e *Engine) Close(ctx context.Context, id, reason string) error {
 	return nil
 }
 
-// Shutdown stops every watcher and releases every root, leaving the
+// Close stops every watcher and releases every root, leaving the
 // projects open in the log: they come back at the next start. Open is
-// refused from then on.
-func (e *Engine) Shutdown() {
+// refused from then on. Nothing is waited for: it returns nil, and is
+// an io.Closer.
+func (e *Engine) Close() error {
 	e.mu.Lock()
 	e.closed = true
 	ps := make([]*project, 0, len(e.projects))
@@ -426,6 +427,7 @@ func (e *Engine) Shutdown() {
 	for _, p := range ps {
 		p.release()
 	}
+	return nil
 }
 
 // send hands the project agent id one of the engine's signals and waits

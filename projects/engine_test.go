@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/node"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/tools"
@@ -37,7 +39,7 @@ func startNode(t *testing.T, dataDir string, watch bool) *node.Node {
 
 func closeNode(t *testing.T, n *node.Node) {
 	t.Helper()
-	if err := n.Close(10 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Errorf("close node: %v", err)
 	}
 }
@@ -133,7 +135,7 @@ func TestOpenGetListClose(t *testing.T) {
 		t.Fatalf("agent state: %s", st.State)
 	}
 
-	if err := e.Close(ctx, "p1", ""); err != nil {
+	if err := e.CloseProject(ctx, "p1", ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Get("p1"); bus.ErrorType(err) != bus.ReasonNotFound {
@@ -306,17 +308,12 @@ func TestWatcherRecordsAnEdit(t *testing.T) {
 		t.Fatal("the project is not watched")
 	}
 	writeFiles(t, dir, map[string]string{".jido/commands/new.md": "New.\n"})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		types, _ := entries(t, n, "p1")
-		if slices.Contains(types, projects.TypeAssetsReloaded) {
-			break
+	testkit.EventuallyNil(t, projects.TypeAssetsReloaded+" after an edit", func() error {
+		if types, _ := entries(t, n, "p1"); !slices.Contains(types, projects.TypeAssetsReloaded) {
+			return fmt.Errorf("stream: %v", types)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s after an edit; stream: %v", projects.TypeAssetsReloaded, types)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestRestartBringsProjectsBack(t *testing.T) {
@@ -362,19 +359,14 @@ func TestRestartBringsProjectsBack(t *testing.T) {
 	if want := []string{projects.TypeStarted, projects.TypeAssetsLoaded, projects.TypeStarted, projects.TypeAssetsReloaded, projects.TypeToolStarted, projects.TypeToolCompleted}; !slices.Equal(types, want) {
 		t.Fatalf("stream: %v, want %v", types, want)
 	}
-	if err := e.Close(ctx, "p2", "root gone"); err != nil {
+	if err := e.CloseProject(ctx, "p2", "root gone"); err != nil {
 		t.Fatalf("close a project in error: %v", err)
 	}
-	if _, err := n.Runtime().State("p2"); err == nil {
-		// Its agent stops as it decides the close; wait for it.
-		deadline := time.Now().Add(10 * time.Second)
-		for ; err == nil && time.Now().Before(deadline); _, err = n.Runtime().State("p2") {
-			time.Sleep(5 * time.Millisecond)
-		}
-		if err == nil {
-			t.Fatal("the agent of a closed project still runs")
-		}
-	}
+	// Its agent stops as it decides the close.
+	testkit.Eventually(t, "the agent of a closed project to stop", func() bool {
+		_, err := n.Runtime().State("p2")
+		return err != nil
+	})
 }
 
 // TestAgentRefusesAnotherRoot: the root is fixed when the agent starts; a

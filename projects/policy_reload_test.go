@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/node"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assets"
@@ -242,17 +243,12 @@ func TestPolicyFileWatched(t *testing.T) {
 	if err := os.Rename(filepath.Join(dir, ".jido"), filepath.Join(dir, "jido-away")); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		types, _ := entries(t, n, "p1")
-		if slices.Contains(types, projects.TypePolicyRefused) {
-			break
+	testkit.EventuallyNil(t, "project.policy.refused once the data dir was gone", func() error {
+		if types, _ := entries(t, n, "p1"); !slices.Contains(types, projects.TypePolicyRefused) {
+			return fmt.Errorf("stream: %v", types)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no project.policy.refused once the data dir was gone: %v", types)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	if got := callErr(t, e, "p1", "write_file", `{"path":"o.txt","content":"x"}`); got != "denied" {
 		t.Fatalf("with the data dir gone, write_file: %q (the defaults were taken)", got)
 	}

@@ -57,7 +57,7 @@ func TestRootGoneWhileOpen(t *testing.T) {
 			if slices.Contains(types, projects.TypeAssetsReloaded) {
 				t.Fatalf("the root's loss was recorded as a reload: %v", types)
 			}
-			if err := e.Close(ctx, "p1", "gone"); err != nil {
+			if err := e.CloseProject(ctx, "p1", "gone"); err != nil {
 				t.Fatalf("close: %v", err)
 			}
 			if _, err := e.Get("p1"); bus.ErrorType(err) != bus.ReasonNotFound {

@@ -57,7 +57,7 @@ func TestOpenRefusesNestedRoots(t *testing.T) {
 		t.Fatalf("open a sibling of outer: %v", err)
 	}
 	// Inner first, then outer.
-	if err := e.Close(ctx, "outer", ""); err != nil {
+	if err := e.CloseProject(ctx, "outer", ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := open(inner, "inner"); err != nil {
@@ -145,7 +145,7 @@ func TestOpenSeesThroughBindMounts(t *testing.T) {
 	if _, err := e.Open(ctx, projects.OpenRequest{Root: sameAsInner, ID: "inner"}); bus.ErrorType(err) != bus.ReasonInvalidRequest {
 		t.Fatalf("open a bind mount of a folder inside outer: %v, want invalid_request", err)
 	}
-	if err := e.Close(ctx, "outer", ""); err != nil {
+	if err := e.CloseProject(ctx, "outer", ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.Open(ctx, projects.OpenRequest{Root: sameAsInner, ID: "inner"}); err != nil {

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jido-bus/jido-bus/node"
 	"github.com/jido-bus/jido-bus/projects"
@@ -78,7 +77,7 @@ func TestSandboxRulesReachTheProjects(t *testing.T) {
 		}
 	}
 	check(n)
-	if err := n.Close(10 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	n = start()

@@ -52,7 +52,7 @@ func TestStreamEntriesMatchTheirSchemas(t *testing.T) {
 	if _, err := e.Reload(ctx, "p1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Close(ctx, "p1", "done"); err != nil {
+	if err := e.CloseProject(ctx, "p1", "done"); err != nil {
 		t.Fatal(err)
 	}
 	var seen []string

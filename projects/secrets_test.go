@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/node"
@@ -119,7 +118,7 @@ func TestRestartWithANarrowerCommandEnv(t *testing.T) {
 	if _, err := n.Projects().Open(context.Background(), projects.OpenRequest{Root: dir, ID: "p1", Policy: []byte(`{"commands":{"env":["PATH","GOPATH"]}}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Close(10 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	n = start("PATH")

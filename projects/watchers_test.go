@@ -40,7 +40,7 @@ func TestOnAssetsChanged(t *testing.T) {
 	if r, err := e.Reload(ctx, "p1"); err != nil || !r.Changed {
 		t.Fatalf("reload: %+v %v", r, err)
 	}
-	if err := e.Close(ctx, "p1", ""); err != nil {
+	if err := e.CloseProject(ctx, "p1", ""); err != nil {
 		t.Fatal(err)
 	}
 	cancel()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // gatedStore holds back the appends to one stream until its gate opens,
@@ -59,7 +60,9 @@ func (h *harness) gateAppends(id string) *gatedStore {
 }
 
 // queueBehindCommit casts first, waits until its commit is held at the
-// gate, then casts the rest, so that they wait in the agent's inbox.
+// gate (in the store, past the agent's own checks: a shutdown that halts
+// the agent then no longer refuses it), then casts the rest, so that they
+// wait in the agent's inbox.
 func (h *harness) queueBehindCommit(id string, first bus.Signal, rest ...bus.Signal) *server {
 	h.t.Helper()
 	s, err := h.rt.lookup(id)
@@ -69,10 +72,8 @@ func (h *harness) queueBehindCommit(id string, first bus.Signal, rest ...bus.Sig
 	if err := h.rt.Cast(id, first); err != nil {
 		h.t.Fatal(err)
 	}
-	h.eventually("the first signal taken from the inbox", func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return len(s.inbox) == 0 && s.inboxRunning
+	testkit.Eventually(h.t, "the first signal's commit held at the gate", func() bool {
+		return testkit.BlockedIn("agents/runtime.(*gatedStore).wait")
 	})
 	for _, sig := range rest {
 		if err := h.rt.Cast(id, sig); err != nil {
@@ -96,7 +97,7 @@ func TestQueuedSignalsCommitTogether(t *testing.T) {
 	}
 	h.queueBehindCommit("c1", signal(t, "counter.increment", map[string]int{"by": 1}), rest...)
 	close(g.gate)
-	h.eventually("all ten decided", func() bool { info, _ := h.rt.State("c1"); return info.Version == 10 })
+	testkit.Eventually(h.t, "all ten decided", func() bool { info, _ := h.rt.State("c1"); return info.Version == 10 })
 	if got := h.state("c1")["count"]; got != 19.0 {
 		t.Fatalf("count = %v, want 19", got)
 	}
@@ -111,7 +112,7 @@ func TestQueuedSignalsCommitTogether(t *testing.T) {
 		t.Fatalf("replay: %+v %v", res, err)
 	}
 	// Every emit of the batch went out, in order.
-	h.eventually("ten emits", func() bool { return len(h.emittedOf("counter.changed")) == 10 })
+	testkit.Eventually(h.t, "ten emits", func() bool { return len(h.emittedOf("counter.changed")) == 10 })
 	for i, e := range h.emittedOf("counter.changed") {
 		if want := []int{1, 3, 5, 7, 9, 11, 13, 15, 17, 19}[i]; string(e.Data()) != `{"count":`+strconv.Itoa(want)+`}` {
 			t.Fatalf("emit %d: %s", i, e.Data())
@@ -141,7 +142,7 @@ func TestBatchWithADuplicateFallsBack(t *testing.T) {
 		r, err := h.rt.Call(context.Background(), "c1", again)
 		dup <- answer{r, err}
 	}()
-	h.eventually("the duplicate queued", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.inbox) == 2 })
+	testkit.Eventually(h.t, "the duplicate queued", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.inbox) == 2 })
 	if err := h.rt.Cast("c1", signal(t, "counter.increment", map[string]int{"by": 30})); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestBatchWithADuplicateFallsBack(t *testing.T) {
 	if a.err != nil || !a.r.Duplicate {
 		t.Fatalf("the duplicate's reply: %+v %v", a.r, a.err)
 	}
-	h.eventually("the three new ones decided", func() bool { info, _ := h.rt.State("c1"); return info.Version == 5 })
+	testkit.Eventually(h.t, "the three new ones decided", func() bool { info, _ := h.rt.State("c1"); return info.Version == 5 })
 	if got := h.state("c1")["count"]; got != 161.0 {
 		t.Fatalf("count = %v, want 1+100+10+20+30 = 161", got)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // TestStartRefusesUnboundedOptions: options that would leave an agent's
@@ -39,7 +40,7 @@ func TestQueueBytesAreBounded(t *testing.T) {
 	h := newHarness(t)
 	h.start("counter", "c1", Options{MaxQueueBytes: 64 << 10})
 	g := h.gateAppends("c1")
-	t.Cleanup(func() { // a failed test must not leave Close waiting at the gate
+	t.Cleanup(func() { // a failed test must not leave Shutdown waiting at the gate
 		select {
 		case <-g.gate:
 		default:
@@ -64,10 +65,10 @@ func TestQueueBytesAreBounded(t *testing.T) {
 		t.Fatalf("%d casts of 10 KiB accepted, then %v; want about 6, then queue_overflow", accepted, err)
 	}
 	close(g.gate)
-	h.eventually("the accepted casts committed", func() bool { info, _ := h.rt.State("c1"); return info.Version == uint64(accepted)+1 })
+	testkit.Eventually(h.t, "the accepted casts committed", func() bool { info, _ := h.rt.State("c1"); return info.Version == uint64(accepted)+1 })
 	// The bytes of a signal stay counted while its directives wait in the
 	// queue, so an empty inbox is not yet an empty queue.
-	h.eventually("the queue empty", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.queuedBytes == 0 })
+	testkit.Eventually(h.t, "the queue empty", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.queuedBytes == 0 })
 	if err := h.rt.Cast("c1", big()); err != nil {
 		t.Fatalf("once the queue emptied: %v", err)
 	}
@@ -96,7 +97,7 @@ func TestOwnResultsPassAFullQueue(t *testing.T) {
 	})
 	h.start("probe", "p1", Options{MaxQueueSize: 3})
 	h.mustCall("p1", "probe.block", map[string]any{"name": "first"})
-	h.eventually("the first block running", func() bool { info, _ := h.rt.State("p1"); return info.QueueLength == 0 })
+	testkit.Eventually(h.t, "the first block running", func() bool { info, _ := h.rt.State("p1"); return info.QueueLength == 0 })
 	for range 3 {
 		h.mustCall("p1", "probe.block", map[string]any{"name": "rest"})
 	}
@@ -108,5 +109,5 @@ func TestOwnResultsPassAFullQueue(t *testing.T) {
 		t.Fatalf("the executor's result on a full queue: %v, want it admitted", err)
 	}
 	h.open("rest")
-	h.eventually("the result decided", func() bool { return h.state("p1")["ticks"] == 1.0 })
+	testkit.Eventually(h.t, "the result decided", func() bool { return h.state("p1")["ticks"] == 1.0 })
 }

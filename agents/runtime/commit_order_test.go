@@ -288,7 +288,7 @@ func newTraceTest(t *testing.T) *traceTest {
 		}
 		cfg.Executors[agents.KindEmit] = recordingExec(tt.tr, current, builtin[agents.KindEmit])
 		cfg.Executors[agents.KindSchedule] = recordingExec(tt.tr, current, builtin[agents.KindSchedule])
-		// Outcomes ride in the next decision or are recorded at Close,
+		// Outcomes ride in the next decision or are recorded at Shutdown,
 		// never by the recorder at a moment of its own choosing.
 		cfg.EffectsLinger = time.Hour
 		cfg.PassivateAfter = -1
@@ -342,7 +342,7 @@ func (tt *traceTest) run(t *testing.T, d *datadriven.TestData) string {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("no reply to %s", sig.ID())
 		}
-		tt.settle(id)
+		tt.h.settle(id)
 		if reply != "" {
 			return tt.tr.take() + "\n" + reply
 		}
@@ -365,7 +365,7 @@ func (tt *traceTest) run(t *testing.T, d *datadriven.TestData) string {
 			}
 			break
 		}
-		tt.settle(id)
+		tt.h.settle(id)
 	case "hold":
 		tt.store.mu.Lock()
 		tt.store.hold = "agent/" + arg("id")
@@ -390,7 +390,7 @@ func (tt *traceTest) run(t *testing.T, d *datadriven.TestData) string {
 		tt.store.mu.Unlock()
 		return "ok"
 	case "restart":
-		if err := h.rt.Close(); err != nil {
+		if err := h.rt.Shutdown(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		if err := h.log.Close(); err != nil {
@@ -421,22 +421,6 @@ func (tt *traceTest) signal(id, typ string) bus.Signal {
 	return s
 }
 
-// settle waits until agent id has nothing queued and neither loop runs:
-// every directive its decisions queued has run.
-func (tt *traceTest) settle(id string) {
-	tt.h.eventually("agent "+id+" settled", func() bool {
-		tt.h.rt.mu.RLock()
-		s := tt.h.rt.agents[id]
-		tt.h.rt.mu.RUnlock()
-		if s == nil {
-			return true
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return len(s.inbox) == 0 && len(s.queue) == 0 && !s.inboxRunning && !s.queueRunning
-	})
-}
-
 func (tt *traceTest) settleAll() {
 	tt.h.rt.mu.RLock()
 	var ids []string
@@ -445,6 +429,6 @@ func (tt *traceTest) settleAll() {
 	}
 	tt.h.rt.mu.RUnlock()
 	for _, id := range ids {
-		tt.settle(id)
+		tt.h.settle(id)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/dispatch"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 func TestEmitUsesDerivedIDs(t *testing.T) {
@@ -21,7 +22,7 @@ func TestEmitUsesDerivedIDs(t *testing.T) {
 	if _, err := h.rt.Call(context.Background(), "p1", sig); err != nil {
 		t.Fatal(err)
 	}
-	h.eventually("the emit", func() bool { return len(h.emittedOf("probe.emitted")) == 1 })
+	testkit.Eventually(h.t, "the emit", func() bool { return len(h.emittedOf("probe.emitted")) == 1 })
 	e := h.emittedOf("probe.emitted")[0]
 	if e.ID() != agents.DeriveID(agents.OriginKey(agents.OriginOf(sig), "p1"), 0) || e.Source() != agents.SourceOf("p1") || string(e.Data()) != `{"n":7}` {
 		t.Fatalf("emitted %v", e)
@@ -35,7 +36,7 @@ func TestScheduleDeliversTheSignalLater(t *testing.T) {
 	h := newHarness(t)
 	h.start("probe", "p1", Options{})
 	h.mustCall("p1", "probe.schedule", map[string]any{"ms": 20})
-	h.eventually("the scheduled tick", func() bool { return h.state("p1")["ticks"] == 1.0 })
+	testkit.Eventually(h.t, "the scheduled tick", func() bool { return h.state("p1")["ticks"] == 1.0 })
 	// The promise is kept: nothing is awaited any more.
 	s, _ := h.rt.lookup("p1")
 	if st := s.timers.snapshot(); len(st.Awaiting) != 0 {
@@ -63,7 +64,7 @@ func TestScheduleCancelWithdrawsTheSchedule(t *testing.T) {
 		return len(s.timers.state.Awaiting), len(s.timers.armed)
 	}
 	// The clock is armed by the executor, after the commit.
-	h.eventually("the schedule armed", func() bool { awaited, armed := pending(); return awaited == 1 && armed == 1 })
+	testkit.Eventually(h.t, "the schedule armed", func() bool { awaited, armed := pending(); return awaited == 1 && armed == 1 })
 	h.mustCall("p1", "probe.schedule_cancel", map[string]any{"name": id})
 	if awaited, armed := pending(); awaited != 0 || armed != 0 {
 		t.Fatalf("after schedule_cancel: %d awaited, %d armed, want none", awaited, armed)
@@ -78,17 +79,17 @@ func TestCronAndCronCancel(t *testing.T) {
 	h := newHarness(t)
 	h.start("probe", "p1", Options{})
 	h.mustCall("p1", "probe.cron", map[string]any{"job": "j1", "expr": "@every 1s"})
-	h.eventually("two cron ticks", func() bool { return h.state("p1")["ticks"] == 2.0 })
+	testkit.Eventually(h.t, "two cron ticks", func() bool { return h.state("p1")["ticks"] == 2.0 })
 	ticks := h.entries("agent/p1")
 	if !slices.Contains(ticks, TypeCronTick) {
 		t.Fatalf("no %s in the log: %v", TypeCronTick, ticks)
 	}
 	h.mustCall("p1", "probe.cron_cancel", map[string]any{"job": "j1"})
 	s, _ := h.rt.lookup("p1")
-	h.eventually("the job gone", func() bool { return len(s.timers.snapshot().Crons) == 0 })
+	testkit.Eventually(h.t, "the job gone", func() bool { return len(s.timers.snapshot().Crons) == 0 })
 	// A bad expression is an executor failure, recorded, not a crash.
 	h.mustCall("p1", "probe.cron", map[string]any{"job": "bad", "expr": "not cron"})
-	h.eventually("the failure counted", func() bool { info, _ := h.rt.State("p1"); return info.ErrorCount == 1 })
+	testkit.Eventually(h.t, "the failure counted", func() bool { info, _ := h.rt.State("p1"); return info.ErrorCount == 1 })
 	if info, _ := h.rt.State("p1"); info.Status != StatusRunning {
 		t.Fatalf("status %s", info.Status)
 	}
@@ -98,7 +99,7 @@ func TestRunInstructionFeedsTheResultBack(t *testing.T) {
 	h := newHarness(t)
 	h.start("probe", "p1", Options{})
 	h.mustCall("p1", "probe.run", map[string]any{"n": 21})
-	h.eventually("the task result", func() bool { return h.state("p1")["result"] == 42.0 })
+	testkit.Eventually(h.t, "the task result", func() bool { return h.state("p1")["result"] == 42.0 })
 	if !slices.Contains(h.entries("agent/p1"), TypeInstructionResult) {
 		t.Fatal("the result signal was not committed")
 	}
@@ -108,7 +109,7 @@ func TestRunInstructionWithoutTask(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Tasks = nil })
 	h.start("probe", "p1", Options{})
 	h.mustCall("p1", "probe.run", map[string]any{"n": 1})
-	h.eventually("the error result", func() bool {
+	testkit.Eventually(h.t, "the error result", func() bool {
 		e, _ := h.state("p1")["result_error"].(map[string]any)
 		return e["type"] == bus.ReasonNotFound
 	})
@@ -121,7 +122,7 @@ func TestStopDirectiveDropsWhatFollows(t *testing.T) {
 	h.mustCall("p1", "probe.stop", map[string]any{"reason": "done"})
 	h.mustCall("p1", "probe.emit", nil) // queued behind the stop
 	h.open("g")
-	h.eventually("the stop", func() bool { _, err := h.rt.State("p1"); return err != nil })
+	testkit.Eventually(h.t, "the stop", func() bool { _, err := h.rt.State("p1"); return err != nil })
 	got := h.entries("agent/p1")
 	if got[len(got)-1] != TypeStopped {
 		t.Fatalf("stream does not end with %s: %v", TypeStopped, got)
@@ -160,7 +161,7 @@ func TestUnknownDirectiveIsRecordedNotFatal(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Executors = nil })
 	h.start("probe", "p1", Options{})
 	h.mustCall("p1", "probe.boom", nil) // no executor without the test's
-	h.eventually("the outcome", func() bool {
+	testkit.Eventually(h.t, "the outcome", func() bool {
 		for e := range h.log.ReadStream("agent/p1", eventlog.ReadOptions{Types: TypeEffects}) {
 			if strings.Contains(string(e.Event.Data()), `"outcome":"unknown"`) {
 				return true
@@ -203,17 +204,17 @@ func TestErrorPolicies(t *testing.T) {
 				}
 			}
 			if c.stopped {
-				h.eventually("the stop", func() bool { _, err := h.rt.State("p1"); return err != nil })
+				testkit.Eventually(h.t, "the stop", func() bool { _, err := h.rt.State("p1"); return err != nil })
 				if got := h.entries("agent/p1"); got[len(got)-1] != TypeStopped {
 					t.Fatalf("stream %v", got)
 				}
 			} else {
-				h.eventually("the errors handled", func() bool { info, _ := h.rt.State("p1"); return info.ErrorCount == c.failures })
+				testkit.Eventually(h.t, "the errors handled", func() bool { info, _ := h.rt.State("p1"); return info.ErrorCount == c.failures })
 				if info, _ := h.rt.State("p1"); info.Status != StatusRunning {
 					t.Fatalf("status %s", info.Status)
 				}
 			}
-			h.eventually("jido.agent.error published", func() bool { return len(h.emittedOf(TypeError)) >= c.failures })
+			testkit.Eventually(h.t, "jido.agent.error published", func() bool { return len(h.emittedOf(TypeError)) >= c.failures })
 			if c.name == "func" && !slices.Equal(seen, []int{1, 2}) {
 				t.Fatalf("policy func saw %v", seen)
 			}
@@ -251,7 +252,7 @@ func TestCallsDoNotBlockReads(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h.eventually("the casts decided behind the blocked directive", func() bool { return h.state("p1")["ticks"] == 3.0 })
+	testkit.Eventually(h.t, "the casts decided behind the blocked directive", func() bool { return h.state("p1")["ticks"] == 3.0 })
 	info, err := h.rt.State("p1")
 	if err != nil || info.Version != 4 || info.QueueLength != 0 {
 		t.Fatalf("state while blocked: %+v %v", info, err)
@@ -264,7 +265,7 @@ func TestQueueOverflowRefusesBeforeCommit(t *testing.T) {
 	h.start("probe", "p1", Options{MaxQueueSize: 3})
 	h.mustCall("p1", "probe.block", map[string]any{"name": "g"})
 	// The executing directive leaves the queue once the queue loop takes it.
-	h.eventually("the first block running", func() bool { info, _ := h.rt.State("p1"); return info.QueueLength == 0 })
+	testkit.Eventually(h.t, "the first block running", func() bool { info, _ := h.rt.State("p1"); return info.QueueLength == 0 })
 	h.mustCall("p1", "probe.block", map[string]any{"name": "g"})
 	h.mustCall("p1", "probe.block", map[string]any{"name": "g"})
 	h.mustCall("p1", "probe.block", map[string]any{"name": "g"})
@@ -281,7 +282,7 @@ func TestQueueOverflowRefusesBeforeCommit(t *testing.T) {
 		t.Fatalf("a refused signal was committed: %d → %d entries", before, after)
 	}
 	h.open("g")
-	h.eventually("the queue drained", func() bool { info, _ := h.rt.State("p1"); return info.QueueLength == 0 })
+	testkit.Eventually(h.t, "the queue drained", func() bool { info, _ := h.rt.State("p1"); return info.QueueLength == 0 })
 	h.mustCall("p1", "probe.tick", nil)
 }
 
@@ -314,7 +315,7 @@ func TestBroadcast(t *testing.T) {
 	if err != nil || n != 2 {
 		t.Fatalf("broadcast reached %d: %v", n, err)
 	}
-	h.eventually("both counters", func() bool { return h.state("a")["count"] == 5.0 && h.state("b")["count"] == 5.0 })
+	testkit.Eventually(h.t, "both counters", func() bool { return h.state("a")["count"] == 5.0 && h.state("b")["count"] == 5.0 })
 	if h.state("p")["count"] != nil {
 		t.Fatal("the probe got a counter signal")
 	}

@@ -8,7 +8,7 @@
 // New returns a Runtime over a Store (an *eventlog.Log) and a registry of
 // agent types; Recover brings back the agents a previous process left
 // running; Start, Deliver/Call/Cast/Broadcast, State, List and Stop are
-// the API; Close halts this process's work without stopping the agents.
+// the API; Shutdown halts this process's work without stopping the agents.
 //
 // # The inbox, the queue and the drain loop
 //
@@ -60,7 +60,7 @@
 // Every goroutine has an owner that stops it. The Runtime owns its
 // workers (rt.workers: the emit flusher, the effects recorder, the
 // passivation janitor, agent loops, timer deliveries and tasks) and the
-// wake-up timers of passive agents; Close cancels rt.ctx and waits for
+// wake-up timers of passive agents; Shutdown cancels rt.ctx and waits for
 // them. A server owns its two loops and its armed timers (timers.go),
 // stopped by stop, halt and passivation.
 //

@@ -35,7 +35,7 @@ const flushTimeout = 10 * time.Second
 type effectsRecorder struct {
 	mu     sync.Mutex
 	agents map[*server]struct{}
-	// sweep serialises sweeps: the recorder's, and the last one of Close.
+	// sweep serialises sweeps: the recorder's, and the last one of Shutdown.
 	sweep sync.Mutex
 }
 
@@ -51,7 +51,7 @@ func (r *effectsRecorder) owe(s *server) {
 
 // recordOwedEffects writes the effects records of the agents that owe
 // some and have been quiet for EffectsLinger, or of all of them when all
-// is true (Close), in one append. An agent busy appending is left for the
+// is true (Shutdown), in one append. An agent busy appending is left for the
 // next round (unless all): it is about to carry its outcomes itself.
 func (rt *Runtime) recordOwedEffects(all bool) {
 	r := &rt.effects

@@ -134,7 +134,7 @@ func (d *dyingStore) AppendMulti(ctx context.Context, parts []eventlog.StreamApp
 func TestEmitAgainAfterCrashIsTheSame(t *testing.T) {
 	h, sub := natsHarness(t, "jido.emit.p1.probe.>", nil, func(c *Config) { c.EffectsLinger = time.Hour })
 	// The runtime on a store that can die.
-	if err := h.rt.Close(); err != nil {
+	if err := h.rt.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	store := &dyingStore{Store: h.log}
@@ -145,7 +145,7 @@ func TestEmitAgainAfterCrashIsTheSame(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.rt = rt
-	t.Cleanup(func() { _ = rt.Close() })
+	t.Cleanup(func() { _ = rt.Shutdown(context.Background()) })
 
 	h.start("probe", "p1", Options{})
 	in := signal(t, "probe.emit", map[string]any{"n": 7})
@@ -157,7 +157,7 @@ func TestEmitAgainAfterCrashIsTheSame(t *testing.T) {
 	// The process dies with the emit's outcome unrecorded (it waits for a
 	// next decision, or an hour).
 	store.dead.Store(true)
-	if err := h.rt.Close(); err != nil {
+	if err := h.rt.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.outcomes("agent/p1"); len(got) != 0 {

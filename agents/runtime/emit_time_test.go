@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/schemas"
 )
 
@@ -27,7 +28,7 @@ func TestEmittedSignalsCarryTime(t *testing.T) {
 	if _, err := h.rt.Call(context.Background(), "p1", in); err != nil {
 		t.Fatal(err)
 	}
-	h.eventually("probe.emitted", func() bool { return len(h.emittedOf("probe.emitted")) == 1 })
+	testkit.Eventually(h.t, "probe.emitted", func() bool { return len(h.emittedOf("probe.emitted")) == 1 })
 	for _, typ := range []string{"probe.emitted", TypeStarted} {
 		for _, s := range h.emittedOf(typ) {
 			if s.Time().IsZero() {
@@ -48,11 +49,11 @@ func TestLifecycleSignalsHaveSchemas(t *testing.T) {
 	h := newHarness(t)
 	h.start("probe", "p1", Options{})
 	h.mustCall("p1", "probe.spawn", map[string]any{"tag": "k"})
-	h.eventually("the child", func() bool { return len(h.emittedOf(TypeChildStarted)) == 1 })
+	testkit.Eventually(h.t, "the child", func() bool { return len(h.emittedOf(TypeChildStarted)) == 1 })
 	if err := h.rt.Stop(context.Background(), "p1", "done"); err != nil {
 		t.Fatal(err)
 	}
-	h.eventually("the stops", func() bool { return len(h.emittedOf(TypeStopped)) == 2 })
+	testkit.Eventually(h.t, "the stops", func() bool { return len(h.emittedOf(TypeStopped)) == 2 })
 	for _, typ := range []string{TypeStarted, TypeStopped, TypeChildStarted, TypeChildExit} {
 		sigs := h.emittedOf(typ)
 		if len(sigs) == 0 {

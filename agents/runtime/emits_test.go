@@ -17,6 +17,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus/dispatch"
 	"github.com/jido-bus/jido-bus/bus/natsserver"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // talker says what it is told: talk.said, on its own emit subject or on
@@ -149,7 +150,7 @@ func TestReadEmitsIsWhatWasPublished(t *testing.T) {
 			ofT1 = append(ofT1, m)
 		}
 	}
-	h.eventually("every outcome recorded", func() bool {
+	testkit.Eventually(h.t, "every outcome recorded", func() bool {
 		for _, e := range readEmits(t, h.log, EmitsRequest{}) {
 			if e.Status != EmitPublished {
 				return false
@@ -272,7 +273,7 @@ func TestReadEmitsLeavesOutWhatWasNotPublished(t *testing.T) {
 	h.mustCall("t1", "talk.say", map[string]any{"text": strings.Repeat("long", 1000)})
 	h.mustCall("t1", "talk.say", map[string]any{"text": "after"})
 	msgs := received(t, sub, 2)
-	h.eventually("the outcomes recorded", func() bool {
+	testkit.Eventually(h.t, "the outcomes recorded", func() bool {
 		o := h.outcomes("agent/t1")
 		return len(o) == 3
 	})
@@ -347,7 +348,7 @@ func TestReadEmitsAcrossIncarnations(t *testing.T) {
 	h.start("talker", "t1", Options{})
 	h.mustCall("t1", "talk.say", map[string]any{"text": "second life", "twice": true})
 	msgs := append([]*nats.Msg{first}, received(t, sub, 2)...)
-	h.eventually("every outcome recorded", func() bool {
+	testkit.Eventually(h.t, "every outcome recorded", func() bool {
 		read := readEmits(t, h.log, EmitsRequest{Stream: "agent/t1"})
 		return len(read) == 3 && read[0].Status == EmitPublished && read[2].Status == EmitPublished
 	})

@@ -1,7 +1,7 @@
 package runtime
 
 import (
-	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -112,22 +112,53 @@ func TestRecoveryNeverLosesAnAgent(t *testing.T) {
 	}
 }
 
-// TestRecoveryOfAnInvalidUTF8SignalID: a signal whose id is not valid
-// UTF-8 is named in its cmd record as JSON carries it; recovery still
-// pairs the two.
-func TestRecoveryOfAnInvalidUTF8SignalID(t *testing.T) {
+// TestAnInvalidUTF8SignalIDIsRefusedBeforeItsCommit: a signal whose id
+// is not valid UTF-8 is refused at its commit as invalid_attribute (the
+// log holds CloudEvents, whose attributes are Unicode strings): nothing
+// of it is in the log, the agent goes on, and recovery brings it back as
+// it was.
+func TestAnInvalidUTF8SignalIDIsRefusedBeforeItsCommit(t *testing.T) {
 	h := newHarness(t)
 	h.start("counter", "c1", Options{SnapshotEvery: MaxSnapshotEvery})
+	h.mustCall("c1", "counter.increment", map[string]int{"by": 1})
 	sig := signal(t, "counter.increment", map[string]int{"by": 2})
 	sig.SetID("in-\xff-1")
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	if _, err := h.rt.Call(ctx, "c1", sig); err != nil {
-		t.Skipf("the runtime refuses the id before its commit: %v", err)
+	if _, err := h.rt.Call(t.Context(), "c1", sig); bus.ErrorType(err) != bus.ReasonInvalidAttribute || !strings.Contains(err.Error(), "UTF-8") {
+		t.Fatalf("call with an id that is not UTF-8: %v, want it refused as %s naming UTF-8", err, bus.ReasonInvalidAttribute)
 	}
+	// The outcomes of the first call's directives may be recorded any
+	// time: what must not be there is a second signal.
+	es := h.entries("agent/c1")
+	if n := len(slices.DeleteFunc(slices.Clone(es), func(typ string) bool { return typ != "counter.increment" })); n != 1 {
+		t.Fatalf("%d signals in the log, want the first call's alone: %v", n, es)
+	}
+	h.mustCall("c1", "counter.increment", map[string]int{"by": 4})
 	h.restart()
-	if got := h.state("c1")["count"]; got != 2.0 {
-		t.Fatalf("count after recovery %v, want 2", got)
+	if got := h.state("c1")["count"]; got != 5.0 {
+		t.Fatalf("count after recovery %v, want 1+4", got)
+	}
+}
+
+// TestDecidesAnIDAsJSONCarriedIt: a cmd record names the signal it
+// decides by id, in JSON, where an id that is not valid UTF-8 (written
+// before the log refused one) has each bad byte replaced by U+FFFD;
+// recovery pairs such a record with its signal still, and with no other.
+func TestDecidesAnIDAsJSONCarriedIt(t *testing.T) {
+	for _, c := range []struct {
+		record, signal string
+		want           bool
+	}{
+		{"s-1", "s-1", true},
+		{"s-1", "s-2", false},
+		{"in-\ufffd-1", "in-\xff-1", true},
+		{"in-\ufffd-1", "in-\xff-2", false},
+		{"in-\xff-1", "in-\ufffd-1", false},
+	} {
+		sig := signal(t, "counter.increment", nil)
+		sig.SetID(c.signal)
+		if got := decides(&cmdRecord{Signal: c.record}, &sig); got != c.want {
+			t.Errorf("record of %q decides signal %q: %v, want %v", c.record, c.signal, got, c.want)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // Test directives with executors the tests control.
@@ -219,7 +220,7 @@ func (h *harness) startRuntime() {
 		h.t.Fatal(err)
 	}
 	h.rt = rt
-	h.t.Cleanup(func() { _ = rt.Close() })
+	h.t.Cleanup(func() { _ = rt.Shutdown(context.Background()) })
 }
 
 // restart closes the runtime and the log, reopens both and recovers, as a
@@ -237,7 +238,7 @@ func (h *harness) restart() int {
 func (h *harness) restartRecovering() (int, error) {
 	h.t.Helper()
 	h.openGates()
-	if err := h.rt.Close(); err != nil {
+	if err := h.rt.Shutdown(context.Background()); err != nil {
 		h.t.Fatal(err)
 	}
 	if err := h.log.Close(); err != nil {
@@ -319,16 +320,23 @@ func (h *harness) state(id string) map[string]any {
 	return stateOf(h.t, info.State)
 }
 
-// eventually polls cond for up to 10s.
-func (h *harness) eventually(what string, cond func() bool) {
+// settle waits until agent id has nothing queued and neither loop runs:
+// every directive its decisions queued (or recovery queued again) has
+// run, and what they emitted was emitted. A passive or stopped agent has
+// nothing to run.
+func (h *harness) settle(id string) {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s", what)
+	testkit.Eventually(h.t, "agent "+id+" settled", func() bool {
+		h.rt.mu.RLock()
+		s := h.rt.agents[id]
+		h.rt.mu.RUnlock()
+		if s == nil {
+			return true
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.inbox) == 0 && len(s.queue) == 0 && !s.inboxRunning && !s.queueRunning
+	})
 }
 
 func (h *harness) emittedOf(typ string) []bus.Signal {

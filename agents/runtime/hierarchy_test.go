@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 func lifecycleSeen(h *harness, id string) []string {
@@ -20,8 +22,8 @@ func TestSpawnAndStopChild(t *testing.T) {
 	h := newHarness(t)
 	h.start("probe", "p", Options{})
 	h.mustCall("p", "probe.spawn", map[string]any{"tag": "w1"})
-	h.eventually("the child started", func() bool { _, err := h.rt.State("p/w1"); return err == nil })
-	h.eventually("child.started decided by the parent", func() bool { return slices.Contains(lifecycleSeen(h, "p"), TypeChildStarted) })
+	testkit.Eventually(h.t, "the child started", func() bool { _, err := h.rt.State("p/w1"); return err == nil })
+	testkit.Eventually(h.t, "child.started decided by the parent", func() bool { return slices.Contains(lifecycleSeen(h, "p"), TypeChildStarted) })
 	child, _ := h.rt.State("p/w1")
 	if child.Parent == nil || child.Parent.ID != "p" || child.Parent.Tag != "w1" {
 		t.Fatalf("child parent = %+v", child.Parent)
@@ -30,7 +32,7 @@ func TestSpawnAndStopChild(t *testing.T) {
 		t.Fatalf("parent children = %v", parent.Children)
 	}
 	h.mustCall("p", "probe.stop_child", map[string]any{"tag": "w1", "reason": "enough"})
-	h.eventually("child.exit decided by the parent", func() bool { return slices.Contains(lifecycleSeen(h, "p"), TypeChildExit) })
+	testkit.Eventually(h.t, "child.exit decided by the parent", func() bool { return slices.Contains(lifecycleSeen(h, "p"), TypeChildExit) })
 	if _, err := h.rt.State("p/w1"); err == nil {
 		t.Fatal("the child still runs")
 	}
@@ -58,11 +60,11 @@ func TestOnParentDeath(t *testing.T) {
 			h := newHarness(t)
 			h.start("probe", "p", Options{})
 			h.mustCall("p", "probe.spawn", map[string]any{"tag": "c", "mode": c.mode})
-			h.eventually("child.started decided by the parent", func() bool { return slices.Contains(lifecycleSeen(h, "p"), TypeChildStarted) })
+			testkit.Eventually(h.t, "child.started decided by the parent", func() bool { return slices.Contains(lifecycleSeen(h, "p"), TypeChildStarted) })
 			h.mustCall("p", "probe.stop", map[string]any{"reason": "killed"})
-			h.eventually("the parent gone", func() bool { _, err := h.rt.State("p"); return err != nil })
+			testkit.Eventually(h.t, "the parent gone", func() bool { _, err := h.rt.State("p"); return err != nil })
 			if !c.childRuns {
-				h.eventually("the child gone", func() bool { _, err := h.rt.State("p/c"); return err != nil })
+				testkit.Eventually(h.t, "the child gone", func() bool { _, err := h.rt.State("p/c"); return err != nil })
 				if got := h.entries("agent/p/c"); got[len(got)-1] != TypeStopped {
 					t.Fatalf("child stream %v", got)
 				}
@@ -70,12 +72,12 @@ func TestOnParentDeath(t *testing.T) {
 			}
 			// The child learns of its parent's end by a signal of its own, so
 			// the parent may be gone a moment before the child lets go of it.
-			h.eventually("the child detached and running", func() bool {
+			testkit.Eventually(h.t, "the child detached and running", func() bool {
 				info, err := h.rt.State("p/c")
 				return err == nil && info.Status == StatusRunning && info.Parent == nil
 			})
 			if c.orphaned {
-				h.eventually("jido.agent.orphaned decided", func() bool { return slices.Contains(lifecycleSeen(h, "p/c"), TypeOrphaned) })
+				testkit.Eventually(h.t, "jido.agent.orphaned decided", func() bool { return slices.Contains(lifecycleSeen(h, "p/c"), TypeOrphaned) })
 			} else if slices.Contains(lifecycleSeen(h, "p/c"), TypeOrphaned) {
 				t.Fatal("orphaned without emit_orphan")
 			}
@@ -90,7 +92,7 @@ func TestRestartBudget(t *testing.T) {
 	// The panicking directive is not recorded as done, so each restart runs
 	// it again: two restarts, then the agent stays down and says why.
 	h.mustCall("p1", "probe.boom", nil)
-	h.eventually("the agent failed", func() bool { info, _ := h.rt.State("p1"); return info.Status == StatusFailed })
+	testkit.Eventually(h.t, "the agent failed", func() bool { info, _ := h.rt.State("p1"); return info.Status == StatusFailed })
 	info, _ := h.rt.State("p1")
 	if info.Restarts != 2 || !strings.Contains(info.Reason, "panic") || !strings.Contains(info.Reason, "budget") {
 		t.Fatalf("failed agent: %+v", info)
@@ -110,8 +112,8 @@ func TestCrashRestoresCommittedState(t *testing.T) {
 		h.mustCall("p1", "probe.tick", nil)
 	}
 	h.mustCall("p1", "probe.boom", nil)
-	h.eventually("a restart", func() bool { info, _ := h.rt.State("p1"); return info.Restarts >= 1 })
-	h.eventually("the state back", func() bool {
+	testkit.Eventually(h.t, "a restart", func() bool { info, _ := h.rt.State("p1"); return info.Restarts >= 1 })
+	testkit.Eventually(h.t, "the state back", func() bool {
 		info, err := h.rt.State("p1")
 		return err == nil && info.Version == 4 && stateOf(t, info.State)["ticks"] == 3.0
 	})

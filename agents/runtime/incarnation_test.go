@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -66,7 +67,7 @@ func TestStartRefusesALiveStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rt2.Close()
+	defer rt2.Shutdown(context.Background())
 	_, err = rt2.Start(t.Context(), StartRequest{Type: "counter", ID: "c1"})
 	if bus.ErrorType(err) != ReasonAlreadyExists {
 		t.Fatalf("start over a live stream: %v, want %s", err, ReasonAlreadyExists)

@@ -3,6 +3,8 @@ package runtime
 import (
 	"slices"
 	"testing"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 func TestListSome(t *testing.T) {
@@ -15,7 +17,7 @@ func TestListSome(t *testing.T) {
 	for id, n := range map[string]int{"b": 1, "c": 3} {
 		h.start("probe", id, Options{})
 		h.mustCall(id, "probe.block", map[string]any{"name": id})
-		h.eventually(id+"'s first block running", func() bool { info, _ := h.rt.State(id); return info.QueueLength == 0 })
+		testkit.Eventually(h.t, id+"'s first block running", func() bool { info, _ := h.rt.State(id); return info.QueueLength == 0 })
 		for range n {
 			h.mustCall(id, "probe.block", map[string]any{"name": id})
 		}

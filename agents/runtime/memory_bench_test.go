@@ -83,7 +83,7 @@ func measureAgents(b *testing.B, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer rt.Close()
+	defer rt.Shutdown(context.Background())
 	ctx := context.Background()
 	sig := signal(b, "counter.increment", nil)
 

@@ -24,7 +24,7 @@ type passiveAgent struct {
 	// snapshot's), so listing it costs no read of the snapshot.
 	version uint64
 	// wake, when set, activates the agent when its first timer is due;
-	// the runtime owns it: activation and Close stop it.
+	// the runtime owns it: activation and Shutdown stop it.
 	wake *time.Timer
 }
 

@@ -1,10 +1,13 @@
 package runtime
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 func passivating(c *Config) { c.PassivateAfter = 30 * time.Millisecond }
@@ -12,7 +15,7 @@ func passivating(c *Config) { c.PassivateAfter = 30 * time.Millisecond }
 func (h *harness) waitPassive(id string) Info {
 	h.t.Helper()
 	var info Info
-	h.eventually(id+" passive", func() bool {
+	testkit.Eventually(h.t, id+" passive", func() bool {
 		var err error
 		info, err = h.rt.State(id)
 		return err == nil && info.Status == StatusPassive
@@ -44,7 +47,7 @@ func TestPassiveAgentComesBackOnItsNextSignal(t *testing.T) {
 	if n, err := h.rt.Broadcast(signal(t, "counter.increment", nil)); err != nil || n != 1 {
 		t.Fatalf("broadcast to a passive agent: %d %v", n, err)
 	}
-	h.eventually("the broadcast decided", func() bool {
+	testkit.Eventually(h.t, "the broadcast decided", func() bool {
 		info, _ := h.rt.State("c1")
 		return info.Version == 3
 	})
@@ -55,7 +58,7 @@ func TestPassiveAgentTimersStillFire(t *testing.T) {
 	h.start("probe", "p1", Options{})
 	h.mustCall("p1", "probe.schedule", map[string]any{"ms": 300})
 	h.waitPassive("p1")
-	h.eventually("the scheduled tick", func() bool {
+	testkit.Eventually(h.t, "the scheduled tick", func() bool {
 		info, err := h.rt.State("p1")
 		return err == nil && stateOf(t, info.State)["ticks"] == 1.0
 	})
@@ -94,7 +97,7 @@ func TestParentsAndChildrenPassivate(t *testing.T) {
 	h.start("probe", "p", Options{})
 	h.mustCall("p", "probe.spawn", map[string]any{"tag": "w"})
 	h.mustCall("p", "probe.spawn", map[string]any{"tag": "o", "mode": OnParentDeathEmitOrphan})
-	h.eventually("both child.started decided", func() bool {
+	testkit.Eventually(h.t, "both child.started decided", func() bool {
 		return len(slices.DeleteFunc(lifecycleSeen(h, "p"), func(s string) bool { return s != TypeChildStarted })) == 2
 	})
 	family := func(when string) {
@@ -116,8 +119,8 @@ func TestParentsAndChildrenPassivate(t *testing.T) {
 	// The passive parent's stop_child stops its passive child, and the
 	// child.exit reaches the parent.
 	h.mustCall("p", "probe.stop_child", map[string]any{"tag": "w", "reason": "enough"})
-	h.eventually("p/w gone", func() bool { _, err := h.rt.State("p/w"); return err != nil })
-	h.eventually("child.exit decided by the parent", func() bool { return slices.Contains(lifecycleSeen(h, "p"), TypeChildExit) })
+	testkit.Eventually(h.t, "p/w gone", func() bool { _, err := h.rt.State("p/w"); return err != nil })
+	testkit.Eventually(h.t, "child.exit decided by the parent", func() bool { return slices.Contains(lifecycleSeen(h, "p"), TypeChildExit) })
 	if info, _ := h.rt.State("p"); !maps.Equal(info.Children, map[string]string{"o": "p/o"}) {
 		t.Fatalf("children after stop_child: %v", info.Children)
 	}
@@ -125,7 +128,7 @@ func TestParentsAndChildrenPassivate(t *testing.T) {
 	// The parent's end reaches its passive orphan.
 	h.waitPassive("p/o")
 	h.mustCall("p", "probe.stop", map[string]any{"reason": "done"})
-	h.eventually("orphaned decided by p/o", func() bool { return slices.Contains(lifecycleSeen(h, "p/o"), TypeOrphaned) })
+	testkit.Eventually(h.t, "orphaned decided by p/o", func() bool { return slices.Contains(lifecycleSeen(h, "p/o"), TypeOrphaned) })
 	if info, err := h.rt.State("p/o"); err != nil || info.Parent != nil {
 		t.Fatalf("orphan: %+v %v", info, err)
 	}
@@ -168,22 +171,26 @@ func TestPassivationWaitsForAnEffectsRecord(t *testing.T) {
 		}
 		return len(s.effects)
 	}
-	h.eventually("the emit's outcome noted", func() bool { return owes() == 1 })
+	testkit.Eventually(h.t, "the emit's outcome noted", func() bool { return owes() == 1 })
 	g := h.gateAppends("c1")
 	recorded := make(chan struct{})
 	go func() {
 		defer close(recorded)
 		h.rt.recordOwedEffects(true)
 	}()
-	h.eventually("the recorder took the outcome", func() bool { return owes() == 0 })
-	passivated := make(chan bool)
+	testkit.Eventually(h.t, "the recorder took the outcome", func() bool { return owes() == 0 })
+	passivated := make(chan bool, 1)
 	go func() { passivated <- s.tryPassivate(time.Now().Add(2 * time.Hour)) }()
-	h.eventually("passivation under way", func() bool {
+	testkit.Eventually(h.t, "passivation under way", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return s.status == StatusPassive
 	})
-	time.Sleep(20 * time.Millisecond) // let it get as far as it can while the record is held
+	// Passivation gets as far as it can while the record is held: it
+	// waits for the record, or it is done (snapshotting before it).
+	testkit.Eventually(h.t, "passivation waiting for the record in flight, or done", func() bool {
+		return len(passivated) == 1 || testkit.BlockedIn("agents/runtime.(*server).passivate")
+	})
 	close(g.gate)
 	<-recorded
 	if !<-passivated {
@@ -224,7 +231,7 @@ func TestPassivationSnapshotsAfterRecordedOutcomes(t *testing.T) {
 }
 
 // TestPassiveWakeUpTimerIsOwned: the timer that activates a passive agent
-// for its next due timer belongs to the runtime: Close stops it, so no
+// for its next due timer belongs to the runtime: Shutdown stops it, so no
 // clock of a closed runtime is left armed.
 func TestPassiveWakeUpTimerIsOwned(t *testing.T) {
 	h := newHarness(t, passivating)
@@ -237,10 +244,10 @@ func TestPassiveWakeUpTimerIsOwned(t *testing.T) {
 	if wake == nil {
 		t.Fatal("a passive agent with a timer due has no wake-up timer")
 	}
-	if err := h.rt.Close(); err != nil {
+	if err := h.rt.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if wake.Stop() {
-		t.Fatal("the wake-up timer was still armed after Close")
+		t.Fatal("the wake-up timer was still armed after Shutdown")
 	}
 }

@@ -10,9 +10,9 @@ import (
 	"maps"
 	goruntime "runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
@@ -105,8 +105,9 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 	var back, all []restored
 	passive := map[string]passiveAgent{} // the agents that come back passive
 	var errs []error
-	// Agents are restored in parallel, one worker per CPU: each replays
-	// its own stream through its own pure logic, sharing nothing.
+	// Agents are restored in parallel, as many at a time as there are
+	// CPUs: each replays its own stream through its own pure logic,
+	// sharing nothing.
 	live := order[:0]
 	for _, id := range order {
 		if _, ok := registered[id]; ok {
@@ -115,31 +116,24 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 	}
 	results := make([]restored, len(live))
 	failures := make([]error, len(live))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(goruntime.GOMAXPROCS(0), len(live)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(live) {
-					return
-				}
-				idx := registered[live[i]]
-				rec, err := rt.readStarted(idx.Stream, idx.Seq)
-				results[i].started = rec
-				if err == nil {
-					results[i].version, results[i].passive = rt.settledAt(rec)
-				}
-				if err == nil && results[i].passive == "" {
-					results[i].s, results[i].pending, err = rt.restore(ctx, rec)
-				}
-				failures[i] = err
+	var restoring errgroup.Group
+	restoring.SetLimit(goruntime.GOMAXPROCS(0))
+	for i, id := range live {
+		restoring.Go(func() error {
+			idx := registered[id]
+			rec, err := rt.readStarted(idx.Stream, idx.Seq)
+			results[i].started = rec
+			if err == nil {
+				results[i].version, results[i].passive = rt.settledAt(rec)
 			}
-		}()
+			if err == nil && results[i].passive == "" {
+				results[i].s, results[i].pending, err = rt.restore(ctx, rec)
+			}
+			failures[i] = err
+			return nil // an agent that fails is listed failed; the others go on
+		})
 	}
-	wg.Wait()
+	_ = restoring.Wait() // every func returns nil
 	failed := map[string]failedAgent{}
 	for i, id := range live {
 		switch err := failures[i]; {

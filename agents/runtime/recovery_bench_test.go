@@ -43,7 +43,7 @@ func BenchmarkRecover(b *testing.B) {
 		}
 		b.StopTimer()
 		defer b.StartTimer()
-		if err := rt.Close(); err != nil {
+		if err := rt.Shutdown(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		if err := l.Close(); err != nil {
@@ -89,7 +89,7 @@ func fillRecoveryLog(b *testing.B, dir string, types *agents.Registry, agentCoun
 			}
 		}
 	}
-	if err := rt.Close(); err != nil { // waits for the queues and records the outcomes
+	if err := rt.Shutdown(context.Background()); err != nil { // waits for the queues and records the outcomes
 		b.Fatal(err)
 	}
 	entries := 0

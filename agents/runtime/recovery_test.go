@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 func TestRecoverRestoresAgents(t *testing.T) {
@@ -141,14 +143,13 @@ func TestRecoveryRunsPendingDirectives(t *testing.T) {
 	if n := h.restart(); n != 1 {
 		t.Fatalf("recovered %d", n)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for len(h.emittedOf("probe.emitted")) == 0 {
-		if time.Now().After(deadline) {
+	testkit.EventuallyNil(t, "the pending emit to run", func() error {
+		if len(h.emittedOf("probe.emitted")) == 0 {
 			info, err := h.rt.State("p1")
-			t.Fatalf("the pending emit never ran: stream %v, agent %+v %v", h.entries("agent/p1"), info, err)
+			return fmt.Errorf("stream %v, agent %+v %v", h.entries("agent/p1"), info, err)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 	e := h.emittedOf("probe.emitted")[0]
 	if e.ID() != agents.DeriveID(agents.OriginKey(agents.OriginOf(sig), "p1"), 0) {
 		t.Fatalf("re-published emit has id %q", e.ID())
@@ -174,7 +175,7 @@ func TestRecoveryRunsPendingDirectivesOfTheSnapshot(t *testing.T) {
 	if n := h.restart(); n != 1 {
 		t.Fatalf("recovered %d", n)
 	}
-	h.eventually("the emit of the snapshotted decision", func() bool { return len(h.emittedOf("probe.emitted")) >= 1 })
+	testkit.Eventually(h.t, "the emit of the snapshotted decision", func() bool { return len(h.emittedOf("probe.emitted")) >= 1 })
 	if e := h.emittedOf("probe.emitted")[0]; e.ID() != agents.DeriveID(agents.OriginKey(agents.OriginOf(sig), "p1"), 1) {
 		t.Fatalf("re-published emit has id %q", e.ID())
 	}
@@ -186,7 +187,7 @@ func TestRecoveryRearmsTimers(t *testing.T) {
 	h.mustCall("p1", "probe.schedule", map[string]any{"ms": 300})
 	h.mustCall("p1", "probe.cron", map[string]any{"job": "j", "expr": "@every 1s"})
 	h.restart()
-	h.eventually("the schedule and a cron tick after recovery", func() bool {
+	testkit.Eventually(h.t, "the schedule and a cron tick after recovery", func() bool {
 		info, err := h.rt.State("p1")
 		n, _ := stateOf(t, info.State)["ticks"].(float64)
 		return err == nil && n >= 2
@@ -203,7 +204,7 @@ func TestRecoveryRestoresHierarchy(t *testing.T) {
 	h.mustCall("p", "probe.spawn", map[string]any{"tag": "w"})
 	// The child is in the index once its start is committed, which the
 	// parent's child.started follows; it shows in State a moment before.
-	h.eventually("child.started decided by the parent", func() bool { return slices.Contains(lifecycleSeen(h, "p"), TypeChildStarted) })
+	testkit.Eventually(h.t, "child.started decided by the parent", func() bool { return slices.Contains(lifecycleSeen(h, "p"), TypeChildStarted) })
 	if n := h.restart(); n != 2 {
 		t.Fatalf("recovered %d", n)
 	}
@@ -270,13 +271,13 @@ func TestDecisionCarriesEffects(t *testing.T) {
 	if len(carried) != 1 || carried[0].Version != 1 || carried[0].Index != 0 || carried[0].Outcome != OutcomeOK {
 		t.Fatalf("cmd record of version 2 carries %+v", carried)
 	}
-	h.eventually("both emits", func() bool { return len(h.emittedOf("counter.changed")) == 2 })
+	testkit.Eventually(h.t, "both emits", func() bool { return len(h.emittedOf("counter.changed")) == 2 })
 	h.restart()
-	h.eventually("the second emit sent again (its outcome may not be recorded)", func() bool {
+	testkit.Eventually(h.t, "the second emit sent again (its outcome may not be recorded)", func() bool {
 		return len(h.emittedOf("counter.changed")) >= 2
 	})
 	h.mustCall("c1", "counter.increment", nil)
-	h.eventually("the third emit", func() bool {
+	testkit.Eventually(h.t, "the third emit", func() bool {
 		for _, e := range h.emittedOf("counter.changed") {
 			if string(e.Data()) == `{"count":3}` {
 				return true
@@ -311,7 +312,7 @@ func TestCloseRecordsOutcomes(t *testing.T) {
 		t.Fatalf("outcomes after a clean close: %v", o)
 	}
 	h.mustCall("c1", "counter.increment", nil)
-	h.eventually("the second emit", func() bool { return len(h.emittedOf("counter.changed")) >= 2 })
+	testkit.Eventually(h.t, "the second emit", func() bool { return len(h.emittedOf("counter.changed")) >= 2 })
 	if n := countData(h.emittedOf("counter.changed"), `{"count":1}`); n != 1 {
 		t.Fatalf("the first emit was sent %d times", n)
 	}
@@ -325,7 +326,7 @@ func (h *harness) waitNoted(id string, confirmed bool) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	h.eventually(id+"'s outcome noted", func() bool {
+	testkit.Eventually(h.t, id+"'s outcome noted", func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		return len(s.effects) == 1 && (!confirmed || h.rt.flusher.confirmed(s.effects[0].gen))
@@ -340,7 +341,7 @@ func (h *harness) waitNoted(id string, confirmed bool) {
 func TestQuietAgentsEffectsRecordedTogether(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.EffectsLinger = time.Hour })
 	store := &appendCounter{Store: h.log}
-	h.rt.Close()
+	h.rt.Shutdown(context.Background())
 	cfg := h.cfg
 	cfg.Store = store
 	rt, err := New(cfg)
@@ -348,7 +349,7 @@ func TestQuietAgentsEffectsRecordedTogether(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.rt = rt
-	t.Cleanup(func() { _ = rt.Close() })
+	t.Cleanup(func() { _ = rt.Shutdown(context.Background()) })
 	ids := []string{"c1", "c2", "c3", "c4", "c5"}
 	for _, id := range ids {
 		h.start("counter", id, Options{})
@@ -375,7 +376,11 @@ func TestQuietAgentsEffectsRecordedTogether(t *testing.T) {
 		}
 	}
 	h.restart()
-	time.Sleep(50 * time.Millisecond) // lets a wrongly repeated emit show; not a timing assertion
+	// Recovery queues a directive it would repeat before it returns: once
+	// every agent has run its queue, a repeated emit has shown.
+	for _, id := range ids {
+		h.settle(id)
+	}
 	if n := len(h.emittedOf("counter.changed")); n != len(ids) {
 		t.Fatalf("%d counter.changed emitted across the restart, want %d", n, len(ids))
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // refusals records what the runtime refuses after it accepted it
@@ -65,11 +66,11 @@ func TestBatchWithARefusedSignalCommitsTheRest(t *testing.T) {
 	}
 	h.queueBehindCommit("c1", signal(t, "counter.increment", map[string]int{"by": 1}), rest...)
 	close(g.gate)
-	h.eventually("the 31 valid signals committed", func() bool { info, _ := h.rt.State("c1"); return info.Version == 31 })
+	testkit.Eventually(h.t, "the 31 valid signals committed", func() bool { info, _ := h.rt.State("c1"); return info.Version == 31 })
 	if got := h.state("c1")["count"]; got != 61.0 {
 		t.Fatalf("count = %v, want 1+30*2 = 61", got)
 	}
-	h.eventually("the oversized signal refused", func() bool { return len(rs.all()) == 1 })
+	testkit.Eventually(h.t, "the oversized signal refused", func() bool { return len(rs.all()) == 1 })
 	if got := rs.all()[0]; got != (refusal{agent: "c1", signal: bad.ID(), reason: bus.ReasonTooLarge}) {
 		t.Fatalf("refused %+v, want the oversized signal %s as too_large", got, bad.ID())
 	}
@@ -84,7 +85,7 @@ func TestRefusedCommitIsReported(t *testing.T) {
 	if err := h.rt.Cast("c1", bad); err != nil {
 		t.Fatal(err)
 	}
-	h.eventually("the cast refused", func() bool { return len(rs.all()) == 1 })
+	testkit.Eventually(h.t, "the cast refused", func() bool { return len(rs.all()) == 1 })
 	if got := rs.all()[0]; got.signal != bad.ID() || got.reason != bus.ReasonTooLarge {
 		t.Fatalf("refused %+v", got)
 	}
@@ -92,7 +93,7 @@ func TestRefusedCommitIsReported(t *testing.T) {
 	if bus.ErrorType(err) != bus.ReasonTooLarge {
 		t.Fatalf("call: %v, want too_large", err)
 	}
-	h.eventually("the call refused too", func() bool { return len(rs.all()) == 2 })
+	testkit.Eventually(h.t, "the call refused too", func() bool { return len(rs.all()) == 2 })
 }
 
 // TestRefusedDecisionIsNotCommitted: a signal its agent's decision
@@ -117,11 +118,11 @@ func TestRefusedDecisionIsNotCommitted(t *testing.T) {
 	h.queueBehindCommit("c1", signal(t, "counter.increment", map[string]int{"by": 10}),
 		signal(t, "counter.increment", map[string]int{"by": 100}), bad2, signal(t, "counter.increment", map[string]int{"by": 1000}))
 	close(g.gate)
-	h.eventually("the good ones committed", func() bool { info, _ := h.rt.State("c1"); return info.Version == 4 })
+	testkit.Eventually(h.t, "the good ones committed", func() bool { info, _ := h.rt.State("c1"); return info.Version == 4 })
 	if got := h.state("c1")["count"]; got != 1111.0 {
 		t.Fatalf("count = %v, want 1111", got)
 	}
-	h.eventually("the second refusal", func() bool { return len(rs.all()) == 2 })
+	testkit.Eventually(h.t, "the second refusal", func() bool { return len(rs.all()) == 2 })
 	for e, err := range h.log.ReadStream("agent/c1", eventlog.ReadOptions{}) {
 		if err != nil {
 			t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/dispatch"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/goroutines"
 )
 
 // Store is what the runtime needs of the event log; *eventlog.Log is one.
@@ -121,7 +122,10 @@ type Runtime struct {
 	execs   map[string]DirectiveExec
 	ctx     context.Context
 	cancel  context.CancelFunc
-	workers sync.WaitGroup // agent loops, timers' deliveries, tasks
+	// workers owns every goroutine of the runtime: agent loops, tasks,
+	// restarts, the flusher, the recorder and the janitor. Shutdown's
+	// Wait refuses new ones and waits for them.
+	workers goroutines.Group
 	// deciding counts the inbox loops (also in workers): Shutdown lets
 	// the decision each has in flight commit before it cancels ctx, which
 	// would fail an append that may already be in the log.
@@ -209,28 +213,23 @@ func New(cfg Config) (*Runtime, error) {
 		}
 	}
 	// Goroutines start last, so a failed New leaves none behind.
-	rt.workers.Add(1)
-	go func() {
-		defer rt.workers.Done()
-		rt.flusher.run(rt.ctx)
-	}()
+	rt.workers.Go(func() { rt.flusher.run(rt.ctx) })
 	// The effects recorder looks four times per EffectsLinger.
-	rt.workers.Add(1)
-	go rt.every(max(cfg.EffectsLinger/4, time.Millisecond), func() { rt.recordOwedEffects(false) })
+	rt.workers.Go(func() { rt.every(max(cfg.EffectsLinger/4, time.Millisecond), func() { rt.recordOwedEffects(false) }) })
 	if cfg.PassivateAfter > 0 {
 		// The janitor passivates idle agents, a few times per PassivateAfter.
-		rt.workers.Add(1)
-		go rt.every(min(max(cfg.PassivateAfter/4, 10*time.Millisecond), 30*time.Second), rt.passivateIdle)
+		rt.workers.Go(func() {
+			rt.every(min(max(cfg.PassivateAfter/4, 10*time.Millisecond), 30*time.Second), rt.passivateIdle)
+		})
 	}
 	return rt, nil
 }
 
 func (rt *Runtime) now() time.Time { return rt.cfg.Now().UTC() }
 
-// every calls fn every d until the runtime closes; it is one of
+// every calls fn every d until the runtime closes; it runs as one of
 // rt.workers.
 func (rt *Runtime) every(d time.Duration, fn func()) {
-	defer rt.workers.Done()
 	tick := time.NewTicker(d)
 	defer tick.Stop()
 	for {

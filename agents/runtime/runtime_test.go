@@ -8,6 +8,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 func TestCounterCallCommitsThenReplies(t *testing.T) {
@@ -21,11 +22,11 @@ func TestCounterCallCommitsThenReplies(t *testing.T) {
 	if got := stateOf(t, r.State)["count"]; got != 5.0 || r.Version != 2 {
 		t.Fatalf("reply state %s version %d", r.State, r.Version)
 	}
-	h.eventually("two counter.changed", func() bool { return len(h.emittedOf("counter.changed")) == 2 })
+	testkit.Eventually(h.t, "two counter.changed", func() bool { return len(h.emittedOf("counter.changed")) == 2 })
 	// Each signal is followed by its cmd record in the same batch; the
 	// outcome of each emit is recorded once it ran, carried by the next
 	// cmd record or in an effects record of its own.
-	h.eventually("both outcomes recorded", func() bool {
+	testkit.Eventually(h.t, "both outcomes recorded", func() bool {
 		o := h.outcomes("agent/c1")
 		return o["1/0"] == OutcomeOK && o["2/0"] == OutcomeOK
 	})
@@ -111,7 +112,7 @@ func TestUnknownAgentAndBadSignals(t *testing.T) {
 	if r := h.mustCall("c1", "counter.increment", nil); stateOf(t, r.State)["count"] != 1.0 || r.Version != 2 {
 		t.Fatalf("after bad signals: %s v%d", r.State, r.Version)
 	}
-	h.eventually("one error counted", func() bool {
+	testkit.Eventually(h.t, "one error counted", func() bool {
 		info, _ := h.rt.State("c1")
 		return info.ErrorCount == 1
 	})

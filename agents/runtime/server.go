@@ -220,18 +220,24 @@ func (s *server) deliver(env envelope) error {
 	if start {
 		s.inboxRunning = true
 		s.loops.Add(1)
-		s.rt.workers.Add(1)
 		s.rt.deciding.Add(1)
 	}
 	s.mu.Unlock()
-	if start {
-		go s.runInbox()
+	if start && !s.rt.workers.Go(s.runInbox) {
+		// The runtime has shut down since the status was read: no loop
+		// will decide what the inbox holds, so it is refused now (env
+		// too, through its reply), as Shutdown refuses what is left.
+		s.mu.Lock()
+		s.inboxRunning = false
+		s.mu.Unlock()
+		s.loops.Done()
+		s.rt.deciding.Done()
+		s.halt(errShuttingDown)
 	}
 	return nil
 }
 
 func (s *server) runInbox() {
-	defer s.rt.workers.Done()
 	defer s.loops.Done()
 	defer s.rt.deciding.Done()
 	for {
@@ -454,11 +460,15 @@ func (s *server) enqueueDirectives(qs []queued) {
 	if start {
 		s.queueRunning = true
 		s.loops.Add(1)
-		s.rt.workers.Add(1)
 	}
 	s.mu.Unlock()
-	if start {
-		go s.runQueue()
+	if start && !s.rt.workers.Go(s.runQueue) {
+		// The runtime has shut down: the directives stay pending in the
+		// log, and the next start runs them.
+		s.mu.Lock()
+		s.queueRunning = false
+		s.mu.Unlock()
+		s.loops.Done()
 	}
 }
 
@@ -470,7 +480,6 @@ var epoch = time.Now()
 func monotonicNow() time.Duration { return time.Since(epoch) }
 
 func (s *server) runQueue() {
-	defer s.rt.workers.Done()
 	defer s.loops.Done()
 	for {
 		s.mu.Lock()

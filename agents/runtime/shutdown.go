@@ -66,10 +66,6 @@ func (rt *Runtime) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-// Close is Shutdown without a deadline: every signal already queued is
-// committed, or refused if its commit fails.
-func (rt *Runtime) Close() error { return rt.Shutdown(context.Background()) }
-
 // awaitInbox waits until s's inbox is empty and its inbox loop has ended,
 // or s no longer decides (stopped, failed), and reports whether that
 // happened before ctx ended. An agent being restarted after a crash is

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // TestCloseCommitsWhatWasQueued: signals waiting in an agent's inbox when
@@ -20,8 +21,8 @@ func TestCloseCommitsWhatWasQueued(t *testing.T) {
 	}
 	h.queueBehindCommit("c1", signal(t, "counter.increment", map[string]int{"by": 1}), rest...)
 	closed := make(chan error, 1)
-	go func() { closed <- h.rt.Close() }()
-	h.eventually("the close begun", h.rt.shuttingDown.Load)
+	go func() { closed <- h.rt.Shutdown(context.Background()) }()
+	testkit.Eventually(h.t, "the close begun", h.rt.shuttingDown.Load)
 	if err := h.rt.Cast("c1", signal(t, "counter.increment", nil)); bus.ErrorType(err) != bus.ReasonUnavailable {
 		t.Fatalf("a cast during the close: %v, want unavailable", err)
 	}
@@ -52,7 +53,7 @@ func TestShutdownRefusesWhatItCannotCommit(t *testing.T) {
 	if err := h.rt.Deliver("c1", signal(t, "counter.increment", nil), func(_ Reply, err error) { answer <- err }); err != nil {
 		t.Fatal(err)
 	}
-	h.eventually("the call queued", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.inbox) == 1 })
+	testkit.Eventually(h.t, "the call queued", func() bool { s.mu.Lock(); defer s.mu.Unlock(); return len(s.inbox) == 1 })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // no time at all
 	done := make(chan error, 1)

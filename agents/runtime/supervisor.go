@@ -88,12 +88,17 @@ func (s *server) crash(where string, p any, stack []byte) {
 	s.timers.stopAll()
 	s.notify()
 
-	s.rt.workers.Add(1)
-	go func() {
-		defer s.rt.workers.Done()
+	restarting := s.rt.workers.Go(func() {
 		s.loops.Wait() // the crashed loop and its sibling finish first
 		s.rt.restart(s)
-	}()
+	})
+	if !restarting {
+		// The runtime has shut down: the agent is restored from its log
+		// at the next start, as every agent is; what its inbox holds is
+		// refused as Shutdown refuses what is left.
+		s.halt(errShuttingDown)
+		s.notify()
+	}
 }
 
 // restart replaces a crashed server by one restored from the log.

@@ -42,9 +42,7 @@ func (s *server) startTask(run agents.RunInstruction, input bus.Signal, index in
 	}
 	s.tasks[id] = cancel
 	s.mu.Unlock()
-	s.rt.workers.Add(1)
-	go func() {
-		defer s.rt.workers.Done()
+	started := s.rt.workers.Go(func() {
 		defer cancel()
 		res := instructionResult{Instruction: run.Instruction, ResultAction: run.ResultAction}
 		task := s.rt.cfg.Tasks[run.Instruction.Action]
@@ -77,7 +75,15 @@ func (s *server) startTask(run agents.RunInstruction, input bus.Signal, index in
 			sig.SetExtension(bus.ExtTraceParent, tp)
 		}
 		s.timers.deliver("task:"+id, sig)
-	}()
+	})
+	if !started {
+		// The runtime has shut down: the task is still awaited in the
+		// log, and the next start runs it.
+		cancel()
+		s.mu.Lock()
+		delete(s.tasks, id)
+		s.mu.Unlock()
+	}
 }
 
 // callTask runs a task, turning a panic into its error.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // TestTaskResultsOfInputsWithOneIDFromTwoSources: ids are unique per
@@ -26,7 +27,7 @@ func TestTaskResultsOfInputsWithOneIDFromTwoSources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.eventually("no task result awaited", func() bool { return len(s.timers.snapshot().Awaiting) == 0 })
+	testkit.Eventually(h.t, "no task result awaited", func() bool { return len(s.timers.snapshot().Awaiting) == 0 })
 
 	ids := map[string]bool{}
 	var results []float64

@@ -5,6 +5,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // TestTraceParentFollowsTheInput: a signal an agent emits carries its
@@ -21,11 +22,11 @@ func TestTraceParentFollowsTheInput(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h.eventually("the emit", func() bool { return len(h.emittedOf("probe.emitted")) == 1 })
+	testkit.Eventually(h.t, "the emit", func() bool { return len(h.emittedOf("probe.emitted")) == 1 })
 	if got := h.emittedOf("probe.emitted")[0].Extensions()[bus.ExtTraceParent]; got != tp {
 		t.Fatalf("emitted traceparent %v, want the input's", got)
 	}
-	h.eventually("the task result", func() bool { return h.state("p1")["result"] == 2.0 })
+	testkit.Eventually(h.t, "the task result", func() bool { return h.state("p1")["result"] == 2.0 })
 	for e, err := range h.log.ReadStream("agent/p1", eventlog.ReadOptions{}) {
 		if err != nil {
 			t.Fatal(err)

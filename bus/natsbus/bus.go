@@ -54,7 +54,7 @@ type Options struct {
 }
 
 // Bus is jido-bus's side of a NATS connection. It does not own the
-// connection: the caller closes it (after Bus.Close). A Bus is safe for
+// connection: the caller closes it (after Bus.Shutdown). A Bus is safe for
 // concurrent use.
 type Bus struct {
 	nc      *nats.Conn
@@ -68,7 +68,7 @@ type Bus struct {
 	subs []*nats.Subscription
 	// draining is set once Shutdown has begun: nothing new subscribes.
 	draining bool
-	// inflight counts the messages being handled (see enter), so Close can
+	// inflight counts the messages being handled (see enter), so Shutdown can
 	// wait for them: unsubscribing does not wait for a callback that is
 	// already running.
 	inflight sync.WaitGroup
@@ -149,16 +149,6 @@ func (b *Bus) Publish(subject string, s *bus.Signal) error {
 	return nil
 }
 
-// Close is Shutdown with DefaultDrainTimeout.
-func (b *Bus) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultDrainTimeout)
-	defer cancel()
-	return b.Shutdown(ctx)
-}
-
-// DefaultDrainTimeout bounds how long Close lets the subscriptions drain.
-const DefaultDrainTimeout = 30 * time.Second
-
 // Shutdown stops taking input without losing what was taken: every
 // subscription is drained — the server sends it nothing more, and the
 // messages it has already sent (in the client's buffers) are handled as
@@ -201,9 +191,9 @@ func (b *Bus) Shutdown(ctx context.Context) error {
 }
 
 // enter admits one message for handling, to be ended with
-// b.inflight.Done; once Close has begun it refuses with an unavailable
+// b.inflight.Done; once Shutdown has begun it refuses with an unavailable
 // error for the caller to answer. (Taking the lock orders every Add before
-// Close's Wait, as sync.WaitGroup requires.)
+// Shutdown's Wait, as sync.WaitGroup requires.)
 func (b *Bus) enter() error {
 	b.mu.RLock()
 	defer b.mu.RUnlock()

@@ -3,6 +3,8 @@ package natsbus
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +16,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/codec"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // fixture is a Bus on an embedded server with a client connection to play
@@ -38,7 +41,7 @@ func newFixture(t *testing.T, opts Options) *fixture {
 	}
 	f.bus = New(nc, opts)
 	t.Cleanup(func() {
-		if err := f.bus.Close(); err != nil {
+		if err := f.bus.Shutdown(context.Background()); err != nil {
 			t.Error(err)
 		}
 	})
@@ -51,6 +54,21 @@ func newFixture(t *testing.T, opts Options) *fixture {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// awaitFiled waits until OnDeadLetter has seen n dead letters (it runs
+// after the dead letter is published, so a subscriber may see one first)
+// and returns what it saw.
+func (f *fixture) awaitFiled(t *testing.T, n int) []DeadLetter {
+	t.Helper()
+	var filed []DeadLetter
+	testkit.Eventually(t, fmt.Sprintf("%d dead letters filed", n), func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		filed = slices.Clone(f.filed)
+		return len(filed) >= n
+	})
+	return filed
 }
 
 func (f *fixture) nextDeadLetter(t *testing.T) *nats.Msg {
@@ -208,12 +226,11 @@ func TestRejectsBadInput(t *testing.T) {
 	if _, err := f.client.RequestMsg(binaryMsg(t, "jido.signal.ok", nil), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.filed) != len(cases) {
-		t.Fatalf("OnDeadLetter saw %d dead letters, want %d", len(f.filed), len(cases))
+	filed := f.awaitFiled(t, len(cases))
+	if len(filed) != len(cases) {
+		t.Fatalf("OnDeadLetter saw %d dead letters, want %d", len(filed), len(cases))
 	}
-	s := f.filed[0].Signal(bus.Limits{})
+	s := filed[0].Signal(bus.Limits{})
 	if err := bus.ValidateSignal(&s, bus.Limits{}); err != nil || s.Type() != DeadLetterType {
 		t.Fatalf("dead letter as a signal: %v, %v", s, err)
 	}
@@ -311,12 +328,12 @@ func TestHandleAPI(t *testing.T) {
 	}
 }
 
-func TestCloseStopsDelivery(t *testing.T) {
+func TestShutdownStopsDelivery(t *testing.T) {
 	f := newFixture(t, Options{})
 	if err := f.bus.HandleSignals(bus.KindSignal, func(_ context.Context, d *Delivery) { d.Respond(nil) }); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.bus.Close(); err != nil {
+	if err := f.bus.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.client.Request("jido.signal.x", nil, 200*time.Millisecond); err == nil {
@@ -327,11 +344,11 @@ func TestCloseStopsDelivery(t *testing.T) {
 	}
 }
 
-// TestCloseWaitsForHandlers: Close returns only after a handler that was
+// TestShutdownWaitsForHandlers: Shutdown returns only after a handler that was
 // already running has finished (unsubscribing alone does not wait), and a
 // signal that reaches the bus once it has closed is refused as
 // unavailable, answered and dead-lettered, not dropped.
-func TestCloseWaitsForHandlers(t *testing.T) {
+func TestShutdownWaitsForHandlers(t *testing.T) {
 	f := newFixture(t, Options{})
 	running, release := make(chan struct{}), make(chan struct{})
 	var finished bool
@@ -350,28 +367,31 @@ func TestCloseWaitsForHandlers(t *testing.T) {
 	}
 	<-running
 	closed := make(chan error, 1)
-	go func() { closed <- f.bus.Close() }()
-	select {
-	case err := <-closed:
-		t.Fatalf("Close returned (%v) while a handler was running", err)
-	case <-time.After(50 * time.Millisecond):
+	go func() { closed <- f.bus.Shutdown(context.Background()) }()
+	// Shutdown gets as far as it can while the handler runs: it waits
+	// for it, or it has returned.
+	testkit.Eventually(t, "Shutdown waiting for the handler, or returned", func() bool {
+		return len(closed) == 1 || testkit.BlockedIn("bus/natsbus.(*Bus).Shutdown")
+	})
+	if len(closed) == 1 {
+		t.Fatalf("Shutdown returned (%v) while a handler was running", <-closed)
 	}
 	close(release)
 	if err := <-closed; err != nil {
 		t.Fatal(err)
 	}
 	if !finished {
-		t.Fatal("Close returned before the handler finished")
+		t.Fatal("Shutdown returned before the handler finished")
 	}
 	if err := f.bus.enter(); bus.ErrorType(err) != bus.ReasonUnavailable {
-		t.Fatalf("enter after Close: %v", err)
+		t.Fatalf("enter after Shutdown: %v", err)
 	}
 }
 
-// TestCloseHandlesWhatWasSent: the messages NATS sent the bus before it
-// closed — waiting in the client's buffer behind a busy handler — are
-// handled, not dropped and not refused: Close drains.
-func TestCloseHandlesWhatWasSent(t *testing.T) {
+// TestShutdownHandlesWhatWasSent: the messages NATS sent the bus before
+// it shut down — waiting in the client's buffer behind a busy handler — are
+// handled, not dropped and not refused: Shutdown drains.
+func TestShutdownHandlesWhatWasSent(t *testing.T) {
 	f := newFixture(t, Options{})
 	running, release := make(chan struct{}), make(chan struct{})
 	var handled atomic.Int64
@@ -398,7 +418,7 @@ func TestCloseHandlesWhatWasSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	closed := make(chan error, 1)
-	go func() { closed <- f.bus.Close() }()
+	go func() { closed <- f.bus.Shutdown(context.Background()) }()
 	close(release)
 	if err := <-closed; err != nil {
 		t.Fatal(err)

@@ -62,9 +62,7 @@ func TestDeadLetterKeepsCredentialsAsDigests(t *testing.T) {
 				t.Fatal(err)
 			}
 			dl := f.nextDeadLetter(t)
-			f.mu.Lock()
-			filed := f.filed
-			f.mu.Unlock()
+			filed := f.awaitFiled(t, 1)
 			if len(filed) != 1 {
 				t.Fatalf("%d dead letters filed, want 1", len(filed))
 			}

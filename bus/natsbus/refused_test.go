@@ -95,7 +95,7 @@ func TestOnRefusedCountsEachRefusalOfTheBusOnce(t *testing.T) {
 	}
 	// Input after shutdown: the subscriptions are gone, so hand the bus's
 	// own callbacks a message as NATS would have.
-	if err := f.bus.Close(); err != nil {
+	if err := f.bus.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	f.bus.apiHandler("jido.api.x.get", func(context.Context, []byte) (any, error) { return nil, nil }, nil)(&nats.Msg{Subject: "jido.api.x.get"})

@@ -59,7 +59,7 @@ func TestRequesterInFlightWhenCredentialsAreRefused(t *testing.T) {
 		<-release // no answer until the test is over
 		return nil, nil
 	})
-	t.Cleanup(func() { close(release) }) // before serveAPI's Close waits for the handler
+	t.Cleanup(func() { close(release) }) // before serveAPI's Shutdown waits for the handler
 	nc, err := nats.Connect(srv.ClientURL(), nats.UserInfo("alice", "a"), nats.ReconnectWait(10*time.Millisecond),
 		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
 	if err != nil {

@@ -22,7 +22,7 @@ func serveAPI(t *testing.T, nc *nats.Conn, prefix, area, verb string, fn APIFunc
 		t.Fatal(err)
 	}
 	b := New(nc, Options{Subjects: s})
-	t.Cleanup(func() { _ = b.Close() })
+	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
 	if err := b.HandleAPI(s.API(area, verb), fn); err != nil {
 		t.Fatal(err)
 	}

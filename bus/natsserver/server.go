@@ -211,9 +211,11 @@ func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
 	return nc, nil
 }
 
-// Shutdown stops the server and waits until it has stopped. Clients are
-// disconnected; call it after they have drained.
-func (s *Server) Shutdown() {
+// Close stops the server and returns once it has stopped: clients are
+// disconnected (close it after they have drained), and nothing is left
+// to wait for. It returns nil: an io.Closer.
+func (s *Server) Close() error {
 	s.ns.Shutdown()
 	s.ns.WaitForShutdown()
+	return nil
 }

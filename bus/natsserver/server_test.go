@@ -84,7 +84,7 @@ func TestStartRejectsBadOptions(t *testing.T) {
 		{Port: natsserver.RandomPort, User: "u", Password: "p", Token: "t"},
 	} {
 		if s, err := natsserver.Start(o); err == nil {
-			s.Shutdown()
+			_ = s.Close()
 			t.Errorf("Start(%+v) succeeded", o)
 		}
 	}
@@ -99,7 +99,7 @@ func TestPortInUse(t *testing.T) {
 	}
 	s, err := natsserver.Start(natsserver.Options{Port: p, NoJetStream: true})
 	if err == nil {
-		s.Shutdown()
+		_ = s.Close()
 		t.Fatal("a second server started on a used port")
 	}
 }

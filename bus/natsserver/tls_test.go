@@ -54,7 +54,7 @@ func TestTLSBadFiles(t *testing.T) {
 		o.Port, o.NoJetStream = natsserver.RandomPort, true
 		s, err := natsserver.Start(o)
 		if err == nil {
-			s.Shutdown()
+			_ = s.Close()
 			t.Fatalf("Start(%+v) succeeded", o)
 		}
 		if !strings.Contains(err.Error(), "tls") && !strings.Contains(err.Error(), "TLS") {

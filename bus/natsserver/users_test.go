@@ -189,7 +189,7 @@ func TestUsersRejected(t *testing.T) {
 			c.o.NoJetStream = true
 			s, err := natsserver.Start(c.o)
 			if err == nil {
-				s.Shutdown()
+				_ = s.Close()
 				t.Fatal("started")
 			}
 			if !strings.Contains(err.Error(), c.want) {

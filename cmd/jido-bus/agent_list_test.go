@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
@@ -23,7 +22,7 @@ func TestAgentListPages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	const total = 7
 	for i := range total {
 		if _, err := n.Runtime().Start(context.Background(), runtime.StartRequest{Type: "counter", ID: fmt.Sprintf("c%d", i)}); err != nil {

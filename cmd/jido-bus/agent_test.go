@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
@@ -17,7 +16,7 @@ func TestAgentCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	url := []string{"--nats-url", n.URL()}
 	steps := []struct {
 		args []string

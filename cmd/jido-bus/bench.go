@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/jido-bus/jido-bus/bench"
+	"github.com/jido-bus/jido-bus/internal/bench"
 )
 
 // benchFlags are the flags of `jido-bus bench`.

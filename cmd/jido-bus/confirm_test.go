@@ -3,15 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/node"
 )
 
@@ -88,7 +89,7 @@ func TestAgentStopOfAParent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	rt := n.Runtime()
 	if _, err := rt.Start(context.Background(), runtime.StartRequest{Type: "parent", ID: "p"}); err != nil {
 		t.Fatal(err)
@@ -100,17 +101,12 @@ func TestAgentStopOfAParent(t *testing.T) {
 		}
 	}
 	waitChildren := func() {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			info, err := rt.State("p")
-			if err == nil && len(info.Children) == 2 {
-				return
+		testkit.EventuallyNil(t, "p's two children", func() error {
+			if info, err := rt.State("p"); err != nil || len(info.Children) != 2 {
+				return fmt.Errorf("p's children: %+v %v", info.Children, err)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("p's children: %+v %v", info.Children, err)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 	waitChildren()
 	url := []string{"--nats-url", n.URL()}

@@ -1,9 +1,9 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 	"golang.org/x/crypto/bcrypt"
@@ -30,7 +30,7 @@ func TestClientRoleNeedsNoInboxFlag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = n.Close(5 * time.Second) })
+	t.Cleanup(func() { _ = n.Shutdown(context.Background()) })
 	url := n.URL()
 	t.Setenv("NATS_PASSWORD", "pw")
 	if out, err := runRoot(t, "agent", "list", "-s", url, "--user", "app", "--timeout", "5s"); err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -162,7 +163,7 @@ func TestAuthFailureIsNotAFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = n.Close(5 * time.Second) })
+	t.Cleanup(func() { _ = n.Shutdown(context.Background()) })
 	for _, args := range [][]string{
 		{"log", "streams"},
 		{"conv", "ls"},
@@ -210,7 +211,7 @@ func TestPermissionViolationIsForbidden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = n.Close(5 * time.Second) })
+	t.Cleanup(func() { _ = n.Shutdown(context.Background()) })
 	t.Setenv("NATS_PASSWORD", "c")
 	// --timeout far beyond the test's own deadline: only the denial can
 	// end the request in time.

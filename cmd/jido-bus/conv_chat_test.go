@@ -60,7 +60,7 @@ func startFakeConvNode(t *testing.T) (*fakeConvNode, *nats.Conn) {
 	subjects, _ := bus.NewSubjects("")
 	f := &fakeConvNode{t: t, nc: nc, sub: subjects, approved: make(chan map[string]string, 4)}
 	b := natsbus.New(nc, natsbus.Options{Subjects: subjects})
-	t.Cleanup(func() { _ = b.Close() })
+	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
 	handle := func(verb string, fn func(map[string]string)) {
 		if err := b.HandleAPI(subjects.API("conv", verb), func(_ context.Context, req []byte) (any, error) {
 			var body map[string]string

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -16,7 +17,7 @@ import (
 func TestConvStartCancelApproveThroughANode(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	n := startNode(t, t.TempDir())
-	defer n.Close(10e9)
+	defer n.Shutdown(context.Background())
 	url := []string{"--nats-url", n.URL()}
 	run := func(args ...string) (string, error) { return runRoot(t, append(args, url...)...) }
 	parent := t.TempDir()

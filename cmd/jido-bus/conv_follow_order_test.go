@@ -12,6 +12,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
 	"github.com/jido-bus/jido-bus/conversation/views"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // TestConvFollowPrintsWhatCameBeforeAStream: an answer's text streams
@@ -34,7 +35,7 @@ func TestConvFollowPrintsWhatCameBeforeAStream(t *testing.T) {
 	lagging := []views.TimelineItem{{Seq: 4, Kind: views.ItemUser, Text: "list"}, {Seq: 6, Kind: views.ItemToolCall, Tool: &requested}}
 	exact := []views.TimelineItem{lagging[0], {Seq: 6, Kind: views.ItemToolCall, Tool: &completed}}
 	b := natsbus.New(nodeConn, natsbus.Options{Subjects: subjects})
-	t.Cleanup(func() { _ = b.Close() })
+	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
 	// The projection lags at the tool call requested; the log, folded up
 	// to the call's llm.requested at seq 10, has it completed.
 	if err := b.HandleAPI(subjects.API("conv", "show"), func(_ context.Context, req []byte) (any, error) {
@@ -67,10 +68,10 @@ func TestConvFollowPrintsWhatCameBeforeAStream(t *testing.T) {
 			t.Errorf("conv follow: %v\n%s", err, errOut.String())
 		}
 	}()
-	waitFor(t, "the tool call requested", func() bool { return strings.Contains(out.String(), "[requested]") })
+	testkit.Eventually(t, "the tool call requested", func() bool { return strings.Contains(out.String(), "[requested]") })
 	conv.publish(0, "conversation.assistant.delta", "r2", `{"text":"one file"}`)
 	conv.publishID(10, "conversation.llm.requested", "r2", "u1", `{"model":"m"}`) // published after the delta, as the node may
-	waitFor(t, "the streamed text", func() bool { return strings.Contains(out.String(), "one file") })
+	testkit.Eventually(t, "the streamed text", func() bool { return strings.Contains(out.String(), "one file") })
 	got := out.String()
 	if done, text := strings.Index(got, "[completed]"), strings.Index(got, "one file"); done < 0 || done > text {
 		t.Errorf("the text streamed before the tool call's outcome committed ahead of it:\n%s", got)

@@ -2,12 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/node"
 )
 
@@ -21,29 +22,26 @@ func startNode(t *testing.T, dataDir string) *node.Node {
 	return n
 }
 
-// runUntil runs a command until its output contains every want (the
-// projections fold what a node commits a moment later), failing after
-// 20 s with the last output.
+// runUntil runs a command until it succeeds with an output that contains
+// every want (the projections fold what a node commits a moment later);
+// a timeout says the last error and output.
 func runUntil(t *testing.T, args []string, want ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		out, err := runRoot(t, args...)
-		missing := ""
+	var out string
+	testkit.EventuallyNil(t, fmt.Sprintf("%v to show %q", args, want), func() error {
+		var err error
+		out, err = runRoot(t, args...)
+		if err != nil {
+			return fmt.Errorf("%w:\n%s", err, out)
+		}
 		for _, w := range want {
 			if !strings.Contains(out, w) {
-				missing = w
-				break
+				return fmt.Errorf("output lacks %q:\n%s", w, out)
 			}
 		}
-		if err == nil && missing == "" {
-			return out
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%v: %v; output lacks %q:\n%s", args, err, missing, out)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	return out
 }
 
 // TestForkedConversationLives is issue 11 defect 15: a fork was only
@@ -54,7 +52,7 @@ func TestForkedConversationLives(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	dir := t.TempDir()
 	n := startNode(t, dir)
-	defer func() { n.Close(5 * time.Second) }()
+	defer func() { n.Shutdown(context.Background()) }()
 	// --data-dir points where nothing is: every command must use the node.
 	url := func() []string { return []string{"--nats-url", n.URL()} }
 	run := func(args ...string) string {
@@ -119,7 +117,7 @@ func TestForkedConversationLives(t *testing.T) {
 		t.Errorf("the fork of a fork holds its parent's message after the fork point:\n%s", out)
 	}
 
-	n.Close(5 * time.Second)
+	n.Shutdown(context.Background())
 	n = startNode(t, dir)
 	run("conv", "send", fork, "after the restart")
 	runUntil(t, append([]string{"conv", "show", fork}, url()...), "first question", "a different second question", "after the restart")
@@ -132,7 +130,7 @@ func TestForkedConversationLives(t *testing.T) {
 func TestStoppedConversationIdIsNotReused(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	url := []string{"--nats-url", n.URL()}
 	run := func(args ...string) string {
 		t.Helper()

@@ -8,13 +8,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/node"
 )
 
@@ -69,18 +69,6 @@ func seqsOf(t *testing.T, out string) []uint64 {
 	return seqs
 }
 
-// waitFor polls cond until it holds or 20s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestLogTailFollowsAcrossARestart: log tail -f through a node keeps
 // following when the node stops and starts again on the same data dir and
 // port, says so on stderr, and prints every entry exactly once.
@@ -119,23 +107,23 @@ func TestLogTailFollowsAcrossARestart(t *testing.T) {
 			t.Errorf("log tail -f: %v\n%s", err, errOut.String())
 		}
 	}()
-	waitFor(t, "the first entries", func() bool { return len(seqsOf(t, out.String())) == 3 })
+	testkit.Eventually(t, "the first entries", func() bool { return len(seqsOf(t, out.String())) == 3 })
 	appendEvents(t, n, "agent/f", 4, 2)
-	waitFor(t, "entries 4 and 5", func() bool { return len(seqsOf(t, out.String())) == 5 })
+	testkit.Eventually(t, "entries 4 and 5", func() bool { return len(seqsOf(t, out.String())) == 5 })
 
-	if err := n.Close(5 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "word of the lost connection", func() bool { return strings.Contains(errOut.String(), "reconnecting") })
+	testkit.Eventually(t, "word of the lost connection", func() bool { return strings.Contains(errOut.String(), "reconnecting") })
 	n = start(host)
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	appendEvents(t, n, "agent/f", 6, 3)
-	waitFor(t, "entries 6 to 8", func() bool { return len(seqsOf(t, out.String())) >= 8 })
+	testkit.Eventually(t, "entries 6 to 8", func() bool { return len(seqsOf(t, out.String())) >= 8 })
 	if !strings.Contains(errOut.String(), "reconnected") {
 		t.Errorf("stderr does not say it reconnected:\n%s", errOut.String())
 	}
 	appendEvents(t, n, "agent/f", 9, 1)
-	waitFor(t, "entry 9", func() bool { return len(seqsOf(t, out.String())) >= 9 })
+	testkit.Eventually(t, "entry 9", func() bool { return len(seqsOf(t, out.String())) >= 9 })
 	seqs := seqsOf(t, out.String())
 	for i, s := range seqs {
 		if s != uint64(i+1) {
@@ -153,7 +141,7 @@ func TestConvFollowUpdatesToolCallsAndEndsDeltas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	stream := conversation.Stream("p1/c1")
 	appendConv := func(events ...bus.Signal) {
 		t.Helper()
@@ -183,9 +171,9 @@ func TestConvFollowUpdatesToolCallsAndEndsDeltas(t *testing.T) {
 			t.Errorf("conv follow: %v\n%s", err, errOut.String())
 		}
 	}()
-	waitFor(t, "the requested tool call", func() bool { return strings.Contains(out.String(), "ls {\"dir\":\".\"} [requested]") })
+	testkit.Eventually(t, "the requested tool call", func() bool { return strings.Contains(out.String(), "ls {\"dir\":\".\"} [requested]") })
 	appendConv(convEvent(t, conversation.ToolCompleted, "e4", `{"call_id":"t1","output":"a.go b.go"}`))
-	waitFor(t, "the completed tool call", func() bool { return strings.Contains(out.String(), `[completed] -> "a.go b.go"`) })
+	testkit.Eventually(t, "the completed tool call", func() bool { return strings.Contains(out.String(), `[completed] -> "a.go b.go"`) })
 
 	subjects, err := bus.NewSubjects(bus.DefaultPrefix)
 	if err != nil {
@@ -197,9 +185,9 @@ func TestConvFollowUpdatesToolCallsAndEndsDeltas(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "the deltas", func() bool { return strings.HasSuffix(out.String(), "two files") })
+	testkit.Eventually(t, "the deltas", func() bool { return strings.HasSuffix(out.String(), "two files") })
 	appendConv(convEvent(t, conversation.AssistantMessage, "e5", `{"text":"two files"}`))
-	waitFor(t, "the assistant's message", func() bool { return strings.Count(out.String(), "two files") == 2 })
+	testkit.Eventually(t, "the assistant's message", func() bool { return strings.Count(out.String(), "two files") == 2 })
 	if !strings.Contains(out.String(), "two files\n") || strings.Contains(out.String(), "two files   ") {
 		t.Errorf("the streamed text does not end with a newline:\n%s", out.String())
 	}

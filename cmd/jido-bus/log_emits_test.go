@@ -7,12 +7,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/agents/runtime/emitapi"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/node"
 )
 
@@ -66,7 +66,7 @@ func TestLogEmitsThroughANodeAndOnTheDataDir(t *testing.T) {
 	closed := false
 	defer func() {
 		if !closed {
-			n.Close(5 * time.Second)
+			n.Shutdown(context.Background())
 		}
 	}()
 	if _, err := n.Runtime().Start(context.Background(), runtime.StartRequest{Type: "counter", ID: "c1"}); err != nil {
@@ -119,7 +119,7 @@ func TestLogEmitsThroughANodeAndOnTheDataDir(t *testing.T) {
 		}
 	}
 
-	if err := n.Close(5 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	closed = true
@@ -139,7 +139,7 @@ func TestLogEmitsThroughANodeAndOnTheDataDir(t *testing.T) {
 func TestLogEmitsReadsEveryPage(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	if _, err := n.Runtime().Start(context.Background(), runtime.StartRequest{Type: "counter", ID: "c1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -225,18 +225,18 @@ func TestLogEmitsFollowsAcrossARestart(t *testing.T) {
 			t.Errorf("log emits -f: %v\n%s", err, errOut.String())
 		}
 	}()
-	waitFor(t, "the emits after the first", func() bool { return len(printed()) == 2 })
+	testkit.Eventually(t, "the emits after the first", func() bool { return len(printed()) == 2 })
 	increment(t, n, "c1", 2)
-	waitFor(t, "counts 4 and 5", func() bool { return len(printed()) == 4 })
+	testkit.Eventually(t, "counts 4 and 5", func() bool { return len(printed()) == 4 })
 
-	if err := n.Close(5 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "word of the lost connection", func() bool { return strings.Contains(errOut.String(), "reconnecting") })
+	testkit.Eventually(t, "word of the lost connection", func() bool { return strings.Contains(errOut.String(), "reconnecting") })
 	n = start(host)
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	increment(t, n, "c1", 3)
-	waitFor(t, "counts 6 to 8", func() bool { return len(printed()) >= 7 })
+	testkit.Eventually(t, "counts 6 to 8", func() bool { return len(printed()) >= 7 })
 	if got := printed(); !slices.Equal(got, []int{2, 3, 4, 5, 6, 7, 8}) {
 		t.Errorf("printed counts %v: want 2 to 8, each once", got)
 	}

@@ -30,7 +30,7 @@ func counterLog(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rt.Close()
+	defer rt.Shutdown(context.Background())
 	ctx := context.Background()
 	if _, err := rt.Start(ctx, runtime.StartRequest{Type: "counter", ID: "c1"}); err != nil {
 		t.Fatal(err)

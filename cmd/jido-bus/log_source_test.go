@@ -1,11 +1,11 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 )
@@ -29,7 +29,7 @@ func TestDataDirMeansThatDirectory(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	natsDir := isolateNATSEnv(t)
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	if _, err := runRoot(t, "agent", "start", "counter", "--id", "n1", "-s", n.URL()); err != nil {
 		t.Fatal(err)
 	}

@@ -208,7 +208,7 @@ func TestLogThroughRunningNode(t *testing.T) {
 	if err := logapi.Serve(s, logapi.Local{Log: l}); err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	defer s.Shutdown(context.Background())
 
 	out, errOut, err := runLog(t, "", "show", "agent/a", "--nats-url", srv.ClientURL())
 	if err != nil || !strings.Contains(out, "a3") {

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
@@ -61,7 +60,7 @@ func TestLogTruncateKeepsAgents(t *testing.T) {
 		t.Fatal(err)
 	}
 	increment(t, n, "c1", 3) // seq 1 started, then a signal and its cmd record each
-	if err := n.Close(5 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	offline := []string{"--data-dir", dir}
@@ -112,7 +111,7 @@ func TestLogTruncateKeepsAgents(t *testing.T) {
 	if err != nil || snap.Version != head {
 		t.Fatalf("snapshot after an online truncate: at %d, %v; want at %d", snap.Version, err, head)
 	}
-	if err := n.Close(5 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -129,7 +128,7 @@ func TestLogTruncateKeepsAgents(t *testing.T) {
 	}
 
 	n = startTestNode(t, dir)
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	info, err := n.Runtime().State("c1")
 	if err != nil || !strings.Contains(string(info.State), `"count":4`) || info.Version != 4 {
 		t.Fatalf("c1 after truncation and restart: %+v %v", info, err)

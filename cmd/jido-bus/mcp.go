@@ -155,7 +155,9 @@ func runMCP(ctx context.Context, cfg mcpConfig, in io.Reader, out io.Writer) err
 		return fmt.Errorf("start the node on %s (is another jido-bus using it? give this one its own --data-dir): %w", cfg.dataDir, err)
 	}
 	defer func() {
-		if err := n.Close(10 * time.Second); err != nil {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := n.Shutdown(stopCtx); err != nil {
 			log.Warn("shut down", "err", err)
 		}
 	}()

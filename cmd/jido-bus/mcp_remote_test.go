@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/node"
 )
 
@@ -54,7 +56,7 @@ func serveMCP(t *testing.T, ctx context.Context, opts *sdk.ClientOptions, args .
 func TestMCPOverNATS(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	n := startNode(t, t.TempDir())
-	defer n.Close(10 * time.Second)
+	defer n.Shutdown(context.Background())
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"main.go": "package main\n"})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -136,7 +138,7 @@ func TestMCPOverNATSRefusals(t *testing.T) {
 func TestMCPOverNATSFeatures(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	n := startNode(t, t.TempDir())
-	defer n.Close(10 * time.Second)
+	defer n.Shutdown(context.Background())
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{
 		".jido/commands/hello.md": "---\ndescription: Say hello.\n---\nHello $ARGUMENTS\n",
@@ -213,7 +215,7 @@ func TestMCPOverNATSRoles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(10 * time.Second)
+	defer n.Shutdown(context.Background())
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"main.go": "package main\n"})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -276,7 +278,7 @@ func TestMCPOverNATSNodeRestart(t *testing.T) {
 		t.Fatalf("read_file: %+v", res.Content)
 	}
 	addr := strings.TrimPrefix(n.URL(), "nats://")
-	if err := n.Close(10 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if res := call(); !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "unavailable") {
@@ -286,15 +288,12 @@ func TestMCPOverNATSNodeRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer n.Close(10 * time.Second)
-	for {
-		res := call()
-		if !res.IsError {
-			break
+	defer n.Shutdown(context.Background())
+	// Polling the reconnect: nothing to await from outside.
+	testkit.EventuallyNil(t, "read_file to run once the node came back", func() error {
+		if res := call(); res.IsError {
+			return fmt.Errorf("%+v", res.Content)
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("read_file after the node came back: %+v", res.Content)
-		}
-		time.Sleep(100 * time.Millisecond) // polling the reconnect: nothing to await from outside
-	}
+		return nil
+	})
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
@@ -34,7 +33,7 @@ func TestProjectInitStarterLoads(t *testing.T) {
 	}
 
 	n := startNode(t, t.TempDir())
-	defer n.Close(5 * time.Second)
+	defer n.Shutdown(context.Background())
 	info, err := n.Projects().Open(context.Background(), projects.OpenRequest{Root: dir, ID: "my-app"})
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -27,7 +28,7 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 func TestProjectCommands(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	n := startNode(t, t.TempDir())
-	defer n.Close(10e9)
+	defer n.Shutdown(context.Background())
 	url := []string{"--nats-url", n.URL()}
 	run := func(args ...string) (string, error) { return runRoot(t, append(args, url...)...) }
 

@@ -36,7 +36,7 @@ func TestProjectionRebuildOnALogWithoutConversations(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	dir := t.TempDir()
 	n := startNode(t, dir)
-	defer func() { n.Close(5 * time.Second) }()
+	defer func() { n.Shutdown(context.Background()) }()
 	on := []string{"--nats-url", n.URL()}
 	for _, args := range [][]string{
 		{"agent", "start", "counter", "--id", "c1"},
@@ -54,7 +54,7 @@ func TestProjectionRebuildOnALogWithoutConversations(t *testing.T) {
 	if _, err := runRootWithin(t, 20*time.Second, append([]string{"projection", "rebuild", "nope"}, on...)...); err == nil || !strings.Contains(err.Error(), "not_found") {
 		t.Errorf("rebuild of an unknown projection through the node: %v", err)
 	}
-	n.Close(5 * time.Second)
+	n.Shutdown(context.Background())
 
 	off := []string{"--data-dir", dir}
 	out, err = runRootWithin(t, 20*time.Second, append([]string{"projection", "rebuild", "timeline"}, off...)...)

@@ -263,7 +263,9 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 		failed = n.Log().Failed()
 		log.Error("the event log failed; shutting down so that a supervisor restarts the node once the disk is usable", "err", failed)
 	}
-	if err := n.Close(cfg.drainTimeout); err != nil {
+	stopCtx, cancel := context.WithTimeout(context.Background(), cfg.drainTimeout)
+	defer cancel()
+	if err := n.Shutdown(stopCtx); err != nil {
 		log.Warn("shut down", "err", err)
 	}
 	log.Info("stopped")

@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // TestTopQuitsOnQ: top reading keys from a terminal stops at q, and at
@@ -20,6 +21,7 @@ func TestTopQuitsOnQ(t *testing.T) {
 	t.Setenv("NATS_URL", n.URL())
 	for _, key := range []string{"q", "\x03"} {
 		keys, press := io.Pipe()
+		t.Cleanup(func() { _ = press.Close() }) // a write top never reads ends with the test
 		var out lockedBuffer
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		done := make(chan error, 1)
@@ -29,14 +31,21 @@ func TestTopQuitsOnQ(t *testing.T) {
 				interval: 10 * time.Millisecond, keys: keys,
 			})
 		}()
-		waitFor(t, "a frame", func() bool { return len(out.String()) > 0 })
+		testkit.Eventually(t, "a frame", func() bool { return len(out.String()) > 0 })
 		if _, err := press.Write([]byte("x ")); err != nil {
 			t.Fatal(err)
 		}
+		// A pipe's write returns once it is read: top reads "y" only if
+		// it did not stop at "x ".
+		read := make(chan error, 1)
+		go func() { _, err := press.Write([]byte("y")); read <- err }()
 		select {
 		case err := <-done:
 			t.Fatalf("top stopped at a key that is not q: %v", err)
-		case <-time.After(50 * time.Millisecond): // a moment for a wrong quit to show; passing does not depend on it
+		case err := <-read:
+			if err != nil {
+				t.Fatal(err)
+			}
 		}
 		if _, err := press.Write([]byte(key)); err != nil {
 			t.Fatal(err)

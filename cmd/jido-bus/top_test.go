@@ -23,7 +23,7 @@ func startTopNode(t *testing.T) *node.Node {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = n.Close(5 * time.Second) })
+	t.Cleanup(func() { _ = n.Shutdown(context.Background()) })
 	for _, id := range []string{"c1", "c2"} {
 		if out, err := runRoot(t, "agent", "start", "counter", "--id", id, "--nats-url", n.URL()); err != nil {
 			t.Fatalf("start %s: %v\n%s", id, err, out)

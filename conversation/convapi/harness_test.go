@@ -123,14 +123,14 @@ func newService(t *testing.T, open ...string) *service {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = rt.Close() })
+	t.Cleanup(func() { _ = rt.Shutdown(context.Background()) })
 	r, err := projections.NewRunner(l, store, projections.Options{}, views.Projections(views.Options{})...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := natstest.RunServer(t)
 	b := natsbus.New(natstest.Connect(t, srv), natsbus.Options{})
-	t.Cleanup(func() { _ = b.Close() })
+	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
 	fake := &fakeProjects{open: open}
 	svc, err := convapi.New(convapi.Config{Runtime: rt, Log: l, Runner: r, Projects: fake, Bus: b,
 		Now: func() time.Time { return time.Date(2025, 2, 1, 0, 0, 0, 0, time.UTC) }})

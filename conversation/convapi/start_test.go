@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
@@ -37,7 +36,7 @@ func startNode(t *testing.T, dataDir string) *node.Node {
 
 func closeNode(t *testing.T, n *node.Node) {
 	t.Helper()
-	if err := n.Close(10 * time.Second); err != nil {
+	if err := n.Shutdown(context.Background()); err != nil {
 		t.Errorf("close node: %v", err)
 	}
 }
@@ -189,7 +188,7 @@ func TestConversationsAreChildrenOfTheirProject(t *testing.T) {
 	}
 
 	// Closing the project stops its conversations, by the time Close returns.
-	if err := e.Close(ctx, "p1", "done"); err != nil {
+	if err := e.CloseProject(ctx, "p1", "done"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := rt.State(fresh.ID); err == nil {
@@ -233,7 +232,7 @@ func TestRestartBringsConversationsBack(t *testing.T) {
 	if info, err := n.Runtime().State("p1/c1"); err != nil || info.Parent == nil || info.Parent.ID != "p1" {
 		t.Fatalf("p1/c1 after restart: %+v %v", info, err)
 	}
-	if err := e.Close(ctx, "p1", ""); err != nil {
+	if err := e.CloseProject(ctx, "p1", ""); err != nil {
 		t.Fatal(err)
 	}
 	if !stopped(n, "p1/c1") {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // TestLeaderStepDownLosesNothing: writers append without pause while the
@@ -98,16 +99,19 @@ func leaderOf(t *testing.T, l *Log, p int) string {
 // waitLeader waits until partition p has a leader other than old.
 func waitLeader(t *testing.T, l *Log, p int, old string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	// The election runs on the servers' timers; poll its outcome.
+	testkit.EventuallyNil(t, fmt.Sprintf("a new leader of partition %d", p), func() error {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
 		info, err := l.parts[p].Info(ctx)
-		cancel()
-		if err == nil && info.Cluster != nil && info.Cluster.Leader != "" && info.Cluster.Leader != old {
-			return
+		switch {
+		case err != nil:
+			return err
+		case info.Cluster == nil || info.Cluster.Leader == "":
+			return errors.New("no leader")
+		case info.Cluster.Leader == old:
+			return fmt.Errorf("the leader is still %s", old)
 		}
-		// The election runs on the servers' timers; poll its outcome.
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("partition %d has no new leader after 20s", p)
+		return nil
+	})
 }

@@ -50,7 +50,7 @@ func serve(t *testing.T, nc *nats.Conn, local Local, subjects bus.Subjects, opts
 	}
 	o.Subjects = subjects
 	b := natsbus.New(nc, o)
-	t.Cleanup(func() { _ = b.Close() })
+	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
 	if err := Serve(b, local); err != nil {
 		t.Fatal(err)
 	}

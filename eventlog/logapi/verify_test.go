@@ -106,7 +106,7 @@ func TestCloseStopsARunningVerify(t *testing.T) {
 		_, _ = c.Verify(ctx, VerifyRequest{})
 	}()
 	<-inScan
-	if err := b.Close(); err != nil {
+	if err := b.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	<-done

@@ -61,7 +61,11 @@ func main() {
 	}
 	fmt.Println("node up at", n.URL(), "with the greeter type; Ctrl-C stops it")
 	<-ctx.Done()
-	if err := n.Close(10 * time.Second); err != nil {
+	// The shutdown gets 10 s to let what the node took finish.
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	err = n.Shutdown(shutdown)
+	cancel()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "agent example:", err)
 		os.Exit(1)
 	}

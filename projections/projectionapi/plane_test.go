@@ -1,6 +1,7 @@
 package projectionapi
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ import (
 func serve(t *testing.T, nc *nats.Conn, local Local) *natsbus.Bus {
 	t.Helper()
 	b := natsbus.New(nc, natsbus.Options{})
-	t.Cleanup(func() { _ = b.Close() })
+	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
 	if err := Serve(b, local); err != nil {
 		t.Fatal(err)
 	}

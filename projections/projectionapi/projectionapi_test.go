@@ -111,7 +111,7 @@ func TestClientAgainstServer(t *testing.T) {
 	if _, err := c.Rebuild(ctx, RebuildRequest{Name: "nope"}); !errors.Is(err, &bus.Error{Type: bus.ReasonNotFound}) {
 		t.Errorf("rebuild of an unknown projection: %v", err)
 	}
-	if err := server.Close(); err != nil { // the Bus
+	if err := server.Shutdown(context.Background()); err != nil { // the Bus
 		t.Fatal(err)
 	}
 	if _, err := c.List(ctx, ListRequest{}); !errors.Is(err, ErrNoServer) {

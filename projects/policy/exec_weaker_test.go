@@ -4,13 +4,15 @@ package policy
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // Where the node's operator and the project's policy accept weaker
@@ -61,15 +63,15 @@ func TestExecWithoutNamespaces(t *testing.T) {
 	}
 }
 
-// waitGoneTagged waits (bounded) for the processes running reports to be
-// gone: without a PID namespace the kill of the process group is sent as
-// the call returns, and a process may take a moment to end.
+// waitGoneTagged waits for the processes running reports to be gone:
+// without a PID namespace the kill of the process group is sent as the
+// call returns, and a process may take a moment to end.
 func waitGoneTagged(t *testing.T, running func() []int) {
 	t.Helper()
-	for i := 0; len(running()) > 0; i++ {
-		if i > 500 {
-			t.Fatalf("processes %v outlived the command", running())
+	testkit.EventuallyNil(t, "the command's processes to end with it", func() error {
+		if pids := running(); len(pids) > 0 {
+			return fmt.Errorf("processes %v still run", pids)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }

@@ -60,7 +60,7 @@ func Serve(b *natsbus.Bus, e *projects.Engine) error {
 			if err := named(r.Project); err != nil {
 				return CloseReply{}, err
 			}
-			return CloseReply{Project: r.Project}, e.Close(ctx, r.Project, r.Reason)
+			return CloseReply{Project: r.Project}, e.CloseProject(ctx, r.Project, r.Reason)
 		}),
 	}
 	for verb, fn := range serial {

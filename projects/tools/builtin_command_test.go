@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/projects/policy"
 )
 
@@ -120,24 +120,17 @@ func TestRunCommandTimeoutKills(t *testing.T) {
 	// Without a PID namespace (a node allowed weaker confinement) SIGKILL
 	// is sent when the call returns and the child may still be on its
 	// way out for a moment; wait for it.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.Eventually(t, "the command's child `sleep "+arg+"` to end with the timeout", func() bool {
 		files, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-		alive := false
 		for _, p := range files {
 			if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), "sleep\x00"+arg+"\x00") {
-				st, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat"))
-				alive = alive || !strings.Contains(string(st), ") Z ")
+				if st, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "stat")); !strings.Contains(string(st), ") Z ") {
+					return false
+				}
 			}
 		}
-		if !alive {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the command's child `sleep %s` outlived the timeout", arg)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return true
+	})
 }
 
 // A limit of the policy ends the call as limit_exceeded, naming it, with
@@ -171,16 +164,13 @@ func TestRunCommandCallerCancel(t *testing.T) {
 		done <- err
 	}()
 	// Cancel once the command runs, so the kill path is the one tested.
-	for {
-		if _, err := os.Stat(filepath.Join(f.dir, "started")); err == nil {
-			break
+	testkit.Eventually(t, "the command to run", func() bool {
+		if len(done) == 1 {
+			t.Fatalf("run_command ended before it was cancelled: %v", <-done)
 		}
-		select {
-		case err := <-done:
-			t.Fatalf("run_command ended before it was cancelled: %v", err)
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+		_, err := os.Stat(filepath.Join(f.dir, "started"))
+		return err == nil
+	})
 	cancel()
 	err := <-done
 	if !errors.Is(err, &Error{Type: ReasonCancelled}) {

@@ -20,6 +20,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus/natsserver"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -59,8 +60,8 @@ func serve(t *testing.T, passivateAfter time.Duration) fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = b.Close()
-		_ = rt.Close()
+		_ = b.Shutdown(context.Background())
+		_ = rt.Shutdown(context.Background())
 		_ = l.Close()
 	})
 	return fixture{rt: rt, nc: natstest.Connect(t, srv), b: b}
@@ -226,18 +227,15 @@ func TestListPassiveVersion(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		r, _ := f.list(t, map[string]any{})
-		if len(r.Agents) == 1 && r.Agents[0].Status == runtime.StatusPassive {
-			if r.Agents[0].Version != 3 {
-				t.Fatalf("passive agent listed at version %d, want 3", r.Agents[0].Version)
-			}
-			return
+	var r listReply
+	testkit.EventuallyNil(t, "the agent to go passive", func() error {
+		r, _ = f.list(t, map[string]any{})
+		if len(r.Agents) != 1 || r.Agents[0].Status != runtime.StatusPassive {
+			return fmt.Errorf("listed: %+v", r.Agents)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agent never went passive: %+v", r.Agents)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return nil
+	})
+	if r.Agents[0].Version != 3 {
+		t.Fatalf("passive agent listed at version %d, want 3", r.Agents[0].Version)
 	}
 }

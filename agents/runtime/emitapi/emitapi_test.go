@@ -1,6 +1,7 @@
 package emitapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,9 +55,9 @@ func serve(t *testing.T, n int) fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = rt.Close() })
+	t.Cleanup(func() { _ = rt.Shutdown(context.Background()) })
 	b := natsbus.New(natstest.Connect(t, srv), natsbus.Options{})
-	t.Cleanup(func() { _ = b.Close() })
+	t.Cleanup(func() { _ = b.Shutdown(context.Background()) })
 	local := emitapi.Local{Log: l}
 	if err := emitapi.Serve(b, local); err != nil {
 		t.Fatal(err)

@@ -24,7 +24,7 @@ func RunServer(tb testing.TB, opts ...func(*natsserver.Options)) *natsserver.Ser
 	if err != nil {
 		tb.Fatalf("start NATS: %v", err)
 	}
-	tb.Cleanup(s.Shutdown)
+	tb.Cleanup(func() { _ = s.Close() })
 	return s
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/projects/gateway"
 )
 
@@ -308,17 +310,12 @@ func TestStreamClientGoesAway(t *testing.T) {
 		break
 	}
 	leave()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		recs := h.recorded()
-		if len(recs) == 1 && recs[0].Result == ResultDisconnected && recs[0].Method == MethodStream {
-			break
+	testkit.EventuallyNil(t, "the stream recorded disconnected", func() error {
+		if recs := h.recorded(); len(recs) != 1 || recs[0].Result != ResultDisconnected || recs[0].Method != MethodStream {
+			return fmt.Errorf("records %+v", recs)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("records %+v, want the stream recorded disconnected", recs)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 	// The task still runs; resubscribe, then cancel it from another call.
 	events := c.SubscribeToTask(ctx, &sdk.SubscribeToTaskRequest{ID: id})
 	var states []sdk.TaskState

@@ -80,8 +80,11 @@ func New(h Host, o Options) *Gateway {
 }
 
 // Close stops listening to the host's changes. Sessions still open go on
-// being served with what they last listed.
-func (g *Gateway) Close() { g.cancel() }
+// being served with what they last listed. It returns nil: an io.Closer.
+func (g *Gateway) Close() error {
+	g.cancel()
+	return nil
+}
 
 // changed brings every server that shows project up to date; the SDK then
 // sends the list_changed notifications its sessions are owed.

@@ -52,7 +52,7 @@ func start(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := n.Close(10 * time.Second); err != nil {
+		if err := n.Shutdown(context.Background()); err != nil {
 			t.Errorf("close node: %v", err)
 		}
 	})
@@ -70,7 +70,7 @@ func start(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	g := mcpgw.New(n.MCPHost(), mcpgw.Options{Version: "test"})
-	t.Cleanup(g.Close)
+	t.Cleanup(func() { _ = g.Close() })
 	srv := httptest.NewServer(g.Handler())
 	t.Cleanup(srv.Close)
 	return &env{n: n, g: g, srv: srv, dir: dir}

@@ -36,7 +36,7 @@ func TestUnrecordedRequestFails(t *testing.T) {
 	e := start(t)
 	h := &unrecorded{Host: e.n.MCPHost()}
 	g := mcpgw.New(h, mcpgw.Options{Version: "test"})
-	t.Cleanup(g.Close)
+	t.Cleanup(func() { _ = g.Close() })
 	srv := httptest.NewServer(g.Handler())
 	t.Cleanup(srv.Close)
 	e.srv = srv

@@ -28,7 +28,7 @@ func runJetStream(ctx context.Context, env *Env) ([]Metric, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer n.Close(closeTimeout)
+	defer shutdown(n)
 	msgs, err := newMessages(cfg.MsgSize, "bench/jetstream", "js")
 	if err != nil {
 		return nil, err

@@ -27,7 +27,7 @@ func runFanout(ctx context.Context, env *Env) ([]Metric, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer n.Close(closeTimeout)
+	defer shutdown(n)
 	ids := agentIDs("f", cfg.FanoutAgents)
 	stop := env.step("start counters", int64(len(ids)), func() int64 { return int64(len(n.Runtime().List())) })
 	err = startCounters(ctx, n.Runtime(), ids, runtime.Options{})

@@ -16,8 +16,16 @@ import (
 	"github.com/jido-bus/jido-bus/node"
 )
 
-// closeTimeout bounds how long closing a node waits for NATS to drain.
+// closeTimeout bounds how long shutting a node down waits for what it
+// took, and then for NATS to drain.
 const closeTimeout = 10 * time.Second
+
+// shutdown shuts n down within closeTimeout.
+func shutdown(n *node.Node) error {
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	return n.Shutdown(ctx)
+}
 
 // startNode starts a durable node on dir whose NATS listens on a free
 // local port, so publishers connect over TCP as real clients do. commits,

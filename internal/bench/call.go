@@ -51,7 +51,7 @@ func runCall(ctx context.Context, env *Env) ([]Metric, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer n.Close(closeTimeout)
+	defer shutdown(n)
 	ids := agentIDs("c", min(callAgents, cfg.Agents))
 	if err := startCounters(ctx, n.Runtime(), ids, runtime.Options{}); err != nil {
 		return nil, err

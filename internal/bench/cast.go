@@ -107,7 +107,7 @@ func castDurable(ctx context.Context, env *Env, msgs *messages, dir string, es n
 	if err != nil {
 		return flowResult{}, 0, err
 	}
-	defer n.Close(closeTimeout)
+	defer shutdown(n)
 	ids := agentIDs("c", cfg.Agents)
 	stop := env.step("start counters", int64(len(ids)), func() int64 { return int64(len(n.Runtime().List())) })
 	err = startCounters(ctx, n.Runtime(), ids, runtime.Options{})
@@ -164,7 +164,7 @@ func castRawNATS(ctx context.Context, env *Env, msgs *messages) (flowResult, err
 	if err != nil {
 		return flowResult{}, err
 	}
-	defer n.Close(closeTimeout)
+	defer shutdown(n)
 	sub, err := connectClients(n.URL(), 1, "subscriber")
 	if err != nil {
 		return flowResult{}, err

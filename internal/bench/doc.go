@@ -65,4 +65,7 @@
 //
 // Timings depend on the machine and on what else runs on it; the tests of
 // this package check structure and sanity, never speed.
+//
+// It is internal: the binary's bench command is its only user, and its
+// Config and Report are not an API anyone outside this module may rely on.
 package bench

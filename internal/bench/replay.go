@@ -64,7 +64,7 @@ func runReplay(ctx context.Context, env *Env) ([]Metric, error) {
 		return nil, fmt.Errorf("restart the node on %s: %w", dir, err)
 	}
 	recovered := n.Recovered()
-	if err := n.Close(closeTimeout); err != nil {
+	if err := shutdown(n); err != nil {
 		return nil, fmt.Errorf("close the restarted node: %w", err)
 	}
 	if recovered != len(ids) {
@@ -92,7 +92,7 @@ func fillForReplay(ctx context.Context, env *Env, dir string, ids []string) erro
 	if err != nil {
 		return err
 	}
-	defer n.Close(closeTimeout)
+	defer shutdown(n)
 	rt := n.Runtime()
 	if err := startCounters(ctx, rt, ids, runtime.Options{SnapshotEvery: runtime.MaxSnapshotEvery}); err != nil {
 		return err
@@ -172,7 +172,7 @@ func timeRecovery(ctx context.Context, env *Env, logDir string, want int) (time.
 	got, err := rt.Recover(ctx)
 	elapsed := time.Since(t0)
 	stop()
-	if cerr := rt.Close(); cerr != nil && err == nil {
+	if cerr := rt.Shutdown(context.Background()); cerr != nil && err == nil {
 		err = cerr
 	}
 	if err != nil {

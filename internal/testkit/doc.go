@@ -1,0 +1,7 @@
+// Package testkit holds what the tests of every package share, so that
+// none keeps its own copy: Eventually, the one way a test waits for
+// something to happen, and Timeout, the one bound on that wait.
+//
+// It imports nothing of jido-bus, so any package's tests (internal or
+// external) can use it without an import cycle.
+package testkit
