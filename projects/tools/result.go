@@ -16,6 +16,12 @@ type ToolCall struct {
 	// is ask runs. Only a caller that asked a person sets it (the
 	// assistant's approvals); it is never read from a request.
 	Approved bool `json:"-"`
+	// WithOutcome, when set, is called with the call's result just before
+	// its outcome is recorded; what it returns (a gateway's record of the
+	// request that made the call) is recorded with the outcome, in the
+	// same commit (Event.With). Only a caller sets it; it is never read
+	// from a request.
+	WithOutcome func(Result) any `json:"-"`
 }
 
 // Result is the outcome of one call, in the shape replies carry:
