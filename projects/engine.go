@@ -9,9 +9,10 @@
 // tool catalog and the one Runner every call goes through. The engine
 // tells the agent what happened (project.started, project.assets.*,
 // project.tool.*, project.stopped) and the runtime commits each before it
-// is emitted; the engine waits for the commit of project.tool.started
-// before the tool runs and for that of the outcome before the caller is
-// answered.
+// is emitted. The engine waits for the commit of project.tool.started
+// before a tool that may change something runs, and for that of every
+// outcome before the caller is answered; a tool that only reads has its
+// start committed with its outcome, in one append (tools.Observer).
 package projects
 
 import (
