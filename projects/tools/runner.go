@@ -135,10 +135,10 @@ func (r *Runner) run(ctx context.Context, tc ToolCall, parent string, takeSlot b
 			return res, e
 		}
 	}
-	var data json.RawMessage
-	var arts []ArtifactRef
+	var out ran
 	if e == nil {
-		data, arts, res.Logs, e = r.execute(ctx, p, parent, takeSlot)
+		out, e = r.execute(ctx, p, parent, takeSlot)
+		res.Logs = out.logs
 	}
 	ev := Event{CallID: tc.ID, Parent: parent, Tool: tc.Name, Duration: time.Since(start)}
 	if quiet {
@@ -156,8 +156,8 @@ func (r *Runner) run(ctx context.Context, tc ToolCall, parent string, takeSlot b
 		res.Error = e
 		return res, e
 	}
-	ev.Size, ev.Artifacts = len(data), arts
-	res.OK, res.Data, res.Artifacts = true, data, arts
+	ev.Size, ev.Artifacts = len(out.data), out.arts
+	res.OK, res.Data, res.Artifacts, res.Text = true, out.data, out.arts, out.text
 	if tc.WithOutcome != nil {
 		ev.With = tc.WithOutcome(res)
 	}
@@ -165,7 +165,7 @@ func (r *Runner) run(ctx context.Context, tc ToolCall, parent string, takeSlot b
 		// The tool ran: its effects may be there although neither the
 		// caller nor the log knows its result.
 		e := Errorf(ReasonUnavailable, "tool %s ran, but its outcome could not be recorded (%v): its effects (files written, a command run) may have happened; check them before calling it again", tc.Name, err)
-		res.OK, res.Data, res.Artifacts = false, nil, nil
+		res.OK, res.Data, res.Artifacts, res.Text = false, nil, nil, ""
 		res.Error = e
 		return res, e
 	}
@@ -224,19 +224,28 @@ func (r *Runner) prepare(tc ToolCall) (*prepared, *Error) {
 	return &prepared{tc: tc, e: e, args: args, sandbox: sandbox}, nil
 }
 
+// ran is what a call that ran left: its data (or an artifact's
+// stand-in), the artifact, its log lines, and its text (Result.Text).
+type ran struct {
+	data json.RawMessage
+	arts []ArtifactRef
+	logs []string
+	text string
+}
+
 // execute runs a prepared call in a slot (unless it runs in its parent's)
 // under its tool's timeout, and makes its output the result's data (or
 // an artifact's stand-in).
-func (r *Runner) execute(ctx context.Context, p *prepared, parent string, takeSlot bool) (json.RawMessage, []ArtifactRef, []string, *Error) {
+func (r *Runner) execute(ctx context.Context, p *prepared, parent string, takeSlot bool) (ran, *Error) {
 	tc, e := p.tc, p.e
 	if takeSlot {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, nil, Errorf(ReasonCancelled, "tool %s not started: %v", tc.Name, err)
+			return ran{}, Errorf(ReasonCancelled, "tool %s not started: %v", tc.Name, err)
 		}
 		select {
 		case r.slots <- struct{}{}:
 		case <-ctx.Done():
-			return nil, nil, nil, Errorf(ReasonBusy, "tool %s not started: all %d slots of the project were busy until the call's context ended (%v); retry later or with a longer deadline", tc.Name, cap(r.slots), ctx.Err())
+			return ran{}, Errorf(ReasonBusy, "tool %s not started: all %d slots of the project were busy until the call's context ended (%v); retry later or with a longer deadline", tc.Name, cap(r.slots), ctx.Err())
 		}
 	}
 	timeout := e.tool.Timeout
@@ -263,35 +272,39 @@ func (r *Runner) execute(ctx context.Context, p *prepared, parent string, takeSl
 			select { // a result that raced the deadline wins
 			case o = <-done:
 			default:
-				return nil, nil, call.takeLogs(), ctxError(ctx, tc.Name, timeout)
+				return ran{logs: call.takeLogs()}, ctxError(ctx, tc.Name, timeout)
 			}
 		}
 	}
 	logs := call.takeLogs()
 	if o.err != nil {
 		if tctx.Err() != nil && errors.Is(o.err, tctx.Err()) {
-			return nil, nil, logs, ctxError(ctx, tc.Name, timeout)
+			return ran{logs: logs}, ctxError(ctx, tc.Name, timeout)
 		}
-		return nil, nil, logs, toError(tc.Name, o.err)
+		return ran{logs: logs}, toError(tc.Name, o.err)
 	}
 	data, err := json.Marshal(o.out)
 	if err != nil {
-		return nil, nil, logs, Errorf(ReasonToolFailed, "tool %s: its output is not JSON: %v", tc.Name, err)
+		return ran{logs: logs}, Errorf(ReasonToolFailed, "tool %s: its output is not JSON: %v", tc.Name, err)
 	}
 	if len(data) <= r.cap {
-		return data, nil, logs, nil
+		out := ran{data: data, logs: logs}
+		if t, ok := o.out.(Texter); ok {
+			out.text = t.OutputText()
+		}
+		return out, nil
 	}
 	if r.artifacts == nil {
-		return nil, nil, logs, Errorf("too_large", "tool %s: output of %d bytes is over the cap of %d and no artifact store is configured; narrow the call", tc.Name, len(data), r.cap)
+		return ran{logs: logs}, Errorf("too_large", "tool %s: output of %d bytes is over the cap of %d and no artifact store is configured; narrow the call", tc.Name, len(data), r.cap)
 	}
 	ref, err := r.artifacts.Put(data, "application/json")
 	if err != nil {
 		// The node's own store failed (a full disk, typically): the call
 		// may succeed later, so it is unavailable, not a bug's internal.
-		return nil, nil, logs, Errorf(ReasonUnavailable, "tool %s ran, but its %d-byte output could not be stored as an artifact (%v); free space in the node's data dir and retry", tc.Name, len(data), err)
+		return ran{logs: logs}, Errorf(ReasonUnavailable, "tool %s ran, but its %d-byte output could not be stored as an artifact (%v); free space in the node's data dir and retry", tc.Name, len(data), err)
 	}
 	stand, _ := json.Marshal(artifactStandIn{Artifact: ref.ID, Size: ref.Size, Preview: preview(data)})
-	return stand, []ArtifactRef{ref}, logs, nil
+	return ran{data: stand, arts: []ArtifactRef{ref}, logs: logs}, nil
 }
 
 // runInline runs a tool that honours its context on the calling

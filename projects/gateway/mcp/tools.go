@@ -198,7 +198,11 @@ func (s *server) result(project string, d tools.Detail, out tools.Result) *sdk.C
 		res.StructuredContent = data
 	}
 	if len(out.Artifacts) == 0 {
-		res.Content = []sdk.Content{&sdk.TextContent{Text: textOf(data, d.TextField)}}
+		text := out.Text // the runner's, when the output had one
+		if text == "" {
+			text = textOf(data, d.TextField)
+		}
+		res.Content = []sdk.Content{&sdk.TextContent{Text: text}}
 		return res
 	}
 	for _, a := range out.Artifacts {
