@@ -63,16 +63,42 @@ func peekMessage(line []byte) (peeked, error) {
 
 // answerID is the id of the answer the SDK wrote (p), or false for its
 // requests and notifications to the client. The SDK writes the members
-// by their exact names, so a struct finds them, and the result itself is
-// skipped rather than decoded.
+// by their exact names, jsonrpc and id first, then method, result or
+// error: the members are read one token at a time, and the look ends at
+// the first of result or error, without scanning the result itself (a
+// 4 KiB read's answer is twice that).
 func answerID(p []byte) (jsonrpc.ID, bool) {
-	var w struct {
-		ID     any             `json:"id"`
-		Method json.RawMessage `json:"method"`
-	}
-	if json.Unmarshal(p, &w) != nil || w.Method != nil {
+	dec := json.NewDecoder(bytes.NewReader(p))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return jsonrpc.ID{}, false
 	}
-	id, err := jsonrpc.MakeID(w.ID)
-	return id, err == nil && id.IsValid()
+	var raw any
+	hasID := false
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return jsonrpc.ID{}, false
+		}
+		switch key {
+		case "method":
+			return jsonrpc.ID{}, false
+		case "id":
+			if dec.Decode(&raw) != nil {
+				return jsonrpc.ID{}, false
+			}
+			hasID = true
+			continue
+		case "result", "error":
+			if hasID {
+				id, err := jsonrpc.MakeID(raw)
+				return id, err == nil && id.IsValid()
+			}
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return jsonrpc.ID{}, false
+		}
+	}
+	id, err := jsonrpc.MakeID(raw)
+	return id, hasID && err == nil && id.IsValid()
 }

@@ -18,6 +18,7 @@ func TestPeekMessageAgreesWithTheSDK(t *testing.T) {
 		`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}]}}`,
 		`{"jsonrpc":"2.0","id":"s","error":{"code":-32602,"message":"no"}}`,
 		`{"jsonrpc":"2.0","result":{}}`,
+		`{"jsonrpc":"2.0","result":{"id":9,"method":"x"},"id":3}`,
 		`{"jsonrpc":"1.0","id":1,"method":"ping"}`,
 		`{"id":1,"method":"ping"}`,
 		`{"JSONRPC":"2.0","id":1,"method":"ping"}`,
