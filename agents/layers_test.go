@@ -16,8 +16,8 @@ const module = "github.com/jido-bus/jido-bus"
 
 // levels is the dependency line, lowest first:
 //
-//	cmd, e2e, examples → internal/bench → node → projects,
-//	conversation/convapi → agents/runtime, conversation/views →
+//	cmd, e2e, examples → internal/bench → node → internal/frontdoor →
+//	projects, conversation/convapi → agents/runtime, conversation/views →
 //	projections, conversation → agents, eventlog → bus → schemas →
 //	internal/goroutines, internal/testkit
 //
@@ -38,6 +38,9 @@ var levels = [][]string{
 	{"projections", "conversation"},
 	{"agents/runtime", "conversation/views"},
 	{"projects", "conversation/convapi"},
+	// The HTTP listener's checks before the gateways (it knows their
+	// Caller); only the node puts it in front of them.
+	{"internal/frontdoor"},
 	{"node"},
 	{"internal/bench"},
 	{"cmd", "e2e", "examples"},

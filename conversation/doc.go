@@ -39,6 +39,7 @@
 //	conversation/views/    a conversation's read models, the artifact store       the levels below
 //	projects/              the project engine, the assistant, tools, gateways     the levels below
 //	conversation/convapi/  the conv.* API; starting, steering, resuming           the levels below
+//	internal/frontdoor/    the HTTP door in front of the gateways (not an API)    the levels below
 //	node/                  assembling a node, and nothing else                    the levels below
 //	internal/bench/        the engine of jido-bus bench (not an API)              the levels below
 //	cmd/, e2e/, examples/  the binary, its end-to-end tests, examples             the levels below
@@ -52,8 +53,8 @@
 // not import each other. agents/layers_test.go checks the whole import
 // graph against it:
 //
-//	cmd, e2e, examples → internal/bench → node → projects,
-//	conversation/convapi → agents/runtime, conversation/views →
+//	cmd, e2e, examples → internal/bench → node → internal/frontdoor →
+//	projects, conversation/convapi → agents/runtime, conversation/views →
 //	projections, conversation → agents, eventlog → bus → schemas →
 //	internal/goroutines, internal/testkit
 package conversation

@@ -214,9 +214,19 @@ func TestCLIAuditConvFollow(t *testing.T) {
 	testkit.Eventually(t, "the tool call waiting (stdout: "+stdout.String()+")", func() bool { return strings.Contains(stdout.String(), "write_file") })
 	rig.run(t, "conv", "approve", conv, "w1")
 	rig.awaitAnswer(t, conv, "a.txt is written.")
-	testkit.Eventually(t, "the answer after the tool call (stdout: "+stdout.String()+")", func() bool {
-		return strings.Contains(stdout.String(), "a.txt is written.")
-	})
+	item := regexp.MustCompile(`^\s*\d+  \S`)
+	printedItem := func(text string) func() bool {
+		return func() bool {
+			for _, l := range strings.Split(stdout.String(), "\n") {
+				if item.MatchString(l) && strings.Contains(l, text) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	// The committed answer, not its streamed text, which comes first.
+	testkit.Eventually(t, "the answer after the tool call (stdout: "+stdout.String()+")", printedItem("a.txt is written."))
 	var calls []string
 	for _, l := range strings.Split(stdout.String(), "\n") {
 		if strings.Contains(l, "write_file") {
@@ -239,15 +249,7 @@ func TestCLIAuditConvFollow(t *testing.T) {
 	})
 	rig.run(t, "conv", "send", conv, "again")
 	rig.awaitAnswer(t, conv, "Back after the restart.")
-	item := regexp.MustCompile(`^\s*\d+  \S`)
-	testkit.Eventually(t, "the answer after the restart (stdout: "+stdout.String()+")", func() bool {
-		for _, l := range strings.Split(stdout.String(), "\n") {
-			if item.MatchString(l) && strings.Contains(l, "Back after the restart.") {
-				return true
-			}
-		}
-		return false
-	})
+	testkit.Eventually(t, "the answer after the restart (stdout: "+stdout.String()+")", printedItem("Back after the restart."))
 
 	// Every line is a timeline item or streamed text alone: streamed text
 	// ends with a newline before the next item; no item is printed twice.

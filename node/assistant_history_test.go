@@ -9,13 +9,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
@@ -76,7 +76,6 @@ type modelRecorder struct {
 	mu      sync.Mutex
 	answers []llm.Response
 	reqs    []llm.Request
-	seen    chan int // the number of requests so far, after each
 }
 
 func (r *modelRecorder) Complete(_ context.Context, req llm.Request, _ func(llm.Delta)) (llm.Response, error) {
@@ -88,32 +87,28 @@ func (r *modelRecorder) Complete(_ context.Context, req llm.Request, _ func(llm.
 		resp = r.answers[n-1]
 	}
 	r.mu.Unlock()
-	r.seen <- n
 	return resp, nil
 }
 
 // await waits for the n-th request and returns it.
 func (r *modelRecorder) await(t *testing.T, n int) llm.Request {
 	t.Helper()
-	timeout := time.After(20 * time.Second)
-	for {
-		select {
-		case got := <-r.seen:
-			if got >= n {
-				r.mu.Lock()
-				defer r.mu.Unlock()
-				return r.reqs[n-1]
-			}
-		case <-timeout:
-			t.Fatalf("no request %d of the model within 20s", n)
+	var req llm.Request
+	testkit.Eventually(t, fmt.Sprintf("request %d of the model", n), func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if len(r.reqs) < n {
+			return false
 		}
-	}
+		req = r.reqs[n-1]
+		return true
+	})
+	return req
 }
 
 // startRecordingNode starts a node whose every model is rec.
 func startRecordingNode(t *testing.T, rec *modelRecorder) *Node {
 	t.Helper()
-	rec.seen = make(chan int, 100)
 	n, err := Start(context.Background(), Config{
 		DataDir: t.TempDir(), NATS: NATSConfig{Listen: "127.0.0.1:0"}, NoSync: true,
 		Assistant: func(c *assistant.Config) {

@@ -17,6 +17,7 @@ import (
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
 )
@@ -67,19 +68,18 @@ func typesOf(es []eventlog.Entry) string {
 // awaitEvent waits for an event of type typ in key's stream and returns it.
 func awaitEvent(t *testing.T, n *Node, key, typ string, match func(eventlog.Entry) bool) eventlog.Entry {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	var found eventlog.Entry
+	testkit.EventuallyNil(t, fmt.Sprintf("a %s in %s", typ, key), func() error {
 		es := convEvents(t, n, key)
 		for _, e := range es {
 			if e.Event.Type() == typ && (match == nil || match(e)) {
-				return e
+				found = e
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s in %s; it holds: %s", typ, key, typesOf(es))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return fmt.Errorf("it holds: %s", typesOf(es))
+	})
+	return found
 }
 
 func dataOf(t *testing.T, e eventlog.Entry) map[string]any {
@@ -573,13 +573,10 @@ func TestAssistantResumesACallNeverRequested(t *testing.T) {
 	if _, err := n.convSend(ctx, []byte(`{"conv":"p1/c1","text":"hi"}`)); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for st, _ := conversation.ReadState(mustState(t, n, "p1/c1")); st.Loop.Request == ""; st, _ = conversation.ReadState(mustState(t, n, "p1/c1")) {
-		if time.Now().After(deadline) {
-			t.Fatal("the loop decided no LLM call")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, "the loop to decide an LLM call", func() bool {
+		st, _ := conversation.ReadState(mustState(t, n, "p1/c1"))
+		return st.Loop.Request != ""
+	})
 	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}

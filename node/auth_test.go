@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 func bcryptHash(t *testing.T, pw string) string {
@@ -157,8 +159,7 @@ func TestRoles(t *testing.T) {
 
 	// Every refused publish is a dead letter: forbidden, subject, user.
 	var letters []string
-	deadline := time.Now().Add(10 * time.Second)
-	for len(letters) < refusals && time.Now().Before(deadline) {
+	testkit.Eventually(t, fmt.Sprintf("%d forbidden dead letters", refusals), func() bool {
 		letters = letters[:0]
 		for e, err := range n.Log().ReadStream(DeadLetterStream, eventlog.ReadOptions{}) {
 			if err != nil {
@@ -170,8 +171,8 @@ func TestRoles(t *testing.T) {
 				letters = append(letters, string(e.Event.Data()))
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(letters) >= refusals
+	})
 	if len(letters) != refusals {
 		t.Fatalf("%d dead letters, want %d: %v", len(letters), refusals, letters)
 	}
@@ -224,17 +225,13 @@ func TestOwnStreamsForbidden(t *testing.T) {
 	if info, err := n.Log().Stream(runtime.IndexStream); err != nil || info != before {
 		t.Fatalf("runtime/agents is %+v (%v) after the truncation and the import, was %+v", info, err, before)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.EventuallyNil(t, "two dead letters", func() error {
 		info, err := n.Log().Stream(DeadLetterStream)
-		if err == nil && info.Count == 2 {
-			break
+		if err == nil && info.Count != 2 {
+			err = fmt.Errorf("dead letters: %+v", info)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("dead letters: %+v %v, want 2", info, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err
+	})
 }
 
 // TestProtectedMode: without authentication the embedded server listens

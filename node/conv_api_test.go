@@ -2,6 +2,7 @@ package node
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // convReply is any reply of the conv area, as a client reads it.
@@ -75,20 +77,16 @@ func TestConvAPIOverNATS(t *testing.T) {
 		}
 	}
 	// conv.ls reads the status read model, which follows the log.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.EventuallyNil(t, "conv.ls to list both conversations", func() error {
 		r, err := askConv(t, client, "jido.api.conv.ls", `{"project":"p1"}`)
 		if err != nil || !r.OK {
 			t.Fatalf("conv.ls as a client: %+v %v", r, err)
 		}
-		if len(r.Conversations) == 2 {
-			break
+		if len(r.Conversations) != 2 {
+			return fmt.Errorf("conv.ls: %+v", r)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("conv.ls: %+v, want both conversations", r)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	if _, err := askConv(t, client, "jido.api.conv.stop", `{"project":"p1","conversation":"c1"}`); err == nil {
 		t.Fatal("a client stopped a conversation")
 	}

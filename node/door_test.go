@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // TestOddInputIsRefusedAndTheAgentRecovers is issue 11's scenario: an
@@ -92,17 +94,13 @@ func TestOddInputIsRefusedAndTheAgentRecovers(t *testing.T) {
 		t.Fatalf("agent call with a 20 KB source: reply %.300s (%v), want too_large", reply.Data, err)
 	}
 
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testkit.EventuallyNil(t, fmt.Sprintf("%d dead letters", len(cases)), func() error {
 		info, err := n.Log().Stream(DeadLetterStream)
-		if err == nil && info.Count >= uint64(len(cases)) {
-			break
+		if err == nil && info.Count < uint64(len(cases)) {
+			err = fmt.Errorf("dlq stream: %+v", info)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("dlq stream: %+v %v, want %d dead letters", info, err, len(cases))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err
+	})
 	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/frontdoor"
 	"github.com/jido-bus/jido-bus/projects"
-	"github.com/jido-bus/jido-bus/projects/gateway/frontdoor"
 	"github.com/jido-bus/jido-bus/projects/projectapi"
 )
 

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/internal/frontdoor"
 	a2agw "github.com/jido-bus/jido-bus/projects/gateway/a2a"
-	"github.com/jido-bus/jido-bus/projects/gateway/frontdoor"
 	mcpgw "github.com/jido-bus/jido-bus/projects/gateway/mcp"
 )
 

@@ -4,14 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projects/gateway/frontdoor"
+	"github.com/jido-bus/jido-bus/internal/frontdoor"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 func startHTTPNode(t *testing.T, h HTTPConfig) *Node {
@@ -146,9 +147,9 @@ func TestHTTPRefusalsAreDeadLetters(t *testing.T) {
 	if code, _ := httpGet(t, n.HTTPURL()+"/a2a/nosuch/.well-known/agent-card.json", map[string]string{"Authorization": "Bearer tok-0123456789"}); code != 404 {
 		t.Fatalf("the card of a project not open: %d, want 404", code)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var found []string
+	var found []string
+	testkit.EventuallyNil(t, "two dead letters", func() error {
+		found = found[:0]
 		for e, err := range n.Log().ReadStream(DeadLetterStream, eventlog.ReadOptions{}) {
 			if errors.Is(err, eventlog.ErrNotFound) {
 				break // the dead letters are filed a moment after the answers
@@ -158,19 +159,15 @@ func TestHTTPRefusalsAreDeadLetters(t *testing.T) {
 			}
 			found = append(found, string(e.Event.Data()))
 		}
-		if len(found) == 2 {
-			d := found[0]
-			if !strings.Contains(d, `"reason":"unauthorized"`) || !strings.Contains(d, `"subject":"http GET /mcp/p1"`) || strings.Contains(d, "wrong-secret-token") {
-				t.Fatalf("dead letter %s: want reason unauthorized, the request named, no token", d)
-			}
-			if d := found[1]; !strings.Contains(d, `"reason":"not_found"`) || !strings.Contains(d, "/a2a/nosuch/") || strings.Contains(d, "tok-0123456789") {
-				t.Fatalf("dead letter %s: want reason not_found, the request named, no token", d)
-			}
-			return
+		if len(found) != 2 {
+			return fmt.Errorf("dead letters %v", found)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("dead letters %v, want two", found)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return nil
+	})
+	if d := found[0]; !strings.Contains(d, `"reason":"unauthorized"`) || !strings.Contains(d, `"subject":"http GET /mcp/p1"`) || strings.Contains(d, "wrong-secret-token") {
+		t.Fatalf("dead letter %s: want reason unauthorized, the request named, no token", d)
+	}
+	if d := found[1]; !strings.Contains(d, `"reason":"not_found"`) || !strings.Contains(d, "/a2a/nosuch/") || strings.Contains(d, "tok-0123456789") {
+		t.Fatalf("dead letter %s: want reason not_found, the request named, no token", d)
 	}
 }

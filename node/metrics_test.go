@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -23,6 +24,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // constValues returns the string constants of the Go file at path whose
@@ -202,8 +204,7 @@ func TestEveryRefusalIsCountedOnce(t *testing.T) {
 		bus.ReasonInvalidRequest:     1,
 		bus.ReasonTooLarge:           1,
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.EventuallyNil(t, fmt.Sprintf("%v counted once each, as refusals and as dead letters", want), func() error {
 		refused, dead := series(t, n, "jido_signals_refused_total"), series(t, n, "jido_dead_letters_total")
 		var wrong []string
 		for labels, v := range refused {
@@ -216,14 +217,11 @@ func TestEveryRefusalIsCountedOnce(t *testing.T) {
 				wrong = append(wrong, "dead letters "+labels+"="+strconv.FormatFloat(v, 'g', -1, 64))
 			}
 		}
-		if len(wrong) == 0 {
-			break
+		if len(wrong) != 0 {
+			return fmt.Errorf("wrong: %v", wrong)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("want %v counted once each, as refusals and as dead letters; wrong: %v", want, wrong)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // get fetches path from the node's metrics listener.
@@ -312,17 +310,13 @@ func TestNotReadyWhenNATSIsGone(t *testing.T) {
 		t.Fatalf("/readyz %d %s before NATS went away", code, body)
 	}
 	_ = srv.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.EventuallyNil(t, "/readyz 503 naming nats", func() error {
 		code, body := get(t, n, "/readyz")
-		if code == http.StatusServiceUnavailable && strings.Contains(body, `"failing":["nats"]`) {
-			break
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, `"failing":["nats"]`) {
+			return fmt.Errorf("/readyz %d %s", code, body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz %d %s, want 503 naming nats", code, body)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	if code, body := get(t, n, "/healthz"); code != http.StatusOK {
 		t.Fatalf("/healthz %d %s: the process still serves", code, body)
 	}

@@ -9,14 +9,14 @@
 // projectapi), each told by the node what it needs of the others
 // (admission rules, hosts, hooks); the node's own are ping, its metrics
 // and health, and the dead letters of what it refuses. It may import
-// every package of the module below it (cmd → node → projects,
-// conversation/convapi → …); only cmd, bench, e2e and examples import it
-// (agents/layers_test.go checks both).
+// every package of the module below it (node → internal/frontdoor →
+// projects, conversation/convapi → …); only cmd, internal/bench, e2e and
+// examples import it (agents/layers_test.go checks both).
 //
 // Start order: data directory, NATS, log, agent types and runtime,
 // recovery of the agents, interrupted conversations resumed, the open
 // projects reopened, projections started (they catch up in the
-// background), then the bus starts taking input. Close reverses it: input
+// background), then the bus starts taking input. Shutdown reverses it: input
 // stops first (what NATS already sent is still handled), then the agents
 // commit what they took and the projections finish, NATS drains, the
 // stores close.
@@ -471,7 +471,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	if n.assistant != nil {
 		// LLM calls and tools in flight stop unrecorded: the restart
 		// records them interrupted.
-		n.assistant.Close()
+		_ = n.assistant.Close()
 	}
 	if n.rt != nil {
 		// Refusals go out on NATS and into the dlq stream, both still open.
@@ -494,7 +494,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 // and stops the publisher; it must run before NATS drains.
 func (n *Node) closeConvPublisher() {
 	if n.convPub != nil {
-		n.convPub.Close()
+		_ = n.convPub.Close()
 		n.convPub = nil
 	}
 }
@@ -517,10 +517,10 @@ func (n *Node) abort() {
 		_ = n.projects.Close()
 	}
 	if n.assistant != nil {
-		n.assistant.Close()
+		_ = n.assistant.Close()
 	}
 	if n.dlq != nil {
-		n.dlq.Close() // after NATS drained: no refusal is still being handled
+		_ = n.dlq.Close() // after NATS drained: no refusal is still being handled
 	}
 	if n.rt != nil {
 		_ = n.rt.Shutdown(context.Background())

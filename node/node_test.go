@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"go.uber.org/goleak"
@@ -15,6 +14,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -56,8 +56,7 @@ func TestNodeRestartAndMetrics(t *testing.T) {
 		`jido_signals_refused_total{reason="not_found"} 1`,
 		`jido_projection_lag_entries{projection="timeline"}`,
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.EventuallyNil(t, "every metric", func() error {
 		resp, err := http.Get("http://" + n.metrics.ln.Addr().String() + "/metrics")
 		if err != nil {
 			t.Fatal(err)
@@ -70,14 +69,11 @@ func TestNodeRestartAndMetrics(t *testing.T) {
 				missing = append(missing, want)
 			}
 		}
-		if len(missing) == 0 {
-			break
+		if len(missing) != 0 {
+			return fmt.Errorf("metrics lack %q", missing)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("metrics lack %q", missing)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -112,13 +108,12 @@ func TestDeadLetterFloodIsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	nc.Close()
-	deadline := time.Now().Add(20 * time.Second)
-	for n.bus.Stats().DeadLetters < bad {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d dead letters filed", n.bus.Stats().DeadLetters, bad)
+	testkit.EventuallyNil(t, fmt.Sprintf("%d dead letters filed", bad), func() error {
+		if got := n.bus.Stats().DeadLetters; got < bad {
+			return fmt.Errorf("%d filed", got)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}

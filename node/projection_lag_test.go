@@ -13,6 +13,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 )
 
@@ -50,15 +51,12 @@ func TestProjectionLagReachesZeroPastOtherEntries(t *testing.T) {
 	}
 
 	client := projectionapi.Client{NC: nc, Subjects: n.subjects}
-	var last string
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testkit.EventuallyNil(t, "projection lag 0", func() error {
 		ls, err := client.List(ctx, projectionapi.ListRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		body := metricsBody(t, n)
-		last = fmt.Sprintf("%+v\n%s", ls.Projections, lagLines(body))
 		done := len(ls.Projections) > 0
 		for _, p := range ls.Projections {
 			if p.Lag != 0 || p.Position != p.Head || p.Head < n.Log().Durable() ||
@@ -66,14 +64,11 @@ func TestProjectionLagReachesZeroPastOtherEntries(t *testing.T) {
 				done = false
 			}
 		}
-		if done {
-			return
+		if !done {
+			return fmt.Errorf("\n%+v\n%s", ls.Projections, lagLines(body))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("projection lag never reached 0:\n%s", last)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func metricsBody(t *testing.T, n *Node) string {

@@ -2,13 +2,14 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // TestRefusedCastIsADeadLetter: a cast the agent accepted and the log
@@ -41,18 +42,14 @@ func TestRefusedCastIsADeadLetter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.EventuallyNil(t, "one dead letter and count 20", func() error {
 		info, err := n.Log().Stream(DeadLetterStream)
 		st, _ := n.Runtime().State("c1")
 		if err == nil && info.Count == 1 && strings.Contains(string(st.State), `"count":20`) {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("dlq %+v (%v), agent %s: want one dead letter and count 20", info, err, st.State)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return fmt.Errorf("dlq %+v (%v), agent %s", info, err, st.State)
+	})
 	for e, err := range n.Log().ReadStream(DeadLetterStream, eventlog.ReadOptions{}) {
 		if err != nil {
 			t.Fatal(err)
@@ -90,17 +87,13 @@ func TestInvalidConversationEventIsRefused(t *testing.T) {
 	if after, err := n.Log().Stream("conversation/p1/c1"); err != nil || after.Head != before.Head {
 		t.Fatalf("conversation stream %+v (%v), want it as before (head %d)", after, err, before.Head)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.EventuallyNil(t, "one dead letter", func() error {
 		info, err := n.Log().Stream(DeadLetterStream)
-		if err == nil && info.Count == 1 {
-			break
+		if err == nil && info.Count != 1 {
+			err = fmt.Errorf("dlq %+v", info)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("dlq %+v (%v), want one dead letter", info, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err
+	})
 	fixed := bad.Clone()
 	fixed.SetExtension(bus.ExtCausationID, "k1")
 	if r, err := n.Runtime().Call(ctx, "p1/c1", fixed); err != nil || r.Duplicate {

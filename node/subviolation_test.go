@@ -2,14 +2,15 @@ package node
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // TestRefusedSubscriptionIsADeadLetter: a client trying to read the dead
@@ -35,8 +36,7 @@ func TestRefusedSubscriptionIsADeadLetter(t *testing.T) {
 	for _, s := range subjects {
 		want["user client may not subscribe to "+s] = true
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(want) > 0 {
+	testkit.EventuallyNil(t, "a dead letter for each refused subscription", func() error {
 		for e, err := range n.Log().ReadStream(DeadLetterStream, eventlog.ReadOptions{}) {
 			if err != nil {
 				break // no dead letter yet: the stream does not exist
@@ -51,11 +51,11 @@ func TestRefusedSubscriptionIsADeadLetter(t *testing.T) {
 				}
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no dead letter for %v", want)
+		if len(want) > 0 {
+			return fmt.Errorf("no dead letter for %v", want)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	if body := metricsBody(t, n); !strings.Contains(body, `jido_signals_refused_total{reason="forbidden"} 3`) {
 		t.Fatalf("metrics do not count 3 forbidden:\n%s", body)
 	}

@@ -18,8 +18,8 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/frontdoor"
 	"github.com/jido-bus/jido-bus/projects"
-	"github.com/jido-bus/jido-bus/projects/gateway/frontdoor"
 )
 
 // fullOn is a filesystem whose WAL writes fail, as on a full disk, from

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -42,36 +43,29 @@ func newConvLsCmd() *cobra.Command {
 		Short: "List conversations with their state",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			b, err := f.openProjections(ctx)
-			if err != nil {
-				return err
-			}
-			defer b.close()
-			if err := b.catchUp(ctx, cmd.OutOrStdout()); err != nil {
-				return err
-			}
-			var all []convapi.Summary
-			req := convapi.ListRequest{Project: project}
-			for {
-				page, err := b.conv.List(ctx, req)
-				if err != nil {
-					return err
+			return f.withProjections(cmd, true, func(ctx context.Context, b *openedProjections) error {
+				var all []convapi.Summary
+				req := convapi.ListRequest{Project: project}
+				for {
+					page, err := b.conv.List(ctx, req)
+					if err != nil {
+						return err
+					}
+					all = append(all, page.Conversations...)
+					if page.Next == "" {
+						break
+					}
+					req.After = page.Next
 				}
-				all = append(all, page.Conversations...)
-				if page.Next == "" {
-					break
+				if f.json {
+					return writeList(cmd.OutOrStdout(), "conversations", all, nil)
 				}
-				req.After = page.Next
-			}
-			if f.json {
-				return writeList(cmd.OutOrStdout(), "conversations", all, nil)
-			}
-			tw := newTable(cmd.OutOrStdout(), "CONV", "STATE", "PENDING", "LAST SEQ", "UPDATED", "FORKED FROM")
-			for _, c := range all {
-				tw.row(c.Conv, c.State, c.PendingTools, c.LastSeq, c.UpdatedAt.Format(time.RFC3339), c.Parent)
-			}
-			return tw.flush()
+				tw := newTable(cmd.OutOrStdout(), "CONV", "STATE", "PENDING", "LAST SEQ", "UPDATED", "FORKED FROM")
+				for _, c := range all {
+					tw.row(c.Conv, c.State, c.PendingTools, c.LastSeq, c.UpdatedAt.Format(time.RFC3339), c.Parent)
+				}
+				return tw.flush()
+			})
 		},
 	}
 	cmd.Flags().StringVar(&project, "project", "", "only the conversations of this project")
@@ -98,25 +92,17 @@ sequence, the number this command prints beside each item (and log show
 in its SEQ column), which conv fork --at and log replay --to take too.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			b, err := f.openProjections(ctx)
-			if err != nil {
-				return err
-			}
-			defer b.close()
-			if at == 0 {
-				if err := b.catchUp(ctx, cmd.OutOrStdout()); err != nil {
+			// --at folds afresh from the log: nothing to catch up first.
+			return f.withProjections(cmd, at == 0, func(ctx context.Context, b *openedProjections) error {
+				reply, err := b.conv.Show(ctx, convapi.ShowRequest{Conv: args[0], View: view, Seq: at})
+				if err != nil {
 					return err
 				}
-			}
-			reply, err := b.conv.Show(ctx, convapi.ShowRequest{Conv: args[0], View: view, Seq: at})
-			if err != nil {
-				return err
-			}
-			if f.json {
-				return writeJSONLine(cmd, reply)
-			}
-			return views.Render(cmd.OutOrStdout(), reply.View, reply.State)
+				if f.json {
+					return writeJSONLine(cmd, reply)
+				}
+				return views.Render(cmd.OutOrStdout(), reply.View, reply.State)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&view, "view", views.ViewTimeline, "timeline, llm_context, status or diagnostics")
@@ -149,21 +135,18 @@ the history, so 'conv send' continues it. Forking needs a running node.`,
 			if at == 0 {
 				return fmt.Errorf("conv fork needs --at SEQ")
 			}
-			ctx := cmd.Context()
-			b, err := f.openProjections(ctx)
-			if err != nil {
-				return err
-			}
-			defer b.close()
-			reply, err := b.conv.Fork(ctx, convapi.ForkRequest{Conv: args[0], Seq: at, As: as})
-			if err != nil {
-				return err
-			}
-			if f.json {
-				return writeJSONLine(cmd, reply)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "forked %s at seq %d into %s (%d events)\n", args[0], at, reply.Conv, reply.Events)
-			return nil
+			// Only a node forks (it starts the fork's agent): nothing to fold.
+			return f.withProjections(cmd, false, func(ctx context.Context, b *openedProjections) error {
+				reply, err := b.conv.Fork(ctx, convapi.ForkRequest{Conv: args[0], Seq: at, As: as})
+				if err != nil {
+					return err
+				}
+				if f.json {
+					return writeJSONLine(cmd, reply)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "forked %s at seq %d into %s (%d events)\n", args[0], at, reply.Conv, reply.Events)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().Uint64Var(&at, "at", 0, "the stream `SEQ` of CONV the fork's history ends at, included (the number beside each item of conv show)")

@@ -21,6 +21,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
 	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/conversation/views"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // loggedConv is a conversation as a node holds it, for a chat session to
@@ -169,14 +170,14 @@ func TestChatShowsWhatARestartHid(t *testing.T) {
 	conv.commit(views.TimelineItem{Seq: 4, Kind: views.ItemUser, Text: "hi"}, false)
 	conv.publish(4, "conversation.user.message", "u1", `{"text":"hi"}`)
 	conv.publish(0, "conversation.assistant.delta", "r1", `{"text":"Half an"}`)
-	waitUntil(t, "the streamed text", func() bool { return strings.Contains(out.String(), "Half an") })
+	testkit.Eventually(t, "the streamed text", func() bool { return strings.Contains(out.String(), "Half an") })
 
 	// The restart: the node closes the call as interrupted and asks again
 	// while the session is away.
 	_ = srv.Close()
 	conv.commit(views.TimelineItem{Seq: 8, Kind: views.ItemLLMError, Error: &bus.Error{Type: "interrupted", Message: "LLM call r1 did not finish: the node stopped"}}, false)
 	natstest.RunServer(t, onPort) // on the same port; shut down when the test ends
-	waitUntil(t, "both connections back", func() bool {
+	testkit.Eventually(t, "both connections back", func() bool {
 		return client.IsConnected() && nodeConn.IsConnected() && client.Stats().Reconnects > 0 && nodeConn.Stats().Reconnects > 0
 	})
 	if err := client.Flush(); err != nil { // its subscription is the server's again
@@ -217,18 +218,6 @@ func (s *syncBuilder) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
-}
-
-// waitUntil polls cond for up to 20s.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // TestChatTakesUpAPendingApproval: a conversation taken up while a tool
@@ -274,7 +263,7 @@ func TestChatTakesUpAPendingApproval(t *testing.T) {
 		key: "p1/c1", by: "ana", out: &out, info: &info}
 	done := make(chan error, 1)
 	go func() { done <- s.run(context.Background(), client, in) }()
-	waitUntil(t, "the question", func() bool { return strings.Contains(out.String(), "? [y/N/a(lways)] ") })
+	testkit.Eventually(t, "the question", func() bool { return strings.Contains(out.String(), "? [y/N/a(lways)] ") })
 	if _, err := io.WriteString(typing, "y\n"); err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,8 @@ type convFollower struct {
 	// inDelta is true while a stream is printing: its text has been
 	// printed with no newline after it yet, and no item since.
 	inDelta bool
+	// deltaCall is the LLM call whose text is printing while inDelta.
+	deltaCall string
 	// pending holds the deltas of a stream that has not begun printing:
 	// the items committed before the stream began (the user's message, a
 	// tool call's outcome) may not have been printed yet, and are printed
@@ -70,6 +72,12 @@ func (c *convFollower) delta(call, text string) {
 	if c.answered(call, time.Now()) {
 		return
 	}
+	if c.inDelta && call != c.deltaCall {
+		// Another call streams while the last one's message is not
+		// printed yet (the node restarted in between, say): its line
+		// ends here, and the new text waits for the items before it.
+		c.endDelta()
+	}
 	if !c.inDelta {
 		if len(c.pending) == 0 {
 			c.pendingCall, c.pendingSince = call, time.Now()
@@ -78,7 +86,7 @@ func (c *convFollower) delta(call, text string) {
 		c.kickPoll()
 		return
 	}
-	c.printDelta(text)
+	c.printDelta(call, text)
 }
 
 // requestedAt records where LLM call call was requested.
@@ -127,8 +135,18 @@ func (c *convFollower) answered(call string, since time.Time) bool {
 	return !c.answerShown.IsZero() && !c.answerShown.Before(since)
 }
 
-// printDelta prints one delta; c.mu is held.
-func (c *convFollower) printDelta(text string) {
+// endDelta ends the line of the text streamed so far; c.mu is held.
+func (c *convFollower) endDelta() {
+	if c.inDelta && !c.asJSON {
+		// A JSON line ends itself.
+		fmt.Fprintln(c.out)
+	}
+	c.inDelta = false
+}
+
+// printDelta prints one delta of LLM call call; c.mu is held.
+func (c *convFollower) printDelta(call, text string) {
+	c.deltaCall = call
 	if c.asJSON {
 		_ = writeJSON(c.out, map[string]string{"kind": "delta", "text": text})
 		c.inDelta = true
@@ -152,7 +170,7 @@ func (c *convFollower) flushPending() {
 		return
 	}
 	for _, text := range c.pending {
-		c.printDelta(text)
+		c.printDelta(c.pendingCall, text)
 	}
 	c.pending = nil
 }
@@ -166,14 +184,9 @@ func (c *convFollower) timeline(items []views.TimelineItem) {
 		if i < len(c.shown) && c.shown[i] == line {
 			continue
 		}
-		if c.inDelta {
-			// The committed message follows the text streamed before it:
-			// the streamed line ends here (a JSON line ends itself).
-			if !c.asJSON {
-				fmt.Fprintln(c.out)
-			}
-			c.inDelta = false
-		}
+		// The committed message follows the text streamed before it: the
+		// streamed line ends here.
+		c.endDelta()
 		fmt.Fprint(c.out, line)
 		if it.Kind == views.ItemAssistant && it.Seq > c.answerSeq {
 			c.answerSeq, c.answerShown = it.Seq, time.Now()

@@ -119,3 +119,29 @@ func TestConvFollowDropsTextOfAnAnswerAlreadyPrinted(t *testing.T) {
 		t.Errorf("the answer printed twice: %q", out.String())
 	}
 }
+
+// TestConvFollowEndsAStreamAnotherCallInterrupts: the text of a call
+// whose message is not printed yet (the node stopped before the poll that
+// would print it) was run on by the next call's text on the same line
+// ("a.txt is written.Back after the restart.", make test's
+// TestCLIAuditConvFollow in CI); the new text now waits for the items
+// before it, the answer of the first call among them.
+func TestConvFollowEndsAStreamAnotherCallInterrupts(t *testing.T) {
+	var out strings.Builder
+	c := &convFollower{out: &out, kick: make(chan struct{}, 1)}
+	c.requestedAt("r1", 20)
+	c.delta("r1", "a.txt is written.")
+	c.flushPending()
+	c.requestedAt("r2", 30)
+	c.delta("r2", "Back ")
+	if seq, ready := c.pendingAt(); !ready || seq != 30 {
+		t.Fatalf("the next call's text is not held for a poll up to its llm.requested: at %d, ready %v", seq, ready)
+	}
+	c.timeline([]views.TimelineItem{{Seq: 24, Kind: views.ItemAssistant, Text: "a.txt is written."}, {Seq: 28, Kind: views.ItemUser, Text: "again"}})
+	c.flushPending()
+	c.delta("r2", "after the restart.")
+	want := "a.txt is written.\n  24  assistant            a.txt is written.\n  28  user                 again\nBack after the restart."
+	if out.String() != want {
+		t.Errorf("printed %q, want %q", out.String(), want)
+	}
+}

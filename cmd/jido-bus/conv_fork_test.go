@@ -2,12 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/node"
 )
 
@@ -21,29 +22,26 @@ func startNode(t *testing.T, dataDir string) *node.Node {
 	return n
 }
 
-// runUntil runs a command until its output contains every want (the
-// projections fold what a node commits a moment later), failing after
-// 20 s with the last output.
+// runUntil runs a command until it succeeds with an output that contains
+// every want (the projections fold what a node commits a moment later);
+// a timeout says the last error and output.
 func runUntil(t *testing.T, args []string, want ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		out, err := runRoot(t, args...)
-		missing := ""
+	var out string
+	testkit.EventuallyNil(t, fmt.Sprintf("%v to show %q", args, want), func() error {
+		var err error
+		out, err = runRoot(t, args...)
+		if err != nil {
+			return fmt.Errorf("%w:\n%s", err, out)
+		}
 		for _, w := range want {
 			if !strings.Contains(out, w) {
-				missing = w
-				break
+				return fmt.Errorf("output lacks %q:\n%s", w, out)
 			}
 		}
-		if err == nil && missing == "" {
-			return out
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%v: %v; output lacks %q:\n%s", args, err, missing, out)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	return out
 }
 
 // TestForkedConversationLives is issue 11 defect 15: a fork was only

@@ -17,6 +17,7 @@ import (
 	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/projections"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 )
@@ -189,16 +190,13 @@ func TestConvCommandsThroughARunningNode(t *testing.T) {
 	}
 	// The node holds the data dir; the commands must not need it.
 	on := []string{"--nats-url", srv.ClientURL()}
-	deadline := time.Now().Add(10 * time.Second)
 	var out string
-	for {
+	testkit.EventuallyNil(t, "conv show via NATS", func() error {
+		// Refused while the runner is still catching up.
 		out, err = runRoot(t, append([]string{"conv", "show", "p1/c1"}, on...)...)
-		if err == nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond) // the runner is still catching up
-	}
-	if err != nil || !strings.Contains(out, "t2 cat -> requested") {
+		return err
+	})
+	if !strings.Contains(out, "t2 cat -> requested") {
 		t.Fatalf("conv show via NATS: %v\n%s", err, out)
 	}
 	out, err = runRoot(t, append([]string{"projection", "rebuild", "timeline"}, on...)...)

@@ -50,20 +50,7 @@ func TestDocsAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := docsPath(t, "api.md")
-	if *updateDocs {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(want) != got {
-		t.Errorf("docs/api.md is not what the API's types say: run make docs (go test ./cmd/jido-bus -run TestDocsAPI -update-docs) and commit it")
-	}
+	generatedPage(t, "api.md", got, "the API's types")
 }
 
 // TestDocsAPIIsComplete: every verb a node serves is in the reference, and
@@ -135,7 +122,8 @@ func apiReference(verbs []apiVerb) (string, error) {
 		}
 		fmt.Fprintf(&b, "- %s: %s\n", areaTitle(area), strings.Join(names, ", "))
 	}
-	b.WriteString("- [Types](#types) the replies share\n\n")
+	b.WriteString("- [Types](#types) the replies share\n")
+	b.WriteString("- [Error types](#error-types): every `error.type`, by the package that gives it\n\n")
 	docs := newTypeDocs()
 	shared := newTypeSet()
 	for _, area := range order {
@@ -174,6 +162,11 @@ func apiReference(verbs []apiVerb) (string, error) {
 			return "", err
 		}
 	}
+	reasons, err := errorReasons(filepath.Join("..", ".."))
+	if err != nil {
+		return "", err
+	}
+	writeReasons(&b, reasons)
 	return b.String(), nil
 }
 

@@ -37,8 +37,14 @@ func docsPath(t *testing.T, name string) string {
 func TestDocsCLI(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", "")
 	t.Setenv("HOME", "/home/you")
-	got := cliReference(newRootCmd())
-	path := docsPath(t, "cli.md")
+	generatedPage(t, "cli.md", cliReference(newRootCmd()), "the commands")
+}
+
+// generatedPage checks that docs/name is got, what source says, or with
+// -update-docs (make docs) writes it.
+func generatedPage(t *testing.T, name, got, source string) {
+	t.Helper()
+	path := docsPath(t, name)
 	if *updateDocs {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -50,7 +56,7 @@ func TestDocsCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	if string(want) != got {
-		t.Errorf("docs/cli.md is not what the commands say: run make docs (go test ./cmd/jido-bus -run TestDocsCLI -update-docs) and commit it")
+		t.Errorf("docs/%s is not what %s say: run make docs and commit it", name, source)
 	}
 }
 

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/eventlog"
 )
 
 // The log, projection and conv commands read either a data directory,
@@ -125,4 +129,77 @@ func (f *logFlags) say(format string, args ...any) {
 	if f.cmd != nil {
 		fmt.Fprintf(f.cmd.ErrOrStderr(), "jido-bus: "+format+"\n", args...)
 	}
+}
+
+// openedSource is what a command reads, opened: a running node's
+// connection (nc, with the subjects it serves under), or the data
+// directory's event log opened in this process (log). One of the two is
+// set; its owner closes it.
+type openedSource struct {
+	nc       *nats.Conn
+	subjects bus.Subjects
+	log      *eventlog.Log
+}
+
+// openSource opens what the command reads (pickSource): the node, with
+// the connection options opts, if it answers probe (given a context of
+// its own bound), else the data directory's event log. create says
+// whether a missing log may be created (import) or is an error. Every
+// command that reads a node or a data dir opens it here, so they all
+// choose, fall back and refuse alike.
+func (f *logFlags) openSource(ctx context.Context, opts []nats.Option, create bool, probe func(context.Context, *nats.Conn, bus.Subjects) error) (openedSource, error) {
+	src, err := f.pickSource()
+	if err != nil {
+		return openedSource{}, err
+	}
+	var noNode error
+	if !src.dataDir {
+		nc, subjects, none, err := f.reachNode(src, opts, func(nc *nats.Conn, subjects bus.Subjects) error {
+			bound, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			return probe(bound, nc, subjects)
+		})
+		if err != nil {
+			return openedSource{}, err
+		}
+		if nc != nil {
+			return openedSource{nc: nc, subjects: subjects}, nil
+		}
+		noNode = none
+	}
+	if !create {
+		if err := f.checkLogDir(noNode); err != nil {
+			return openedSource{}, err
+		}
+	}
+	l, err := eventlog.Open(logDir(f.dataDir), eventlog.Options{})
+	if errors.Is(err, eventlog.ErrLocked) {
+		return openedSource{}, f.lockedError(err)
+	}
+	if err != nil {
+		return openedSource{}, err
+	}
+	return openedSource{log: l}, nil
+}
+
+// checkLogDir refuses a data directory without an event log: not_found
+// for one the user named, and for the default the reason no node was
+// read either (noNode).
+func (f *logFlags) checkLogDir(noNode error) error {
+	if _, err := os.Stat(logDir(f.dataDir)); !errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if noNode != nil {
+		return fmt.Errorf("%w, and there is no event log in %s to open instead (set --data-dir)", noNode, f.dataDir)
+	}
+	return bus.Errorf(bus.ReasonNotFound, "no event log in %s (%s does not exist): give --data-dir the directory a node ran with (its --data-dir)", f.dataDir, logDir(f.dataDir))
+}
+
+// lockedError says what to do with a data directory a running node
+// holds.
+func (f *logFlags) lockedError(err error) error {
+	if f.changed("data-dir") {
+		return fmt.Errorf("the data dir %s is in use by a running node: read it through that node (give -s/--server its URL instead of --data-dir), or stop the node first: %w", f.dataDir, err)
+	}
+	return fmt.Errorf("the data dir %s is in use by a running server that does not answer at %s under --prefix %s; point -s/--server and --prefix at it, or stop it first: %w", f.dataDir, f.url, f.prefix, err)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -37,27 +38,20 @@ func newProjectionLsCmd() *cobra.Command {
 		Short: "List the projections with their position and lag",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			b, err := f.openProjections(ctx)
-			if err != nil {
-				return err
-			}
-			defer b.close()
-			if err := b.catchUp(ctx, cmd.OutOrStdout()); err != nil {
-				return err
-			}
-			reply, err := b.List(ctx, projectionapi.ListRequest{})
-			if err != nil {
-				return err
-			}
-			if f.json {
-				return writeList(cmd.OutOrStdout(), "projections", reply.Projections, nil)
-			}
-			tw := newTable(cmd.OutOrStdout(), "NAME", "VERSION", "POSITION", "HEAD", "LAG", "KEYS", "APPLIED", "STATE")
-			for _, p := range reply.Projections {
-				tw.row(p.Name, p.Version, p.Position, p.Head, p.Lag, p.Keys, p.Applied, projectionState(p))
-			}
-			return tw.flush()
+			return f.withProjections(cmd, true, func(ctx context.Context, b *openedProjections) error {
+				reply, err := b.List(ctx, projectionapi.ListRequest{})
+				if err != nil {
+					return err
+				}
+				if f.json {
+					return writeList(cmd.OutOrStdout(), "projections", reply.Projections, nil)
+				}
+				tw := newTable(cmd.OutOrStdout(), "NAME", "VERSION", "POSITION", "HEAD", "LAG", "KEYS", "APPLIED", "STATE")
+				for _, p := range reply.Projections {
+					tw.row(p.Name, p.Version, p.Position, p.Head, p.Lag, p.Keys, p.Applied, projectionState(p))
+				}
+				return tw.flush()
+			})
 		},
 	}
 	f.register(cmd)
@@ -87,38 +81,35 @@ showing a progress bar on a terminal. A running node rebuilds while it
 keeps following the log; this command waits until the rebuild has caught up.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
 			name := args[0]
-			b, err := f.openProjections(ctx)
-			if err != nil {
-				return err
-			}
-			defer b.close()
-			start, err := b.Rebuild(ctx, projectionapi.RebuildRequest{Name: name})
-			if err != nil {
-				return err
-			}
-			if b.runner != nil {
-				if err := b.catchUp(ctx, cmd.OutOrStdout()); err != nil {
+			// The rebuild's fold is the catch-up: not one before it.
+			return f.withProjections(cmd, false, func(ctx context.Context, b *openedProjections) error {
+				start, err := b.Rebuild(ctx, projectionapi.RebuildRequest{Name: name})
+				if err != nil {
 					return err
 				}
-			} else if err := waitRebuilt(cmd, b, name, start.Status.Head); err != nil {
-				return err
-			}
-			reply, err := b.List(ctx, projectionapi.ListRequest{})
-			if err != nil {
-				return err
-			}
-			for _, p := range reply.Projections {
-				if p.Name != name {
-					continue
+				if b.runner != nil {
+					if err := b.catchUp(ctx, cmd.OutOrStdout()); err != nil {
+						return err
+					}
+				} else if err := waitRebuilt(cmd, b, name, start.Status.Head); err != nil {
+					return err
 				}
-				if f.json {
-					return writeJSONLine(cmd, p)
+				reply, err := b.List(ctx, projectionapi.ListRequest{})
+				if err != nil {
+					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "rebuilt %s (version %s): %d entries folded into %d keys, position %d\n", p.Name, p.Version, p.Applied, p.Keys, p.Position)
-			}
-			return nil
+				for _, p := range reply.Projections {
+					if p.Name != name {
+						continue
+					}
+					if f.json {
+						return writeJSONLine(cmd, p)
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "rebuilt %s (version %s): %d entries folded into %d keys, position %d\n", p.Name, p.Version, p.Applied, p.Keys, p.Position)
+				}
+				return nil
+			})
 		},
 	}
 	f.register(cmd)
@@ -166,31 +157,23 @@ func newProjectionGetCmd() *cobra.Command {
 --at SEQ as it was at global sequence SEQ, folded afresh from the log.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			b, err := f.openProjections(ctx)
-			if err != nil {
-				return err
-			}
-			defer b.close()
-			if at == 0 {
-				if err := b.catchUp(ctx, cmd.OutOrStdout()); err != nil {
+			// --at folds afresh from the log: nothing to catch up first.
+			return f.withProjections(cmd, at == 0, func(ctx context.Context, b *openedProjections) error {
+				st, err := b.Get(ctx, projectionapi.GetRequest{Name: args[0], Key: args[1], At: projections.Until{GlobalSeq: at}})
+				if err != nil {
 					return err
 				}
-			}
-			st, err := b.Get(ctx, projectionapi.GetRequest{Name: args[0], Key: args[1], At: projections.Until{GlobalSeq: at}})
-			if err != nil {
-				return err
-			}
-			if f.json {
-				return writeJSONLine(cmd, st)
-			}
-			var pretty any
-			if err := json.Unmarshal(st.State, &pretty); err != nil {
-				return err
-			}
-			enc := json.NewEncoder(cmd.OutOrStdout())
-			enc.SetIndent("", "  ")
-			return enc.Encode(pretty)
+				if f.json {
+					return writeJSONLine(cmd, st)
+				}
+				var pretty any
+				if err := json.Unmarshal(st.State, &pretty); err != nil {
+					return err
+				}
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(pretty)
+			})
 		},
 	}
 	cmd.Flags().Uint64Var(&at, "at", 0, "fold up to this global sequence instead of reading the checkpoint")

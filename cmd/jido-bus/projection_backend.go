@@ -2,16 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"io"
-	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/conversation/views"
-	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/node"
 	"github.com/jido-bus/jido-bus/projections"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
@@ -56,43 +54,25 @@ type openedProjections struct {
 	close  func()
 }
 
-// openProjections opens what the command reads (pickSource): the log
+// openProjections opens what the command reads (openSource): the log
 // and the projection store in the data directory, or a running node's
 // API. Offline, the projections are not folded yet: callers run catchUp
 // (or a rebuild) first.
 func (f *logFlags) openProjections(ctx context.Context) (*openedProjections, error) {
-	src, err := f.pickSource()
+	opts := []nats.Option{nats.Timeout(connectTimeout), nats.NoReconnect(), nats.Name("jido-bus projection")}
+	src, err := f.openSource(ctx, opts, false, func(probe context.Context, nc *nats.Conn, subjects bus.Subjects) error {
+		_, err := projectionapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout, Denials: f.denials}.List(probe, projectionapi.ListRequest{})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	var noNode error
-	if !src.dataDir {
-		nc, subjects, none, err := f.reachNode(src, []nats.Option{nats.Timeout(connectTimeout), nats.NoReconnect(), nats.Name("jido-bus projection")}, func(nc *nats.Conn, subjects bus.Subjects) error {
-			probe, cancel := context.WithTimeout(ctx, 2*time.Second)
-			defer cancel()
-			_, err := projectionapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout, Denials: f.denials}.List(probe, projectionapi.ListRequest{})
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		if nc != nil {
-			client := projectionapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout, Denials: f.denials}
-			conv := convapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout, Denials: f.denials}
-			return &openedProjections{projectionBackend: client, conv: conv, close: nc.Close}, nil
-		}
-		noNode = none
+	if nc := src.nc; nc != nil {
+		client := projectionapi.Client{NC: nc, Subjects: src.subjects, Timeout: f.timeout, Denials: f.denials}
+		conv := convapi.Client{NC: nc, Subjects: src.subjects, Timeout: f.timeout, Denials: f.denials}
+		return &openedProjections{projectionBackend: client, conv: conv, close: nc.Close}, nil
 	}
-	if err := f.checkLogDir(noNode); err != nil {
-		return nil, err
-	}
-	l, err := eventlog.Open(logDir(f.dataDir), eventlog.Options{})
-	if errors.Is(err, eventlog.ErrLocked) {
-		return nil, f.lockedError(err)
-	}
-	if err != nil {
-		return nil, err
-	}
+	l := src.log
 	store, err := projections.OpenStore(projectionsDir(f.dataDir), projections.StoreOptions{})
 	if err != nil {
 		_ = l.Close()
@@ -113,6 +93,25 @@ func (f *logFlags) openProjections(ctx context.Context) (*openedProjections, err
 			_ = l.Close()
 		},
 	}, nil
+}
+
+// withProjections is how a projection or conv command reads: it opens
+// the projections (openProjections), folds what the log holds into them
+// first when fold is set (catchUp: offline only, a node follows its log),
+// runs use and closes them.
+func (f *logFlags) withProjections(cmd *cobra.Command, fold bool, use func(context.Context, *openedProjections) error) error {
+	ctx := cmd.Context()
+	b, err := f.openProjections(ctx)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	if fold {
+		if err := b.catchUp(ctx, cmd.OutOrStdout()); err != nil {
+			return err
+		}
+	}
+	return use(ctx, b)
 }
 
 // catchUp folds what the log holds into the projections of an opened data

@@ -94,12 +94,12 @@ func (p *Publisher) Start() {
 // committed their last events and before NATS drains, so that a client
 // sees them. It does not wait on NATS: a publish only buffers (or fails
 // at once when the connection's buffer is full or closed).
-func (p *Publisher) Close() {
+func (p *Publisher) Close() error {
 	if p.stop != nil {
 		p.stop()
 		<-p.done
 	}
-	p.sub.Close()
+	return p.sub.Close()
 }
 
 func (p *Publisher) run(ctx context.Context) {

@@ -140,14 +140,15 @@ func stub(s bus.Signal, refused error, lim bus.Limits) bus.Signal {
 
 // Close appends what is queued and stops the writer; dead letters filed
 // after it are logged, not appended.
-func (w *Writer) Close() {
+func (w *Writer) Close() error {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
-		return
+		return nil
 	}
 	w.closed = true
 	close(w.ch)
 	w.mu.Unlock()
 	<-w.done
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/projections"
 )
 
@@ -70,11 +71,5 @@ func TestRebuildEndsOnALogWithoutConversations(t *testing.T) {
 	if _, err := (Client{NC: nc}).Rebuild(ctx, RebuildRequest{Name: views.ViewStatus}); err != nil {
 		t.Fatal(err)
 	}
-	for !caughtUp() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the rebuild never caught up: %+v", r.Status())
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	testkit.Eventually(t, "the rebuild over NATS to catch up", caughtUp)
 }

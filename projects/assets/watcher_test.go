@@ -13,6 +13,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"go.uber.org/goleak"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // fakeClock fires the debounce only when the test says so.
@@ -41,10 +43,6 @@ func (c *fakeClock) fire() bool {
 	c.ch = nil
 	return true
 }
-
-// waitFor bounds every wait on the watcher: a condition awaited, not a
-// duration asserted.
-const waitFor = 20 * time.Second
 
 type watchRig struct {
 	t       *testing.T
@@ -96,35 +94,40 @@ func (r *watchRig) close() {
 // change waits for an OnChange call that ok accepts, skipping others.
 func (r *watchRig) change(what string, ok func(Changes) bool) Changes {
 	r.t.Helper()
-	deadline := time.After(waitFor)
-	for {
-		select {
-		case c := <-r.changes:
-			if ok(c) {
-				return c
+	var got Changes
+	testkit.Eventually(r.t, "a change: "+what, func() bool {
+		for {
+			select {
+			case c := <-r.changes:
+				if ok(c) {
+					got = c
+					return true
+				}
+			case err := <-r.errs:
+				r.t.Fatalf("waiting for %s: error %v", what, err)
+			default:
+				return false
 			}
-		case err := <-r.errs:
-			r.t.Fatalf("waiting for %s: error %v", what, err)
-		case <-deadline:
-			r.t.Fatalf("no change: %s", what)
 		}
-	}
+	})
+	return got
 }
 
 // event waits until the watcher has handled an event that ok accepts.
 func (r *watchRig) event(what string, ok func(fsnotify.Event) bool) {
 	r.t.Helper()
-	deadline := time.After(waitFor)
-	for {
-		select {
-		case ev := <-r.events:
-			if ok(ev) {
-				return
+	testkit.Eventually(r.t, "an event: "+what, func() bool {
+		for {
+			select {
+			case ev := <-r.events:
+				if ok(ev) {
+					return true
+				}
+			default:
+				return false
 			}
-		case <-deadline:
-			r.t.Fatalf("no event: %s", what)
 		}
-	}
+	})
 }
 
 func (r *watchRig) path(rel string) string { return filepath.Join(r.dir, filepath.FromSlash(rel)) }
@@ -296,7 +299,7 @@ func TestWatcherEditThatChangesNothingCallsNothing(t *testing.T) {
 		if !c.Empty() {
 			t.Fatalf("reload changed %+v", c)
 		}
-	case <-time.After(waitFor):
+	case <-time.After(testkit.Timeout):
 		t.Fatal("no reload")
 	}
 	if len(r.changes) != 0 {
@@ -328,7 +331,7 @@ func TestWatcherOnReloadHearsFilesThatAreNoAssets(t *testing.T) {
 	}
 	select {
 	case <-r.settled:
-	case <-time.After(waitFor):
+	case <-time.After(testkit.Timeout):
 		t.Fatal("OnReload not called after the reload policy.yaml caused")
 	}
 	if len(r.changes) != 0 {
@@ -353,7 +356,7 @@ func TestWatcherReportsAFailedReload(t *testing.T) {
 		if !errors.Is(err, ErrDataDir) || !strings.Contains(err.Error(), r.dir) {
 			t.Fatalf("error %v", err)
 		}
-	case <-time.After(waitFor):
+	case <-time.After(testkit.Timeout):
 		t.Fatal("no error reported")
 	}
 	if r.set.Load() != before {

@@ -19,6 +19,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/goroutines"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
 	"github.com/jido-bus/jido-bus/projects/secrets"
 	"github.com/jido-bus/jido-bus/projects/tools"
@@ -86,7 +87,9 @@ type Assistant struct {
 	// outcome, which the restart records as interrupted.
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// work owns the goroutines of the work in flight; Close waits for
+	// them, and none starts once it has begun.
+	work goroutines.Group
 
 	mu       sync.Mutex
 	inflight map[string]map[string]context.CancelCauseFunc // conversation → request or call id
@@ -160,14 +163,17 @@ func (a *Assistant) Executors() map[string]runtime.DirectiveExec {
 }
 
 // Close stops the work in flight without recording outcomes (a restart
-// records it interrupted) and waits for it.
-func (a *Assistant) Close() {
+// records it interrupted) and waits for it; work started afterwards does
+// not run.
+func (a *Assistant) Close() error {
 	a.cancel()
-	a.wg.Wait()
+	a.work.Wait()
+	return nil
 }
 
 // start runs work for conversation key under id, cancellable by
-// CancelTurn and by Close.
+// CancelTurn and by Close. Once Close has begun, work does not run (as
+// work Close stopped, the restart records it interrupted).
 func (a *Assistant) start(key, id string, work func(ctx context.Context)) {
 	ctx, cancel := context.WithCancelCause(a.ctx)
 	a.mu.Lock()
@@ -178,20 +184,21 @@ func (a *Assistant) start(key, id string, work func(ctx context.Context)) {
 	}
 	m[id] = cancel
 	a.mu.Unlock()
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		defer func() {
-			a.mu.Lock()
-			delete(a.inflight[key], id)
-			if len(a.inflight[key]) == 0 {
-				delete(a.inflight, key)
-			}
-			a.mu.Unlock()
-			cancel(nil)
-		}()
+	done := func() {
+		a.mu.Lock()
+		delete(a.inflight[key], id)
+		if len(a.inflight[key]) == 0 {
+			delete(a.inflight, key)
+		}
+		a.mu.Unlock()
+		cancel(nil)
+	}
+	if !a.work.Go(func() {
+		defer done()
 		work(ctx)
-	}()
+	}) {
+		done()
+	}
 }
 
 func (a *Assistant) execCancelTurn(_ context.Context, d agents.Directive, _ *runtime.ExecContext) (runtime.ExecResult, error) {

@@ -14,9 +14,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/jido-bus/jido-bus/internal/frontdoor"
 	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/projects/gateway"
-	"github.com/jido-bus/jido-bus/projects/gateway/frontdoor"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
