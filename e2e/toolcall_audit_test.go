@@ -69,7 +69,7 @@ func TestToolCallAuditKilledMidCall(t *testing.T) {
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_ = cmd.Wait()
+	_ = cs.Wait() // the transport reaps the process once its pipes close
 
 	l, err := eventlog.Open(node.LogDir(data), eventlog.Options{})
 	if err != nil {
