@@ -5,7 +5,10 @@ import (
 	"fmt"
 
 	"github.com/jido-bus/jido-bus/agents"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/codec"
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
@@ -29,11 +32,9 @@ func Directives() (*agents.DirectiveCodec, error) {
 func (n *Node) newAssistant() *assistant.Assistant {
 	n.engineReady = make(chan struct{})
 	cfg := assistant.Config{
-		Host: projectHost{n},
-		Log:  n.evlog,
-		Publish: func(key string, sig bus.Signal) error {
-			return n.bus.Publish(n.subjects.Emit(key, sig.Type()), &sig)
-		},
+		Host:      projectHost{n},
+		Log:       n.evlog,
+		Publish:   n.publishTransient,
 		Logger:    n.log.With("component", "assistant"),
 		Limits:    n.cfg.Limits,
 		Providers: n.secrets.providers,
@@ -43,6 +44,25 @@ func (n *Node) newAssistant() *assistant.Assistant {
 		n.cfg.Assistant(&cfg)
 	}
 	return assistant.New(cfg)
+}
+
+// publishTransient publishes a transient conversation event (an
+// assistant delta) on the conversation's emit subject. With the emit
+// stream it carries Nats-TTL: the stream keeps it DeltaTTL only, for
+// consumers reading live, and never lets deltas push committed emits out.
+func (n *Node) publishTransient(key string, sig bus.Signal) error {
+	subject := n.subjects.Emit(key, sig.Type())
+	msg, err := codec.Encode(subject, &sig, codec.Binary)
+	if err != nil {
+		return fmt.Errorf("publish %s to %s: %w", sig.ID(), subject, err)
+	}
+	if n.emitStream != "" {
+		msg.Header[jetstream.MsgTTLHeader] = []string{DeltaTTL.String()}
+	}
+	if err := n.conn.nc.PublishMsg(msg); err != nil {
+		return fmt.Errorf("publish %s to %s: %w", sig.ID(), subject, err)
+	}
+	return nil
 }
 
 // projectHost is the assistant's view of the node's project engine. Each

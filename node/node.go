@@ -139,6 +139,11 @@ type Config struct {
 	// reaches a command, and their values are scrubbed from what a
 	// provider call returns.
 	SecretEnv []string
+	// EmitStream configures the JetStream stream that keeps what agents
+	// emit (emitstream.go); the zero value is off. Only
+	// the embedded server with JetStream gets it: a node that connects to
+	// an existing server (NATS.URL) leaves that server's streams alone.
+	EmitStream EmitStreamConfig
 
 	logFS vfs.FS // tests: the event log's filesystem (nil: the OS's)
 }
@@ -174,6 +179,8 @@ type Node struct {
 	http *httpServer
 
 	recovered int
+	// emitStream names the emit stream, "" when there is none.
+	emitStream string
 	// filing is set once forbidden refusals can be filed as dead letters
 	// (the bus and the dead-letter writer exist).
 	filing atomic.Bool
@@ -225,6 +232,13 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	if err := checkPrefixFree(ctx, n.conn.nc, subjects, n.conn.url); err != nil {
 		return nil, err
+	}
+	// Before recovery, which publishes again the emits a crash left
+	// unconfirmed: the stream must be there to keep them.
+	if n.conn.srv != nil && !cfg.NATS.NoJetStream && cfg.EmitStream.On {
+		if n.emitStream, err = ensureEmitStream(ctx, n.conn.nc, subjects, cfg.EmitStream); err != nil {
+			return nil, err
+		}
 	}
 	n.evlog, err = eventlog.Open(LogDir(cfg.DataDir), eventlog.Options{Limits: cfg.Limits, Logger: log, NoSync: cfg.NoSync, AcceptWALLoss: cfg.AcceptWALLoss, FS: cfg.logFS})
 	if errors.Is(err, eventlog.ErrLocked) {
@@ -334,7 +348,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	// requests that nothing serves yet.
 	n.health.recovered.Store(true)
 	log.Info("jido-bus ready", "nats", n.conn.url, "embedded", n.conn.srv != nil, "agents_recovered", n.recovered,
-		"agent_types", types.Names(), "prefix", subjects.All(""), "data_dir", cfg.DataDir, "version", cfg.Version)
+		"agent_types", types.Names(), "prefix", subjects.All(""), "data_dir", cfg.DataDir, "emit_stream", n.emitStream, "version", cfg.Version)
 	ready = true
 	return n, nil
 }
@@ -393,6 +407,10 @@ func (n *Node) Conversations() *convapi.Service { return n.conv }
 
 // Projections is the node's projection runner.
 func (n *Node) Projections() *projections.Runner { return n.runner }
+
+// EmitStream is the name of the JetStream stream that keeps what agents
+// emit, "" when the node has none (Config.EmitStream).
+func (n *Node) EmitStream() string { return n.emitStream }
 
 // Recovered is how many agents came back from the log at start.
 func (n *Node) Recovered() int { return n.recovered }

@@ -85,6 +85,9 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 		},
 		SubscribeAllow: []string{subjects.All(bus.KindEmit), InboxPrefix(user) + ".>"},
 	}
+	// What agents emitted, from the emit stream: what a service that was
+	// down reads to catch up, with any JetStream client.
+	client.PublishAllow = append(client.PublishAllow, emitStreamReader(EmitStreamName(subjects))...)
 	// A client looks at projects; opening, closing, reloading and tool
 	// calls (which write files and run programs) are an operator's.
 	for _, verb := range projectapi.ReadVerbs() {
@@ -118,6 +121,26 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 		return op, nil
 	}
 	return nil, fmt.Errorf("role %q of user %q: want one of %v", role, user, Roles())
+}
+
+// emitStreamReader are the JetStream API subjects a client needs to read
+// the emit stream through a pull consumer of its own, ephemeral or named
+// (`nats consumer add --pull`, `nats consumer next`, nats.go's
+// jetstream.Stream.CreateOrUpdateConsumer and Consumer.Fetch, Messages,
+// Consume): the stream's info, creating a consumer and reading its info,
+// asking for the next messages (they come on the client's inbox), and
+// acknowledging them. Deleting or purging the stream, removing its
+// messages, deleting a consumer (another service's position) and every
+// other stream stay with admins.
+func emitStreamReader(stream string) []string {
+	return []string{
+		"$JS.API.STREAM.INFO." + stream,
+		"$JS.API.CONSUMER.CREATE." + stream,        // ephemeral, as clients before nats-server 2.9 ask
+		"$JS.API.CONSUMER.CREATE." + stream + ".>", // named: .<consumer> or .<consumer>.<filter>
+		"$JS.API.CONSUMER.INFO." + stream + ".*",
+		"$JS.API.CONSUMER.MSG.NEXT." + stream + ".*",
+		"$JS.ACK." + stream + ".>",
+	}
 }
 
 // jetStreamReadOnly are the JetStream API subjects that only read: account

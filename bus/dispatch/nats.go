@@ -11,7 +11,8 @@ import (
 )
 
 // natsTarget publishes signals with the codec, and the Position of the
-// emit when the context carries one (WithPosition). Publishing is core NATS:
+// emit when the context carries one (WithPosition), and on the agent's own
+// emit subject its Nats-Msg-Id (MsgID). Publishing is core NATS:
 // Dispatch returns when the message is in the connection's buffer, which is
 // as far as core NATS confirms anything; a subscriber that is not listening
 // misses it.
@@ -38,8 +39,8 @@ func (n *natsTarget) Dispatch(ctx context.Context, from string, s *bus.Signal) e
 	if err := bus.ValidateSignal(s, bus.Limits{MaxDataBytes: -1}); err != nil {
 		return fmt.Errorf("dispatch signal %s to NATS: %w", s.ID(), err)
 	}
-	subject := n.subject
-	if subject == "" {
+	subject, own := n.subject, n.subject == ""
+	if own {
 		if err := bus.ValidateAgentID(from); err != nil {
 			return fmt.Errorf("dispatch signal %s to NATS: emitting agent: %w", s.ID(), err)
 		}
@@ -51,6 +52,13 @@ func (n *natsTarget) Dispatch(ctx context.Context, from string, s *bus.Signal) e
 	}
 	if p, ok := PositionFrom(ctx); ok {
 		p.setHeaders(msg.Header)
+	}
+	if own {
+		// The node's emit stream captures the agent's own emit subjects
+		// and stores a re-run's copy once. Not on a subject of the
+		// agent's choosing: one signal sent to two of them would be
+		// dropped as a duplicate by a stream that captures both.
+		msg.Header[HeaderMsgID] = []string{MsgID(s)}
 	}
 	if err := n.conn.PublishMsg(msg); err != nil {
 		return fmt.Errorf("dispatch signal %s to NATS subject %s: %w", s.ID(), subject, err)

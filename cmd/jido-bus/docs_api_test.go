@@ -479,6 +479,32 @@ func TestDocsRolesExample(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The JetStream subjects (the emit stream's reader, the
+		// operator's read-only view): each the role allows is covered by
+		// one the page allows, and the other way round.
+		js := func(list []string) []string {
+			var out []string
+			for _, f := range list {
+				if strings.HasPrefix(f, "$JS.") {
+					out = append(out, f)
+				}
+			}
+			return out
+		}
+		covered := func(f string, by []string) bool {
+			return slices.ContainsFunc(by, func(g string) bool { return server.SubjectMatchesFilter(f, g) })
+		}
+		docJS, nodeJS := js(allowed), js(want.PublishAllow)
+		for _, f := range nodeJS {
+			if !covered(f, docJS) {
+				t.Errorf("the node's %s role may publish %s; docs/security.md's %s may not", role, f, name)
+			}
+		}
+		for _, f := range docJS {
+			if !covered(f, nodeJS) {
+				t.Errorf("docs/security.md's %s may publish %s; the node's %s role may not", name, f, role)
+			}
+		}
 		for _, v := range apiVerbs {
 			s := apiSubject(subjects, v)
 			inDoc := slices.ContainsFunc(allowed, func(f string) bool { return server.SubjectMatchesFilter(s, f) })

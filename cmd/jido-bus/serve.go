@@ -14,6 +14,7 @@ import (
 	"github.com/jido-bus/jido-bus/node"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
+	"github.com/jido-bus/jido-bus/projects/policy"
 )
 
 // serveConfig is everything `jido-bus serve` is told by its flags.
@@ -52,6 +53,10 @@ type serveConfig struct {
 	providerFlags []string       // --provider as given
 	providers     []llm.Endpoint // the operator's model providers
 	secretEnv     []string       // the variables holding the node's credentials
+
+	emitStream         bool          // keep what agents emit in a JetStream stream (--emit-stream)
+	emitStreamMaxAge   time.Duration // 0: no age limit
+	emitStreamMaxBytes policy.Size
 
 	sandbox projects.SandboxConfig // what every project's commands may read, their caps (serve --sandbox-*, sandbox: in --config)
 }
@@ -181,6 +186,7 @@ start once with --accept-wal-loss to keep the entries before the damage
 	addServeHTTPFlags(cmd, &cfg)
 	addServeSecretFlags(cmd, &cfg)
 	addServeSandboxFlags(cmd, &cfg)
+	addServeEmitStreamFlags(cmd, &cfg)
 	f.BoolVar(&cfg.acceptWALLoss, "accept-wal-loss", false, "start even if the event log's write-ahead log is damaged, dropping the entries after the damage (they are copied aside)")
 	return cmd, &cfg
 }
@@ -243,6 +249,7 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 		CommandEnv:    cfg.commandEnv,
 		Providers:     cfg.providers,
 		SecretEnv:     cfg.secretEnv,
+		EmitStream:    cfg.emitStreamConfig(),
 	})
 	if err != nil {
 		return err

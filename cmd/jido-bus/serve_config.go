@@ -38,6 +38,8 @@ type serveFile struct {
 	Commands  serveCommandsFile   `yaml:"commands"`
 	Providers []serveProviderFile `yaml:"providers"`
 	Sandbox   serveSandboxFile    `yaml:"sandbox"`
+	// EmitStream is the emit_stream: section (serve_emitstream.go).
+	EmitStream serveEmitStreamFile `yaml:"emit_stream"`
 }
 
 // serveUser is one entry of the file's users: a name, a role, and either a
@@ -195,6 +197,9 @@ func resolveServeConfig(cmd *cobra.Command, flags *serveConfig, getenv func(stri
 		return cfg, err
 	}
 	if err := resolveServeSandbox(&cfg, file.Sandbox, changed); err != nil {
+		return cfg, err
+	}
+	if err := resolveServeEmitStream(&cfg, file.EmitStream, changed); err != nil {
 		return cfg, err
 	}
 	cfg.secretFlags = secretsOnCommandLine(changed)

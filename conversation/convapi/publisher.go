@@ -11,6 +11,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/codec"
+	"github.com/jido-bus/jido-bus/bus/dispatch"
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/eventlog"
 )
@@ -198,5 +199,7 @@ func (p *Publisher) message(e eventlog.Entry) (*nats.Msg, bool) {
 	}
 	msg.Header[HeaderSeq] = []string{strconv.FormatUint(e.Seq, 10)}
 	msg.Header[HeaderStream] = []string{e.Stream}
+	// The node's emit stream stores it once, as it does an agent's emit.
+	msg.Header[dispatch.HeaderMsgID] = []string{dispatch.MsgID(&e.Event)}
 	return msg, true
 }

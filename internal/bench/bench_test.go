@@ -71,7 +71,7 @@ func TestRunEveryScenario(t *testing.T) {
 	// Every cast was committed, every call answered, every counter of the
 	// fanout reached.
 	want := map[string]map[string]int64{
-		"cast":   {MetricCast: int64(cfg.Msgs), MetricRawNATS: int64(cfg.Msgs), MetricRawPebble: int64(cfg.Msgs)},
+		"cast":   {MetricCast: int64(cfg.Msgs), MetricCastEmitStream: int64(cfg.Msgs), MetricRawNATS: int64(cfg.Msgs), MetricRawPebble: int64(cfg.Msgs)},
 		"call":   {MetricCallP99: int64(cfg.Calls), MetricRawReqPrefix + "p99": int64(cfg.Calls), MetricRawSyncPrefix + "p99": int64(cfg.Calls)},
 		"fanout": {MetricFanout: int64(cfg.FanoutAgents * fanoutRounds)},
 	}
@@ -91,6 +91,9 @@ func TestRunEveryScenario(t *testing.T) {
 	cast, _ := report.Result("cast")
 	if m, _ := cast.Metric(MetricCast); len(m.Compare) != 2 {
 		t.Errorf("durable cast compares with %v, want raw NATS and raw Pebble", m.Compare)
+	}
+	if m, _ := cast.Metric(MetricCastEmitStream); len(m.Compare) != 1 {
+		t.Errorf("durable cast with the emit stream compares with %v, want the node without", m.Compare)
 	}
 	call, _ := report.Result("call")
 	if m, _ := call.Metric(MetricCallP99); len(m.Compare) != 2 {

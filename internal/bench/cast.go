@@ -11,16 +11,27 @@ import (
 	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/node"
 )
 
 // Metric names of the cast scenario.
 const (
-	MetricCast        = "durable cast"
-	MetricRawNATS     = "raw NATS pub/sub"
-	MetricRawPebble   = "raw Pebble synced batches"
-	MetricGroupSize   = "commit group"
-	baselineRawNATS   = "raw NATS"
-	baselineRawPebble = "raw Pebble"
+	MetricCast = "durable cast"
+	// MetricCastEmitStream is the same run on a node with the emit
+	// stream (serve --emit-stream): what keeping every emit in JetStream
+	// costs, beside the default node.
+	MetricCastEmitStream = "durable cast, emit stream"
+	baselineNoEmitStream = "no emit stream"
+	// MetricCastCPU and MetricCastEmitStreamCPU are the CPU time per
+	// durable cast of the two runs: less disturbed than throughput by what
+	// else the machine runs.
+	MetricCastCPU           = "durable cast CPU"
+	MetricCastEmitStreamCPU = "durable cast CPU, emit stream"
+	MetricRawNATS           = "raw NATS pub/sub"
+	MetricRawPebble         = "raw Pebble synced batches"
+	MetricGroupSize         = "commit group"
+	baselineRawNATS         = "raw NATS"
+	baselineRawPebble       = "raw Pebble"
 )
 
 // rawSubjectPrefix carries the raw NATS baseline; the node does not
@@ -42,9 +53,13 @@ func runCast(ctx context.Context, env *Env) ([]Metric, error) {
 		return nil, err
 	}
 
-	durable, groups, err := castDurable(ctx, env, msgs)
+	durable, groups, err := castDurable(ctx, env, msgs, "node", node.EmitStreamConfig{})
 	if err != nil {
 		return nil, err
+	}
+	streamed, _, err := castDurable(ctx, env, msgs, "node-emit-stream", node.EmitStreamConfig{On: true})
+	if err != nil {
+		return nil, fmt.Errorf("durable cast with the emit stream: %w", err)
 	}
 	raw, err := castRawNATS(ctx, env, msgs)
 	if err != nil {
@@ -65,19 +80,30 @@ func runCast(ctx context.Context, env *Env) ([]Metric, error) {
 		Note: joinNotes(fmt.Sprintf("%d B values, %d per synced batch", len(msgs.wire()), batch), disk.note(cfg.Msgs))}
 	castM := Metric{Name: MetricCast, Value: durable.rate(), Unit: "signals/s", Count: durable.Done,
 		Note: joinNotes(fmt.Sprintf("%d publishers → %d counters", cfg.Publishers, cfg.Agents), durable.note(cfg.Msgs))}
+	streamM := Metric{Name: MetricCastEmitStream, Value: streamed.rate(), Unit: "signals/s", Count: streamed.Done,
+		Note: joinNotes("the same casts on a node with --emit-stream, run after the one without", streamed.note(cfg.Msgs))}
+	streamM.compare(baselineNoEmitStream, castM.Value)
 	castM.compare(baselineRawNATS, rawM.Value)
 	castM.compare(baselineRawPebble, diskM.Value)
 	groupM := Metric{Name: MetricGroupSize, Value: perGroup, Unit: "signals/fsync", Count: groups,
 		Note: "signals committed per fsync group seen (groups sampled at each append and watermark advance; an upper bound)"}
-	return []Metric{castM, rawM, diskM, groupM}, nil
+	metrics := []Metric{castM, streamM, rawM, diskM, groupM}
+	if durable.cpuPerDone() > 0 && streamed.cpuPerDone() > 0 {
+		const cpuNote = "user and system CPU of the whole process (node and publishers) per committed cast"
+		cpuM := Metric{Name: MetricCastCPU, Value: durable.cpuPerDone(), Unit: "µs CPU/signal", Count: durable.Done, Note: cpuNote}
+		streamCPU := Metric{Name: MetricCastEmitStreamCPU, Value: streamed.cpuPerDone(), Unit: "µs CPU/signal", Count: streamed.Done, Note: cpuNote}
+		streamCPU.compare(baselineNoEmitStream, cpuM.Value)
+		metrics = append(metrics, cpuM, streamCPU)
+	}
+	return metrics, nil
 }
 
 // castDurable is the measured run through the runtime. It returns the run
 // and the number of commit groups seen while it ran.
-func castDurable(ctx context.Context, env *Env, msgs *messages) (flowResult, int64, error) {
+func castDurable(ctx context.Context, env *Env, msgs *messages, dir string, es node.EmitStreamConfig) (flowResult, int64, error) {
 	cfg := env.Config
 	commits := &commitCounter{credits: make(chan struct{}, cfg.Window)}
-	n, err := startNode(ctx, filepath.Join(env.Dir, "node"), commits, false)
+	n, err := startNodeWith(ctx, filepath.Join(env.Dir, dir), commits, false, es)
 	if err != nil {
 		return flowResult{}, 0, err
 	}
@@ -102,7 +128,13 @@ func castDurable(ctx context.Context, env *Env, msgs *messages) (flowResult, int
 		duration: cfg.Duration,
 	}
 	stop = env.step(MetricCast, int64(cfg.Msgs), commits.n.Load)
+	cpu0, cpuOK := processCPU()
 	res, err := f.run(ctx)
+	if cpu1, ok := processCPU(); ok && cpuOK {
+		// CPU time is less disturbed than throughput by what else runs
+		// on the machine: it shows what the emit stream costs per cast.
+		res.CPU = cpu1 - cpu0
+	}
 	stop()
 	commits.groups.Store(nil)
 	seen := watcher.stop()

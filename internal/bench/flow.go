@@ -34,6 +34,17 @@ type flowResult struct {
 	Sent, Done int64
 	Elapsed    time.Duration
 	Capped     bool // the duration ran out first
+	// CPU is the CPU time the whole process (node and publishers) used
+	// during the run, zero where it is not read (castDurable sets it).
+	CPU time.Duration
+}
+
+// cpuPerDone is CPU per message done, in microseconds; 0 when unknown.
+func (r flowResult) cpuPerDone() float64 {
+	if r.CPU <= 0 || r.Done <= 0 {
+		return 0
+	}
+	return float64(r.CPU.Microseconds()) / float64(r.Done)
 }
 
 func (r flowResult) rate() float64 {

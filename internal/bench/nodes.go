@@ -31,10 +31,16 @@ func shutdown(n *node.Node) error {
 // local port, so publishers connect over TCP as real clients do. commits,
 // when not nil, is wired around the runtime's store.
 func startNode(ctx context.Context, dir string, commits *commitCounter, noSync bool) (*node.Node, error) {
+	return startNodeWith(ctx, dir, commits, noSync, node.EmitStreamConfig{})
+}
+
+// startNodeWith is startNode with the emit stream es (the default: on).
+func startNodeWith(ctx context.Context, dir string, commits *commitCounter, noSync bool, es node.EmitStreamConfig) (*node.Node, error) {
 	cfg := node.Config{
-		DataDir: dir,
-		NATS:    node.NATSConfig{Listen: "127.0.0.1:0"},
-		NoSync:  noSync,
+		DataDir:    dir,
+		NATS:       node.NATSConfig{Listen: "127.0.0.1:0"},
+		NoSync:     noSync,
+		EmitStream: es,
 	}
 	if commits != nil {
 		cfg.Runtime = func(rc *runtime.Config) { rc.Store = &countingStore{Store: rc.Store, c: commits} }

@@ -1,0 +1,21 @@
+package dispatch
+
+import (
+	"strconv"
+
+	"github.com/jido-bus/jido-bus/bus"
+)
+
+// HeaderMsgID is JetStream's deduplication header: a stream that captures
+// a message stores it once per value within its duplicate window.
+const HeaderMsgID = "Nats-Msg-Id"
+
+// MsgID is the Nats-Msg-Id of an emitted signal: its source and its id,
+// quoted. A CloudEvent is unique by the two together, not by its id: two
+// agents that answer the same broadcast derive the same ids for what they
+// emit (agents.OriginKey is a function of the input alone), and differ by
+// their sources. The same emit published again after a crash has the same
+// source and id, hence the same MsgID.
+func MsgID(s *bus.Signal) string {
+	return strconv.Quote(s.Source()) + " " + strconv.Quote(s.ID())
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jido-bus/jido-bus/node"
+)
+
+// TestServeEmitStreamSettings: the emit stream's flags and keys, flags
+// over the file, and the settings serve refuses with what to do.
+func TestServeEmitStreamSettings(t *testing.T) {
+	file := writeConfig(t, "data_dir: /tmp/x\nemit_stream: {enabled: true, max_age: 168h, max_bytes: 4GiB}\n")
+	off := writeConfig(t, "data_dir: /tmp/x\nemit_stream: {enabled: false}\n")
+	cases := []struct {
+		args    []string
+		want    node.EmitStreamConfig
+		refused string
+	}{
+		{args: nil, want: node.EmitStreamConfig{MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
+		{args: []string{"--emit-stream"}, want: node.EmitStreamConfig{On: true, MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
+		{args: []string{"--emit-stream", "--emit-stream-max-age", "1h", "--emit-stream-max-bytes", "64MiB"}, want: node.EmitStreamConfig{On: true, MaxAge: time.Hour, MaxBytes: 64 << 20}},
+		{args: []string{"--emit-stream", "--emit-stream-max-age", "0"}, want: node.EmitStreamConfig{On: true, MaxAge: node.EmitStreamNoAgeLimit, MaxBytes: 1 << 30}},
+		{args: []string{"--config", file}, want: node.EmitStreamConfig{On: true, MaxAge: 168 * time.Hour, MaxBytes: 4 << 30}},
+		{args: []string{"--config", file, "--emit-stream-max-age", "2h"}, want: node.EmitStreamConfig{On: true, MaxAge: 2 * time.Hour, MaxBytes: 4 << 30}},
+		{args: []string{"--config", file, "--emit-stream=false"}, want: node.EmitStreamConfig{MaxAge: 168 * time.Hour, MaxBytes: 4 << 30}},
+		{args: []string{"--config", off}, want: node.EmitStreamConfig{MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
+		{args: []string{"--config", off, "--emit-stream"}, want: node.EmitStreamConfig{On: true, MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
+		{args: []string{"--no-jetstream"}, want: node.EmitStreamConfig{MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
+		{args: []string{"--no-jetstream", "--emit-stream"}, refused: "--no-jetstream"},
+		{args: []string{"--emit-stream", "--emit-stream-max-bytes", "1000"}, refused: "at least 1MiB"},
+		{args: []string{"--emit-stream", "--emit-stream-max-age", "10ms"}, refused: "at least 1s"},
+		{args: []string{"--emit-stream", "--emit-stream-max-age", "-1h"}, refused: "at least 1s"},
+	}
+	for _, tc := range cases {
+		cfg, err := serveFlags(t, nil, append([]string{"--data-dir", "/tmp/x"}, tc.args...)...)
+		if tc.refused != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.refused) {
+				t.Errorf("%v: %v, want an error saying %q", tc.args, err, tc.refused)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+			continue
+		}
+		if got := cfg.emitStreamConfig(); got != tc.want {
+			t.Errorf("%v: %+v, want %+v", tc.args, got, tc.want)
+		}
+	}
+	cmd, _ := newServeCmdConfig()
+	if err := cmd.ParseFlags([]string{"--emit-stream-max-bytes", "lots"}); err == nil || !strings.Contains(err.Error(), "MiB") {
+		t.Errorf("--emit-stream-max-bytes lots: %v", err)
+	}
+}
