@@ -116,6 +116,19 @@ func probeDefinition(t testing.TB) *agents.Definition {
 			in, err := agents.NewInstruction("double", map[string]any{"n": p.N})
 			return agents.Result{Directives: []agents.Directive{agents.RunInstruction{Instruction: in, ResultAction: "got_result"}}}, err
 		}),
+		// hold runs the task "hold" (which tests register) named p.Name;
+		// its result joins the list "held".
+		act("hold", func(env agents.Env, p params) (agents.Result, error) {
+			in, err := agents.NewInstruction("hold", map[string]any{"name": p.Name})
+			return agents.Result{Directives: []agents.Directive{agents.RunInstruction{Instruction: in, ResultAction: "held"}}}, err
+		}),
+		{Name: "held", Run: func(env agents.Env, raw json.RawMessage) (agents.Result, error) {
+			var v map[string]any
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return agents.Result{}, err
+			}
+			return appendTo(env, "held", v["result"]), nil
+		}},
 		{Name: "got_result", Run: func(env agents.Env, raw json.RawMessage) (agents.Result, error) {
 			var v map[string]any
 			if err := json.Unmarshal(raw, &v); err != nil {
