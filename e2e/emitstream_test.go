@@ -102,6 +102,38 @@ func TestEmitStreamThroughNATSCLI(t *testing.T) {
 	if si.State.Msgs != 21 || si.State.Consumers != 1 { // started and 20 changed
 		t.Fatalf("after the client's attempts the stream holds %d messages and %d consumers, want 21 and 1", si.State.Msgs, si.State.Consumers)
 	}
+	// A push consumer's deliver subject is not checked against its
+	// creator's permissions: the client has the 21 stored emits delivered
+	// into the node's API in the node's queue group. The node refuses the
+	// first with one dead letter and deletes the consumer; the log does
+	// not get a dead letter per stored emit.
+	dlqHead := func() uint64 {
+		t.Helper()
+		out := as("boss", adminPW, "req", "--raw", "jido.api.log.streams", `{"prefix":"dlq"}`)
+		var ls struct {
+			Streams []struct {
+				Head uint64 `json:"head"`
+			} `json:"streams"`
+		}
+		if err := json.Unmarshal([]byte(out), &ls); err != nil {
+			t.Fatalf("log.streams: %v\n%s", err, out)
+		}
+		if len(ls.Streams) == 0 {
+			return 0
+		}
+		return ls.Streams[0].Head
+	}
+	before := dlqHead()
+	as("app", clientPW, "consumer", "add", "JIDO_EMITS", "flood", "--target", "jido.api.agent.stop",
+		"--deliver-group", "jido-api", "--deliver", "all", "--ack", "explicit", "--defaults")
+	testkit.Eventually(t, "the node to delete the consumer that delivered into it", func() bool {
+		out, _ := natsAs(t, node, "boss", adminPW, "consumer", "ls", "JIDO_EMITS", "--names")
+		return !strings.Contains(out, "flood")
+	})
+	testkit.Eventually(t, "the refusal's dead letter in the log", func() bool { return dlqHead() > before })
+	if after := dlqHead(); after != before+1 {
+		t.Fatalf("a consumer delivered 21 stored emits into the node: %d dead letters, want one", after-before)
+	}
 }
 
 // TestEmitStreamAfterKill: under a flow of calls, the node is killed

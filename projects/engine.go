@@ -9,9 +9,10 @@
 // tool catalog and the one Runner every call goes through. The engine
 // tells the agent what happened (project.started, project.assets.*,
 // project.tool.*, project.stopped) and the runtime commits each before it
-// is emitted; the engine waits for the commit of project.tool.started
-// before the tool runs and for that of the outcome before the caller is
-// answered.
+// is emitted. The engine waits for the commit of project.tool.started
+// before a tool that may change something runs, and for that of every
+// outcome before the caller is answered; a tool that only reads has its
+// start committed with its outcome, in one append (tools.Observer).
 package projects
 
 import (
@@ -433,15 +434,31 @@ func (e *Engine) Close() error {
 // send hands the project agent id one of the engine's signals and waits
 // for its commit.
 func (e *Engine) send(ctx context.Context, id, typ string, data any) error {
-	sig, err := agents.NewSignal(typ, data)
-	if err != nil {
-		return err
+	return e.sendAll(ctx, id, entry{typ, data})
+}
+
+// entry is one signal for a project's stream: its type and data.
+type entry struct {
+	typ  string
+	data any
+}
+
+// sendAll commits es to project id's stream in one append (the
+// runtime's CallAll), in order, and returns once each is committed.
+func (e *Engine) sendAll(ctx context.Context, id string, es ...entry) error {
+	sigs := make([]bus.Signal, len(es))
+	now := time.Now().UTC()
+	for i, en := range es {
+		sig, err := agents.NewSignal(en.typ, en.data)
+		if err != nil {
+			return err
+		}
+		sig.SetID(bus.NewID())
+		sig.SetSource(Source)
+		sig.SetTime(now)
+		sigs[i] = sig
 	}
-	sig.SetID(bus.NewID())
-	sig.SetSource(Source)
-	sig.SetTime(time.Now().UTC())
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.CommitTimeout)
 	defer cancel()
-	_, err = e.rt.Call(ctx, id, sig)
-	return err
+	return e.rt.CallAll(ctx, id, sigs...)
 }

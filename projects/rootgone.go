@@ -40,11 +40,14 @@ func (p *project) refuseGone(o tools.Observer, call tools.ToolCall, gone *bus.Er
 		// the CLI or the API names none.
 		call.ID = bus.NewID()
 	}
-	err := o.ToolStarted(tools.Event{CallID: call.ID, Tool: call.Name, Args: call.Args})
-	if err == nil {
-		err = o.ToolFailed(tools.Event{CallID: call.ID, Tool: call.Name, Error: &tools.Error{Type: gone.Type, Message: gone.Message}})
+	// Nothing ran: the start and the refusal are one commit, as the
+	// runner makes them of any refusal.
+	started := tools.Event{CallID: call.ID, Tool: call.Name, Args: call.Args}
+	ev := tools.Event{CallID: call.ID, Tool: call.Name, Error: &tools.Error{Type: gone.Type, Message: gone.Message}, Started: &started}
+	if call.WithOutcome != nil {
+		ev.With = call.WithOutcome(tools.Result{CallID: call.ID, Error: ev.Error})
 	}
-	if err != nil {
+	if err := o.ToolFailed(ev); err != nil {
 		return bus.Errorf(bus.ReasonUnavailable, "%s (and this refusal could not be recorded: %v)", gone.Message, err)
 	}
 	return gone

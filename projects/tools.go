@@ -8,6 +8,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/projects/assets"
+	"github.com/jido-bus/jido-bus/projects/gateway"
 	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
@@ -42,30 +43,26 @@ func (e *Engine) CallTool(ctx context.Context, id string, call tools.ToolCall) (
 
 // observer records a project's tool calls in its stream. The runner
 // calls it on the caller's goroutine, so each entry is committed before
-// the runner goes on: the start before the tool runs, the outcome before
-// the caller hears it. A commit that fails is the runner's to answer
+// the runner goes on: the start of a call that may change something
+// before the tool runs, every outcome before the caller hears it. The
+// start of a call that changes nothing comes with its outcome, and the
+// two (and the gateway's record of the request, when a gateway made the
+// call) are one append. A commit that fails is the runner's to answer
 // (unavailable), so it is returned, never only logged.
 type observer struct {
 	e  *Engine
 	id string
 }
 
-func (o *observer) record(typ string, d ToolData) error {
-	// Not the caller's context: a caller that has gone away still leaves
-	// the outcome of what it started in the log.
-	if err := o.e.send(context.Background(), o.id, typ, d); err != nil {
-		return fmt.Errorf("%s of call %s in project %s's stream: %w", typ, d.CallID, o.id, err)
-	}
-	return nil
+func (o *observer) ToolStarted(ev tools.Event) error {
+	return o.commit(ev.CallID, entry{TypeToolStarted, toolData(ev)})
 }
-
-func (o *observer) ToolStarted(ev tools.Event) error { return o.record(TypeToolStarted, toolData(ev)) }
 
 func (o *observer) ToolCompleted(ev tools.Event) error {
 	d := toolData(ev)
 	d.Args, d.ArgsBytes = nil, 0
 	d.Result, d.Size, d.Artifacts = "ok", ev.Size, ev.Artifacts
-	return o.record(TypeToolCompleted, d)
+	return o.outcome(ev, entry{TypeToolCompleted, d})
 }
 
 func (o *observer) ToolFailed(ev tools.Event) error {
@@ -76,7 +73,34 @@ func (o *observer) ToolFailed(ev tools.Event) error {
 		// Details (an input schema, a workflow step) stay in the reply.
 		d.Error = &tools.Error{Type: ev.Error.Type, Message: ev.Error.Message}
 	}
-	return o.record(TypeToolFailed, d)
+	return o.outcome(ev, entry{TypeToolFailed, d})
+}
+
+// outcome commits a call's outcome, after its start when the start
+// comes with it and before the gateway's record that rides along.
+func (o *observer) outcome(ev tools.Event, out entry) error {
+	es := make([]entry, 0, 3)
+	if ev.Started != nil {
+		es = append(es, entry{TypeToolStarted, toolData(*ev.Started)})
+	}
+	es = append(es, out)
+	switch w := ev.With.(type) {
+	case nil:
+	case gateway.Request:
+		es = append(es, entry{TypeGatewayRequest, w})
+	default:
+		return fmt.Errorf("outcome of call %s in project %s: %T is not an entry of a project's stream", ev.CallID, o.id, ev.With)
+	}
+	return o.commit(ev.CallID, es...)
+}
+
+func (o *observer) commit(callID string, es ...entry) error {
+	// Not the caller's context: a caller that has gone away still leaves
+	// the outcome of what it started in the log.
+	if err := o.e.sendAll(context.Background(), o.id, es...); err != nil {
+		return fmt.Errorf("%s of call %s in project %s's stream: %w", es[len(es)-1].typ, callID, o.id, err)
+	}
+	return nil
 }
 
 // Asset kinds of Assets.

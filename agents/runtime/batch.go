@@ -31,10 +31,12 @@ const maxBatch = 32
 
 // batchable returns how many signals at the head of inbox can be decided
 // for one append: up to maxBatch, stopping at a lifecycle signal, which
-// is decided on its own (it may be dropped without a trace).
+// is decided on its own (it may be dropped without a trace). Signals
+// delivered together (CallAll) are never split, even past maxBatch.
 func batchable(inbox []envelope) int {
-	n := 0
-	for n < len(inbox) && n < maxBatch && !inbox[n].lifecycle {
+	n, group := 0, 0 // group: the end of the last group begun
+	for n < len(inbox) && (n < maxBatch || n < group) && !inbox[n].lifecycle {
+		group = max(group, n+1+inbox[n].joined)
 		n++
 	}
 	return n

@@ -505,13 +505,19 @@ func (rt *Runtime) Deliver(id string, sig bus.Signal, reply func(Reply, error)) 
 
 // deliver hands env to agent id, waiting out a passivation in progress.
 func (rt *Runtime) deliver(id string, env envelope) error {
+	return rt.deliverAll(id, []envelope{env})
+}
+
+// deliverAll hands envs to agent id together (CallAll), or refuses them
+// all; deliver is it for one.
+func (rt *Runtime) deliverAll(id string, envs []envelope) error {
 	for {
 		s, err := rt.lookup(id)
 		if err == nil && rt.shuttingDown.Load() {
 			err = errShuttingDown
 		}
 		if err == nil {
-			err = s.deliver(env)
+			err = s.deliverAll(envs)
 			if errors.Is(err, errPassivated) {
 				// It is going passive right now (its snapshot is being
 				// saved); let that finish, then look again.

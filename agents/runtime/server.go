@@ -41,6 +41,13 @@ type envelope struct {
 	internal bool
 	// bytes is what it counts against max_queue_bytes (signalBytes).
 	bytes int
+	// joined is how many envelopes after this one were delivered with it
+	// (CallAll): the inbox loop decides them in the same batch, so they
+	// commit in one append.
+	joined int
+	// noState: the caller does not want the state in its Reply, so it is
+	// not encoded (CallAll).
+	noState bool
 }
 
 // queued is a committed directive waiting to be executed.
@@ -183,9 +190,13 @@ func (s *server) changedChan() <-chan struct{} {
 	return s.changed
 }
 
-// deliver queues a signal for decision, refusing it when the agent is not
+// deliver queues a signal for decision (deliverAll).
+func (s *server) deliver(env envelope) error { return s.deliverAll([]envelope{env}) }
+
+// deliverAll queues signals for decision, together (nothing can come
+// between them in the inbox), refusing them all when the agent is not
 // running or its queue is full — before anything is committed.
-func (s *server) deliver(env envelope) error {
+func (s *server) deliverAll(envs []envelope) error {
 	s.mu.Lock()
 	switch s.status {
 	case StatusRunning, StatusRestarting:
@@ -202,19 +213,23 @@ func (s *server) deliver(env envelope) error {
 		s.mu.Unlock()
 		return bus.Errorf(bus.ReasonNotFound, "agent %s is %s", s.id, s.status)
 	}
-	if n := len(s.inbox) + len(s.queue); n >= s.opts.maxQueueSize() && !env.internal {
+	internal := envs[0].internal // deliver's one, or CallAll's, never internal
+	if n := len(s.inbox) + len(s.queue); n+len(envs)-1 >= s.opts.maxQueueSize() && !internal {
 		s.mu.Unlock()
 		return bus.Errorf(bus.ReasonQueueOverflow, "agent %s has %d signals and directives queued, its max_queue_size; retry later", s.id, n)
 	}
-	size := signalBytes(&env.sig)
-	if s.queuedBytes+size > s.opts.maxQueueBytes() && !env.internal {
+	size := 0
+	for i := range envs {
+		envs[i].bytes = signalBytes(&envs[i].sig)
+		size += envs[i].bytes
+	}
+	if s.queuedBytes+size > s.opts.maxQueueBytes() && !internal {
 		held := s.queuedBytes
 		s.mu.Unlock()
 		return bus.Errorf(bus.ReasonQueueOverflow, "agent %s holds %d bytes of queued signals; %d more would pass its max_queue_bytes, %d; retry later", s.id, held, size, s.opts.maxQueueBytes())
 	}
-	env.bytes = size
 	s.queuedBytes += size
-	s.inbox = append(s.inbox, env)
+	s.inbox = append(s.inbox, envs...)
 	s.lastActive = s.rt.cfg.Now()
 	start := !s.inboxRunning && s.status == StatusRunning
 	if start {
@@ -225,8 +240,8 @@ func (s *server) deliver(env envelope) error {
 	s.mu.Unlock()
 	if start && !s.rt.workers.Go(s.runInbox) {
 		// The runtime has shut down since the status was read: no loop
-		// will decide what the inbox holds, so it is refused now (env
-		// too, through its reply), as Shutdown refuses what is left.
+		// will decide what the inbox holds, so it is refused now (envs
+		// too, through their replies), as Shutdown refuses what is left.
 		s.mu.Lock()
 		s.inboxRunning = false
 		s.mu.Unlock()
@@ -355,7 +370,11 @@ func (s *server) committed(env envelope, next agents.Agent, directives []agents.
 	if env.reply == nil {
 		return // a cast: nobody waits for the state
 	}
-	r, err := s.reply()
+	var r Reply
+	var err error
+	if !env.noState {
+		r, err = s.reply()
+	}
 	r.Committed = true
 	if err == nil {
 		err = firstError(directives)

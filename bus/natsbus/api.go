@@ -56,6 +56,9 @@ func (b *Bus) subscribeAPI(subject string, fn APIFunc, sem chan struct{}) error 
 // nil, else each request on a goroutine of its own while sem has room.
 func (b *Bus) apiHandler(subject string, fn APIFunc, sem chan struct{}) nats.MsgHandler {
 	return func(msg *nats.Msg) {
+		if b.refuseStreamDelivery(msg) {
+			return
+		}
 		if err := b.checkReply(msg); err != nil {
 			b.refuse(msg, err)
 			return

@@ -74,6 +74,9 @@ type Bus struct {
 	inflight sync.WaitGroup
 
 	metrics counters
+	// jsConsumers are the JetStream consumers refused for delivering into
+	// the node's subjects (refuseStreamDelivery).
+	jsConsumers jsConsumers
 }
 
 type counters struct {

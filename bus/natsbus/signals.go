@@ -79,6 +79,9 @@ func (b *Bus) HandleSignals(kind string, h Handler, mw ...Middleware) error {
 }
 
 func (b *Bus) dispatch(msg *nats.Msg, h Handler) {
+	if b.refuseStreamDelivery(msg) {
+		return
+	}
 	if err := b.checkReply(msg); err != nil {
 		b.refuse(msg, err)
 		return

@@ -166,6 +166,8 @@ type skillOutput struct {
 	More bool `json:"more_files,omitempty"`
 }
 
+func (o skillOutput) OutputText() string { return o.Body }
+
 func skillTool(s *assets.Skill) Tool {
 	desc := sentence(s.Description)
 	if s.WhenToUse != "" {

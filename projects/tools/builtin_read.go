@@ -21,6 +21,8 @@ type readFileOutput struct {
 	TotalLines int    `json:"total_lines"`
 }
 
+func (o readFileOutput) OutputText() string { return o.Content }
+
 func readFileTool(l Limits) Tool {
 	return Tool{
 		Name: "read_file",

@@ -18,8 +18,12 @@
 // ends first), runs the tool under its timeout (timeout), and hands an
 // output over the cap to an ArtifactStore. Path refusals (outside_root,
 // denied) come from the Sandbox the tool uses for every file it touches.
-// Every call, refused or not, is reported to the Observer as ToolStarted
-// followed by exactly one of ToolCompleted or ToolFailed; a call whose
-// start the Observer cannot record does not run, and one whose outcome
-// it cannot record is answered unavailable (see Observer).
+// Every call, refused or not, is reported to the Observer: its start,
+// then exactly one of ToolCompleted or ToolFailed. The start of a call
+// that may change something (ToolStarted) is recorded before the tool
+// runs, and such a call whose start the Observer cannot record does not
+// run; a call that changes nothing (a tool declaring it only reads, or a
+// refusal) has its start recorded with its outcome, after it ran. A call
+// whose outcome cannot be recorded is answered unavailable (see
+// Observer).
 package tools

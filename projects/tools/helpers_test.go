@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -23,25 +24,39 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// recorder is an Observer that keeps every event in order. While refuse
-// is set, an event of that kind ("started", "completed", "failed"), or of
-// that kind and tool ("started inner"), is not kept and its method
-// returns an error, as a log that cannot write does.
+// recorder is an Observer that keeps every event in order: a start that
+// comes with its outcome (Event.Started) before it, the two as one
+// commit. While refuse is set, an event of that kind ("started",
+// "completed", "failed"), or of that kind and tool ("started inner"), is
+// not kept, nor what is committed with it, and its method returns an
+// error, as a log that cannot write does. commits counts the commits.
 type recorder struct {
-	mu     sync.Mutex
-	events []string
-	last   []Event
-	refuse string
+	mu      sync.Mutex
+	events  []string
+	last    []Event
+	commits []string
+	refuse  string
 }
 
 func (r *recorder) add(kind string, e Event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.refuse != "" && (r.refuse == kind || r.refuse == kind+" "+e.Tool) {
-		return errors.New("the log is full")
+	kinds, evs := []string{kind}, []Event{e}
+	if e.Started != nil {
+		kinds, evs = []string{"started", kind}, []Event{*e.Started, e}
 	}
-	r.events = append(r.events, kind+" "+e.Tool)
-	r.last = append(r.last, e)
+	for i, k := range kinds {
+		if r.refuse != "" && (r.refuse == k || r.refuse == k+" "+evs[i].Tool) {
+			return errors.New("the log is full")
+		}
+	}
+	var commit []string
+	for i, k := range kinds {
+		r.events = append(r.events, k+" "+evs[i].Tool)
+		commit = append(commit, k+" "+evs[i].Tool)
+	}
+	r.commits = append(r.commits, strings.Join(commit, "+"))
+	r.last = append(r.last, evs...)
 	return nil
 }
 func (r *recorder) ToolStarted(e Event) error   { return r.add("started", e) }

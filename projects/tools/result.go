@@ -16,6 +16,12 @@ type ToolCall struct {
 	// is ask runs. Only a caller that asked a person sets it (the
 	// assistant's approvals); it is never read from a request.
 	Approved bool `json:"-"`
+	// WithOutcome, when set, is called with the call's result just before
+	// its outcome is recorded; what it returns (a gateway's record of the
+	// request that made the call) is recorded with the outcome, in the
+	// same commit (Event.With). Only a caller sets it; it is never read
+	// from a request.
+	WithOutcome func(Result) any `json:"-"`
 }
 
 // Result is the outcome of one call, in the shape replies carry:
@@ -32,7 +38,16 @@ type Result struct {
 	Artifacts []ArtifactRef   `json:"artifacts,omitempty"`
 	Logs      []string        `json:"logs,omitempty"`
 	Error     *Error          `json:"error,omitempty"`
+	// Text is the output's text (its Tool.TextField member) when the
+	// output is a Texter and inline: a gateway that shows the text beside
+	// the data takes it here instead of decoding Data again.
+	Text string `json:"-"`
 }
+
+// Texter is an output with a text of its own (the member its tool names
+// as TextField, read_file's content): the runner hands it on in
+// Result.Text.
+type Texter interface{ OutputText() string }
 
 // ArtifactStore keeps outputs too large for a result, once, by content.
 // conversation/views.Artifacts satisfies it: one store per node for

@@ -121,33 +121,54 @@ func (r *Runner) run(ctx context.Context, tc ToolCall, parent string, takeSlot b
 		tc.ID = ulid.Make().String()
 	}
 	res := Result{CallID: tc.ID}
-	if err := r.obs.ToolStarted(Event{CallID: tc.ID, Parent: parent, Tool: tc.Name, Args: tc.Args}); err != nil {
-		// Commit, then act: a tool whose start is not recorded does not
-		// run, so the log never lacks a call that had effects.
-		e := Errorf(ReasonUnavailable, "tool %s not run: its start could not be recorded (%v); nothing was done, retry once the node can write again", tc.Name, err)
-		res.Error = e
-		return res, e
+	started := Event{CallID: tc.ID, Parent: parent, Tool: tc.Name, Args: tc.Args}
+	p, e := r.prepare(tc)
+	// A call that changes nothing has its start recorded with its outcome,
+	// in one commit, after it ran (see Observer); any other call's start
+	// is committed before the tool runs: commit, then act, so the log
+	// never lacks a call that had effects.
+	quiet := e != nil || p.changesNothing()
+	if !quiet {
+		if err := r.obs.ToolStarted(started); err != nil {
+			e := Errorf(ReasonUnavailable, "tool %s not run: its start could not be recorded (%v); nothing was done, retry once the node can write again", tc.Name, err)
+			res.Error = e
+			return res, e
+		}
 	}
-	data, arts, logs, e := r.do(ctx, tc, parent, takeSlot)
-	res.Logs = logs
+	var out ran
+	if e == nil {
+		out, e = r.execute(ctx, p, parent, takeSlot)
+		res.Logs = out.logs
+	}
 	ev := Event{CallID: tc.ID, Parent: parent, Tool: tc.Name, Duration: time.Since(start)}
+	if quiet {
+		ev.Started = &started
+	}
 	if e != nil {
 		ev.Error = e
+		res.Error = e
+		if tc.WithOutcome != nil {
+			ev.With = tc.WithOutcome(res)
+		}
 		if err := r.obs.ToolFailed(ev); err != nil {
 			e = Errorf(ReasonUnavailable, "tool %s failed (%s: %s) and that outcome could not be recorded (%v); what it did before failing may have happened", tc.Name, e.Type, e.Message, err)
 		}
 		res.Error = e
 		return res, e
 	}
-	ev.Size, ev.Artifacts = len(data), arts
+	ev.Size, ev.Artifacts = len(out.data), out.arts
+	res.OK, res.Data, res.Artifacts, res.Text = true, out.data, out.arts, out.text
+	if tc.WithOutcome != nil {
+		ev.With = tc.WithOutcome(res)
+	}
 	if err := r.obs.ToolCompleted(ev); err != nil {
 		// The tool ran: its effects may be there although neither the
 		// caller nor the log knows its result.
 		e := Errorf(ReasonUnavailable, "tool %s ran, but its outcome could not be recorded (%v): its effects (files written, a command run) may have happened; check them before calling it again", tc.Name, err)
+		res.OK, res.Data, res.Artifacts, res.Text = false, nil, nil, ""
 		res.Error = e
 		return res, e
 	}
-	res.OK, res.Data, res.Artifacts = true, data, arts
 	return res, nil
 }
 
@@ -156,20 +177,40 @@ type outcome struct {
 	err error
 }
 
-func (r *Runner) do(ctx context.Context, tc ToolCall, parent string, takeSlot bool) (json.RawMessage, []ArtifactRef, []string, *Error) {
+// prepared is a call that passed its checks: its tool, args and the
+// sandbox it runs in.
+type prepared struct {
+	tc      ToolCall
+	e       *entry
+	args    json.RawMessage
+	sandbox *policy.Sandbox
+}
+
+// changesNothing: the tool declares that it reads and neither writes nor
+// runs (its Safety, which counts what the tools it uses do), and calls no
+// other tool, so its start can be recorded after it ran. A tool that
+// declares nothing at all (a zero Safety) is taken to change things.
+func (p *prepared) changesNothing() bool {
+	s := p.e.tool.Safety
+	return s.Reads && !s.Writes && !s.Runs && len(p.e.tool.Uses) == 0
+}
+
+// prepare checks tc before anything runs: the tool exists, its args
+// match its schema, the policy lets it run. A refusal changes nothing.
+func (r *Runner) prepare(tc ToolCall) (*prepared, *Error) {
 	e, ok := r.catalog.Load().byName[tc.Name]
 	if !ok {
 		if renamed, old := assets.RenamedTool(tc.Name); old {
-			return nil, nil, nil, Errorf(ReasonUnknownTool, "no tool %q: asset tools are named <kind>_<name> now; call %s", tc.Name, renamed)
+			return nil, Errorf(ReasonUnknownTool, "no tool %q: asset tools are named <kind>_<name> now; call %s", tc.Name, renamed)
 		}
-		return nil, nil, nil, Errorf(ReasonUnknownTool, "no tool %q in the project's catalog; list the tools the project offers", tc.Name)
+		return nil, Errorf(ReasonUnknownTool, "no tool %q in the project's catalog; list the tools the project offers", tc.Name)
 	}
 	args := tc.Args
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
 	if err := validate(e, args); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	sandbox := r.sandbox.Load()
 	if tc.Approved {
@@ -178,16 +219,33 @@ func (r *Runner) do(ctx context.Context, tc ToolCall, parent string, takeSlot bo
 		sandbox = &approved
 	}
 	if err := sandbox.Policy.Authorize(tc.Name, policy.OpRead, ""); err != nil {
-		return nil, nil, nil, toError(tc.Name, err)
+		return nil, toError(tc.Name, err)
 	}
+	return &prepared{tc: tc, e: e, args: args, sandbox: sandbox}, nil
+}
+
+// ran is what a call that ran left: its data (or an artifact's
+// stand-in), the artifact, its log lines, and its text (Result.Text).
+type ran struct {
+	data json.RawMessage
+	arts []ArtifactRef
+	logs []string
+	text string
+}
+
+// execute runs a prepared call in a slot (unless it runs in its parent's)
+// under its tool's timeout, and makes its output the result's data (or
+// an artifact's stand-in).
+func (r *Runner) execute(ctx context.Context, p *prepared, parent string, takeSlot bool) (ran, *Error) {
+	tc, e := p.tc, p.e
 	if takeSlot {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, nil, Errorf(ReasonCancelled, "tool %s not started: %v", tc.Name, err)
+			return ran{}, Errorf(ReasonCancelled, "tool %s not started: %v", tc.Name, err)
 		}
 		select {
 		case r.slots <- struct{}{}:
 		case <-ctx.Done():
-			return nil, nil, nil, Errorf(ReasonBusy, "tool %s not started: all %d slots of the project were busy until the call's context ended (%v); retry later or with a longer deadline", tc.Name, cap(r.slots), ctx.Err())
+			return ran{}, Errorf(ReasonBusy, "tool %s not started: all %d slots of the project were busy until the call's context ended (%v); retry later or with a longer deadline", tc.Name, cap(r.slots), ctx.Err())
 		}
 	}
 	timeout := e.tool.Timeout
@@ -196,7 +254,7 @@ func (r *Runner) do(ctx context.Context, tc ToolCall, parent string, takeSlot bo
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	call := &Call{ID: tc.ID, Parent: parent, Name: tc.Name, Args: args, Sandbox: sandbox, runner: r}
+	call := &Call{ID: tc.ID, Parent: parent, Name: tc.Name, Args: p.args, Sandbox: p.sandbox, runner: r}
 	var o outcome
 	if e.tool.HonoursContext {
 		o = r.runInline(tctx, e, call, takeSlot)
@@ -214,35 +272,39 @@ func (r *Runner) do(ctx context.Context, tc ToolCall, parent string, takeSlot bo
 			select { // a result that raced the deadline wins
 			case o = <-done:
 			default:
-				return nil, nil, call.takeLogs(), ctxError(ctx, tc.Name, timeout)
+				return ran{logs: call.takeLogs()}, ctxError(ctx, tc.Name, timeout)
 			}
 		}
 	}
 	logs := call.takeLogs()
 	if o.err != nil {
 		if tctx.Err() != nil && errors.Is(o.err, tctx.Err()) {
-			return nil, nil, logs, ctxError(ctx, tc.Name, timeout)
+			return ran{logs: logs}, ctxError(ctx, tc.Name, timeout)
 		}
-		return nil, nil, logs, toError(tc.Name, o.err)
+		return ran{logs: logs}, toError(tc.Name, o.err)
 	}
 	data, err := json.Marshal(o.out)
 	if err != nil {
-		return nil, nil, logs, Errorf(ReasonToolFailed, "tool %s: its output is not JSON: %v", tc.Name, err)
+		return ran{logs: logs}, Errorf(ReasonToolFailed, "tool %s: its output is not JSON: %v", tc.Name, err)
 	}
 	if len(data) <= r.cap {
-		return data, nil, logs, nil
+		out := ran{data: data, logs: logs}
+		if t, ok := o.out.(Texter); ok {
+			out.text = t.OutputText()
+		}
+		return out, nil
 	}
 	if r.artifacts == nil {
-		return nil, nil, logs, Errorf("too_large", "tool %s: output of %d bytes is over the cap of %d and no artifact store is configured; narrow the call", tc.Name, len(data), r.cap)
+		return ran{logs: logs}, Errorf("too_large", "tool %s: output of %d bytes is over the cap of %d and no artifact store is configured; narrow the call", tc.Name, len(data), r.cap)
 	}
 	ref, err := r.artifacts.Put(data, "application/json")
 	if err != nil {
 		// The node's own store failed (a full disk, typically): the call
 		// may succeed later, so it is unavailable, not a bug's internal.
-		return nil, nil, logs, Errorf(ReasonUnavailable, "tool %s ran, but its %d-byte output could not be stored as an artifact (%v); free space in the node's data dir and retry", tc.Name, len(data), err)
+		return ran{logs: logs}, Errorf(ReasonUnavailable, "tool %s ran, but its %d-byte output could not be stored as an artifact (%v); free space in the node's data dir and retry", tc.Name, len(data), err)
 	}
 	stand, _ := json.Marshal(artifactStandIn{Artifact: ref.ID, Size: ref.Size, Preview: preview(data)})
-	return stand, []ArtifactRef{ref}, logs, nil
+	return ran{data: stand, arts: []ArtifactRef{ref}, logs: logs}, nil
 }
 
 // runInline runs a tool that honours its context on the calling

@@ -49,8 +49,9 @@
 // tool name (1–128 of A-Z a-z 0-9 _ - .) goes by its API name.
 //
 // Every request that names a project is recorded in its stream as
-// project.gateway.request (Host.RecordGatewayRequest): tools/call,
-// prompts/get and resources/read everywhere, and the list methods on
+// project.gateway.request: tools/call (committed with the call's outcome,
+// in the same append: tools.ToolCall.WithOutcome), and through
+// Host.RecordGatewayRequest prompts/get and resources/read everywhere, and the list methods on
 // /mcp/{project} and stdio (the all-projects lists name no one project).
 // A request that names an unknown tool of an open project is recorded
 // too (result unknown_tool) before the protocol error answers it. A

@@ -229,16 +229,7 @@ func (s *server) unknown(ctx context.Context, req sdk.Request, method, name stri
 // stream, and no client is told of a success the log does not show. (A
 // record that fails beside a failed request is logged.)
 func (s *server) record(ctx context.Context, req sdk.Request, project, method, target string, start time.Time, err error) error {
-	r := gateway.Request{Gateway: "mcp", Method: method, Target: target, Caller: s.callerOf(req), Result: "ok",
-		DurationMS: float64(time.Since(start).Microseconds()) / 1000}
-	if err != nil {
-		r.Result, r.Error = errType(err), err.Error()
-		if e, ok := errors.AsType[*tools.Error](err); ok {
-			r.Error = e.Message
-		} else if e, ok := errors.AsType[*bus.Error](err); ok {
-			r.Error = e.Message
-		}
-	}
+	r := s.request(req, method, target, start, err)
 	// The client may be gone (its context cancelled): the record is kept.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
@@ -251,6 +242,22 @@ func (s *server) record(ctx context.Context, req sdk.Request, project, method, t
 		return err
 	}
 	return bus.Errorf(bus.ReasonUnavailable, "%s was served, but its record in project %s's stream could not be committed (%v)", strings.TrimSpace(method+" "+target), project, rerr)
+}
+
+// request is the record of req: who, what, how long since start, and
+// err's type and message (or ok).
+func (s *server) request(req sdk.Request, method, target string, start time.Time, err error) gateway.Request {
+	r := gateway.Request{Gateway: "mcp", Method: method, Target: target, Caller: s.callerOf(req), Result: "ok",
+		DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+	if err != nil {
+		r.Result, r.Error = errType(err), err.Error()
+		if e, ok := errors.AsType[*tools.Error](err); ok {
+			r.Error = e.Message
+		} else if e, ok := errors.AsType[*bus.Error](err); ok {
+			r.Error = e.Message
+		}
+	}
+	return r
 }
 
 // callerOf is who sent req: the front door's caller carried in the HTTP

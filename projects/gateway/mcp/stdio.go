@@ -34,9 +34,9 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 	for len(f.rest) == 0 {
 		line, err := f.line()
 		if len(bytes.TrimSpace(line)) > 0 {
-			if msg, derr := jsonrpc.DecodeMessage(bytes.TrimSpace(line)); derr == nil {
-				if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
-					f.out.asked(req.ID)
+			if msg, derr := peekMessage(bytes.TrimSpace(line)); derr == nil {
+				if msg.request && msg.id.IsValid() {
+					f.out.asked(msg.id)
 				}
 				f.rest = line
 			} else {
@@ -101,10 +101,8 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Unlock()
 	// Counted answered whether or not the write went through: a client
 	// that is gone waits for nothing.
-	if msg, derr := jsonrpc.DecodeMessage(bytes.TrimSpace(p)); derr == nil {
-		if res, ok := msg.(*jsonrpc.Response); ok {
-			l.answer(res.ID)
-		}
+	if id, ok := answerID(p); ok {
+		l.answer(id)
 	}
 	return n, err
 }

@@ -144,18 +144,42 @@ func (s *server) callTool(project string, d tools.Detail) sdk.ToolHandler {
 			}
 			call.Approved = approved
 		}
+		// The request's record rides with the call's outcome: one commit
+		// (with the call's start too, for a tool that changes nothing).
+		recorded := false
+		call.WithOutcome = func(out tools.Result) any {
+			recorded = true
+			return s.request(req, "tools/call", name, start, callError(out, nil, call, ask, name, reason))
+		}
 		out, err := s.g.h.CallTool(ctx, project, call)
-		if err == nil && !out.OK && out.Error != nil {
-			err = out.Error
+		err = callError(out, err, call, ask, name, reason)
+		if recorded {
+			// Committed with the outcome, or not at all: then the runner
+			// answered unavailable, and so is the client.
+			if err != nil {
+				return errorResult(err), nil
+			}
+			return s.result(project, d, out), nil
 		}
-		if err != nil && !call.Approved && ask && errType(err) == tools.ReasonApprovalRequired {
-			err = &tools.Error{Type: tools.ReasonApprovalRequired, Message: noElicitation(name, reason)}
-		}
+		// The call never reached the runner (the project closed since).
 		if err := s.record(ctx, req, project, "tools/call", name, start, err); err != nil {
 			return errorResult(err), nil
 		}
 		return s.result(project, d, out), nil
 	}
+}
+
+// callError is the error a call of tool name is answered with: err (the
+// project could not be reached) or the runner's; a call that needed a
+// person's approval the client could not be asked for says so.
+func callError(out tools.Result, err error, call tools.ToolCall, ask bool, name, reason string) error {
+	if err == nil && !out.OK && out.Error != nil {
+		err = out.Error
+	}
+	if err != nil && !call.Approved && ask && errType(err) == tools.ReasonApprovalRequired {
+		err = &tools.Error{Type: tools.ReasonApprovalRequired, Message: noElicitation(name, reason)}
+	}
+	return err
 }
 
 // result is a successful call's MCP result: the output as structured
@@ -174,7 +198,11 @@ func (s *server) result(project string, d tools.Detail, out tools.Result) *sdk.C
 		res.StructuredContent = data
 	}
 	if len(out.Artifacts) == 0 {
-		res.Content = []sdk.Content{&sdk.TextContent{Text: textOf(data, d.TextField)}}
+		text := out.Text // the runner's, when the output had one
+		if text == "" {
+			text = textOf(data, d.TextField)
+		}
+		res.Content = []sdk.Content{&sdk.TextContent{Text: text}}
 		return res
 	}
 	for _, a := range out.Artifacts {

@@ -12,6 +12,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/projects/gateway"
 	mcpgw "github.com/jido-bus/jido-bus/projects/gateway/mcp"
+	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
 // unrecorded is a Host whose requests cannot be recorded while full is
@@ -20,6 +21,18 @@ type unrecorded struct {
 	mcpgw.Host
 	full atomic.Bool
 }
+
+// CallTool: a tool call's record rides with its outcome (WithOutcome),
+// in the engine's commit; while full, it is one the engine cannot commit,
+// so the outcome is not committed either, as on a full disk.
+func (h *unrecorded) CallTool(ctx context.Context, project string, call tools.ToolCall) (tools.Result, error) {
+	if with := call.WithOutcome; with != nil && h.full.Load() {
+		call.WithOutcome = func(r tools.Result) any { return uncommittable{with(r)} }
+	}
+	return h.Host.CallTool(ctx, project, call)
+}
+
+type uncommittable struct{ any }
 
 func (h *unrecorded) RecordGatewayRequest(ctx context.Context, project string, r gateway.Request) error {
 	if h.full.Load() {
@@ -48,7 +61,7 @@ func TestUnrecordedRequestFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if typ, msg := errorOf(t, res); typ != bus.ReasonUnavailable || !strings.Contains(msg, "could not be committed") {
+	if typ, msg := errorOf(t, res); typ != bus.ReasonUnavailable || !strings.Contains(msg, "outcome could not be recorded") {
 		t.Errorf("tools/call: %s %s, want unavailable saying the record failed", typ, msg)
 	}
 	saysWhy := func(what string, err error) {
@@ -64,13 +77,15 @@ func TestUnrecordedRequestFails(t *testing.T) {
 	_, err = cs.ListTools(ctx, nil)
 	saysWhy("tools/list", err)
 
-	// A refusal is a refusal still; its lost record does not change it.
+	// A refused call's record is in the commit of its refusal: when that
+	// cannot be made, the answer is unavailable and still names the
+	// refusal.
 	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "../x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if typ, _ := errorOf(t, res); typ == bus.ReasonUnavailable {
-		t.Errorf("a refused call answered %s", typ)
+	if typ, msg := errorOf(t, res); typ != bus.ReasonUnavailable || !strings.Contains(msg, "outside_root") {
+		t.Errorf("a refused call whose record failed answered %s: %s; want unavailable naming outside_root", typ, msg)
 	}
 	h.full.Store(false)
 	if _, err := cs.ListTools(ctx, nil); err != nil {
