@@ -286,9 +286,9 @@ type Counts struct {
 	Queued int `json:"queued"`
 	// Failed is the agents that failed at recovery and wait to be stopped.
 	Failed int `json:"failed"`
-	// Tasks is the tasks running, at most Config.MaxTasks; TasksWaiting
-	// those waiting for one of them to end.
-	Tasks        int `json:"tasks"`
+	// Tasks is the tasks (RunInstruction) running, at most Config.MaxTasks.
+	Tasks int `json:"tasks"`
+	// TasksWaiting is the tasks waiting for a running one to end.
 	TasksWaiting int `json:"tasks_waiting"`
 }
 
