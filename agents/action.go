@@ -49,6 +49,21 @@ type Env struct {
 	Config map[string]any
 	// Origin is the signal the instruction answers.
 	Origin Origin
+
+	skill *skillInstance // the skill the action belongs to; nil for the agent's own
+}
+
+// ChildTag returns the tag under which this agent knows the child its
+// skill's ChildSpecs asked for as tag: "<alias>-<tag>" when the skill is
+// attached under an alias, tag itself otherwise (and for the agent's own
+// actions). A skill's action that stops or addresses its children
+// (StopChild) names them through it, so each copy of the skill reaches
+// its own.
+func (e Env) ChildTag(tag string) string {
+	if e.skill == nil {
+		return tag
+	}
+	return e.skill.childTag(tag)
 }
 
 // Now returns the time of the signal being handled — the agent's only

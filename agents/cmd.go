@@ -269,6 +269,7 @@ func (r *run) call(ba *boundAction, st State, in Instruction) (res Result, err e
 	if ba.skill != nil {
 		env.State = st.Object(ba.skill.key)
 		env.Config = ba.skill.config
+		env.skill = ba.skill
 	}
 	return ba.action.Run(env, in.Params)
 }

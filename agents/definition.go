@@ -69,6 +69,19 @@ type skillInstance struct {
 	actions  []string
 }
 
+// childTag is the tag of the skill's child tag as this instance spawns
+// it. Under an alias it is "<alias>-<tag>", so two copies of a skill never
+// share a child, as they never share a route; without one it is the tag
+// as written, which is what agents defined before aliases prefixed tags
+// have in their logs. (A tag is one agent-id segment, so the alias joins
+// it with "-", where a route's prefix takes a ".".)
+func (s *skillInstance) childTag(tag string) string {
+	if s.prefix == s.skill.Name {
+		return tag
+	}
+	return s.prefix + "-" + tag
+}
+
 func (s *skillInstance) label() string {
 	if s.prefix != s.skill.Name {
 		return s.skill.Name + " as " + s.prefix
@@ -275,6 +288,7 @@ func (df *definer) attach(at Attachment) error {
 	}
 	if s.ChildSpecs != nil {
 		for _, c := range s.ChildSpecs(cloneJSON(cfg).(map[string]any)) {
+			c.Tag = inst.childTag(c.Tag)
 			if slices.ContainsFunc(df.d.children, func(o SpawnAgent) bool { return o.Tag == c.Tag }) {
 				return df.fail(label, c.Tag, "child tag %q is used twice", c.Tag)
 			}

@@ -99,10 +99,21 @@ type StopChild struct {
 // Schedule delivers Signal to the agent itself after Delay, counted from
 // the origin's time. The log keeps whole milliseconds, so Cmd rounds Delay
 // up to one. Log form: {"kind":"schedule","delay_ms":…,"signal":{CloudEvent}}.
+//
+// A schedule of a plain message gives Message instead of Signal (any value
+// JSON encodes, JSON null aside): Cmd wraps it in a TypeScheduled signal
+// whose data is {"message": Message} (the schema jido.scheduled) and
+// clears Message, so the log form, recovery and replay are those of any
+// other schedule. Giving both, or neither, is an invalid directive.
 type Schedule struct {
-	Delay  time.Duration
-	Signal bus.Signal
+	Delay   time.Duration
+	Signal  bus.Signal
+	Message any
 }
+
+// TypeScheduled is the type of the signal a Schedule of a plain message
+// delivers.
+const TypeScheduled = "jido.scheduled"
 
 type scheduleJSON struct {
 	DelayMS int64      `json:"delay_ms"`

@@ -95,6 +95,13 @@ func (r *run) complete(dir Directive, origin Origin, index int) (Directive, erro
 		// fires before the delay asked for, and so the directive Cmd returns
 		// equals the one read back from the log.
 		d.Delay = (d.Delay + time.Millisecond - 1).Truncate(time.Millisecond)
+		if d.Message != nil {
+			wrapped, err := scheduledSignal(d)
+			if err != nil {
+				return nil, err
+			}
+			d.Signal, d.Message = wrapped, nil
+		}
 		sig, err := r.completeSignal(d.Signal, origin, index, "schedule")
 		if err != nil {
 			return nil, err
@@ -200,6 +207,20 @@ func normalizeObjectOrNil(m map[string]any) (map[string]any, error) {
 // causation, correlation and trace context filled in from the origin, checked as a valid signal. The copy
 // matters: an action may return the same signal value twice, and the
 // sdk's event shares its attribute storage between copies.
+// scheduledSignal wraps a Schedule's plain message in the TypeScheduled
+// signal it delivers (seed 000: a message that is not a signal arrives as
+// a "scheduled" signal carrying it).
+func scheduledSignal(d Schedule) (bus.Signal, error) {
+	if d.Signal.Context != nil {
+		return bus.Signal{}, bus.Errorf(ReasonInvalidDirective, "schedule: give a Signal or a Message, not both")
+	}
+	sig, err := NewSignal(TypeScheduled, map[string]any{"message": d.Message})
+	if err != nil {
+		return bus.Signal{}, bus.Errorf(ReasonInvalidDirective, "schedule: the message does not encode as JSON: %v", err)
+	}
+	return sig, nil
+}
+
 func (r *run) completeSignal(sig bus.Signal, o Origin, index int, what string) (bus.Signal, error) {
 	if sig.Context == nil {
 		return bus.Signal{}, bus.Errorf(ReasonInvalidDirective, "%s: the signal is empty; build it with NewSignal", what)

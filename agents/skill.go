@@ -58,7 +58,8 @@ type Skill struct {
 	TransformResult func(sig bus.Signal, directives []Directive, config map[string]any) ([]Directive, error)
 	// ChildSpecs lists the children the runtime spawns when it starts an
 	// agent with this skill. Define calls it once; the runtime reads the
-	// result from Definition.ChildSpecs.
+	// result from Definition.ChildSpecs. Under an alias each tag becomes
+	// "<alias>-<tag>" (Env.ChildTag gives it to the skill's actions).
 	ChildSpecs func(config map[string]any) []SpawnAgent
 }
 
@@ -68,7 +69,7 @@ type Attachment struct {
 	Skill  Skill
 	Config map[string]any
 	// As, when set, replaces the skill's name in its state key, action
-	// names and route prefix.
+	// names and route prefix, and prefixes its child tags.
 	As string
 }
 

@@ -70,6 +70,18 @@ func probeDefinition(t testing.TB) *agents.Definition {
 			sig, err := agents.NewSignal("probe.tick", map[string]any{"from": "schedule"})
 			return agents.Result{Directives: []agents.Directive{agents.Schedule{Delay: time.Duration(p.MS) * time.Millisecond, Signal: sig}}}, err
 		}),
+		// remind schedules a plain message, which arrives as
+		// jido.scheduled; "reminded" notes the messages that arrived.
+		act("remind", func(env agents.Env, p params) (agents.Result, error) {
+			return agents.Result{Directives: []agents.Directive{agents.Schedule{Delay: time.Duration(p.MS) * time.Millisecond, Message: map[string]any{"note": p.Name}}}}, nil
+		}),
+		{Name: "reminded", Run: func(env agents.Env, raw json.RawMessage) (agents.Result, error) {
+			var v map[string]any
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return agents.Result{}, err
+			}
+			return appendTo(env, "reminders", v["message"]), nil
+		}},
 		act("schedule_cancel", func(env agents.Env, p params) (agents.Result, error) {
 			return agents.Result{Directives: []agents.Directive{agents.ScheduleCancel{SignalID: p.Name}}}, nil
 		}),
@@ -104,6 +116,19 @@ func probeDefinition(t testing.TB) *agents.Definition {
 			in, err := agents.NewInstruction("double", map[string]any{"n": p.N})
 			return agents.Result{Directives: []agents.Directive{agents.RunInstruction{Instruction: in, ResultAction: "got_result"}}}, err
 		}),
+		// hold runs the task "hold" (which tests register) named p.Name;
+		// its result joins the list "held".
+		act("hold", func(env agents.Env, p params) (agents.Result, error) {
+			in, err := agents.NewInstruction("hold", map[string]any{"name": p.Name})
+			return agents.Result{Directives: []agents.Directive{agents.RunInstruction{Instruction: in, ResultAction: "held"}}}, err
+		}),
+		{Name: "held", Run: func(env agents.Env, raw json.RawMessage) (agents.Result, error) {
+			var v map[string]any
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return agents.Result{}, err
+			}
+			return appendTo(env, "held", v["result"]), nil
+		}},
 		{Name: "got_result", Run: func(env agents.Env, raw json.RawMessage) (agents.Result, error) {
 			var v map[string]any
 			if err := json.Unmarshal(raw, &v); err != nil {
@@ -127,6 +152,7 @@ func probeDefinition(t testing.TB) *agents.Definition {
 		agents.Route{Pattern: TypeChildExit, Action: "lifecycle"},
 		agents.Route{Pattern: TypeOrphaned, Action: "lifecycle"},
 		agents.Route{Pattern: TypeCronTick, Action: "tick"},
+		agents.Route{Pattern: agents.TypeScheduled, Action: "reminded"},
 	)
 	def, err := agents.Define(agents.Spec{Name: "probe", Schema: `{"type":"object"}`, Actions: actions, Routes: routes})
 	if err != nil {

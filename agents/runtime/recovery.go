@@ -481,6 +481,8 @@ func (s *server) resume(pending []queued, inbox []envelope) {
 		if a := st.Awaiting[id]; a.Kind == "schedule" {
 			s.timers.armSchedule(id)
 		} else if a.Kind == "task" && !running[id] && a.Run != nil && a.Input != nil {
+			// Not waited for: recovery holds no loop for a task that
+			// waits for a slot (Config.MaxTasks).
 			s.startTask(*a.Run, *a.Input, a.Index)
 		}
 	}

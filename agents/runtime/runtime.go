@@ -66,6 +66,12 @@ type Config struct {
 	// Tasks run RunInstruction directives, by the instruction's action
 	// name; a task does the work that may take time or touch the world.
 	Tasks map[string]Task
+	// MaxTasks bounds the tasks running at once over all agents. A task
+	// past it waits, in order, for one to end; the agent whose task waits
+	// runs no further directive meanwhile, so its queue fills and its new
+	// signals are refused with queue_overflow (see taskSlots). Zero means
+	// DefaultMaxTasks; a negative value is an error.
+	MaxTasks int
 	// Directives decodes directive log forms; nil means
 	// agents.NewDirectiveCodec() with the built-ins.
 	Directives *agents.DirectiveCodec
@@ -122,6 +128,8 @@ type Runtime struct {
 	execs   map[string]DirectiveExec
 	ctx     context.Context
 	cancel  context.CancelFunc
+	// tasks bounds the tasks running at once (Config.MaxTasks).
+	tasks *taskSlots
 	// workers owns every goroutine of the runtime: agent loops, tasks,
 	// restarts, the flusher, the recorder and the janitor. Shutdown's
 	// Wait refuses new ones and waits for them.
@@ -162,6 +170,12 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.Directives == nil {
 		cfg.Directives = agents.NewDirectiveCodec()
 	}
+	if cfg.MaxTasks < 0 {
+		return nil, fmt.Errorf("runtime: Config.MaxTasks %d is negative; leave it 0 for %d", cfg.MaxTasks, DefaultMaxTasks)
+	}
+	if cfg.MaxTasks == 0 {
+		cfg.MaxTasks = DefaultMaxTasks
+	}
 	if cfg.MaxRestarts == 0 {
 		cfg.MaxRestarts = DefaultMaxRestarts
 	}
@@ -188,6 +202,7 @@ func New(cfg Config) (*Runtime, error) {
 		hier:       newHierarchy(),
 		byType:     make(map[string]map[string]struct{}),
 		typeByRt:   bus.NewRouter[string](),
+		tasks:      newTaskSlots(cfg.MaxTasks),
 	}
 	rt.ctx, rt.cancel = context.WithCancel(context.Background())
 	rt.flusher = newEmitFlusher(cfg.Dispatch.Conn)
@@ -271,6 +286,10 @@ type Counts struct {
 	Queued int `json:"queued"`
 	// Failed is the agents that failed at recovery and wait to be stopped.
 	Failed int `json:"failed"`
+	// Tasks is the tasks (RunInstruction) running, at most Config.MaxTasks.
+	Tasks int `json:"tasks"`
+	// TasksWaiting is the tasks waiting for a running one to end.
+	TasksWaiting int `json:"tasks_waiting"`
 }
 
 // Counts returns the runtime's current counts.
@@ -287,6 +306,7 @@ func (rt *Runtime) Counts() Counts {
 		c.Queued += len(s.inbox) + len(s.queue)
 		s.mu.Unlock()
 	}
+	c.Tasks, c.TasksWaiting = rt.tasks.counts(rt.cfg.MaxTasks)
 	return c
 }
 

@@ -26,14 +26,21 @@ type instructionResult struct {
 	Error        *bus.Error         `json:"error,omitempty"`
 }
 
+// execRunInstruction starts the task and waits until it holds a slot
+// (Config.MaxTasks), so that an agent whose tasks wait decides no more
+// work than its queue holds; the wait ends early when the agent stops or
+// the runtime shuts down, and the task, still awaited in the log, runs
+// after the next start.
 func execRunInstruction(_ context.Context, d agents.Directive, x *ExecContext) (ExecResult, error) {
-	x.s.startTask(d.(agents.RunInstruction), x.Input, x.Index)
+	<-x.s.startTask(d.(agents.RunInstruction), x.Input, x.Index)
 	return ExecResult{Kind: ExecAsync}, nil
 }
 
-// startTask runs the instruction's task on its own goroutine and delivers
-// the result signal when it ends.
-func (s *server) startTask(run agents.RunInstruction, input bus.Signal, index int) {
+// startTask runs the instruction's task on its own goroutine once a slot
+// is free, and delivers the result signal when it ends. The channel it
+// returns is closed when the task started, or gave up waiting because
+// the agent stopped or the runtime closed.
+func (s *server) startTask(run agents.RunInstruction, input bus.Signal, index int) <-chan struct{} {
 	id := taskResultID(&input, s.id, index)
 	ctx, cancel := context.WithCancel(s.rt.ctx)
 	s.mu.Lock()
@@ -42,48 +49,67 @@ func (s *server) startTask(run agents.RunInstruction, input bus.Signal, index in
 	}
 	s.tasks[id] = cancel
 	s.mu.Unlock()
-	started := s.rt.workers.Go(func() {
-		defer cancel()
-		res := instructionResult{Instruction: run.Instruction, ResultAction: run.ResultAction}
-		task := s.rt.cfg.Tasks[run.Instruction.Action]
-		if task == nil {
-			res.Error = bus.Errorf(bus.ReasonNotFound, "no task %q is registered with the runtime", run.Instruction.Action)
-		} else {
-			out, err := callTask(ctx, task, run.Instruction)
-			if err != nil {
-				res.Error = bus.AsError(err)
-			} else {
-				res.Result = out
-			}
-		}
-		s.mu.Lock()
-		delete(s.tasks, id)
-		s.mu.Unlock()
-		if ctx.Err() != nil {
-			return // the agent stopped or the runtime closed; recovery runs it again
-		}
-		sig, err := agents.NewSignal(TypeInstructionResult, res)
-		if err != nil {
-			s.rt.log.Error("encode task result", "agent", s.id, "task", run.Instruction.Action, "err", err)
-			return
-		}
-		sig.SetID(id)
-		sig.SetSource(agents.SourceOf(s.id))
-		sig.SetTime(s.rt.now())
-		if tp, ok := input.Extensions()[bus.ExtTraceParent].(string); ok {
-			// The result belongs to the input's trace, as what it emits does.
-			sig.SetExtension(bus.ExtTraceParent, tp)
-		}
-		s.timers.deliver("task:"+id, sig)
-	})
-	if !started {
-		// The runtime has shut down: the task is still awaited in the
-		// log, and the next start runs it.
+	forget := func() {
 		cancel()
 		s.mu.Lock()
 		delete(s.tasks, id)
 		s.mu.Unlock()
 	}
+	return s.rt.tasks.admit(ctx, func() {
+		started := s.rt.workers.Go(func() {
+			defer cancel()
+			res := s.runTask(ctx, run)
+			s.rt.tasks.release()
+			s.mu.Lock()
+			delete(s.tasks, id)
+			s.mu.Unlock()
+			if ctx.Err() != nil {
+				return // the agent stopped or the runtime closed; recovery runs it again
+			}
+			s.deliverTaskResult(id, input, res)
+		})
+		if !started {
+			// The runtime has shut down: the task is still awaited in
+			// the log, and the next start runs it.
+			s.rt.tasks.release()
+			forget()
+		}
+	})
+}
+
+// runTask runs the instruction's registered task.
+func (s *server) runTask(ctx context.Context, run agents.RunInstruction) instructionResult {
+	res := instructionResult{Instruction: run.Instruction, ResultAction: run.ResultAction}
+	task := s.rt.cfg.Tasks[run.Instruction.Action]
+	if task == nil {
+		res.Error = bus.Errorf(bus.ReasonNotFound, "no task %q is registered with the runtime", run.Instruction.Action)
+		return res
+	}
+	out, err := callTask(ctx, task, run.Instruction)
+	if err != nil {
+		res.Error = bus.AsError(err)
+	} else {
+		res.Result = out
+	}
+	return res
+}
+
+// deliverTaskResult hands the agent the result of the task that input's
+// decision started, as signal id.
+func (s *server) deliverTaskResult(id string, input bus.Signal, res instructionResult) {
+	sig, err := agents.NewSignal(TypeInstructionResult, res)
+	if err != nil {
+		s.rt.log.Error("encode task result", "agent", s.id, "task", res.Instruction.Action, "err", err)
+		return
+	}
+	sig.SetID(id)
+	sig.SetSource(agents.SourceOf(s.id))
+	sig.SetTime(s.rt.now())
+	if tp, ok := input.Extensions()[bus.ExtTraceParent].(string); ok {
+		// The result belongs to the input's trace, as what it emits does.
+		sig.SetExtension(bus.ExtTraceParent, tp)
+	}
+	s.timers.deliver("task:"+id, sig)
 }
 
 // callTask runs a task, turning a panic into its error.
