@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jido-bus/jido-bus/agents"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jido-bus/jido-bus/agents"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/codec"
+	"github.com/jido-bus/jido-bus/bus/emitstream"
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
@@ -48,7 +50,7 @@ func (n *Node) newAssistant() *assistant.Assistant {
 
 // publishTransient publishes a transient conversation event (an
 // assistant delta) on the conversation's emit subject. With the emit
-// stream it carries Nats-TTL: the stream keeps it DeltaTTL only, for
+// stream it carries Nats-TTL: the stream keeps it emitstream.DeltaTTL only, for
 // consumers reading live, and never lets deltas push committed emits out.
 func (n *Node) publishTransient(key string, sig bus.Signal) error {
 	subject := n.subjects.Emit(key, sig.Type())
@@ -57,7 +59,7 @@ func (n *Node) publishTransient(key string, sig bus.Signal) error {
 		return fmt.Errorf("publish %s to %s: %w", sig.ID(), subject, err)
 	}
 	if n.emitStream != "" {
-		msg.Header[jetstream.MsgTTLHeader] = []string{DeltaTTL.String()}
+		msg.Header[jetstream.MsgTTLHeader] = []string{emitstream.DeltaTTL.String()}
 	}
 	if err := n.conn.nc.PublishMsg(msg); err != nil {
 		return fmt.Errorf("publish %s to %s: %w", sig.ID(), subject, err)

@@ -13,11 +13,12 @@ import (
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/dispatch"
+	"github.com/jido-bus/jido-bus/bus/emitstream"
 	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // emitStreamCfg starts nodes on dir with the emit stream es.
-func emitStreamCfg(dir string, es EmitStreamConfig) Config {
+func emitStreamCfg(dir string, es emitstream.Config) Config {
 	return Config{DataDir: dir, NATS: NATSConfig{Listen: "127.0.0.1:0"}, NoSync: true, EmitStream: es}
 }
 
@@ -73,15 +74,15 @@ func readAll(t *testing.T, s jetstream.Stream) []jetstream.Msg {
 // default limits, and what an agent emits is in it in order, each
 // message with its Nats-Msg-Id and its position headers.
 func TestEmitStreamKeepsEmits(t *testing.T) {
-	n := startNodeWith(t, emitStreamCfg(t.TempDir(), EmitStreamConfig{On: true}))
+	n := startNodeWith(t, emitStreamCfg(t.TempDir(), emitstream.Config{On: true}))
 	if n.EmitStream() != "JIDO_EMITS" {
 		t.Fatalf("EmitStream() = %q, want JIDO_EMITS", n.EmitStream())
 	}
 	s := streamOf(t, n.Conn(), "JIDO_EMITS")
 	cfg := s.CachedInfo().Config
-	if cfg.MaxAge != DefaultEmitStreamMaxAge || cfg.MaxBytes != DefaultEmitStreamMaxBytes || cfg.Storage != jetstream.FileStorage ||
+	if cfg.MaxAge != emitstream.DefaultMaxAge || cfg.MaxBytes != emitstream.DefaultMaxBytes || cfg.Storage != jetstream.FileStorage ||
 		cfg.Retention != jetstream.LimitsPolicy || cfg.Discard != jetstream.DiscardOld || len(cfg.Subjects) != 1 || cfg.Subjects[0] != "jido.emit.>" ||
-		cfg.Duplicates != EmitStreamDuplicateWindow || !cfg.DenyDelete || !cfg.DenyPurge || cfg.Replicas != 1 {
+		cfg.Duplicates != emitstream.DuplicateWindow || !cfg.DenyDelete || !cfg.DenyPurge || cfg.Replicas != 1 {
 		t.Fatalf("stream config %+v", cfg)
 	}
 	ctx := context.Background()
@@ -140,7 +141,7 @@ func waitStreamMsgs(t *testing.T, s jetstream.Stream, want uint64) {
 // recovery does after a crash) is stored once; two agents that answer one
 // broadcast emit signals with the same id and are both stored.
 func TestEmitStreamStoresARepublishOnce(t *testing.T) {
-	n := startNodeWith(t, emitStreamCfg(t.TempDir(), EmitStreamConfig{On: true}))
+	n := startNodeWith(t, emitStreamCfg(t.TempDir(), emitstream.Config{On: true}))
 	s := streamOf(t, n.Conn(), n.EmitStream())
 	d, err := dispatch.New(dispatch.Config{}, dispatch.Env{Conn: n.Conn(), Subjects: bus.Subjects{}})
 	if err != nil {
@@ -191,7 +192,7 @@ func jetstreamOf(t *testing.T, nc *nats.Conn) jetstream.JetStream {
 // with others updates it, and settings that cannot bound it are refused.
 func TestEmitStreamSettings(t *testing.T) {
 	dir := t.TempDir()
-	n, err := Start(context.Background(), emitStreamCfg(dir, EmitStreamConfig{On: true, MaxAge: time.Hour, MaxBytes: 64 << 20}))
+	n, err := Start(context.Background(), emitStreamCfg(dir, emitstream.Config{On: true, MaxAge: time.Hour, MaxBytes: 64 << 20}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,12 +203,12 @@ func TestEmitStreamSettings(t *testing.T) {
 	if err := n.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	n = startNodeWith(t, emitStreamCfg(dir, EmitStreamConfig{On: true, MaxAge: EmitStreamNoAgeLimit, MaxBytes: 32 << 20}))
+	n = startNodeWith(t, emitStreamCfg(dir, emitstream.Config{On: true, MaxAge: emitstream.NoAgeLimit, MaxBytes: 32 << 20}))
 	cfg = streamOf(t, n.Conn(), "JIDO_EMITS").CachedInfo().Config
 	if cfg.MaxAge != 0 || cfg.MaxBytes != 32<<20 {
 		t.Fatalf("after a restart: max age %s, max bytes %d; want none, 32MiB", cfg.MaxAge, cfg.MaxBytes)
 	}
-	for _, bad := range []EmitStreamConfig{{On: true, MaxBytes: 1000}, {On: true, MaxAge: time.Millisecond}} {
+	for _, bad := range []emitstream.Config{{On: true, MaxBytes: 1000}, {On: true, MaxAge: time.Millisecond}} {
 		if _, err := Start(context.Background(), emitStreamCfg(t.TempDir(), bad)); err == nil {
 			t.Errorf("%+v: started", bad)
 		}
@@ -217,14 +218,14 @@ func TestEmitStreamSettings(t *testing.T) {
 // TestEmitStreamOff: a node not told to keep emits makes no stream; one
 // under --prefix acme.jido keeps them in a stream of its own.
 func TestEmitStreamOff(t *testing.T) {
-	n := startNodeWith(t, emitStreamCfg(t.TempDir(), EmitStreamConfig{}))
+	n := startNodeWith(t, emitStreamCfg(t.TempDir(), emitstream.Config{}))
 	if n.EmitStream() != "" {
 		t.Fatalf("EmitStream() = %q with the stream off", n.EmitStream())
 	}
 	if _, err := jetstreamOf(t, n.Conn()).Stream(context.Background(), "JIDO_EMITS"); !errors.Is(err, jetstream.ErrStreamNotFound) {
 		t.Fatalf("stream JIDO_EMITS with the stream off: %v", err)
 	}
-	cfg := emitStreamCfg(t.TempDir(), EmitStreamConfig{On: true})
+	cfg := emitStreamCfg(t.TempDir(), emitstream.Config{On: true})
 	cfg.Prefix = "acme.jido"
 	p := startNodeWith(t, cfg)
 	if got := streamOf(t, p.Conn(), "ACME_JIDO_EMITS").CachedInfo().Config.Subjects; fmt.Sprint(got) != "[acme.jido.emit.>]" {
@@ -248,7 +249,7 @@ func TestEmitStreamConflict(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			n, err := Start(context.Background(), emitStreamCfg(dir, EmitStreamConfig{}))
+			n, err := Start(context.Background(), emitStreamCfg(dir, emitstream.Config{}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -258,13 +259,13 @@ func TestEmitStreamConflict(t *testing.T) {
 			if err := n.Shutdown(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			_, err = Start(context.Background(), emitStreamCfg(dir, EmitStreamConfig{On: true}))
-			if !errors.Is(err, ErrEmitStreamConflict) {
-				t.Fatalf("start: %v, want ErrEmitStreamConflict", err)
+			_, err = Start(context.Background(), emitStreamCfg(dir, emitstream.Config{On: true}))
+			if !errors.Is(err, emitstream.ErrConflict) {
+				t.Fatalf("start: %v, want emitstream.ErrConflict", err)
 			}
 			t.Log(err)
 			// Left as it was.
-			n = startNodeWith(t, emitStreamCfg(dir, EmitStreamConfig{}))
+			n = startNodeWith(t, emitStreamCfg(dir, emitstream.Config{}))
 			got := streamOf(t, n.Conn(), tc.cfg.Name).CachedInfo().Config
 			if fmt.Sprint(got.Subjects) != fmt.Sprint(tc.cfg.Subjects) || got.Storage != tc.cfg.Storage {
 				t.Fatalf("the stream was changed: %+v", got)
@@ -274,10 +275,10 @@ func TestEmitStreamConflict(t *testing.T) {
 }
 
 // TestEmitStreamDeltasExpire: an assistant delta reaches the stream with
-// Nats-TTL, so the stream drops it after DeltaTTL and deltas never crowd
+// Nats-TTL, so the stream drops it after emitstream.DeltaTTL and deltas never crowd
 // committed emits out of its limits; without the stream it carries none.
 func TestEmitStreamDeltasExpire(t *testing.T) {
-	n := startNodeWith(t, emitStreamCfg(t.TempDir(), EmitStreamConfig{On: true}))
+	n := startNodeWith(t, emitStreamCfg(t.TempDir(), emitstream.Config{On: true}))
 	s := streamOf(t, n.Conn(), n.EmitStream())
 	delta, err := bus.NewSignal("conversation.assistant.delta", "/conversation/p/c1", map[string]string{"text": "He"})
 	if err != nil {
@@ -288,11 +289,11 @@ func TestEmitStreamDeltasExpire(t *testing.T) {
 	}
 	waitStreamMsgs(t, s, 1)
 	m := readAll(t, s)[0]
-	if got := m.Headers().Get(jetstream.MsgTTLHeader); got != DeltaTTL.String() {
-		t.Fatalf("the stored delta has %s %q, want %q", jetstream.MsgTTLHeader, got, DeltaTTL)
+	if got := m.Headers().Get(jetstream.MsgTTLHeader); got != emitstream.DeltaTTL.String() {
+		t.Fatalf("the stored delta has %s %q, want %q", jetstream.MsgTTLHeader, got, emitstream.DeltaTTL)
 	}
 
-	off := startNodeWith(t, emitStreamCfg(t.TempDir(), EmitStreamConfig{}))
+	off := startNodeWith(t, emitStreamCfg(t.TempDir(), emitstream.Config{}))
 	sub, err := off.Conn().SubscribeSync("jido.emit.p/c1.>")
 	if err != nil {
 		t.Fatal(err)
@@ -319,7 +320,7 @@ func TestEmitStreamClientRole(t *testing.T) {
 	for _, r := range Roles() {
 		users = append(users, User{Name: r, Password: bcryptHash(t, r+"pw"), Role: r})
 	}
-	cfg := emitStreamCfg(t.TempDir(), EmitStreamConfig{On: true})
+	cfg := emitStreamCfg(t.TempDir(), emitstream.Config{On: true})
 	cfg.NATS.Users = users
 	n := startNodeWith(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -401,7 +402,7 @@ func TestEmitStreamClientRole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.State.Msgs != 4 || info.State.Consumers < 1 || info.Config.MaxAge != DefaultEmitStreamMaxAge {
+	if info.State.Msgs != 4 || info.State.Consumers < 1 || info.Config.MaxAge != emitstream.DefaultMaxAge {
 		t.Fatalf("after the client's attempts: %d messages, %d consumers, max age %s", info.State.Msgs, info.State.Consumers, info.Config.MaxAge)
 	}
 	if _, err := admin.Consumer(ctx, "billing"); err != nil {

@@ -44,6 +44,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents/runtime/emitapi"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/dispatch"
+	"github.com/jido-bus/jido-bus/bus/emitstream"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/convapi"
@@ -140,10 +141,10 @@ type Config struct {
 	// provider call returns.
 	SecretEnv []string
 	// EmitStream configures the JetStream stream that keeps what agents
-	// emit (emitstream.go); the zero value is off. Only
+	// emit (bus/emitstream); the zero value is off. Only
 	// the embedded server with JetStream gets it: a node that connects to
 	// an existing server (NATS.URL) leaves that server's streams alone.
-	EmitStream EmitStreamConfig
+	EmitStream emitstream.Config
 
 	logFS vfs.FS // tests: the event log's filesystem (nil: the OS's)
 }
@@ -236,7 +237,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	// Before recovery, which publishes again the emits a crash left
 	// unconfirmed: the stream must be there to keep them.
 	if n.conn.srv != nil && !cfg.NATS.NoJetStream && cfg.EmitStream.On {
-		if n.emitStream, err = ensureEmitStream(ctx, n.conn.nc, subjects, cfg.EmitStream); err != nil {
+		if n.emitStream, err = emitstream.Ensure(ctx, n.conn.nc, subjects, cfg.EmitStream); err != nil {
 			return nil, err
 		}
 	}

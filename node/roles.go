@@ -6,6 +6,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents/runtime/agentapi"
 	"github.com/jido-bus/jido-bus/agents/runtime/emitapi"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/emitstream"
 	"github.com/jido-bus/jido-bus/bus/natsserver"
 	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
@@ -87,7 +88,7 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 	}
 	// What agents emitted, from the emit stream: what a service that was
 	// down reads to catch up, with any JetStream client.
-	client.PublishAllow = append(client.PublishAllow, emitStreamReader(EmitStreamName(subjects))...)
+	client.PublishAllow = append(client.PublishAllow, emitStreamReader(emitstream.Name(subjects))...)
 	// A client looks at projects; opening, closing, reloading and tool
 	// calls (which write files and run programs) are an operator's.
 	for _, verb := range projectapi.ReadVerbs() {

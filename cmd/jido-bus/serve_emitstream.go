@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jido-bus/jido-bus/node"
+	"github.com/jido-bus/jido-bus/bus/emitstream"
 	"github.com/jido-bus/jido-bus/projects/policy"
 )
 
@@ -47,9 +47,9 @@ func (f sizeFlag) Type() string { return "size" }
 
 func addServeEmitStreamFlags(cmd *cobra.Command, cfg *serveConfig) {
 	f := cmd.Flags()
-	cfg.emitStreamMaxBytes = node.DefaultEmitStreamMaxBytes // Var takes no default
+	cfg.emitStreamMaxBytes = emitstream.DefaultMaxBytes // Var takes no default
 	f.BoolVar(&cfg.emitStream, "emit-stream", false, "keep what agents emit in the JetStream stream <PREFIX>_EMITS (JIDO_EMITS) of the embedded server, for services that were down to read with any JetStream client (each emit is also stored: more CPU a cast)")
-	f.DurationVar(&cfg.emitStreamMaxAge, "emit-stream-max-age", node.DefaultEmitStreamMaxAge, "how long the emit stream keeps an emit (0: no age limit, --emit-stream-max-bytes only)")
+	f.DurationVar(&cfg.emitStreamMaxAge, "emit-stream-max-age", emitstream.DefaultMaxAge, "how long the emit stream keeps an emit (0: no age limit, --emit-stream-max-bytes only)")
 	f.Var(sizeFlag{&cfg.emitStreamMaxBytes}, "emit-stream-max-bytes", "the emit stream's size; past it the oldest emits go (bytes, or with KiB, MiB, GiB; at least 1MiB)")
 }
 
@@ -78,17 +78,17 @@ func resolveServeEmitStream(cfg *serveConfig, f serveEmitStreamFile, changed fun
 	if cfg.emitStreamMaxAge < 0 || cfg.emitStreamMaxAge > 0 && cfg.emitStreamMaxAge < time.Second {
 		return fmt.Errorf("--emit-stream-max-age %s: give at least 1s, or 0 for no age limit", cfg.emitStreamMaxAge)
 	}
-	if cfg.emitStreamMaxBytes < node.EmitStreamMinMaxBytes {
+	if cfg.emitStreamMaxBytes < emitstream.MinMaxBytes {
 		return fmt.Errorf("--emit-stream-max-bytes %s: give at least 1MiB; the stream holds every emit of its max age, and its size must be bounded", cfg.emitStreamMaxBytes)
 	}
 	return nil
 }
 
 // emitStreamConfig is the node's configuration of the emit stream.
-func (cfg serveConfig) emitStreamConfig() node.EmitStreamConfig {
+func (cfg serveConfig) emitStreamConfig() emitstream.Config {
 	age := cfg.emitStreamMaxAge
 	if age == 0 {
-		age = node.EmitStreamNoAgeLimit
+		age = emitstream.NoAgeLimit
 	}
-	return node.EmitStreamConfig{On: cfg.emitStream, MaxAge: age, MaxBytes: int64(cfg.emitStreamMaxBytes)}
+	return emitstream.Config{On: cfg.emitStream, MaxAge: age, MaxBytes: int64(cfg.emitStreamMaxBytes)}
 }

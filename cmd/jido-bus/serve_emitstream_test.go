@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jido-bus/jido-bus/node"
+	"github.com/jido-bus/jido-bus/bus/emitstream"
 )
 
 // TestServeEmitStreamSettings: the emit stream's flags and keys, flags
@@ -15,19 +15,19 @@ func TestServeEmitStreamSettings(t *testing.T) {
 	off := writeConfig(t, "data_dir: /tmp/x\nemit_stream: {enabled: false}\n")
 	cases := []struct {
 		args    []string
-		want    node.EmitStreamConfig
+		want    emitstream.Config
 		refused string
 	}{
-		{args: nil, want: node.EmitStreamConfig{MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
-		{args: []string{"--emit-stream"}, want: node.EmitStreamConfig{On: true, MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
-		{args: []string{"--emit-stream", "--emit-stream-max-age", "1h", "--emit-stream-max-bytes", "64MiB"}, want: node.EmitStreamConfig{On: true, MaxAge: time.Hour, MaxBytes: 64 << 20}},
-		{args: []string{"--emit-stream", "--emit-stream-max-age", "0"}, want: node.EmitStreamConfig{On: true, MaxAge: node.EmitStreamNoAgeLimit, MaxBytes: 1 << 30}},
-		{args: []string{"--config", file}, want: node.EmitStreamConfig{On: true, MaxAge: 168 * time.Hour, MaxBytes: 4 << 30}},
-		{args: []string{"--config", file, "--emit-stream-max-age", "2h"}, want: node.EmitStreamConfig{On: true, MaxAge: 2 * time.Hour, MaxBytes: 4 << 30}},
-		{args: []string{"--config", file, "--emit-stream=false"}, want: node.EmitStreamConfig{MaxAge: 168 * time.Hour, MaxBytes: 4 << 30}},
-		{args: []string{"--config", off}, want: node.EmitStreamConfig{MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
-		{args: []string{"--config", off, "--emit-stream"}, want: node.EmitStreamConfig{On: true, MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
-		{args: []string{"--no-jetstream"}, want: node.EmitStreamConfig{MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
+		{args: nil, want: emitstream.Config{MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
+		{args: []string{"--emit-stream"}, want: emitstream.Config{On: true, MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
+		{args: []string{"--emit-stream", "--emit-stream-max-age", "1h", "--emit-stream-max-bytes", "64MiB"}, want: emitstream.Config{On: true, MaxAge: time.Hour, MaxBytes: 64 << 20}},
+		{args: []string{"--emit-stream", "--emit-stream-max-age", "0"}, want: emitstream.Config{On: true, MaxAge: emitstream.NoAgeLimit, MaxBytes: 1 << 30}},
+		{args: []string{"--config", file}, want: emitstream.Config{On: true, MaxAge: 168 * time.Hour, MaxBytes: 4 << 30}},
+		{args: []string{"--config", file, "--emit-stream-max-age", "2h"}, want: emitstream.Config{On: true, MaxAge: 2 * time.Hour, MaxBytes: 4 << 30}},
+		{args: []string{"--config", file, "--emit-stream=false"}, want: emitstream.Config{MaxAge: 168 * time.Hour, MaxBytes: 4 << 30}},
+		{args: []string{"--config", off}, want: emitstream.Config{MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
+		{args: []string{"--config", off, "--emit-stream"}, want: emitstream.Config{On: true, MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
+		{args: []string{"--no-jetstream"}, want: emitstream.Config{MaxAge: 24 * time.Hour, MaxBytes: 1 << 30}},
 		{args: []string{"--no-jetstream", "--emit-stream"}, refused: "--no-jetstream"},
 		{args: []string{"--emit-stream", "--emit-stream-max-bytes", "1000"}, refused: "at least 1MiB"},
 		{args: []string{"--emit-stream", "--emit-stream-max-age", "10ms"}, refused: "at least 1s"},

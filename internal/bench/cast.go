@@ -11,7 +11,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/node"
+	"github.com/jido-bus/jido-bus/bus/emitstream"
 )
 
 // Metric names of the cast scenario.
@@ -53,11 +53,11 @@ func runCast(ctx context.Context, env *Env) ([]Metric, error) {
 		return nil, err
 	}
 
-	durable, groups, err := castDurable(ctx, env, msgs, "node", node.EmitStreamConfig{})
+	durable, groups, err := castDurable(ctx, env, msgs, "node", emitstream.Config{})
 	if err != nil {
 		return nil, err
 	}
-	streamed, _, err := castDurable(ctx, env, msgs, "node-emit-stream", node.EmitStreamConfig{On: true})
+	streamed, _, err := castDurable(ctx, env, msgs, "node-emit-stream", emitstream.Config{On: true})
 	if err != nil {
 		return nil, fmt.Errorf("durable cast with the emit stream: %w", err)
 	}
@@ -100,7 +100,7 @@ func runCast(ctx context.Context, env *Env) ([]Metric, error) {
 
 // castDurable is the measured run through the runtime. It returns the run
 // and the number of commit groups seen while it ran.
-func castDurable(ctx context.Context, env *Env, msgs *messages, dir string, es node.EmitStreamConfig) (flowResult, int64, error) {
+func castDurable(ctx context.Context, env *Env, msgs *messages, dir string, es emitstream.Config) (flowResult, int64, error) {
 	cfg := env.Config
 	commits := &commitCounter{credits: make(chan struct{}, cfg.Window)}
 	n, err := startNodeWith(ctx, filepath.Join(env.Dir, dir), commits, false, es)

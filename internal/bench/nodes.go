@@ -12,6 +12,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents/builtin"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/emitstream"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/node"
 )
@@ -31,11 +32,11 @@ func shutdown(n *node.Node) error {
 // local port, so publishers connect over TCP as real clients do. commits,
 // when not nil, is wired around the runtime's store.
 func startNode(ctx context.Context, dir string, commits *commitCounter, noSync bool) (*node.Node, error) {
-	return startNodeWith(ctx, dir, commits, noSync, node.EmitStreamConfig{})
+	return startNodeWith(ctx, dir, commits, noSync, emitstream.Config{})
 }
 
 // startNodeWith is startNode with the emit stream es (the default: on).
-func startNodeWith(ctx context.Context, dir string, commits *commitCounter, noSync bool, es node.EmitStreamConfig) (*node.Node, error) {
+func startNodeWith(ctx context.Context, dir string, commits *commitCounter, noSync bool, es emitstream.Config) (*node.Node, error) {
 	cfg := node.Config{
 		DataDir:    dir,
 		NATS:       node.NATSConfig{Listen: "127.0.0.1:0"},

@@ -1,4 +1,6 @@
-package node
+// Package emitstream keeps what agents emit in a JetStream stream, so that
+// a service that was down reads what it missed with any JetStream client.
+package emitstream
 
 import (
 	"context"
@@ -21,94 +23,94 @@ import (
 // publishes emits on core NATS as before; the stream captures them. Each
 // emit carries Nats-Msg-Id (dispatch.MsgID: its source and id), so one
 // published again by recovery after a crash is stored once within
-// EmitStreamDuplicateWindow; past it the copy is stored again with the same
+// DuplicateWindow; past it the copy is stored again with the same
 // id and position headers (Jido-Stream, Jido-Seq, Jido-Emit-Index), by
 // which a consumer drops what it already handled.
 
-// Defaults of EmitStreamConfig.
+// Defaults of Config.
 const (
-	DefaultEmitStreamMaxAge   = 24 * time.Hour
-	DefaultEmitStreamMaxBytes = 1 << 30 // 1 GiB
-	// EmitStreamNoAgeLimit as MaxAge keeps emits until MaxBytes pushes
+	DefaultMaxAge   = 24 * time.Hour
+	DefaultMaxBytes = 1 << 30 // 1 GiB
+	// NoAgeLimit as MaxAge keeps emits until MaxBytes pushes
 	// the oldest out.
-	EmitStreamNoAgeLimit time.Duration = -1
-	// EmitStreamDuplicateWindow is how long the stream remembers the
+	NoAgeLimit time.Duration = -1
+	// DuplicateWindow is how long the stream remembers the
 	// Nats-Msg-Id of what it stored: a node killed and restarted within it
 	// re-publishes its unconfirmed emits without storing them twice. The
 	// server keeps every id of the window in memory (about 100 bytes
 	// each), which is why it is not longer.
-	EmitStreamDuplicateWindow = 2 * time.Minute
-	// EmitStreamMinMaxBytes is the smallest byte limit accepted: a smaller
+	DuplicateWindow = 2 * time.Minute
+	// MinMaxBytes is the smallest byte limit accepted: a smaller
 	// stream would keep too few emits to catch anyone up.
-	EmitStreamMinMaxBytes = 1 << 20
-	// emitStreamMaxConsumers bounds the consumers clients may create on
+	MinMaxBytes = 1 << 20
+	// maxConsumers bounds the consumers clients may create on
 	// the stream, each of which the server keeps in memory.
-	emitStreamMaxConsumers = 1024
+	maxConsumers = 1024
 	// DeltaTTL is the time a transient emit (an assistant delta, marked
 	// with the header Nats-TTL) stays in the stream: long enough for a
 	// consumer reading live to see it, too short for deltas to crowd the
 	// committed emits out of the stream's limits. They are not in the log
 	// either; the committed message carries the whole text.
 	DeltaTTL = 5 * time.Second
-	// emitStreamTimeout bounds the JetStream requests of ensureEmitStream.
-	emitStreamTimeout = 10 * time.Second
+	// timeout bounds the JetStream requests of Ensure.
+	timeout = 10 * time.Second
 )
 
-// EmitStreamConfig configures the emit stream. The zero value is off: the
+// Config configures the emit stream. The zero value is off: the
 // stream costs every emit a store in JetStream (about 8 µs of CPU a cast on
 // this project's 2-core bench machine, 5-28% more than without), which a
 // node whose emits nobody reads durably should not pay.
-type EmitStreamConfig struct {
+type Config struct {
 	// On makes the stream, with the limits below. Off, no stream is made
 	// and one that exists is left as it is (delete it with
 	// `nats stream rm` as an admin to free its disk).
 	On bool
 	// MaxAge is how long an emit is kept; zero means
-	// DefaultEmitStreamMaxAge, EmitStreamNoAgeLimit no age limit.
+	// DefaultMaxAge, NoAgeLimit no age limit.
 	MaxAge time.Duration
 	// MaxBytes bounds the stream's size: past it the oldest emits go.
-	// Zero means DefaultEmitStreamMaxBytes; at least
-	// EmitStreamMinMaxBytes.
+	// Zero means DefaultMaxBytes; at least
+	// MinMaxBytes.
 	MaxBytes int64
 	// Replicas is the stream's replicas; zero means 1 (the embedded
 	// server). A cluster asks for 3.
 	Replicas int
 }
 
-// EmitStreamName is the name of the emit stream under subjects' prefix:
+// Name is the name of the emit stream under subjects' prefix:
 // JIDO_EMITS for jido, ACME_JIDO_EMITS for acme.jido. Two prefixes that
 // differ only in case or in '.' against '_' share a name, and the second
 // node to start is refused (the subjects differ).
-func EmitStreamName(subjects bus.Subjects) string {
+func Name(subjects bus.Subjects) string {
 	return strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(subjects.Name())) + "_EMITS"
 }
 
-// emitStreamMetadataKey marks the stream as the node's, with what it keeps.
-const emitStreamMetadataKey = "jido-bus"
+// metadataKey marks the stream as the node's, with what it keeps.
+const metadataKey = "jido-bus"
 
 // streamConfig is the stream cfg asks for.
-func (cfg EmitStreamConfig) streamConfig(subjects bus.Subjects) (jetstream.StreamConfig, error) {
+func (cfg Config) streamConfig(subjects bus.Subjects) (jetstream.StreamConfig, error) {
 	maxAge, maxBytes, replicas := cfg.MaxAge, cfg.MaxBytes, cfg.Replicas
 	switch {
 	case maxAge == 0:
-		maxAge = DefaultEmitStreamMaxAge
-	case maxAge == EmitStreamNoAgeLimit:
+		maxAge = DefaultMaxAge
+	case maxAge == NoAgeLimit:
 		maxAge = 0 // JetStream's "no limit"
 	case maxAge < time.Second:
 		return jetstream.StreamConfig{}, fmt.Errorf("emit stream: max age %s: give at least 1s, or 0 for no age limit (--emit-stream-max-age)", maxAge)
 	}
 	if maxBytes == 0 {
-		maxBytes = DefaultEmitStreamMaxBytes
+		maxBytes = DefaultMaxBytes
 	}
-	if maxBytes < EmitStreamMinMaxBytes {
-		return jetstream.StreamConfig{}, fmt.Errorf("emit stream: max bytes %d: give at least %d (1MiB); the stream's size must be bounded, it holds every emit of its max age (--emit-stream-max-bytes)", maxBytes, EmitStreamMinMaxBytes)
+	if maxBytes < MinMaxBytes {
+		return jetstream.StreamConfig{}, fmt.Errorf("emit stream: max bytes %d: give at least %d (1MiB); the stream's size must be bounded, it holds every emit of its max age (--emit-stream-max-bytes)", maxBytes, MinMaxBytes)
 	}
 	if replicas == 0 {
 		replicas = 1
 	}
 	subject := subjects.All(bus.KindEmit)
 	return jetstream.StreamConfig{
-		Name:        EmitStreamName(subjects),
+		Name:        Name(subjects),
 		Description: "what jido-bus agents emit on " + subject + ", captured as published; kept by age and size (serve --emit-stream-max-age, --emit-stream-max-bytes)",
 		Subjects:    []string{subject},
 		Retention:   jetstream.LimitsPolicy,
@@ -118,7 +120,7 @@ func (cfg EmitStreamConfig) streamConfig(subjects bus.Subjects) (jetstream.Strea
 		MaxMsgs:     -1,
 		Storage:     jetstream.FileStorage,
 		Replicas:    replicas,
-		Duplicates:  EmitStreamDuplicateWindow,
+		Duplicates:  DuplicateWindow,
 		// What agents emitted stays as it was until the limits take it:
 		// no one removes a message or purges the stream through the API
 		// (an admin may still delete the whole stream; the node makes it
@@ -126,22 +128,22 @@ func (cfg EmitStreamConfig) streamConfig(subjects bus.Subjects) (jetstream.Strea
 		DenyDelete:   true,
 		DenyPurge:    true,
 		AllowMsgTTL:  true, // transient emits carry Nats-TTL (DeltaTTL)
-		MaxConsumers: emitStreamMaxConsumers,
-		Metadata:     map[string]string{emitStreamMetadataKey: "emits"},
+		MaxConsumers: maxConsumers,
+		Metadata:     map[string]string{metadataKey: "emits"},
 	}, nil
 }
 
-// ErrEmitStreamConflict is the error of a start that finds a stream it
+// ErrConflict is the error of a start that finds a stream it
 // cannot make the emit stream: one of that name that keeps other subjects
 // or keeps them otherwise, or another stream that captures the emit
 // subjects.
-var ErrEmitStreamConflict = errors.New("emit stream conflict")
+var ErrConflict = errors.New("emit stream conflict")
 
-// ensureEmitStream creates the emit stream, or updates the one there to
+// Ensure creates the emit stream, or updates the one there to
 // cfg's limits, and returns its name. A stream of that name that is not an
 // emit stream (other subjects, another storage or retention) is never
 // changed: the node refuses to start, saying which setting differs.
-func ensureEmitStream(ctx context.Context, nc *nats.Conn, subjects bus.Subjects, cfg EmitStreamConfig) (string, error) {
+func Ensure(ctx context.Context, nc *nats.Conn, subjects bus.Subjects, cfg Config) (string, error) {
 	want, err := cfg.streamConfig(subjects)
 	if err != nil {
 		return "", err
@@ -150,23 +152,23 @@ func ensureEmitStream(ctx context.Context, nc *nats.Conn, subjects bus.Subjects,
 	if err != nil {
 		return "", fmt.Errorf("emit stream %s: %w", want.Name, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, emitStreamTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	s, err := js.Stream(ctx, want.Name)
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
 		if _, err := js.CreateStream(ctx, want); err != nil {
 			return "", fmt.Errorf("%w: create the JetStream stream %s for %s: %w (is another stream capturing %s? `nats stream ls` as an admin shows it; delete it, or start with --emit-stream=false)",
-				ErrEmitStreamConflict, want.Name, want.Subjects[0], err, want.Subjects[0])
+				ErrConflict, want.Name, want.Subjects[0], err, want.Subjects[0])
 		}
 		return want.Name, nil
 	case err != nil:
 		return "", fmt.Errorf("emit stream %s: %w (start with --emit-stream=false to run without it)", want.Name, err)
 	}
 	have := s.CachedInfo().Config
-	if why := emitStreamMismatch(have, want); why != "" {
+	if why := mismatch(have, want); why != "" {
 		return "", fmt.Errorf("%w: a JetStream stream named %s exists and %s, so it is not this node's emit stream and is left as it is; rename or delete it (`nats stream rm %s` as an admin), use another --prefix, or start with --emit-stream=false",
-			ErrEmitStreamConflict, want.Name, why, want.Name)
+			ErrConflict, want.Name, why, want.Name)
 	}
 	// Keep what the operator may have added (a description, sources,
 	// metadata of their own); take the limits and guarantees from want.
@@ -178,17 +180,17 @@ func ensureEmitStream(ctx context.Context, nc *nats.Conn, subjects bus.Subjects,
 	if upd.Metadata == nil {
 		upd.Metadata = map[string]string{}
 	}
-	upd.Metadata[emitStreamMetadataKey] = want.Metadata[emitStreamMetadataKey]
+	upd.Metadata[metadataKey] = want.Metadata[metadataKey]
 	if _, err := js.UpdateStream(ctx, upd); err != nil {
 		return "", fmt.Errorf("%w: update the JetStream stream %s to max age %s, max bytes %d: %w (start with --emit-stream=false to run without it)",
-			ErrEmitStreamConflict, want.Name, want.MaxAge, want.MaxBytes, err)
+			ErrConflict, want.Name, want.MaxAge, want.MaxBytes, err)
 	}
 	return want.Name, nil
 }
 
-// emitStreamMismatch says how have cannot be the emit stream want
+// mismatch says how have cannot be the emit stream want
 // describes, or "" when it can be updated to it.
-func emitStreamMismatch(have, want jetstream.StreamConfig) string {
+func mismatch(have, want jetstream.StreamConfig) string {
 	switch {
 	case !slices.Equal(have.Subjects, want.Subjects):
 		return fmt.Sprintf("keeps the subjects %q, not %q", have.Subjects, want.Subjects)
