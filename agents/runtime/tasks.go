@@ -109,7 +109,14 @@ func (s *server) deliverTaskResult(id string, input bus.Signal, res instructionR
 		// The result belongs to the input's trace, as what it emits does.
 		sig.SetExtension(bus.ExtTraceParent, tp)
 	}
-	s.timers.deliver("task:"+id, sig)
+	// Admitted past a full queue, as an executor's result is: it answers
+	// work the agent committed, and a result refused and retried while the
+	// agent stays busy came late and out of order.
+	if err := s.rt.deliver(s.id, envelope{sig: sig, internal: true}); err != nil {
+		// The agent stopped or the runtime is stopping: the task is still
+		// awaited in the log and runs again after the restart.
+		s.rt.log.Debug("task result not delivered", "agent", s.id, "task", res.Instruction.Action, "err", err)
+	}
 }
 
 // callTask runs a task, turning a panic into its error.

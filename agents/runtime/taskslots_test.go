@@ -143,8 +143,7 @@ func TestAgentWithAWaitingTaskRefusesPastItsQueue(t *testing.T) {
 
 	ht.open("1")
 	ht.open("2")
-	// A result that found the queue full is delivered again a moment
-	// later (timers.deliver), so the two may arrive in either order.
+	// The two tasks end in either order, and so do their results.
 	testkit.Eventually(t, "both results", func() bool { return slices.Equal(sorted(h.held("a")), []string{"1", "2"}) })
 	testkit.Eventually(t, "both queued emits", func() bool { return len(h.emittedOf("probe.emitted")) == 2 })
 	if got := ht.startedSoFar(); !slices.Equal(got, []string{"1", "2"}) {
@@ -186,4 +185,44 @@ func (h *harness) mustState(id string) Info {
 		h.t.Fatal(err)
 	}
 	return info
+}
+
+// TestTaskResultPassesAFullQueue: a task's result that came back to a
+// full queue was refused and offered again every second, so while the
+// agent stayed busy it never got in and then came late and out of order;
+// it is admitted past the bound, as an executor's result is.
+func TestTaskResultPassesAFullQueue(t *testing.T) {
+	ht := newHoldTasks("1")
+	var h *harness // the executor runs once h is set
+	h = newHarness(t, withHold(ht, 0), func(cfg *Config) {
+		cfg.Executors["test_block"] = ExecFunc(func(ctx context.Context, d agents.Directive, _ *ExecContext) (ExecResult, error) {
+			select {
+			case <-h.gate(d.(block).Name):
+			case <-ctx.Done():
+				return ExecResult{}, ctx.Err()
+			}
+			return ExecResult{}, nil
+		})
+	})
+	h.start("probe", "p1", Options{MaxQueueSize: 2})
+	h.mustCall("p1", "probe.hold", map[string]any{"name": "1"})
+	testkit.Eventually(t, "task 1 running", func() bool { return h.rt.Counts().Tasks == 1 })
+	h.mustCall("p1", "probe.block", map[string]any{"name": "first"})
+	testkit.Eventually(t, "the first block running", func() bool { info, _ := h.rt.State("p1"); return info.QueueLength == 0 })
+	for range 2 {
+		h.mustCall("p1", "probe.block", map[string]any{"name": "rest"})
+	}
+	if err := h.rt.Cast("p1", signal(t, "probe.tick", nil)); bus.ErrorType(err) != bus.ReasonQueueOverflow {
+		t.Fatalf("a cast from outside on a full queue: %v, want queue_overflow", err)
+	}
+	ht.open("1")
+	// Decided while the queue is still full: the old delivery was refused
+	// and offered again every second, refused each time until the agent
+	// caught up.
+	testkit.Eventually(t, "the task's result decided past the full queue", func() bool { return slices.Equal(h.held("p1"), []any{"1"}) })
+	if err := h.rt.Cast("p1", signal(t, "probe.tick", nil)); bus.ErrorType(err) != bus.ReasonQueueOverflow {
+		t.Fatalf("the queue is no longer full (%v): the result was not tested past the bound", err)
+	}
+	h.open("first")
+	h.open("rest")
 }
