@@ -168,9 +168,17 @@ func (c Local) Truncate(ctx context.Context, req TruncateRequest) (TruncateReply
 		if err := c.Guard(ctx, req); err != nil {
 			return TruncateReply{}, err
 		}
+		// What the guard made safe is the stream as it left it (an agent
+		// snapshotted at its head): the cut is fixed there, so an entry
+		// appended since (an outcome recorded late, a new signal) is kept,
+		// and the reply names exactly what went.
+		if info, err = c.Log.Stream(req.Stream); err != nil {
+			return TruncateReply{}, err
+		}
 	}
 	reply := TruncateReply{DryRun: req.DryRun}
-	if cut := min(req.Before, info.Head+1); cut > info.First {
+	cut := min(req.Before, info.Head+1)
+	if cut > info.First {
 		reply.From, reply.To = info.First, cut-1
 	}
 	if req.DryRun {
@@ -189,7 +197,7 @@ func (c Local) Truncate(ctx context.Context, req TruncateRequest) (TruncateReply
 		}
 		return reply, nil
 	}
-	if reply.Removed, err = c.Log.TruncateBefore(ctx, req.Stream, req.Before); err != nil {
+	if reply.Removed, err = c.Log.TruncateBefore(ctx, req.Stream, cut); err != nil {
 		return TruncateReply{}, err
 	}
 	if after, err := c.Log.Stream(req.Stream); err == nil {
