@@ -22,21 +22,29 @@ import (
 // alone is delivered again), and drops the deliveries already on their
 // way, counted as rejected, under that one dead letter.
 
-// jsConsumers remembers the consumers refused, by "<stream> <consumer>".
+// jsConsumers remembers the consumers refused, by "<stream> <consumer>",
+// so that the deliveries already on their way when one is deleted are
+// dropped under its one dead letter. A consumer made again under the same
+// name starts its delivery sequence at 1 again, and is refused anew.
 type jsConsumers struct {
 	mu   sync.Mutex
 	seen map[string]bool
 }
 
-// first says whether key is met for the first time.
-func (c *jsConsumers) first(key string) bool {
+// maxRemembered bounds jsConsumers: past it, it starts afresh (what is
+// forgotten costs one more dead letter, not a silent flood).
+const maxRemembered = 4096
+
+// refuse says whether the delivery of consumer key at consumer sequence
+// seq (delivered the n-th time) is the first of that consumer.
+func (c *jsConsumers) refuse(key string, seq, n uint64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.seen == nil {
-		c.seen = map[string]bool{}
-	}
-	if c.seen[key] {
+	if c.seen[key] && !(seq == 1 && n == 1) {
 		return false
+	}
+	if c.seen == nil || len(c.seen) >= maxRemembered {
+		c.seen = map[string]bool{}
 	}
 	c.seen[key] = true
 	return true
@@ -57,7 +65,7 @@ func (b *Bus) refuseStreamDelivery(msg *nats.Msg) bool {
 		b.refuse(msg, bus.Errorf(bus.ReasonForbidden, "%s came with a JetStream ack subject the node cannot read (%v): the node takes no deliveries from a stream", msg.Subject, err))
 		return true
 	}
-	if !b.jsConsumers.first(meta.Stream + " " + meta.Consumer) {
+	if !b.jsConsumers.refuse(meta.Stream+" "+meta.Consumer, meta.Sequence.Consumer, meta.NumDelivered) {
 		// Already on its way before the consumer was deleted: filed
 		// under the consumer's one dead letter.
 		b.metrics.rejected.Add(1)

@@ -72,6 +72,18 @@ func TestStreamDeliveryIsRefusedOnceAndItsConsumerDeleted(t *testing.T) {
 	if got != 2 {
 		t.Errorf("%d dead letters for two consumers' %d deliveries, want one each", got, stored)
 	}
+	// Made again under the same name, it is refused and deleted again:
+	// a name once refused does not turn the next flood silent.
+	if _, err := js.CreatePushConsumer(ctx, "EMITS", jetstream.ConsumerConfig{
+		Durable: "into-the-api", DeliverSubject: "jido.api.x.get", DeliverGroup: DefaultQueueGroup, AckPolicy: jetstream.AckExplicitPolicy,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f.awaitFiled(t, 3)
+	testkit.Eventually(t, "the consumer made again deleted", func() bool {
+		_, err := js.Consumer(ctx, "EMITS", "into-the-api")
+		return errors.Is(err, jetstream.ErrConsumerNotFound)
+	})
 	if n := served.Load(); n != 0 {
 		t.Errorf("%d deliveries from a stream reached a handler", n)
 	}
