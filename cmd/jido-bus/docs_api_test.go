@@ -14,7 +14,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -360,7 +359,6 @@ func (s *typeSet) add(typ reflect.Type) {
 // typeDocs reads the doc comments of this module's types from their
 // source, package by package.
 type typeDocs struct {
-	mu   sync.Mutex
 	pkgs map[string]*pkgDocs
 }
 
@@ -392,8 +390,6 @@ func oneParagraph(s string) string { return strings.Join(strings.Fields(s), " ")
 
 // pkg parses the package at import path path (nil outside this module).
 func (d *typeDocs) pkg(path string) *pkgDocs {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	if p, ok := d.pkgs[path]; ok {
 		return p
 	}
