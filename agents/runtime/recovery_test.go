@@ -357,6 +357,19 @@ func TestQuietAgentsEffectsRecordedTogether(t *testing.T) {
 	}
 	for _, id := range ids {
 		h.waitNoted(id, true)
+		// The directive loop tells the recorder it owes a moment after
+		// it noted the outcome (TestQuietAgentsEffectsRecordedTogether
+		// swept before the last one had, 1 run in about 50).
+		s, err := rt.lookup(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testkit.Eventually(t, id+" owing its outcome to the recorder", func() bool {
+			rt.effects.mu.Lock()
+			defer rt.effects.mu.Unlock()
+			_, ok := rt.effects.agents[s]
+			return ok
+		})
 	}
 	rt.cfg.EffectsLinger = time.Nanosecond // every agent is quiet now
 	rt.recordOwedEffects(false)
