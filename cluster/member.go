@@ -19,7 +19,7 @@ import (
 )
 
 // ErrDuplicateNode: a node with the same id is running.
-var ErrDuplicateNode = errors.New("node id already running")
+var ErrDuplicateNode = errors.New("duplicate node id")
 
 // Member is this node's membership of the cluster: it keeps the node's
 // heartbeat, takes the partitions it should own, renews their leases,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -115,6 +116,9 @@ var ErrNoCluster = errors.New("no cluster")
 func ReadStatus(ctx context.Context, nc *nats.Conn, prefix string) (Status, error) {
 	if prefix == "" {
 		prefix = DefaultPrefix
+	}
+	if strings.ContainsAny(prefix, ".*> \t\r\n") {
+		return Status{}, fmt.Errorf("prefix %q must be one subject token (no '.', '*', '>' or spaces), as the cluster's nodes use it", prefix)
 	}
 	name := bucketName(prefix)
 	js, err := jetstream.New(nc)

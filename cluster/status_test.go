@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/jido-bus/jido-bus/internal/testkit"
@@ -47,5 +48,8 @@ func TestReadStatus(t *testing.T) {
 	_, err = ReadStatus(t.Context(), connect(t), newPrefix())
 	if !errors.Is(err, ErrNoCluster) {
 		t.Errorf("status of a prefix with no cluster: %v, want ErrNoCluster", err)
+	}
+	if _, err := ReadStatus(t.Context(), connect(t), "a.b"); err == nil || !strings.Contains(err.Error(), "one subject token") {
+		t.Errorf("status under prefix a.b: %v, want a refusal naming the prefix", err)
 	}
 }
