@@ -18,7 +18,7 @@ const module = "github.com/jido-bus/jido-bus"
 //
 //	cmd, e2e, examples → internal/bench → node → internal/frontdoor →
 //	projects, conversation/convapi → agents/runtime, conversation/views →
-//	projections, conversation → agents, eventlog → bus → schemas →
+//	projections, conversation, cluster → agents, eventlog → bus → schemas →
 //	internal/goroutines, internal/testkit
 //
 // A package belongs to the home whose folder is the longest prefix of its
@@ -35,7 +35,9 @@ var levels = [][]string{
 	{"schemas"},
 	{"bus"},
 	{"agents", "eventlog"},
-	{"projections", "conversation"},
+	// cluster: which node owns which partition, on the JetStream log's
+	// servers (it reads eventlog/jslog's settings errors).
+	{"projections", "conversation", "cluster"},
 	{"agents/runtime", "conversation/views"},
 	{"projects", "conversation/convapi"},
 	// The HTTP listener's checks before the gateways (it knows their

@@ -118,6 +118,7 @@ once the disk is usable), 1 any other failure.`,
 		newSandboxExecCmd(),
 		newProjectCmd(),
 		newMCPCmd(),
+		newClusterCmd(),
 	)
 	addCompletions(root)
 	return root
