@@ -54,8 +54,9 @@ test: tools ## every test, with -race, including the end-to-end tests
 	@# cache cannot see: never reuse a cached result.
 	JIDO_NATS_CLI=$(BIN)/nats $(GO) test -race -count=1 -timeout 20m ./e2e/
 
-soak: tools ## the long crash suite: kill -9 the node 25 times under load, fill its disk from its tools 12 times (needs root for a tmpfs), and check nothing acknowledged is lost
+soak: tools ## the long crash suites: kill -9 the node 25 times under load, fill its disk from its tools 12 times (needs root for a tmpfs), kill -9 a cluster node 20 times and restart a NATS server 5 times, and check nothing acknowledged is lost
 	JIDO_CRASH_KILLS=25 JIDO_SOAK=1 JIDO_NATS_CLI=$(BIN)/nats $(GO) test -race -count=1 -timeout 60m -run CrashSuite -v ./e2e/
+	JIDO_CLUSTER_KILLS=20 JIDO_SOAK=1 JIDO_NATS_CLI=$(BIN)/nats $(GO) test -race -count=1 -timeout 60m -run TestClusterSoak -v ./e2e/
 
 check: tools fmt vet staticcheck ## gofmt, go vet and staticcheck
 

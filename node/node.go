@@ -46,11 +46,13 @@ import (
 	"github.com/jido-bus/jido-bus/bus/dispatch"
 	"github.com/jido-bus/jido-bus/bus/emitstream"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/cluster"
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/eventlog/dlq"
+	"github.com/jido-bus/jido-bus/eventlog/jslog"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
 	"github.com/jido-bus/jido-bus/projections"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
@@ -145,6 +147,9 @@ type Config struct {
 	// the embedded server with JetStream gets it: a node that connects to
 	// an existing server (NATS.URL) leaves that server's streams alone.
 	EmitStream emitstream.Config
+	// Cluster, when set, runs the node as one of several on a NATS
+	// cluster with JetStream (cluster.go); nil is a single node.
+	Cluster *ClusterConfig
 
 	logFS vfs.FS // tests: the event log's filesystem (nil: the OS's)
 }
@@ -182,6 +187,10 @@ type Node struct {
 	recovered int
 	// emitStream names the emit stream, "" when there is none.
 	emitStream string
+	// jslog is the replicated log in cluster mode (the runtime's store),
+	// and member the node's place in the cluster; nil on a single node.
+	jslog  *jslog.Log
+	member *cluster.Member
 	// filing is set once forbidden refusals can be filed as dead letters
 	// (the bus and the dead-letter writer exist).
 	filing atomic.Bool
@@ -231,7 +240,13 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if n.conn, err = connect(cfg.NATS, subjects, NATSDir(cfg.DataDir), log, n.onViolation); err != nil {
 		return nil, err
 	}
-	if err := checkPrefixFree(ctx, n.conn.nc, subjects, n.conn.url); err != nil {
+	if cfg.Cluster == nil {
+		// In a cluster the other nodes answer on the prefix too; the
+		// membership refuses a node id already running instead.
+		if err := checkPrefixFree(ctx, n.conn.nc, subjects, n.conn.url); err != nil {
+			return nil, err
+		}
+	} else if n.jslog, err = n.openClusterLog(ctx); err != nil {
 		return nil, err
 	}
 	// Before recovery, which publishes again the emits a crash left
@@ -288,6 +303,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		InboxReplies: cfg.NATS.rolesEnforced(),
 		DigestKey:    digestKey,
 	})
+	if cfg.Cluster != nil {
+		n.bus.SetPartitioner(n.busPartitioner())
+	}
 	n.filing.Store(true)
 	rcfg := runtime.Config{
 		Store:     n.evlog,
@@ -304,6 +322,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	rcfg.Executors = n.assistant.Executors()
+	if cfg.Cluster != nil {
+		rcfg.Store, rcfg.Partitions = n.jslog, cfg.Cluster.runtimePartitions()
+	}
 	if cfg.Runtime != nil {
 		cfg.Runtime(&rcfg)
 	}
@@ -339,6 +360,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 
 	if err := n.register(); err != nil {
 		return nil, err
+	}
+	if cfg.Cluster != nil {
+		if err := n.joinCluster(ctx); err != nil {
+			return nil, err
+		}
 	}
 	n.metrics.watch(n)
 	if err := n.serveHTTP(cfg.HTTP); err != nil {
@@ -481,8 +507,10 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	if deadline, ok := ctx.Deadline(); ok {
 		drainFor, bounded = time.Until(deadline), true
 	}
-	// HTTP requests are input too: they stop first.
-	errs := []error{n.stopHTTP(ctx), n.stopInput(ctx), n.metrics.close()}
+	// HTTP requests are input too: they stop first. A cluster's node
+	// hands its partitions over before it stops taking input: what comes
+	// in meanwhile goes to their new owners.
+	errs := []error{n.stopHTTP(ctx), n.leaveCluster(ctx), n.stopInput(ctx), n.metrics.close()}
 	if n.projects != nil {
 		// Watchers stop before the agents they report to.
 		_ = n.projects.Close()
@@ -540,6 +568,10 @@ func (n *Node) abort() {
 	}
 	if n.dlq != nil {
 		_ = n.dlq.Close() // after NATS drained: no refusal is still being handled
+	}
+	if n.member != nil {
+		_ = n.member.Close()
+		n.member = nil
 	}
 	if n.rt != nil {
 		_ = n.rt.Shutdown(context.Background())

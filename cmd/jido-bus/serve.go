@@ -55,6 +55,7 @@ type serveConfig struct {
 	secretEnv     []string       // the variables holding the node's credentials
 
 	emitStream         bool          // keep what agents emit in a JetStream stream (--emit-stream)
+	cluster            serveCluster  // cluster mode (--cluster, serve_cluster.go)
 	emitStreamMaxAge   time.Duration // 0: no age limit
 	emitStreamMaxBytes policy.Size
 
@@ -114,6 +115,13 @@ operator's: openai (key in $OPENAI_API_KEY) and anthropic
 ($ANTHROPIC_API_KEY), and more with --provider NAME=KIND,base_url=URL,
 key_env=VAR; a project's .jido/config.yaml chooses one by name and a model.
 
+With --cluster the node is one of several on a NATS cluster with
+JetStream (--nats-url nats://a:4222,nats://b:4222,…, whose servers must
+fsync every write: sync_interval always): the log is replicated there,
+each node decides for the agents of the partitions it owns, and a node
+that dies has its partitions taken by the others after --lease-timeout.
+See docs/cluster.md.
+
 SIGINT or SIGTERM shuts the node down cleanly: it stops taking input,
 handles what NATS had already delivered, commits what the agents took
 (within --drain-timeout; whatever is left then is refused "unavailable"
@@ -151,7 +159,12 @@ start once with --accept-wal-loss to keep the entries before the damage
   # a local model server projects may use (llm: {provider: local, model: llama3.1:8b})
   jido-bus serve --provider local=openai,base_url=http://127.0.0.1:11434/v1
 
-  jido-bus serve --nats-url tls://nats.internal:4222 --tlsca ca.pem`,
+  jido-bus serve --nats-url tls://nats.internal:4222 --tlsca ca.pem
+
+  # one node of a cluster on three NATS servers with JetStream
+  jido-bus serve --cluster --node-id n1 \
+    --nats-url nats://a:4222,nats://b:4222,nats://c:4222 \
+    --nats-monitor http://a:8222,http://b:8222,http://c:8222`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			resolved, err := resolveServeConfig(cmd, &cfg, os.Getenv)
@@ -187,11 +200,14 @@ start once with --accept-wal-loss to keep the entries before the damage
 	addServeSecretFlags(cmd, &cfg)
 	addServeSandboxFlags(cmd, &cfg)
 	addServeEmitStreamFlags(cmd, &cfg)
+	addServeClusterFlags(cmd, &cfg)
 	f.BoolVar(&cfg.acceptWALLoss, "accept-wal-loss", false, "start even if the event log's write-ahead log is damaged, dropping the entries after the damage (they are copied aside)")
 	return cmd, &cfg
 }
 
-// exitLogFailed is serve's exit code when the event log failed to write.
+// exitLogFailed is serve's exit code when the event log failed to write,
+// or the node lost its place in its cluster: either way a supervisor
+// should start it again.
 const exitLogFailed = 3
 
 func newLogger(level, format string) (*slog.Logger, error) {
@@ -250,6 +266,7 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 		Providers:     cfg.providers,
 		SecretEnv:     cfg.secretEnv,
 		EmitStream:    cfg.emitStreamConfig(),
+		Cluster:       cfg.clusterConfig(),
 	})
 	if err != nil {
 		return err
@@ -262,6 +279,9 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 	case <-n.Failed():
 		failed = n.Log().Failed()
 		log.Error("the event log failed; shutting down so that a supervisor restarts the node once the disk is usable", "err", failed)
+	case <-n.ClusterLost():
+		failed = n.ClusterErr()
+		log.Error("the node is no longer a member of its cluster; shutting down so that a supervisor starts it again", "err", failed)
 	}
 	stopCtx, cancel := context.WithTimeout(context.Background(), cfg.drainTimeout)
 	defer cancel()

@@ -40,6 +40,8 @@ type serveFile struct {
 	Sandbox   serveSandboxFile    `yaml:"sandbox"`
 	// EmitStream is the emit_stream: section (serve_emitstream.go).
 	EmitStream serveEmitStreamFile `yaml:"emit_stream"`
+	// Cluster is the cluster: section (serve_cluster.go).
+	Cluster serveClusterFile `yaml:"cluster"`
 }
 
 // serveUser is one entry of the file's users: a name, a role, and either a
@@ -200,6 +202,9 @@ func resolveServeConfig(cmd *cobra.Command, flags *serveConfig, getenv func(stri
 		return cfg, err
 	}
 	if err := resolveServeEmitStream(&cfg, file.EmitStream, changed); err != nil {
+		return cfg, err
+	}
+	if err := resolveServeCluster(&cfg, file.Cluster, changed); err != nil {
 		return cfg, err
 	}
 	cfg.secretFlags = secretsOnCommandLine(changed)

@@ -1,0 +1,384 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jido-bus/jido-bus/bus/natsserver/jstest"
+	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/eventlog/jslog"
+)
+
+// The cluster tests run jido-bus nodes, as child processes of the real
+// binary, on a 3-server NATS cluster with JetStream started in the test,
+// and a client that keeps every acknowledgement: at the end, every
+// acknowledged increment is in the replicated log exactly once and every
+// counter's state says so.
+
+const clusterPartitions = 8
+
+// natsCluster is the NATS cluster of a test, with its addresses as they
+// were when it started (a server shut down keeps its place in them).
+type natsCluster struct {
+	*jstest.Cluster
+	urls, monitor string
+}
+
+func startNATSCluster(t *testing.T) natsCluster {
+	c := jstest.StartCluster(t, 3)
+	return natsCluster{c, c.URLs(), strings.Join(c.MonitorURLs(), ",")}
+}
+
+// clusterNode starts node id of the cluster c.
+func clusterNode(t *testing.T, c natsCluster, id, dataDir string) *Node {
+	t.Helper()
+	return StartNode(t, tools, dataDir, "--cluster", "--nats-url", c.urls, "--node-id", id,
+		"--partitions", fmt.Sprint(clusterPartitions), "--lease-timeout", "2s",
+		"--nats-monitor", c.monitor, "--drain-timeout", "10s")
+}
+
+// acker sends increments and keeps what was acknowledged.
+type acker struct {
+	t  *testing.T
+	nc *nats.Conn
+
+	mu    sync.Mutex
+	acked map[string]map[string]bool // agent → signal ids acknowledged
+	tries int
+	round int           // rounds of load done
+	moved chan struct{} // closed, and made again, at the end of each round
+	// failed is why the load stopped, nil while it runs.
+	failed error
+}
+
+func newAcker(t *testing.T, nc *nats.Conn) *acker {
+	return &acker{t: t, nc: nc, acked: map[string]map[string]bool{}, moved: make(chan struct{})}
+}
+
+// mustRequest is request failing the test on error; only the test's
+// goroutine may call it.
+func (a *acker) mustRequest(subject string, hdr nats.Header, body []byte, deadline time.Duration) map[string]any {
+	a.t.Helper()
+	r, err := a.request(subject, hdr, body, deadline)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return r
+}
+
+// request sends body to subject until the reply is ok (retrying what the
+// cluster answers unavailable, or not at all, as a client should: with
+// the same signal id), and returns the reply, or an error after deadline
+// or for any other refusal.
+func (a *acker) request(subject string, hdr nats.Header, body []byte, deadline time.Duration) (map[string]any, error) {
+	end := time.Now().Add(deadline)
+	var last string
+	for time.Now().Before(end) {
+		a.mu.Lock()
+		a.tries++
+		a.mu.Unlock()
+		msg := &nats.Msg{Subject: subject, Header: hdr, Data: body}
+		resp, err := a.nc.RequestMsg(msg, 2*time.Second)
+		if err != nil {
+			last = err.Error()
+			if errors.Is(err, nats.ErrNoResponders) {
+				time.Sleep(50 * time.Millisecond) // no node subscribed yet: let one start
+			}
+			continue
+		}
+		var r map[string]any
+		if err := json.Unmarshal(resp.Data, &r); err != nil {
+			return nil, fmt.Errorf("%s: reply %q: %v", subject, resp.Data, err)
+		}
+		if r["ok"] == true {
+			return r, nil
+		}
+		last = string(resp.Data)
+		if errorType(r) != "unavailable" {
+			return nil, fmt.Errorf("%s: %s", subject, resp.Data)
+		}
+	}
+	return nil, fmt.Errorf("%s: no acknowledgement within %s; last answer: %s", subject, deadline, last)
+}
+
+func (a *acker) start(id string) {
+	a.t.Helper()
+	body, _ := json.Marshal(map[string]any{"type": "counter", "id": id})
+	a.mustRequest("jido.api.agent.start", nil, body, time.Minute)
+	a.mu.Lock()
+	a.acked[id] = map[string]bool{}
+	a.mu.Unlock()
+}
+
+// increment adds 1 to agent id under signal sid, until acknowledged.
+func (a *acker) increment(id, sid string) error {
+	hdr := nats.Header{}
+	for k, v := range map[string]string{"ce-specversion": "1.0", "ce-id": sid, "ce-source": "e2e-cluster", "ce-type": "counter.increment", "content-type": "application/json"} {
+		hdr.Set(k, v)
+	}
+	if _, err := a.request("jido.agent."+id+".counter.increment", hdr, []byte(`{"by":1}`), time.Minute); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.acked[id][sid] = true
+	a.mu.Unlock()
+	return nil
+}
+
+// load sends rounds of one increment to every agent, concurrently per
+// agent, until stop is closed; it returns when the last round is done.
+func (a *acker) load(ids []string, stop <-chan struct{}) {
+	for n := 0; ; n++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, len(ids))
+		for i, id := range ids {
+			wg.Go(func() { errs[i] = a.increment(id, fmt.Sprintf("%s-%d", id, n)) })
+		}
+		wg.Wait()
+		a.mu.Lock()
+		if a.failed = errors.Join(errs...); a.failed != nil {
+			close(a.moved)
+			a.mu.Unlock()
+			return
+		}
+		a.round = n + 1
+		close(a.moved)
+		a.moved = make(chan struct{})
+		a.mu.Unlock()
+	}
+}
+
+// verify checks every acknowledged increment is in agent id's stream
+// exactly once, nothing else is, and the state counts them all.
+func (a *acker) verify(log *jslog.Log, id string) {
+	a.t.Helper()
+	seen := map[string]int{}
+	var last uint64
+	for e, err := range log.ReadStream("agent/"+id, eventlog.ReadOptions{}) {
+		if err != nil {
+			a.t.Fatalf("read agent/%s: %v", id, err)
+		}
+		if e.Seq != last+1 {
+			a.t.Fatalf("agent/%s: entry %d after %d", id, e.Seq, last)
+		}
+		last = e.Seq
+		if e.Event.Type() == "counter.increment" {
+			seen[e.Event.ID()]++
+		}
+	}
+	a.mu.Lock()
+	acked := a.acked[id]
+	a.mu.Unlock()
+	for sid := range acked {
+		if seen[sid] != 1 {
+			a.t.Errorf("agent %s: acknowledged signal %s is in the log %d times", id, sid, seen[sid])
+		}
+	}
+	for sid, n := range seen {
+		if !acked[sid] || n != 1 {
+			a.t.Errorf("agent %s: signal %s in the log %d times, acknowledged %v", id, sid, n, acked[sid])
+		}
+	}
+	r := a.mustRequest("jido.api.agent.state", nil, []byte(`{"id":"`+id+`"}`), time.Minute)
+	state, _ := r["state"].(map[string]any)
+	if got := state["count"]; got != float64(len(acked)) {
+		a.t.Errorf("agent %s: count %v, want %d acknowledged increments", id, got, len(acked))
+	}
+}
+
+// waitRounds waits until the load has done n more rounds.
+func (a *acker) waitRounds(n int) {
+	a.t.Helper()
+	a.mu.Lock()
+	want := a.round + n
+	a.mu.Unlock()
+	timeout := time.After(2 * time.Minute)
+	for {
+		a.mu.Lock()
+		done, moved, failed := a.round >= want, a.moved, a.failed
+		a.mu.Unlock()
+		if failed != nil {
+			a.t.Fatalf("the load stopped: %v", failed)
+		}
+		if done {
+			return
+		}
+		select {
+		case <-moved:
+		case <-timeout:
+			a.t.Fatalf("the load did not make %d more rounds in 2 minutes", n)
+		}
+	}
+}
+
+func TestClusterFailoverLosesNothingAcknowledged(t *testing.T) {
+	c := startNATSCluster(t)
+	n1 := clusterNode(t, c, "n1", t.TempDir())
+	dir2 := t.TempDir()
+	n2 := clusterNode(t, c, "n2", dir2)
+
+	nc := c.Connect(t, nats.MaxReconnects(-1))
+	a := newAcker(t, nc)
+	ids := make([]string, 12)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("c%d", i)
+		a.start(ids[i])
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { defer close(done); a.load(ids, stop) }()
+	a.waitRounds(3)
+
+	// kill -9 one node: its partitions move to the other within the lease,
+	// and each move is published as a lifecycle signal.
+	moved := make(chan *nats.Msg, 1024)
+	sub, err := nc.ChanSubscribe("jido.emit.cluster.>", moved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	n2.Kill(t)
+	a.waitRounds(3)
+	failovers := 0
+	for len(moved) > 0 {
+		m := <-moved
+		var data struct{ From, To, Reason string }
+		if err := json.Unmarshal(m.Data, &data); err != nil {
+			t.Fatalf("%s: %q: %v", m.Subject, m.Data, err)
+		}
+		if m.Header.Get("ce-type") != "jido.cluster.partition.moved" {
+			t.Fatalf("%s: type %q", m.Subject, m.Header.Get("ce-type"))
+		}
+		if data.Reason == "failover" && data.From == "n2" && data.To == "n1" {
+			failovers++
+		}
+	}
+	if failovers == 0 {
+		t.Fatal("no partition.moved signal said n1 took n2's partitions over")
+	}
+	_ = sub.Unsubscribe()
+	// One NATS server goes: the quorum of the others holds.
+	c.Servers[2].Shutdown()
+	a.waitRounds(3)
+	// The killed node comes back and takes its share again, by hand-over.
+	n2 = clusterNode(t, c, "n2", dir2)
+	a.waitRounds(3)
+	// A node paused (SIGSTOP) past its lease: the other takes its
+	// partitions; when it runs again it must not decide for them.
+	if err := n1.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	a.waitRounds(3)
+	if err := n1.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	a.waitRounds(3)
+	close(stop)
+	<-done
+
+	log, err := jslog.Open(context.Background(), nc, jslog.Options{Partitions: clusterPartitions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		a.verify(log, id)
+	}
+	a.mu.Lock()
+	total := 0
+	for _, s := range a.acked {
+		total += len(s)
+	}
+	t.Logf("%d increments acknowledged over %d requests, over a node killed, a NATS server shut down and a node paused", total, a.tries)
+	a.mu.Unlock()
+	if err := n2.Stop(t); err != nil {
+		t.Errorf("n2 stop: %v", err)
+	}
+	if err := n1.Stop(t); err != nil {
+		t.Errorf("n1 stop: %v", err)
+	}
+}
+
+// TestClusterSoak is make soak's cluster run (JIDO_SOAK=1): under the same
+// load, kill -9 a jido-bus node and start it again JIDO_CLUSTER_KILLS
+// times (default 20), and every fourth time also kill a NATS server and
+// bring it back; nothing acknowledged may be lost or decided twice.
+func TestClusterSoak(t *testing.T) {
+	if os.Getenv("JIDO_SOAK") == "" {
+		t.Skip("the long cluster run is make soak's (JIDO_SOAK=1); make test runs TestClusterFailoverLosesNothingAcknowledged")
+	}
+	kills := 20
+	if v, err := strconv.Atoi(os.Getenv("JIDO_CLUSTER_KILLS")); err == nil && v > 0 {
+		kills = v
+	}
+	c := startNATSCluster(t)
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	nodes := make([]*Node, len(dirs))
+	for i, d := range dirs {
+		nodes[i] = clusterNode(t, c, fmt.Sprintf("n%d", i+1), d)
+	}
+	nc := c.Connect(t, nats.MaxReconnects(-1))
+	a := newAcker(t, nc)
+	ids := make([]string, 24)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("s%d", i)
+		a.start(ids[i])
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { defer close(done); a.load(ids, stop) }()
+	a.waitRounds(2)
+	natsKills := 0
+	for k := range kills {
+		i := k % len(nodes)
+		nodes[i].Kill(t)
+		if k%4 == 3 {
+			s := natsKills % len(c.Servers)
+			if err := c.Restart(s); err != nil {
+				t.Fatal(err)
+			}
+			natsKills++
+		}
+		a.waitRounds(2)
+		nodes[i] = clusterNode(t, c, fmt.Sprintf("n%d", i+1), dirs[i])
+		a.waitRounds(2)
+	}
+	close(stop)
+	<-done
+	log, err := jslog.Open(context.Background(), nc, jslog.Options{Partitions: clusterPartitions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids {
+		a.verify(log, id)
+	}
+	a.mu.Lock()
+	total := 0
+	for _, s := range a.acked {
+		total += len(s)
+	}
+	a.mu.Unlock()
+	t.Logf("%d node kills, %d NATS server restarts: %d increments acknowledged over %d requests, each in the log once", kills, natsKills, total, a.tries)
+	for _, n := range nodes {
+		if err := n.Stop(t); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	}
+}

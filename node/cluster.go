@@ -1,0 +1,271 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/agents/runtime/agentapi"
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/cluster"
+	"github.com/jido-bus/jido-bus/eventlog/jslog"
+)
+
+// Cluster mode. The node connects to a NATS cluster with JetStream
+// (NATSConfig.URL), keeps the agents' log there (eventlog/jslog: P
+// partition streams, replicated), and decides for the partitions the
+// cluster's membership (package cluster) gives it; input for the others
+// goes to their owners (natsbus.Partitioner). The local data dir keeps
+// only what is the node's own: its dead letters and read models.
+
+// ClusterConfig configures cluster mode; a nil *ClusterConfig in Config is
+// a single node.
+type ClusterConfig struct {
+	// NodeID names the node in the cluster; two running nodes may not
+	// share one.
+	NodeID string
+	// Partitions is P, fixed when the cluster is first started; a node
+	// given another P refuses to start. Zero means DefaultPartitions.
+	Partitions int
+	// Replicas of the log's streams and the membership bucket. Zero means
+	// 3; fewer lose acknowledged writes with one server's disk, so 1 or 2
+	// must be asked for with AllowFewerReplicas (development only).
+	Replicas           int
+	AllowFewerReplicas bool
+	// LeaseTimeout is how long a node may be silent before the others
+	// take its partitions. Zero means cluster.DefaultLeaseTimeout.
+	LeaseTimeout time.Duration
+	// MonitorURLs are the servers' monitoring endpoints
+	// (http://host:8222), read at start to check that every server fsyncs
+	// every write; without them the node asks over $SYS, which needs a
+	// system account user.
+	MonitorURLs []string
+}
+
+// DefaultPartitions is ClusterConfig.Partitions' default: enough that
+// rendezvous hashing spreads them evenly over a handful of nodes, few
+// enough that each node renews its leases cheaply (one small write per
+// partition every quarter lease).
+const DefaultPartitions = 64
+
+// partitions is P with its default.
+func (c *ClusterConfig) partitions() int {
+	if c.Partitions == 0 {
+		return DefaultPartitions
+	}
+	return c.Partitions
+}
+
+// serverCheckTimeout bounds reading the servers' settings at start.
+const serverCheckTimeout = 10 * time.Second
+
+// openClusterLog checks that the servers keep what they acknowledge and
+// opens the replicated log.
+func (n *Node) openClusterLog(ctx context.Context) (*jslog.Log, error) {
+	c := n.cfg.Cluster
+	if n.cfg.NATS.URL == "" {
+		return nil, errors.New("cluster mode needs the NATS cluster's URLs (--nats-url nats://a:4222,nats://b:4222,nats://c:4222): the embedded server is one machine")
+	}
+	checkCtx, cancel := context.WithTimeout(ctx, serverCheckTimeout)
+	defer cancel()
+	var servers []jslog.ServerSettings
+	var err error
+	if len(c.MonitorURLs) > 0 {
+		servers, err = fetchQuorum(checkCtx, c.MonitorURLs, n.log)
+	} else {
+		servers, err = jslog.FetchServerSettingsSys(checkCtx, n.conn.nc)
+		if err != nil {
+			err = fmt.Errorf("%w; or give the servers' monitoring URLs with --nats-monitor http://host:8222,…", err)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster mode checks that every NATS server fsyncs each write before it acknowledges it: %w", err)
+	}
+	if err := jslog.CheckServers(servers); err != nil {
+		return nil, err
+	}
+	l, err := jslog.Open(ctx, n.conn.nc, jslog.Options{
+		Prefix: n.subjects.Name(), Partitions: c.partitions(), Replicas: c.Replicas,
+		AllowFewerReplicas: c.AllowFewerReplicas, Limits: n.cfg.Limits,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open the replicated log: %w", err)
+	}
+	return l, nil
+}
+
+// fetchQuorum reads the settings of the servers at urls, all at once and
+// each within perServerTimeout, tolerating fewer than half of them down: a
+// node must be able to start while a NATS server is away (the cluster's
+// quorum holds without it; looking up a stopped container's name alone
+// can take seconds), and a server that comes back with unsafe settings is
+// caught at the next start.
+func fetchQuorum(ctx context.Context, urls []string, log interface{ Warn(string, ...any) }) ([]jslog.ServerSettings, error) {
+	type answer struct {
+		s   []jslog.ServerSettings
+		err error
+	}
+	answers := make([]answer, len(urls))
+	var wg sync.WaitGroup
+	for i, u := range urls {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, perServerTimeout)
+			defer cancel()
+			answers[i].s, answers[i].err = jslog.FetchServerSettings(ctx, []string{u})
+		})
+	}
+	wg.Wait()
+	var servers []jslog.ServerSettings
+	var errs []error
+	for _, a := range answers {
+		if a.err != nil {
+			errs = append(errs, a.err)
+			continue
+		}
+		servers = append(servers, a.s...)
+	}
+	if len(servers) < len(urls)/2+1 {
+		return nil, fmt.Errorf("%d of %d servers answered (a majority must): %w", len(servers), len(urls), errors.Join(errs...))
+	}
+	for _, err := range errs {
+		log.Warn("a NATS server's settings could not be read; checked the others", "err", err)
+	}
+	return servers, nil
+}
+
+// perServerTimeout bounds reading one server's settings.
+const perServerTimeout = 3 * time.Second
+
+// runtimePartitions divides the runtime's agents by the log's partitions.
+func (c *ClusterConfig) runtimePartitions() *runtime.Partitions {
+	p := c.partitions()
+	return &runtime.Partitions{
+		Of:    func(stream string) int { return jslog.Partition(stream, p) },
+		Index: jslog.IndexStream,
+	}
+}
+
+// busPartitioner routes input by the partition of the agent it is for:
+// a signal by its subject's agent id, an agent verb by its request's id.
+func (n *Node) busPartitioner() *natsbus.Partitioner {
+	p := n.cfg.Cluster.partitions()
+	byID := map[string]bool{}
+	for _, verb := range []string{agentapi.VerbStart, agentapi.VerbStop, agentapi.VerbState, agentapi.VerbWhereis, agentapi.VerbCall, agentapi.VerbCast, agentapi.VerbAwait} {
+		byID[n.subjects.API("agent", verb)] = true
+	}
+	agentPrefix := n.subjects.Name() + ".agent."
+	return &natsbus.Partitioner{
+		Of: func(msg *nats.Msg) (int, bool) {
+			var id string
+			switch {
+			case strings.HasPrefix(msg.Subject, agentPrefix):
+				addr, err := n.subjects.Parse(msg.Subject)
+				if err != nil {
+					return 0, false // refused where it arrived
+				}
+				id = addr.AgentID
+			case byID[msg.Subject]:
+				var req struct {
+					ID string `json:"id"`
+				}
+				if json.Unmarshal(msg.Data, &req) != nil || bus.ValidateAgentID(req.ID) != nil {
+					return 0, false // no id (a start picks one here) or bad input, answered here
+				}
+				id = req.ID
+			default:
+				return 0, false
+			}
+			return jslog.Partition("agent/"+id, p), true
+		},
+		Serves: func(part int) bool { return n.rt != nil && n.rt.Serves(part) },
+	}
+}
+
+// joinCluster takes the node's share of the partitions: each one it is
+// given is brought back from the log (its agents, their pending
+// directives and timers) before the node takes its input, and each one it
+// gives up stops taking input before its agents finish what they had.
+func (n *Node) joinCluster(ctx context.Context) error {
+	c := n.cfg.Cluster
+	moves := n.metrics.watchCluster(n)
+	m, err := cluster.Join(ctx, n.conn.nc, cluster.Options{
+		Prefix:             n.subjects.Name(),
+		NodeID:             c.NodeID,
+		Partitions:         c.partitions(),
+		Replicas:           c.Replicas,
+		AllowFewerReplicas: c.AllowFewerReplicas,
+		LeaseTimeout:       c.LeaseTimeout,
+		Logger:             n.log,
+		OnMove:             func(mv cluster.Move) { n.onMove(moves, mv) },
+		OnAcquire: func(ctx context.Context, p int, epoch uint64) error {
+			agents, err := n.rt.Acquire(ctx, p)
+			if err != nil {
+				_ = n.rt.Release(ctx, p)
+				return err
+			}
+			if err := n.bus.ServePartition(p); err != nil {
+				_ = n.rt.Release(ctx, p)
+				return err
+			}
+			n.log.Info("partition acquired", "partition", p, "epoch", epoch, "agents", agents)
+			return nil
+		},
+		OnRelease: func(p int) {
+			n.bus.StopPartition(p)
+			ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+			defer cancel()
+			if err := n.rt.Release(ctx, p); err != nil {
+				n.log.Error("release partition", "partition", p, "err", err)
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	n.member = m
+	return nil
+}
+
+// releaseTimeout bounds how long a partition given up waits for its
+// agents to commit what they had accepted.
+const releaseTimeout = 10 * time.Second
+
+// ClusterLost is closed when the node can no longer be a member of its
+// cluster (another process took its node id, or its connection closed):
+// it must stop, and a supervisor start it again. Nil (never closed) on a
+// single node.
+func (n *Node) ClusterLost() <-chan struct{} {
+	if n.member == nil {
+		return nil
+	}
+	return n.member.Done()
+}
+
+// ClusterErr says why ClusterLost was closed.
+func (n *Node) ClusterErr() error {
+	if n.member == nil {
+		return nil
+	}
+	if err := n.member.Err(); err != nil {
+		return err
+	}
+	return errors.New("the node left its cluster")
+}
+
+// leaveCluster hands the node's partitions over to the other nodes.
+func (n *Node) leaveCluster(ctx context.Context) error {
+	if n.member == nil {
+		return nil
+	}
+	err := n.member.Leave(ctx)
+	n.member = nil
+	return err
+}
