@@ -36,7 +36,7 @@ type config struct {
 func main() {
 	var cfg config
 	var compose string
-	flag.StringVar(&compose, "compose", "docker compose", "the compose command (docker-compose for Debian's v1 package)")
+	flag.StringVar(&compose, "compose", "", "the compose command (default: docker compose if it runs, else docker-compose, Debian's v1 package)")
 	flag.Func("f", "compose file (repeatable; default docker-compose.yml)", func(s string) error { cfg.files = append(cfg.files, s); return nil })
 	flag.IntVar(&cfg.calls, "calls", 40, "calls in each phase: before the kills, during the outage, after the restarts")
 	flag.IntVar(&cfg.agents, "agents", 4, "counter agents the calls go to, round robin (several partitions)")
@@ -56,15 +56,16 @@ func main() {
 var errLoss = errors.New("acknowledged calls lost or doubled")
 
 func run(ctx context.Context, cfg config) int {
-	if err := preflight(ctx, cfg.compose); err != nil {
+	compose, err := preflight(ctx, cfg.compose)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "compose-smoke:", err)
 		return 2
 	}
 	var suffix [4]byte
 	_, _ = rand.Read(suffix[:])
-	c := Compose{Command: cfg.compose, Files: cfg.files, Project: "jidosmoke" + hex.EncodeToString(suffix[:])}
+	c := Compose{Command: compose, Files: cfg.files, Project: "jidosmoke" + hex.EncodeToString(suffix[:])}
 	s := &smoke{cfg: cfg, c: c, start: time.Now()}
-	err := s.run(ctx)
+	err = s.run(ctx)
 	if cfg.keep {
 		fmt.Printf("left up: %s down -v --remove-orphans\n", strings.Join(c.Command, " ")+" "+strings.Join(c.args()[len(c.Command)-1:], " "))
 	} else {
@@ -76,6 +77,9 @@ func run(ctx context.Context, cfg config) int {
 		cancel()
 	}
 	switch {
+	case err != nil && ctx.Err() != nil:
+		fmt.Fprintf(os.Stderr, "compose-smoke: interrupted (%v); nothing was checked\n", err)
+		return 2
 	case errors.Is(err, errLoss):
 		fmt.Fprintln(os.Stderr, "compose-smoke: FAIL:", err)
 		return 1
@@ -86,19 +90,35 @@ func run(ctx context.Context, cfg config) int {
 	return 0
 }
 
-// preflight checks that a Docker engine answers and the compose command
-// runs, and says what to do when not.
-func preflight(ctx context.Context, compose []string) error {
+// preflight checks that a Docker engine answers and finds the compose
+// command (the docker compose plugin, else Debian's docker-compose),
+// and says what to do when either is missing.
+func preflight(ctx context.Context, compose []string) ([]string, error) {
 	if out, err := output(ctx, "docker", "info", "--format", "{{.ServerVersion}}"); err != nil {
-		return fmt.Errorf("no Docker engine answers (%v): start one as root (Debian: apt-get install docker.io docker-compose; dockerd >/tmp/dockerd.log 2>&1 &) or point DOCKER_HOST at one\n%s", err, out)
+		return nil, fmt.Errorf("no Docker engine answers (%s): start one as root (Debian: apt-get install docker.io docker-compose; dockerd >/tmp/dockerd.log 2>&1 &) or point DOCKER_HOST at one", firstLine(out, err))
 	}
+	candidates := [][]string{compose}
 	if len(compose) == 0 {
-		return errors.New("-compose is empty: give docker compose or docker-compose")
+		candidates = [][]string{{"docker", "compose"}, {"docker-compose"}}
 	}
-	if out, err := output(ctx, compose[0], append(compose[1:], "version")...); err != nil {
-		return fmt.Errorf("%s does not run (%v): install Debian's docker-compose or the docker compose plugin, and pass it with -compose\n%s", strings.Join(compose, " "), err, out)
+	var tried []string
+	for _, c := range candidates {
+		out, err := output(ctx, c[0], append(c[1:], "version")...)
+		if err == nil {
+			return c, nil
+		}
+		tried = append(tried, fmt.Sprintf("%s: %s", strings.Join(c, " "), firstLine(out, err)))
 	}
-	return nil
+	return nil, fmt.Errorf("no compose command runs (%s): install Debian's docker-compose or the docker compose plugin, or name one with -compose", strings.Join(tried, "; "))
+}
+
+// firstLine is the first line a failed command printed, where docker
+// says what went wrong (a usage text follows), else the error.
+func firstLine(out string, err error) string {
+	if l, _, _ := strings.Cut(strings.TrimSpace(out), "\n"); l != "" {
+		return l
+	}
+	return err.Error()
 }
 
 type smoke struct {
