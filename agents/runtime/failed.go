@@ -70,7 +70,7 @@ func (rt *Runtime) stopFailed(ctx context.Context, id, reason string) error {
 	if err != nil {
 		return err
 	}
-	parts := []eventlog.StreamAppend{{Stream: IndexStream, Events: []bus.Signal{dereg}}}
+	parts := []eventlog.StreamAppend{{Stream: rt.indexFor(f.stream), Events: []bus.Signal{dereg}}}
 	closeStream := eventlog.StreamAppend{Stream: f.stream, Expected: eventlog.NoStream, Events: []bus.Signal{stopped}}
 	for e, err := range rt.cfg.Store.ReadStream(f.stream, eventlog.ReadOptions{Backward: true, Limit: 1}) {
 		switch {

@@ -94,3 +94,11 @@ func (h *hierarchy) child(parent, tag string) (string, bool) {
 	id, ok := h.children[parent][tag]
 	return id, ok
 }
+
+// forget drops every link of id, as parent and as child: the agent is no
+// longer this runtime's (its partition moved), and its family, which
+// shares its partition, goes with it.
+func (h *hierarchy) forget(id string) {
+	h.unlinkChild(id)
+	delete(h.children, id)
+}

@@ -28,7 +28,7 @@ func (s *server) commitStart(ctx context.Context, rec startedRecord, expected ev
 	}
 	res, err := s.rt.cfg.Store.AppendMulti(ctx, []eventlog.StreamAppend{
 		{Stream: s.stream, Expected: expected, Events: []bus.Signal{started}, AllNew: true},
-		{Stream: IndexStream, Events: []bus.Signal{idx}, AllNew: true},
+		{Stream: s.rt.indexFor(s.stream), Events: []bus.Signal{idx}, AllNew: true},
 	})
 	if errors.Is(err, eventlog.ErrWrongVersion) || errors.Is(err, eventlog.ErrDuplicate) {
 		return bus.Errorf(ReasonAlreadyExists, "agent %q was started meanwhile: its stream %s moved on; stop it first or choose another id", s.id, s.stream)
@@ -129,7 +129,7 @@ func (s *server) writeStopped(ctx context.Context, reason string, effects []effe
 	}
 	_, err = s.rt.cfg.Store.AppendMulti(ctx, []eventlog.StreamAppend{
 		{Stream: s.stream, Expected: eventlog.ExactVersion(s.head), Events: events},
-		{Stream: IndexStream, Events: []bus.Signal{dereg}},
+		{Stream: s.rt.indexFor(s.stream), Events: []bus.Signal{dereg}},
 	})
 	if err != nil {
 		return fmt.Errorf("stop agent %s: commit: %w", s.id, err)

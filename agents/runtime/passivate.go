@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jido-bus/jido-bus/bus"
 )
 
 // Passivation (virtual agents). An agent idle for Config.PassivateAfter
@@ -168,6 +170,16 @@ func (rt *Runtime) activate(id string) error {
 		// now, nothing would halt it. It stays passive.
 		rt.mu.Unlock()
 		return errShuttingDown
+	}
+	if _, ok := rt.passive[id]; !ok {
+		// Its partition was released meanwhile (Release): no longer
+		// this runtime's.
+		err := rt.servesAgent(id)
+		rt.mu.Unlock()
+		if err == nil {
+			err = bus.Errorf(bus.ReasonNotFound, "no agent %q is running", id)
+		}
+		return err
 	}
 	if p := rt.passive[id]; p.wake != nil {
 		p.wake.Stop()

@@ -65,21 +65,33 @@ func (s *server) snapshotData() ([]byte, error) {
 // (see settled: every agent that was passive when the process ended) comes
 // back passive instead, and is restored by its next signal. It returns how
 // many agents came back, active or passive. An agent that cannot be
-// restored is logged and left out; the others still come back.
+// restored is logged and left out; the others still come back. In cluster
+// mode (Config.Partitions) it brings back nothing: Acquire does, for one
+// partition.
 func (rt *Runtime) Recover(ctx context.Context) (int, error) {
+	if rt.cfg.Partitions != nil {
+		return 0, nil
+	}
+	return rt.recoverIndex(ctx, IndexStream, nil)
+}
+
+// recoverIndex is Recover for the agents index lists; serve, when not
+// nil, is called under rt.mu as they are registered, so that the runtime
+// takes signals for them from that moment on.
+func (rt *Runtime) recoverIndex(ctx context.Context, index string, serve func()) (int, error) {
 	var order []string // each id once, in its first start's order
 	registered := map[string]indexRecord{}
 	listed := map[string]bool{}
-	for e, err := range rt.cfg.Store.ReadStream(IndexStream, eventlog.ReadOptions{}) {
+	for e, err := range rt.cfg.Store.ReadStream(index, eventlog.ReadOptions{}) {
 		if errors.Is(err, eventlog.ErrNotFound) {
 			break
 		}
 		if err != nil {
-			return 0, fmt.Errorf("recover: read %s: %w", IndexStream, err)
+			return 0, fmt.Errorf("recover: read %s: %w", index, err)
 		}
 		var rec indexRecord
 		if err := json.Unmarshal(e.Event.Data(), &rec); err != nil {
-			return 0, fmt.Errorf("recover: %s entry %d: %w", IndexStream, e.Seq, err)
+			return 0, fmt.Errorf("recover: %s entry %d: %w", index, e.Seq, err)
 		}
 		rec.Seq = max(rec.Seq, 1) // records from before incarnations
 		switch e.Event.Type() {
@@ -153,6 +165,9 @@ func (rt *Runtime) Recover(ctx context.Context) (int, error) {
 		}
 	}
 	rt.mu.Lock()
+	if serve != nil {
+		serve()
+	}
 	for _, r := range back {
 		rt.register(r.s)
 	}

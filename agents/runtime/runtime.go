@@ -114,6 +114,11 @@ type Config struct {
 	// Now is the clock for commit-time bookkeeping and timers; nil means
 	// time.Now.
 	Now func() time.Time
+	// Partitions, when set, is cluster mode: the runtime serves only the
+	// partitions it is given (Acquire, Release; see partition.go), and
+	// Recover brings back nothing. Nil is a single node, which serves
+	// every agent.
+	Partitions *Partitions
 }
 
 // Runtime runs agents: one single-writer actor per agent, whose every
@@ -147,6 +152,7 @@ type Runtime struct {
 	activating map[string]chan struct{}       // activations in progress
 	byType     map[string]map[string]struct{} // type → ids of its agents, active or passive
 	hier       hierarchy                      // who spawned whom, active or passive
+	held       map[int]bool                   // the partitions served (Config.Partitions)
 	closing    bool
 	// shuttingDown is closing, for Deliver's hot path to read without
 	// the lock.
@@ -200,6 +206,7 @@ func New(cfg Config) (*Runtime, error) {
 		failed:     make(map[string]failedAgent),
 		activating: make(map[string]chan struct{}),
 		hier:       newHierarchy(),
+		held:       make(map[int]bool),
 		byType:     make(map[string]map[string]struct{}),
 		typeByRt:   bus.NewRouter[string](),
 		tasks:      newTaskSlots(cfg.MaxTasks),
@@ -391,6 +398,10 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (Info, error) {
 		rt.mu.Unlock()
 		return Info{}, err
 	}
+	if err := rt.serves(req.ID, rec.Stream); err != nil {
+		rt.mu.Unlock()
+		return Info{}, err
+	}
 	if req.Parent != nil && !rt.registered(req.Parent.ID) {
 		rt.mu.Unlock()
 		return Info{}, bus.Errorf(bus.ReasonNotFound, "agent %s: its parent %s does not run", req.ID, req.Parent.ID)
@@ -473,6 +484,12 @@ func (rt *Runtime) lookup(id string) (*server, error) {
 			return s, nil
 		}
 		if !passive {
+			rt.mu.RLock()
+			err := rt.servesAgent(id)
+			rt.mu.RUnlock()
+			if err != nil {
+				return nil, err
+			}
 			return nil, bus.Errorf(bus.ReasonNotFound, "no agent %q is running", id)
 		}
 		if err := rt.activate(id); err != nil {

@@ -327,6 +327,10 @@ func (s *server) decideAndCommit(env envelope) {
 	}
 	if err != nil {
 		s.putBackEffects(carried)
+		if s.rt.cfg.Partitions != nil && errors.Is(err, eventlog.ErrWrongVersion) {
+			s.rt.fenced(s, env)
+			return
+		}
 		s.rt.log.Error("commit signal", "agent", s.id, "signal", env.sig.ID(), "type", env.sig.Type(), "err", err)
 		s.refuse(env, err)
 		return

@@ -21,12 +21,30 @@ func RootID(stream string) string {
 	return root
 }
 
+// indexPrefix begins the name of a partition's own index stream
+// (IndexStream), the one kind of stream whose partition is in its name.
+const indexPrefix = "runtime/agents/"
+
+// IndexStream names the runtime's index of the agents in partition p:
+// every agent of a partition is listed in that partition's own stream, so
+// that starting an agent (its stream and its index entry, in one atomic
+// append) never spans two partitions, and a node taking over a partition
+// reads the index of that partition only.
+func IndexStream(p int) string { return indexPrefix + strconv.Itoa(p) }
+
 // Partition is the partition, in [0, partitions), of a log stream: the
 // 32-bit FNV-1a hash of its RootID modulo partitions (the hash NATS subject
-// mapping's partition() uses). It panics if partitions is not positive.
+// mapping's partition() uses), except for a partition's IndexStream, which
+// belongs to the partition it names. It panics if partitions is not
+// positive.
 func Partition(stream string, partitions int) int {
 	if partitions <= 0 {
 		panic("jslog: Partition with partitions <= 0")
+	}
+	if n, ok := strings.CutPrefix(stream, indexPrefix); ok {
+		if p, err := strconv.Atoi(n); err == nil && p >= 0 && strconv.Itoa(p) == n {
+			return p % partitions
+		}
 	}
 	h := fnv.New32a()
 	h.Write([]byte(RootID(stream)))

@@ -63,3 +63,19 @@ func TestSubjectTokens(t *testing.T) {
 		}
 	}
 }
+
+func TestIndexStreamBelongsToItsPartition(t *testing.T) {
+	for _, parts := range []int{1, 7, 16} {
+		for p := range parts {
+			if got := Partition(IndexStream(p), parts); got != p {
+				t.Errorf("Partition(%q, %d) = %d, want %d", IndexStream(p), parts, got, p)
+			}
+		}
+	}
+	// Names that only look like one are hashed as usual.
+	for _, s := range []string{"runtime/agents/01", "runtime/agents/x", "runtime/agents/-1"} {
+		if got, want := Partition(s, 16), Partition("agent/agents", 16); got != want {
+			t.Errorf("Partition(%q) = %d, want the hash of its root %d", s, got, want)
+		}
+	}
+}
