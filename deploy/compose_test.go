@@ -46,7 +46,8 @@ func flagValue(argv []string, flag string) string {
 // published and no network reaches outside; every NATS service is one of
 // nats.conf's routes under a stable --name with its store on a volume of
 // its own and the JetStream health check; every jido-bus node runs in
-// cluster mode against all three servers under a --node-id of its own,
+// cluster mode against all three servers (and their monitoring, where
+// it checks their settings) under a --node-id of its own,
 // with its data dir on a volume of its own, a readiness health check, and
 // a start that waits for healthy NATS servers; all of them restart, run
 // read-only and without capabilities.
@@ -97,9 +98,10 @@ func TestComposeFile(t *testing.T) {
 		}
 	}
 	slices.Sort(natsServices)
-	var urls []string
+	var urls, monitors []string
 	for _, n := range natsServices {
 		urls = append(urls, "nats://"+n+":4222")
+		monitors = append(monitors, "http://"+n+":8222")
 	}
 
 	var routes []string
@@ -135,6 +137,9 @@ func TestComposeFile(t *testing.T) {
 		ids[id] = name
 		if got := flagValue(s.Command, "--nats-url"); got != strings.Join(urls, ",") {
 			t.Errorf("%s: --nats-url %s, want every NATS server: %s", name, got, strings.Join(urls, ","))
+		}
+		if got := flagValue(s.Command, "--nats-monitor"); got != strings.Join(monitors, ",") {
+			t.Errorf("%s: --nats-monitor %s, want every NATS server's: %s (how the node checks sync_interval always without a system account)", name, got, strings.Join(monitors, ","))
 		}
 		if got := flagValue(s.Command, "--data-dir"); got != "/data" {
 			t.Errorf("%s: --data-dir %q, want /data, its volume", name, got)

@@ -26,7 +26,8 @@ func loadConf(t *testing.T) *server.Options {
 
 // TestNATSConfSettings: the settings cluster mode refuses to run without,
 // and those the compose file relies on (the store on the volume at /data,
-// monitoring where the health check looks, routes to the three services).
+// monitoring where the nodes and the health check look, routes to the
+// three services).
 func TestNATSConfSettings(t *testing.T) {
 	o := loadConf(t)
 	var routes []string
@@ -41,7 +42,7 @@ func TestNATSConfSettings(t *testing.T) {
 		{"jetstream", o.JetStream, true, "the log is JetStream"},
 		{"sync_interval always", o.SyncAlways, true, "acknowledged writes survive a power loss (Jepsen 2025, nats-server#7564)"},
 		{"store_dir", o.StoreDir, "/data", "the named volume is mounted there"},
-		{"http", fmt.Sprintf("%s:%d", o.HTTPHost, o.HTTPPort), "127.0.0.1:8222", "the health check probes it inside the container"},
+		{"http", fmt.Sprintf("%s:%d", o.HTTPHost, o.HTTPPort), "0.0.0.0:8222", "the nodes read every server's /varz (--nats-monitor), the health check probes it inside the container"},
 		{"client port", o.Port, 4222, "the nodes' --nats-url names it"},
 		{"cluster", fmt.Sprintf("%s:%d", o.Cluster.Name, o.Cluster.Port), "jido:6222", "the routes name it"},
 		{"routes", fmt.Sprint(routes), "[nats1:6222 nats2:6222 nats3:6222]", "one per NATS service of docker-compose.yml"},
