@@ -86,29 +86,37 @@ func (c Compose) Health(ctx context.Context, service string) (string, error) {
 func (c Compose) WaitHealthy(ctx context.Context, services ...string) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	last := map[string]string{}
 	for {
 		var waiting []string
 		for _, s := range services {
-			if h, err := c.Health(ctx, s); err != nil || h != "healthy" {
-				waiting = append(waiting, fmt.Sprintf("%s (%s%v)", s, h, errOrEmpty(err)))
+			h, err := c.Health(ctx, s)
+			if ctx.Err() != nil {
+				break // the error is the deadline's, not the service's
+			}
+			if err != nil {
+				h = err.Error()
+			}
+			last[s] = h
+			if h != "healthy" {
+				waiting = append(waiting, s)
 			}
 		}
-		if len(waiting) == 0 {
+		if len(waiting) == 0 && ctx.Err() == nil {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("not healthy: %s (docker logs of the container say why)", strings.Join(waiting, ", "))
+			var states []string
+			for _, s := range services {
+				if last[s] != "healthy" {
+					states = append(states, fmt.Sprintf("%s (%s)", s, last[s]))
+				}
+			}
+			return fmt.Errorf("not healthy in time: %s (docker logs of the container say why)", strings.Join(states, ", "))
 		case <-tick.C:
 		}
 	}
-}
-
-func errOrEmpty(err error) any {
-	if err == nil {
-		return ""
-	}
-	return err
 }
 
 func output(ctx context.Context, name string, args ...string) (string, error) {

@@ -68,3 +68,16 @@ func TestCheck(t *testing.T) {
 		t.Errorf("two acks of one version: %v", bad)
 	}
 }
+
+func TestDecisionIncrements(t *testing.T) {
+	ids, err := decisionIncrements([]byte(`[{"specversion":"1.0","id":"p-5","source":"compose-smoke","type":"counter.increment","data":{"by":1}},{"specversion":"1.0","id":"cmd:compose-smoke#p-5","source":"jido-bus:runtime","type":"jido.agent.cmd"}]`))
+	if err != nil || len(ids) != 1 || ids[0] != "p-5" {
+		t.Fatalf("%v, %v", ids, err)
+	}
+	if ids, err := decisionIncrements([]byte(`[{"id":"effects:1:0:1","type":"jido.agent.effects"}]`)); err != nil || len(ids) != 0 {
+		t.Fatalf("effects only: %v, %v", ids, err)
+	}
+	if _, err := decisionIncrements([]byte(`{"id":"x"}`)); err == nil {
+		t.Fatal("an object, not an array: no error")
+	}
+}

@@ -2,11 +2,13 @@
 // under a compose project of its own, calls counter agents through the
 // NATS CLI (run inside a NATS container, since the network is internal
 // and publishes no port), kills a jido-bus container and a NATS container
-// (the JetStream meta leader) while it keeps calling, starts both again,
-// and checks that every acknowledged call is in the log exactly once and
-// that each counter's state is the number of increments in its log. It
-// tears the project down (volumes too) at the end, and exits 1 on any
-// loss, 2 when it could not run.
+// (the JetStream meta leader) while it keeps calling, starts the node
+// again (it must become ready while that server is still away), then the
+// server, and checks that every acknowledged call is in the log exactly
+// once (read from JetStream's partition streams in cluster mode) and that
+// each counter's state is the number of increments in its log. It tears
+// the project down (volumes too) at the end, and exits 1 on any loss or a
+// node that could not start, 2 when it could not run.
 package main
 
 import (
@@ -52,8 +54,10 @@ func main() {
 	os.Exit(run(ctx, cfg))
 }
 
-// errLoss is a check that failed, as opposed to a smoke that could not run.
-var errLoss = errors.New("acknowledged calls lost or doubled")
+// errLoss is a check that failed (an acknowledged call lost or doubled,
+// or a node that could not start while the cluster held its quorum), as
+// opposed to a smoke that could not run.
+var errLoss = errors.New("the cluster failed a check")
 
 func run(ctx context.Context, cfg config) int {
 	compose, err := preflight(ctx, cfg.compose)
@@ -129,7 +133,6 @@ type smoke struct {
 	nats   []string // the NATS services
 	nodes  []string // the jido-bus services
 	client string   // the NATS service whose container runs the CLI
-	urls   string
 }
 
 func (s *smoke) say(format string, a ...any) {
@@ -151,11 +154,6 @@ func (s *smoke) run(ctx context.Context) error {
 	if len(s.nats) < 3 || len(s.nodes) == 0 {
 		return fmt.Errorf("the compose files define NATS services %v and jido-bus services %v: want 3 NATS servers and at least one node", s.nats, s.nodes)
 	}
-	var urls []string
-	for _, n := range s.nats {
-		urls = append(urls, "nats://"+n+":4222")
-	}
-	s.urls = strings.Join(urls, ",")
 	all := append(append([]string{}, s.nats...), s.nodes...)
 
 	s.say("project %s: up %v", s.c.Project, all)
@@ -210,16 +208,20 @@ func (s *smoke) run(ctx context.Context) error {
 		s.say("docker kill %s", svc)
 	}
 	phase("outage")
-	for _, svc := range []string{leader, s.cfg.killNode} {
-		id, err := s.c.Container(ctx, svc)
-		if err != nil {
-			return err
-		}
-		// A no-op when the restart policy already brought it back.
-		if out, err := output(ctx, "docker", "start", id); err != nil {
-			return fmt.Errorf("docker start %s: %w\n%s", svc, err, out)
-		}
-		s.say("docker start %s", svc)
+	// The node first, while the NATS server is still away: the cluster
+	// holds its quorum without one server, so a node must be able to
+	// start then (an operator restarts what crashed in any order).
+	var unavailable []string
+	if err := s.startService(ctx, s.cfg.killNode); err != nil {
+		return err
+	}
+	if err := s.waitHealthy(ctx, 90*time.Second, s.cfg.killNode); err != nil {
+		logs, _ := output(ctx, "docker", "logs", "--tail", "3", s.containerOrEmpty(ctx, s.cfg.killNode))
+		unavailable = append(unavailable, fmt.Sprintf("%s did not become ready within 90s while %s was down (%v); its last lines:\n%s", s.cfg.killNode, leader, err, logs))
+		s.say("UNAVAILABLE: %s not ready while %s is down", s.cfg.killNode, leader)
+	}
+	if err := s.startService(ctx, leader); err != nil {
+		return err
 	}
 	if err := s.waitHealthy(ctx, 4*time.Minute, all...); err != nil {
 		return err
@@ -233,15 +235,24 @@ func (s *smoke) run(ctx context.Context) error {
 		return ctx.Err()
 	}
 
+	streams, err := s.logStreams(ctx)
+	if err != nil {
+		return err
+	}
+	if len(streams) > 0 {
+		s.say("reading the replicated log from JetStream: %d partition streams", len(streams))
+	} else {
+		s.say("no partition streams in JetStream (single-node mode): reading the log through jido.api.log.show")
+	}
 	logs := map[string]AgentLog{}
 	for _, a := range agents {
-		lg, err := s.agentLog(ctx, a)
+		lg, err := s.agentLog(ctx, streams, a)
 		if err != nil {
 			return err
 		}
 		logs[a] = lg
 	}
-	bad := s.ledger.Check(logs)
+	bad := append(s.ledger.Check(logs), unavailable...)
 	total := 0
 	for _, lg := range logs {
 		total += len(lg.Increments)
@@ -250,7 +261,7 @@ func (s *smoke) run(ctx context.Context) error {
 	s.say("%s: %d calls sent, %d acknowledged, %d refused, %d unanswered; %d increments in the log over %d counters; %d violations",
 		time.Now().UTC().Format(time.RFC3339), len(s.ledger.Calls), acked, s.ledger.Count("", Refused), s.ledger.Count("", NoAnswer), total, len(agents), len(bad))
 	for _, b := range bad {
-		fmt.Println("  LOSS:", b)
+		fmt.Println("  FAIL:", b)
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("%w: %d violations", errLoss, len(bad))
@@ -260,6 +271,24 @@ func (s *smoke) run(ctx context.Context) error {
 	}
 	s.say("PASS: every acknowledged call is in the log exactly once")
 	return nil
+}
+
+// startService starts service's container again: a no-op when it runs.
+func (s *smoke) startService(ctx context.Context, service string) error {
+	id, err := s.c.Container(ctx, service)
+	if err != nil {
+		return err
+	}
+	if out, err := output(ctx, "docker", "start", id); err != nil {
+		return fmt.Errorf("docker start %s: %w\n%s", service, err, out)
+	}
+	s.say("docker start %s", service)
+	return nil
+}
+
+func (s *smoke) containerOrEmpty(ctx context.Context, service string) string {
+	id, _ := s.c.Container(ctx, service)
+	return id
 }
 
 func (s *smoke) waitHealthy(ctx context.Context, d time.Duration, services ...string) error {
@@ -324,9 +353,13 @@ func (s *smoke) metaLeader(ctx context.Context, servers []string) (string, error
 	return "", nil
 }
 
-// nats runs the NATS CLI in the client container against every server.
+// cli runs the NATS CLI in the client container, against that container's
+// own server over loopback: the client is never the server the smoke
+// kills, and a killed container's name takes Docker's DNS seconds to
+// fail, which a CLI given every server pays on each call that tries it
+// first.
 func (s *smoke) cli(ctx context.Context, args ...string) ([]byte, error) {
-	return s.c.Exec(ctx, s.client, append([]string{"nats", "-s", s.urls, "--timeout", "5s"}, args...)...)
+	return s.c.Exec(ctx, s.client, append([]string{"nats", "-s", "nats://127.0.0.1:4222", "--timeout", "5s"}, args...)...)
 }
 
 // request sends body to an API subject and decodes an ok:true reply into v.
@@ -380,12 +413,20 @@ func (s *smoke) call(ctx context.Context, phase, agent string, n int) {
 	s.ledger.Record(id, agent, phase, out, err)
 }
 
-// agentLog reads agent's stream through jido.api.log.show, page by page,
-// and its state through jido.api.agent.state.
-func (s *smoke) agentLog(ctx context.Context, agent string) (AgentLog, error) {
+// agentLog reads agent's increments from the partition streams of
+// JetStream when there are any, else through jido.api.log.show page by
+// page, and its state through jido.api.agent.state.
+func (s *smoke) agentLog(ctx context.Context, streams []string, agent string) (AgentLog, error) {
 	var lg AgentLog
 	from := int64(0)
-	for {
+	if len(streams) > 0 {
+		ids, err := s.jsAgentIncrements(ctx, streams, agent)
+		if err != nil {
+			return lg, err
+		}
+		lg.Increments = ids
+	}
+	for len(streams) == 0 {
 		var page struct {
 			Entries []struct {
 				Event struct {
