@@ -11,6 +11,10 @@ import (
 var (
 	// ErrWrongVersion: the stream's version is not the expected one.
 	ErrWrongVersion = errors.New("wrong expected version")
+	// ErrOutcomeUnknown: the append may or may not have been stored (a
+	// replicated log lost the acknowledgement); read the stream, or retry
+	// the same append, whose events' ids make a stored one a duplicate.
+	ErrOutcomeUnknown = errors.New("outcome of the append unknown")
 	// ErrCorrupt: a stored value failed its checksum or does not decode.
 	ErrCorrupt = errors.New("corrupt entry")
 	// ErrGone: the position was removed by truncation or deletion.

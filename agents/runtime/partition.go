@@ -2,10 +2,12 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/eventlog"
 )
 
 // Partitions (cluster mode). Several nodes share one replicated log, and
@@ -181,15 +183,21 @@ func (rt *Runtime) Release(ctx context.Context, p int) error {
 }
 
 // fenced takes s out of service after the log refused its commit of env
-// because the stream moved past s.head: another node wrote it, so this
+// because the stream moved past s.head — another node wrote it, so this
 // node lost the agent's partition (or had a stale view of it when it took
-// the partition back). Nothing of env was kept; it is refused
-// unavailable, for its sender to retry where the partition is now. The
-// agent goes passive: if this node still serves the partition, the next
-// signal brings it back from the log as it is now.
-func (rt *Runtime) fenced(s *server, env envelope) {
-	rt.log.Warn("commit refused: another node wrote this agent's log; reloading it from the log", "agent", s.id, "stream", s.stream, "head", s.head)
+// the partition back) — or could not say whether it was stored (a
+// replicated log that lost its acknowledgement). Either way this node's
+// idea of the agent may be wrong. The signal is refused unavailable, for
+// its sender to retry (with the same id: if it was stored after all, the
+// retry is answered as a duplicate). The agent goes passive: if this node
+// still serves the partition, the next signal brings it back from the log
+// as it is now.
+func (rt *Runtime) fenced(s *server, env envelope, cause error) {
+	rt.log.Warn("commit refused or unconfirmed; reloading the agent from the log", "agent", s.id, "stream", s.stream, "head", s.head, "err", cause)
 	err := bus.Errorf(bus.ReasonUnavailable, "agent %s: another node wrote its log since this node read it (its partition moved); nothing was recorded; retry", s.id)
+	if errors.Is(cause, eventlog.ErrOutcomeUnknown) {
+		err = bus.Errorf(bus.ReasonUnavailable, "agent %s: the log did not confirm the commit of signal %s (%v); retry with the same id: if it was stored, the retry is answered as a duplicate", s.id, env.sig.ID(), cause)
+	}
 	s.refuse(env, err)
 	s.halt(err)
 	rt.mu.Lock()
@@ -205,4 +213,36 @@ func (rt *Runtime) fenced(s *server, env envelope) {
 	}
 	rt.mu.Unlock()
 	s.notify()
+}
+
+// Serves reports whether this runtime serves partition p; in single-node
+// mode it serves every agent.
+func (rt *Runtime) Serves(p int) bool {
+	if rt.cfg.Partitions == nil {
+		return true
+	}
+	rt.mu.RLock()
+	defer rt.mu.RUnlock()
+	return rt.held[p]
+}
+
+// newAgentID picks the id of an agent started without one: in cluster
+// mode one whose partition this runtime serves, so that the start is
+// decided here rather than refused (ids are random; a few draws find one
+// when the node serves any partition at all).
+func (rt *Runtime) newAgentID(typ string) string {
+	id := bus.NewID()
+	p := rt.cfg.Partitions
+	if p == nil {
+		return id
+	}
+	rt.mu.RLock()
+	defer rt.mu.RUnlock()
+	for range 256 {
+		if len(rt.held) == 0 || rt.held[p.Of(rt.streamFor(typ, id))] {
+			return id
+		}
+		id = bus.NewID()
+	}
+	return id
 }

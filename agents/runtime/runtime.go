@@ -359,7 +359,7 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (Info, error) {
 		return Info{}, bus.Errorf(ReasonUnknownType, "no agent type %q is registered; known types: %v", req.Type, rt.cfg.Types.Names())
 	}
 	if req.ID == "" {
-		req.ID = bus.NewID()
+		req.ID = rt.newAgentID(req.Type)
 	}
 	if err := bus.ValidateAgentID(req.ID); err != nil {
 		return Info{}, err

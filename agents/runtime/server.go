@@ -327,8 +327,8 @@ func (s *server) decideAndCommit(env envelope) {
 	}
 	if err != nil {
 		s.putBackEffects(carried)
-		if s.rt.cfg.Partitions != nil && errors.Is(err, eventlog.ErrWrongVersion) {
-			s.rt.fenced(s, env)
+		if errors.Is(err, eventlog.ErrOutcomeUnknown) || s.rt.cfg.Partitions != nil && errors.Is(err, eventlog.ErrWrongVersion) {
+			s.rt.fenced(s, env, err)
 			return
 		}
 		s.rt.log.Error("commit signal", "agent", s.id, "signal", env.sig.ID(), "type", env.sig.Type(), "err", err)

@@ -45,7 +45,9 @@ func (b *Bus) HandleAPIConcurrent(subject string, maxInFlight int, fn APIFunc) e
 }
 
 func (b *Bus) subscribeAPI(subject string, fn APIFunc, sem chan struct{}) error {
-	sub, err := b.nc.QueueSubscribe(subject, b.opts.QueueGroup, b.apiHandler(subject, fn, sem))
+	h := b.apiHandler(subject, fn, sem)
+	b.remember(subject, h, false)
+	sub, err := b.nc.QueueSubscribe(subject, b.opts.QueueGroup, h)
 	if err != nil {
 		return fmt.Errorf("subscribe %s: %w", subject, err)
 	}
@@ -61,6 +63,9 @@ func (b *Bus) apiHandler(subject string, fn APIFunc, sem chan struct{}) nats.Msg
 		}
 		if err := b.checkReply(msg); err != nil {
 			b.refuse(msg, err)
+			return
+		}
+		if b.forward(msg) {
 			return
 		}
 		if err := b.enter(); err != nil {

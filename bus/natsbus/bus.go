@@ -51,6 +51,11 @@ type Options struct {
 	// same token has the same digest across restarts. Nil means a random
 	// key, never none.
 	DigestKey []byte
+	// Partitions, when set, is cluster mode: input that belongs to a
+	// partition this node does not serve goes to the node that does
+	// (partitioned.go), and signals to agents are a queue subscription,
+	// taken by one node of the cluster each.
+	Partitions *Partitioner
 }
 
 // Bus is jido-bus's side of a NATS connection. It does not own the
@@ -77,6 +82,7 @@ type Bus struct {
 	// jsConsumers are the JetStream consumers refused for delivering into
 	// the node's subjects (refuseStreamDelivery).
 	jsConsumers jsConsumers
+	parts       partitions
 }
 
 type counters struct {
@@ -166,6 +172,7 @@ func (b *Bus) Shutdown(ctx context.Context) error {
 	b.subs = nil
 	b.draining = true
 	b.mu.Unlock()
+	b.stopPartitions()
 	var errs []error
 	closed := make([]<-chan nats.SubStatus, len(subs))
 	for i, s := range subs {

@@ -60,6 +60,10 @@ type Handler func(ctx context.Context, d *Delivery)
 // Middleware wraps a Handler; see HandleSignals for the order.
 type Middleware func(Handler) Handler
 
+// AgentQueueGroup is the queue group of the subscription to signals for
+// agents in cluster mode (Options.Partitions).
+const AgentQueueGroup = "jido-agents"
+
 // HandleSignals subscribes to every subject of kind (bus.KindAgent or
 // bus.KindSignal) and hands each valid signal to h. Middleware run in the
 // order given: the first is the outermost and sees the delivery first.
@@ -71,7 +75,17 @@ func (b *Bus) HandleSignals(kind string, h Handler, mw ...Middleware) error {
 		h = mw[i](h)
 	}
 	subject := b.opts.Subjects.All(kind)
-	sub, err := b.nc.Subscribe(subject, func(msg *nats.Msg) { b.dispatch(msg, h) })
+	handler := func(msg *nats.Msg) { b.dispatch(msg, h) }
+	var sub *nats.Subscription
+	var err error
+	if b.opts.Partitions != nil && kind == bus.KindAgent {
+		// One node of the cluster takes each signal, and hands it to
+		// the owner of the agent's partition when that is another.
+		b.remember(subject, handler, true)
+		sub, err = b.nc.QueueSubscribe(subject, AgentQueueGroup, handler)
+	} else {
+		sub, err = b.nc.Subscribe(subject, handler)
+	}
 	if err != nil {
 		return fmt.Errorf("subscribe %s: %w", subject, err)
 	}
@@ -84,6 +98,9 @@ func (b *Bus) dispatch(msg *nats.Msg, h Handler) {
 	}
 	if err := b.checkReply(msg); err != nil {
 		b.refuse(msg, err)
+		return
+	}
+	if b.forward(msg) {
 		return
 	}
 	if err := b.enter(); err != nil {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/jido-bus/jido-bus/eventlog"
+
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -46,7 +48,7 @@ func (l *Log) publish(ctx context.Context, msgs []*outMsg) ([]uint64, outcome, e
 			if o := classify(err); o != failed {
 				return nil, o, err
 			}
-			return nil, failed, fmt.Errorf("append to %s: %w; whether it was stored is unknown: retry the same append", msgs[0].st.name, err)
+			return nil, failed, fmt.Errorf("append to %s: %w (%w): retry the same append", msgs[0].st.name, eventlog.ErrOutcomeUnknown, err)
 		}
 		if ack.Duplicate {
 			return nil, duplicate, nil
@@ -130,8 +132,8 @@ func (l *Log) publishBatch(ctx context.Context, msgs []*outMsg, nm []*nats.Msg) 
 	commit.Header.Set("Nats-Batch-Commit", "1")
 	resp, err := l.nc.RequestMsgWithContext(ctx, commit)
 	if err != nil {
-		return nil, failed, fmt.Errorf("append to %s and %d more: commit of the atomic batch: %w; whether it was stored is unknown: retry the same append",
-			msgs[0].st.name, len(msgs)-1, err)
+		return nil, failed, fmt.Errorf("append to %s and %d more: commit of the atomic batch: %w (%w): retry the same append",
+			msgs[0].st.name, len(msgs)-1, eventlog.ErrOutcomeUnknown, err)
 	}
 	var ack batchAck
 	if err := json.Unmarshal(resp.Data, &ack); err != nil {

@@ -20,6 +20,7 @@ import (
 // Cluster is a running set of routed servers with JetStream.
 type Cluster struct {
 	Servers []*server.Server
+	opts    []*server.Options // each server's, for Restart
 }
 
 // StartCluster starts n servers named s1…sn in one cluster, waits until
@@ -82,11 +83,19 @@ func Start(n int, tempDir func() string, opts ...func(i int, o *server.Options))
 		}
 		s.Start()
 		c.Servers = append(c.Servers, s)
+		c.opts = append(c.opts, o)
 	}
-	for _, s := range c.Servers {
+	for i, s := range c.Servers {
 		if !s.ReadyForConnections(10 * time.Second) {
 			c.Shutdown()
 			return nil, fmt.Errorf("jstest: %s did not accept connections", s.Name())
+		}
+		// A restarted server comes back on the ports it had.
+		if addr, ok := s.Addr().(*net.TCPAddr); ok {
+			c.opts[i].Port = addr.Port
+		}
+		if addr := s.MonitorAddr(); addr != nil {
+			c.opts[i].HTTPPort = addr.Port
 		}
 	}
 	if err := c.waitForMeta(); err != nil {
@@ -94,6 +103,27 @@ func Start(n int, tempDir func() string, opts ...func(i int, o *server.Options))
 		return nil, err
 	}
 	return c, nil
+}
+
+// Restart starts server i again, after it was shut down, on the same
+// ports and store directory, and waits until it accepts connections: a
+// server that crashed and came back.
+func (c *Cluster) Restart(i int) error {
+	old := c.Servers[i]
+	old.Shutdown()
+	old.WaitForShutdown()
+	o := c.opts[i].Clone()
+	s, err := server.NewServer(o)
+	if err != nil {
+		return fmt.Errorf("jstest: restart server %d: %w", i+1, err)
+	}
+	s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		s.Shutdown()
+		return fmt.Errorf("jstest: restarted %s did not accept connections", s.Name())
+	}
+	c.Servers[i] = s
+	return nil
 }
 
 // Shutdown stops every server and waits for each.
