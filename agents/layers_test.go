@@ -16,7 +16,7 @@ const module = "github.com/jido-bus/jido-bus"
 
 // levels is the dependency line, lowest first:
 //
-//	cmd, e2e, examples → internal/bench → node → internal/frontdoor →
+//	cmd, e2e, examples, deploy → internal/bench → node → internal/frontdoor →
 //	projects, conversation/convapi → agents/runtime, conversation/views →
 //	projections, conversation, cluster → agents, eventlog → bus → schemas →
 //	internal/goroutines, internal/testkit
@@ -45,7 +45,8 @@ var levels = [][]string{
 	{"internal/frontdoor"},
 	{"node"},
 	{"internal/bench"},
-	{"cmd", "e2e", "examples"},
+	// deploy: the compose images' probe and the compose smoke.
+	{"cmd", "e2e", "examples", "deploy"},
 }
 
 // homeOf returns the home of package path rel (relative to the module)
