@@ -43,9 +43,14 @@ func startNATSCluster(t *testing.T) natsCluster {
 // clusterNode starts node id of the cluster c.
 func clusterNode(t *testing.T, c natsCluster, id, dataDir string) *Node {
 	t.Helper()
-	return StartNode(t, tools, dataDir, "--cluster", "--nats-url", c.urls, "--node-id", id,
+	return StartNode(t, tools, dataDir, clusterArgs(c, id)...)
+}
+
+// clusterArgs are the serve flags of node id of the cluster c.
+func clusterArgs(c natsCluster, id string) []string {
+	return []string{"--cluster", "--nats-url", c.urls, "--node-id", id,
 		"--partitions", fmt.Sprint(clusterPartitions), "--lease-timeout", "2s",
-		"--nats-monitor", c.monitor, "--drain-timeout", "10s")
+		"--nats-monitor", c.monitor, "--drain-timeout", "10s"}
 }
 
 // acker sends increments and keeps what was acknowledged.
