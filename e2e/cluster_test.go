@@ -113,6 +113,7 @@ func (a *acker) request(subject string, hdr nats.Header, body []byte, deadline t
 		if errorType(r) != "unavailable" {
 			return nil, fmt.Errorf("%s: %s", subject, resp.Data)
 		}
+		time.Sleep(10 * time.Millisecond) // a client's backoff while partitions move
 	}
 	return nil, fmt.Errorf("%s: no acknowledgement within %s; last answer: %s", subject, deadline, last)
 }
@@ -244,6 +245,15 @@ func TestClusterFailoverLosesNothingAcknowledged(t *testing.T) {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("c%d", i)
 		a.start(ids[i])
+	}
+	// Whichever node answers, the list holds every node's agents.
+	r := a.mustRequest("jido.api.agent.list", nil, []byte(`{"limit":5}`), time.Minute)
+	if agents, _ := r["agents"].([]any); len(agents) != 5 || r["next"] == nil {
+		t.Fatalf("agent list limit 5 = %v", r)
+	}
+	r = a.mustRequest("jido.api.agent.list", nil, []byte(`{}`), time.Minute)
+	if agents, _ := r["agents"].([]any); len(agents) != len(ids) {
+		t.Fatalf("agent list listed %d agents, want the cluster's %d: %v", len(agents), len(ids), r)
 	}
 	stop := make(chan struct{})
 	done := make(chan struct{})

@@ -191,6 +191,9 @@ type Node struct {
 	// and member the node's place in the cluster; nil on a single node.
 	jslog  *jslog.Log
 	member *cluster.Member
+	// clusterListSub answers the other nodes' requests for this node's
+	// agents (cluster_list.go).
+	clusterListSub *nats.Subscription
 	// filing is set once forbidden refusals can be filed as dead letters
 	// (the bus and the dead-letter writer exist).
 	filing atomic.Bool
@@ -463,6 +466,12 @@ func (n *Node) register() error {
 		AdmitStart:     n.admitStart,
 		Transient:      conversation.IsTransient,
 		Refused:        n.metrics.Refused,
+	}
+	if n.cfg.Cluster != nil {
+		if err := n.serveClusterList(); err != nil {
+			return err
+		}
+		agentOpts.List = n.clusterList
 	}
 	if err = agentapi.Serve(n.bus, n.rt, agentOpts); err != nil {
 		return err
