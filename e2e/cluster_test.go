@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,10 +66,14 @@ type acker struct {
 	moved chan struct{} // closed, and made again, at the end of each round
 	// failed is why the load stopped, nil while it runs.
 	failed error
+	// ackedAt is when each agent's increments were acknowledged, in
+	// order; kills is when the test killed or cut off something.
+	ackedAt map[string][]time.Time
+	kills   []time.Time
 }
 
 func newAcker(t *testing.T, nc *nats.Conn) *acker {
-	return &acker{t: t, nc: nc, acked: map[string]map[string]bool{}, moved: make(chan struct{})}
+	return &acker{t: t, nc: nc, acked: map[string]map[string]bool{}, moved: make(chan struct{}), ackedAt: map[string][]time.Time{}}
 }
 
 // mustRequest is request failing the test on error; only the test's
@@ -138,8 +143,51 @@ func (a *acker) increment(id, sid string) error {
 	}
 	a.mu.Lock()
 	a.acked[id][sid] = true
+	a.ackedAt[id] = append(a.ackedAt[id], time.Now())
 	a.mu.Unlock()
 	return nil
+}
+
+// killing notes that a node is about to be killed, for failoverTimes.
+func (a *acker) killing() {
+	a.mu.Lock()
+	a.kills = append(a.kills, time.Now())
+	a.mu.Unlock()
+}
+
+// failoverTimes is, for each kill, the longest any agent went without an
+// acknowledgement across it: from its last acknowledgement before the
+// kill to its first after (the agents whose partition did not move
+// answer on; those of the killed node wait for the lease to run out).
+func (a *acker) failoverTimes() []time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []time.Duration
+	for _, k := range a.kills {
+		var worst time.Duration
+		for _, times := range a.ackedAt {
+			i, _ := slices.BinarySearchFunc(times, k, func(t, k time.Time) int { return t.Compare(k) })
+			if i == 0 || i == len(times) {
+				continue
+			}
+			worst = max(worst, times[i].Sub(times[i-1]))
+		}
+		out = append(out, worst)
+	}
+	return out
+}
+
+// logFailover reports the failover times, without asserting on them:
+// they are wall-clock figures of a loaded machine.
+func (a *acker) logFailover(t *testing.T) {
+	times := a.failoverTimes()
+	if len(times) == 0 {
+		return
+	}
+	sorted := slices.Clone(times)
+	slices.Sort(sorted)
+	t.Logf("failover (last acknowledgement before a kill to the first after, worst agent) over %d kills: median %s, max %s; each: %v",
+		len(times), sorted[len(sorted)/2].Round(time.Millisecond), sorted[len(sorted)-1].Round(time.Millisecond), times)
 }
 
 // load sends rounds of one increment to every agent, concurrently per
@@ -270,6 +318,7 @@ func TestClusterFailoverLosesNothingAcknowledged(t *testing.T) {
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
+	a.killing()
 	n2.Kill(t)
 	a.waitRounds(3)
 	failovers := 0
@@ -323,6 +372,7 @@ func TestClusterFailoverLosesNothingAcknowledged(t *testing.T) {
 	}
 	t.Logf("%d increments acknowledged over %d requests, over a node killed, a NATS server shut down and a node paused", total, a.tries)
 	a.mu.Unlock()
+	a.logFailover(t)
 	if err := n2.Stop(t); err != nil {
 		t.Errorf("n2 stop: %v", err)
 	}
@@ -363,6 +413,7 @@ func TestClusterSoak(t *testing.T) {
 	natsKills := 0
 	for k := range kills {
 		i := k % len(nodes)
+		a.killing()
 		nodes[i].Kill(t)
 		if k%4 == 3 {
 			s := natsKills % len(c.Servers)
@@ -391,6 +442,7 @@ func TestClusterSoak(t *testing.T) {
 	}
 	a.mu.Unlock()
 	t.Logf("%d node kills, %d NATS server restarts: %d increments acknowledged over %d requests, each in the log once", kills, natsKills, total, a.tries)
+	a.logFailover(t)
 	for _, n := range nodes {
 		if err := n.Stop(t); err != nil {
 			t.Errorf("stop: %v", err)
