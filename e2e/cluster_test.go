@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jido-bus/jido-bus/bus/natsserver/jstest"
 	"github.com/jido-bus/jido-bus/eventlog"
@@ -51,7 +52,7 @@ func clusterNode(t *testing.T, c natsCluster, id, dataDir string) *Node {
 func clusterArgs(c natsCluster, id string) []string {
 	return []string{"--cluster", "--nats-url", c.urls, "--node-id", id,
 		"--partitions", fmt.Sprint(clusterPartitions), "--lease-timeout", "2s",
-		"--nats-monitor", c.monitor, "--drain-timeout", "10s"}
+		"--nats-monitor", c.monitor, "--drain-timeout", "10s", "--emit-stream"}
 }
 
 // acker sends increments and keeps what was acknowledged.
@@ -256,6 +257,36 @@ func (a *acker) verify(log *jslog.Log, id string) {
 	}
 }
 
+// verifyEmits checks the cluster's emit stream, which a service that was
+// down reads to catch up: it holds, for each agent, one counter.changed
+// per acknowledged increment — none lost across the kills, none twice
+// though a node that took a partition over ran its pending emits again.
+func (a *acker) verifyEmits(ids []string) {
+	a.t.Helper()
+	js, err := jetstream.New(a.nc)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	st, err := js.Stream(a.t.Context(), "JIDO_EMITS")
+	if err != nil {
+		a.t.Fatalf("the emit stream: %v", err)
+	}
+	info, err := st.Info(a.t.Context(), jetstream.WithSubjectFilter("jido.emit.*.counter.changed"))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if info.Config.Replicas != 3 {
+		a.t.Errorf("the emit stream has %d replicas, want the log's 3", info.Config.Replicas)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, id := range ids {
+		if got, want := info.State.Subjects["jido.emit."+id+".counter.changed"], uint64(len(a.acked[id])); got != want {
+			a.t.Errorf("agent %s: %d counter.changed in the emit stream, want one per acknowledged increment, %d", id, got, want)
+		}
+	}
+}
+
 // waitRounds waits until the load has done n more rounds.
 func (a *acker) waitRounds(n int) {
 	a.t.Helper()
@@ -365,6 +396,7 @@ func TestClusterFailoverLosesNothingAcknowledged(t *testing.T) {
 	for _, id := range ids {
 		a.verify(log, id)
 	}
+	a.verifyEmits(ids)
 	a.mu.Lock()
 	total := 0
 	for _, s := range a.acked {

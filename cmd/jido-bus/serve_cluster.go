@@ -85,6 +85,9 @@ func resolveServeCluster(cfg *serveConfig, f serveClusterFile, changed func(stri
 				return fmt.Errorf("--%s is a setting of cluster mode: add --cluster (and --nats-url with the NATS cluster's URLs)", name)
 			}
 		}
+		if cfg.emitStream && cfg.natsURL != "" {
+			return errors.New("--emit-stream makes the stream on the embedded server, or on a cluster's servers with --cluster; a single node on --nats-url leaves that server's streams alone: make the stream there (nats stream add, subjects <prefix>.emit.>) or leave out --emit-stream")
+		}
 		return nil
 	}
 	switch {
@@ -98,8 +101,6 @@ func resolveServeCluster(cfg *serveConfig, f serveClusterFile, changed func(stri
 		return fmt.Errorf("--lease-timeout %s: give at least 1s; a node is taken for dead after this long without a heartbeat", c.leaseTimeout)
 	case len(cfg.open) > 0 || cfg.http.Listen != "":
 		return errors.New("--open and --http are not available in cluster mode yet: projects live in one node's folders; run them on a single node")
-	case cfg.emitStream:
-		return errors.New("--emit-stream is the embedded server's stream; in cluster mode make the emit stream on the NATS cluster itself (see docs/cluster.md)")
 	}
 	if c.nodeID == "" {
 		host, err := os.Hostname()

@@ -35,7 +35,9 @@ func TestServeClusterSettings(t *testing.T) {
 		{args: []string{"--cluster", "--nats-url", urls, "--lease-timeout", "100ms"}, refused: "at least 1s"},
 		{args: []string{"--cluster", "--nats-url", urls, "--node-id", "a.b"}, refused: "--node-id"},
 		{args: []string{"--cluster", "--nats-url", urls, "--open", "."}, refused: "not available in cluster mode"},
-		{args: []string{"--cluster", "--nats-url", urls, "--emit-stream"}, refused: "--emit-stream"},
+		{args: []string{"--nats-url", urls, "--emit-stream"}, refused: "leaves that server's streams alone"},
+		{args: []string{"--cluster", "--nats-url", urls, "--node-id", "n1", "--emit-stream"},
+			want: &node.ClusterConfig{NodeID: "n1", Partitions: 64, Replicas: 3, LeaseTimeout: 6 * time.Second}},
 	}
 	for _, tc := range cases {
 		cfg, err := serveFlags(t, nil, append([]string{"--data-dir", "/tmp/x"}, tc.args...)...)
