@@ -39,6 +39,13 @@ func TestServeClusterSettings(t *testing.T) {
 		{args: []string{"--cluster", "--nats-url", urls, "--node-id", "n1", "--emit-stream"},
 			want: &node.ClusterConfig{NodeID: "n1", Partitions: 64, Replicas: 3, LeaseTimeout: 6 * time.Second}},
 	}
+	cfg, err := serveFlags(t, map[string]string{"NATS_URL": urls}, "--data-dir", "/tmp/x", "--cluster", "--node-id", "e1")
+	if err != nil || cfg.natsURL != urls {
+		t.Errorf("--cluster with $NATS_URL: %q, %v; want the variable's URLs", cfg.natsURL, err)
+	}
+	if cfg, err := serveFlags(t, map[string]string{"NATS_URL": urls}, "--data-dir", "/tmp/x"); err != nil || cfg.natsURL != "" {
+		t.Errorf("a single node with $NATS_URL set: %q, %v; want the embedded server", cfg.natsURL, err)
+	}
 	for _, tc := range cases {
 		cfg, err := serveFlags(t, nil, append([]string{"--data-dir", "/tmp/x"}, tc.args...)...)
 		if tc.refused != "" {
