@@ -53,11 +53,12 @@ func (n *Node) serveClusterList() error {
 
 // clusterList asks every live node for its agents and merges the lists.
 func (n *Node) clusterList(ctx context.Context, opts runtime.ListOptions) ([]runtime.Info, error) {
-	if n.member == nil {
+	m := n.member.Load()
+	if m == nil {
 		return nil, bus.Errorf(bus.ReasonUnavailable, "the node is joining its cluster; retry")
 	}
 	live := map[string]bool{}
-	for _, nd := range n.member.Status().Nodes {
+	for _, nd := range m.Status().Nodes {
 		if nd.Alive {
 			live[nd.ID] = true
 		}

@@ -191,7 +191,7 @@ type Node struct {
 	// jslog is the replicated log in cluster mode (the runtime's store),
 	// and member the node's place in the cluster; nil on a single node.
 	jslog  *jslog.Log
-	member *cluster.Member
+	member atomic.Pointer[cluster.Member]
 	// clusterListSub answers the other nodes' requests for this node's
 	// agents (cluster_list.go).
 	clusterListSub *nats.Subscription
@@ -585,9 +585,8 @@ func (n *Node) abort() {
 	if n.dlq != nil {
 		_ = n.dlq.Close() // after NATS drained: no refusal is still being handled
 	}
-	if n.member != nil {
-		_ = n.member.Close()
-		n.member = nil
+	if m := n.member.Swap(nil); m != nil {
+		_ = m.Close()
 	}
 	if n.rt != nil {
 		_ = n.rt.Shutdown(context.Background())
