@@ -109,8 +109,10 @@ func (rt *Runtime) Acquire(ctx context.Context, p int) (int, error) {
 // Release gives partition p up: from now on its agents' signals are
 // refused with unavailable; the signals they had already accepted are
 // decided and committed until ctx ends (those left then are refused);
-// the outcomes of directives that ran are recorded; then their loops,
-// timers and tasks stop. Nothing is recorded as stopped: the agents stay
+// directives not yet run stay pending in the log, for the next owner to
+// run (a spawn here would be refused: the partition is no longer this
+// runtime's); the outcomes of directives that ran are recorded; then
+// their loops, timers and tasks stop. Nothing is recorded as stopped: the agents stay
 // registered in the log, for the partition's next owner to Acquire. It
 // returns once the agents' loops have ended, or ctx has.
 func (rt *Runtime) Release(ctx context.Context, p int) error {
@@ -146,6 +148,11 @@ func (rt *Runtime) Release(ctx context.Context, p int) error {
 		}
 	}
 	rt.mu.Unlock()
+	for _, s := range gone {
+		s.mu.Lock()
+		s.handingOver = true
+		s.mu.Unlock()
+	}
 	for _, s := range gone {
 		if !s.awaitInbox(ctx) {
 			break // out of time: halt refuses what is left
