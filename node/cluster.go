@@ -210,7 +210,15 @@ func (n *Node) busPartitioner() *natsbus.Partitioner {
 func (n *Node) joinCluster(ctx context.Context) error {
 	c := n.cfg.Cluster
 	moves := n.metrics.watchCluster(n)
-	m, err := cluster.Join(ctx, n.conn.nc, cluster.Options{
+	// The leases have a connection of their own: on the node's, a
+	// renewal would wait behind every commit and emit written before it,
+	// and a node busy enough would lose its partitions for being busy.
+	mc, err := connect(n.cfg.NATS, n.subjects, "", n.log, nil)
+	if err != nil {
+		return fmt.Errorf("connect for the cluster's membership: %w", err)
+	}
+	n.memberConn = mc
+	m, err := cluster.Join(ctx, mc.nc, cluster.Options{
 		Prefix:             n.subjects.Name(),
 		NodeID:             c.NodeID,
 		Partitions:         c.partitions(),
@@ -283,4 +291,13 @@ func (n *Node) leaveCluster(ctx context.Context) error {
 		return nil
 	}
 	return m.Leave(ctx)
+}
+
+// closeMemberConn closes the membership's connection, once the Member
+// has stopped.
+func (n *Node) closeMemberConn() {
+	if n.memberConn != nil {
+		n.memberConn.close()
+		n.memberConn = nil
+	}
 }

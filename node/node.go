@@ -192,6 +192,8 @@ type Node struct {
 	// and member the node's place in the cluster; nil on a single node.
 	jslog  *jslog.Log
 	member atomic.Pointer[cluster.Member]
+	// memberConn is the membership's own connection to NATS.
+	memberConn *natsConn
 	// clusterListSub answers the other nodes' requests for this node's
 	// agents (cluster_list.go).
 	clusterListSub *nats.Subscription
@@ -588,6 +590,7 @@ func (n *Node) abort() {
 	if m := n.member.Swap(nil); m != nil {
 		_ = m.Close()
 	}
+	n.closeMemberConn()
 	if n.rt != nil {
 		_ = n.rt.Shutdown(context.Background())
 	}
