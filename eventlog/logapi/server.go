@@ -31,10 +31,10 @@ var (
 // cannot be read (unknown fields included), its request counter and its
 // shutdown gate. The short verbs are handled one at a time per verb, in
 // arrival order. A verify reads the whole log, which may take minutes, so
-// it runs on a goroutine of its own (on a snapshot of the log: appends and
-// reads go on meanwhile), at most one at a time: a verify asked for while
-// one runs is refused with queue_overflow rather than queued. Shutting the
-// Bus down cancels a running verify and waits for it.
+// it runs on a goroutine of its own (appends and reads go on meanwhile),
+// at most one at a time: a verify asked for while one runs is refused
+// with queue_overflow rather than queued. Shutting the Bus down cancels a
+// running verify and waits for it.
 func Serve(b *natsbus.Bus, local API) error {
 	s := b.Subjects()
 	serial := map[string]natsbus.APIFunc{
