@@ -64,6 +64,14 @@ func (c *ClusterConfig) partitions() int {
 	return c.Partitions
 }
 
+// replicas is R with its default.
+func (c *ClusterConfig) replicas() int {
+	if c.Replicas == 0 {
+		return 3
+	}
+	return c.Replicas
+}
+
 // serverCheckTimeout bounds reading the servers' settings at start.
 const serverCheckTimeout = 10 * time.Second
 

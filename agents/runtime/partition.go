@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
@@ -245,4 +246,31 @@ func (rt *Runtime) newAgentID(typ string) string {
 		id = bus.NewID()
 	}
 	return id
+}
+
+// MergeLists merges the lists several runtimes answered to ListSome with
+// opts (the nodes of a cluster, each listing its own partitions) into
+// the one list a single runtime holding them all would answer: opts'
+// order, its Limit.
+func MergeLists(opts ListOptions, lists ...[]Info) []Info {
+	var all []Info
+	for _, l := range lists {
+		all = append(all, l...)
+	}
+	queue := func(i Info) int {
+		if i.Status != StatusRunning && i.Status != StatusRestarting {
+			return -1 // passive and failed agents come after the active ones
+		}
+		return i.QueueLength
+	}
+	slices.SortFunc(all, func(a, b Info) int {
+		if opts.ByQueue && queue(a) != queue(b) {
+			return queue(b) - queue(a)
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if opts.Limit > 0 && len(all) > opts.Limit {
+		all = all[:opts.Limit]
+	}
+	return all
 }

@@ -160,3 +160,24 @@ func TestStaleOwnerCommitIsFenced(t *testing.T) {
 		t.Fatalf("after reloading: count %v, want 111", got)
 	}
 }
+
+func TestMergeListsKeepsOneRuntimesOrder(t *testing.T) {
+	a := []Info{{ID: "a", Status: StatusRunning, QueueLength: 1}, {ID: "c", Status: StatusPassive}}
+	b := []Info{{ID: "b", Status: StatusRunning, QueueLength: 5}, {ID: "d", Status: StatusRunning}}
+	ids := func(l []Info) string {
+		var s []string
+		for _, i := range l {
+			s = append(s, i.ID)
+		}
+		return strings.Join(s, ",")
+	}
+	if got := ids(MergeLists(ListOptions{}, a, b)); got != "a,b,c,d" {
+		t.Errorf("by id: %s", got)
+	}
+	if got := ids(MergeLists(ListOptions{Limit: 3}, a, b)); got != "a,b,c" {
+		t.Errorf("by id, limit 3: %s", got)
+	}
+	if got := ids(MergeLists(ListOptions{ByQueue: true}, a, b)); got != "b,a,d,c" {
+		t.Errorf("by queue: %s (the passive agent comes last)", got)
+	}
+}
