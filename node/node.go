@@ -460,10 +460,10 @@ func (n *Node) register() error {
 	if err = n.bus.HandleAPI(n.subjects.Ping(), n.ping); err != nil {
 		return err
 	}
-	if err = logapi.Serve(n.bus, logapi.Local{Log: n.evlog, Guard: n.guardTruncate, ImportGuard: n.guardImport}); err != nil {
+	if err = logapi.Serve(n.bus, n.logAPI()); err != nil {
 		return err
 	}
-	if err = emitapi.Serve(n.bus, emitapi.Local{Log: n.evlog, Subjects: n.subjects}); err != nil {
+	if err = emitapi.Serve(n.bus, emitapi.Local{Log: n.emitLog(), Subjects: n.subjects}); err != nil {
 		return err
 	}
 	if err = projectionapi.Serve(n.bus, projectionapi.Local{Runner: n.runner}); err != nil {

@@ -112,6 +112,10 @@ func (l *Log) ensure(ctx context.Context, cfg jetstream.StreamConfig, check func
 // Partitions is P.
 func (l *Log) Partitions() int { return l.opts.Partitions }
 
+// Prefix is the first token of the log's subjects ("jido"); in upper case
+// it begins its streams' names (JIDO_LOG_0 …).
+func (l *Log) Prefix() string { return l.opts.Prefix }
+
 // StreamName is the JetStream stream that holds log stream stream.
 func (l *Log) StreamName(stream string) string {
 	return l.partitionStreamName(Partition(stream, l.opts.Partitions))

@@ -111,8 +111,10 @@ func (l *Log) sync(ctx context.Context, st *streamState) error {
 			if err == nil {
 				err = fmt.Errorf("it starts at version %d, the stream is at %d", h.first(), st.version)
 			}
+			// The version it should have held, named before reset forgets it.
+			damaged := &eventlog.CorruptError{Stream: st.name, Seq: st.version + 1, GlobalSeq: m.Sequence, Reason: err.Error()}
 			st.reset()
-			return &eventlog.CorruptError{Stream: st.name, Seq: st.version + 1, GlobalSeq: m.Sequence, Reason: err.Error()}
+			return damaged
 		}
 		st.apply(m.Sequence, h.first(), ids)
 		next = m.Sequence + 1

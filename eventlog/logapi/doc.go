@@ -21,5 +21,8 @@
 // state.
 //
 // Local runs the same operations on an open *eventlog.Log, so a command can
-// use either; Serve answers NATS requests through a Local.
+// use either; Replicated runs them on a cluster's replicated log
+// (eventlog/jslog) and refuses, with ReasonClusterUnsupported, what a
+// partitioned log cannot do. Serve answers NATS requests through either
+// (API).
 package logapi

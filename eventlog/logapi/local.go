@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
 )
@@ -54,61 +53,12 @@ func (c Local) Streams(_ context.Context, req StreamsRequest) (StreamsReply, err
 // Read reads one page. Damaged entries are listed in the reply and
 // skipped, so one bad entry does not stop a page.
 func (c Local) Read(ctx context.Context, req ReadRequest) (ReadReply, error) {
-	limit := req.Limit
-	switch {
-	case limit < 0:
-		return ReadReply{}, bus.Errorf(bus.ReasonInvalidRequest, "limit %d: want 0 (a page of %d) or more; a page also stops at %d bytes", limit, DefaultPageSize, MaxReplyBytes)
-	case limit == 0:
-		limit = DefaultPageSize
-	}
 	opts := eventlog.ReadOptions{From: req.From, Backward: req.Backward, Types: req.Types}
 	it := c.Log.ReadAll(opts)
 	if req.Stream != "" {
 		it = c.Log.ReadStream(req.Stream, opts)
 	}
-	reply := ReadReply{Entries: []Entry{}, Next: req.From}
-	size := 0
-	for e, err := range it {
-		if ce, ok := errors.AsType[*eventlog.CorruptError](err); ok {
-			reply.Damaged = append(reply.Damaged, ce)
-			if req.Stream == "" {
-				reply.Next = next(req, ce.GlobalSeq)
-			} else {
-				reply.Next = next(req, ce.Seq)
-			}
-			continue
-		}
-		if err != nil {
-			return ReadReply{}, err
-		}
-		if err := ctx.Err(); err != nil {
-			return ReadReply{}, err
-		}
-		if len(reply.Entries) == limit || (size+e.Size > MaxReplyBytes && len(reply.Entries) > 0) {
-			reply.More = true
-			break
-		}
-		body, err := json.Marshal(e.Event)
-		if err != nil {
-			return ReadReply{}, fmt.Errorf("encode %s seq %d: %w", e.Stream, e.Seq, err)
-		}
-		size += len(body)
-		reply.Entries = append(reply.Entries, Entry{Stream: e.Stream, Seq: e.Seq, GlobalSeq: e.GlobalSeq, Time: e.Time, Event: body})
-		pos := e.Seq
-		if req.Stream == "" {
-			pos = e.GlobalSeq
-		}
-		reply.Next = next(req, pos)
-	}
-	return reply, nil
-}
-
-// next is the position after pos in the direction of req.
-func next(req ReadRequest, pos uint64) uint64 {
-	if req.Backward {
-		return pos - 1
-	}
-	return pos + 1
+	return readPage(ctx, req, it)
 }
 
 // Import appends the events in one atomic append.
@@ -118,27 +68,7 @@ func (c Local) Import(ctx context.Context, req ImportRequest) (ImportReply, erro
 			return ImportReply{}, err
 		}
 	}
-	events := make([]bus.Signal, len(req.Events))
-	for i, raw := range req.Events {
-		ev := event.New()
-		if err := json.Unmarshal(raw, &ev); err != nil {
-			return ImportReply{}, bus.Errorf(bus.ReasonMalformed, "import to %s: event %d is not a CloudEvent: %v", req.Stream, i, err)
-		}
-		events[i] = ev
-	}
-	res, err := c.Log.Append(ctx, req.Stream, eventlog.AnyVersion, events...)
-	if err != nil {
-		return ImportReply{}, err
-	}
-	reply := ImportReply{Version: res.Version}
-	for _, p := range res.Positions {
-		if p.Duplicate {
-			reply.Duplicates++
-		} else {
-			reply.Appended++
-		}
-	}
-	return reply, nil
+	return importEvents(ctx, req, c.Log.Append)
 }
 
 // Verify checks the whole log.

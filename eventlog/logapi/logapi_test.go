@@ -42,7 +42,7 @@ func setup(t *testing.T, subjects bus.Subjects) (Client, *eventlog.Log) {
 
 // serve serves local's log API on a Bus of its own on nc, closed when the
 // test ends; opts may set the Bus's other options.
-func serve(t *testing.T, nc *nats.Conn, local Local, subjects bus.Subjects, opts *natsbus.Options) *natsbus.Bus {
+func serve(t *testing.T, nc *nats.Conn, local API, subjects bus.Subjects, opts *natsbus.Options) *natsbus.Bus {
 	t.Helper()
 	o := natsbus.Options{}
 	if opts != nil {
