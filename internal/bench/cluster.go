@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -139,6 +140,10 @@ func (bc *benchCluster) cast(ctx context.Context, ids []string) (flowResult, err
 		done:     done,
 		duration: cfg.Duration,
 	}
+	epochs0, err := bc.epochs(ctx)
+	if err != nil {
+		return flowResult{}, err
+	}
 	stop := bc.env.step(MetricClusterCast, int64(cfg.Msgs), done)
 	cpu0, cpuOK := processCPU()
 	res, err := f.run(ctx)
@@ -146,8 +151,24 @@ func (bc *benchCluster) cast(ctx context.Context, ids []string) (flowResult, err
 		res.CPU = cpu1 - cpu0
 	}
 	stop()
-	if err != nil || res.Capped {
+	if err != nil {
 		return res, err
+	}
+	// A node whose lease renewals (writes to the membership bucket on the
+	// same servers) wait too long behind the log's writes gives its
+	// partitions up, and the casts for them are refused: say so rather
+	// than report the rate of what was left.
+	epochs1, err := bc.epochs(ctx)
+	if err != nil {
+		return res, err
+	}
+	for p := range epochs0 {
+		if epochs1[p] != epochs0[p] {
+			return res, fmt.Errorf("partition %d moved while the casts ran (epoch %d → %d; %d of %d casts committed, the others refused): the nodes' logs %s say why (\"lease not renewed in time\": the membership's writes waited behind the log's); fewer casts in flight (--window) may keep the leases", p, epochs0[p], epochs1[p], res.Done, cfg.Msgs, filepath.Join(bc.env.Dir, "n*.log"))
+		}
+	}
+	if res.Capped {
+		return res, nil
 	}
 	sum, err := bc.awaitVersions(ctx, ids, int64(cfg.Msgs))
 	if err != nil {

@@ -35,10 +35,10 @@ const (
 	// before it stopped is never answered.
 	probeTimeout = time.Second
 	// probeRetry is how long a prober waits after a refused call, so that
-	// the refusals for a partition nobody serves yet do not take the CPU
-	// the surviving node needs to bring it back. It is the figure's
-	// resolution.
-	probeRetry = 5 * time.Millisecond
+	// the refusals for a partition nobody serves yet (each one a dead
+	// letter the surviving node fsyncs) do not take the disk and CPU it
+	// needs to bring the partition back. It is the figure's resolution.
+	probeRetry = 25 * time.Millisecond
 )
 
 // probeIDs names one counter in each partition: f0, f1 … as many as it

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -42,6 +44,7 @@ type benchCluster struct {
 	nodes   []*node.Node   // the live nodes
 	ids     []string       // their node ids, in the order of nodes
 	started int            // nodes started so far: names the next one
+	logs    []*os.File     // every node's log, closed last
 }
 
 // startBenchCluster starts the servers, their stores under env.Dir/nats,
@@ -82,7 +85,15 @@ func (bc *benchCluster) startNode(ctx context.Context) error {
 	bc.started++
 	id := "n" + strconv.Itoa(bc.started)
 	commits := bc.commits
+	// Each node logs to <id>.log beside its data dir: what moved when,
+	// for a figure that needs explaining.
+	logFile, err := os.Create(filepath.Join(bc.env.Dir, id+".log"))
+	if err != nil {
+		return fmt.Errorf("create the log of cluster node %s: %w", id, err)
+	}
+	bc.logs = append(bc.logs, logFile)
 	n, err := node.Start(ctx, node.Config{
+		Logger:  slog.New(slog.NewTextHandler(logFile, nil)),
 		DataDir: filepath.Join(bc.env.Dir, id),
 		NATS:    node.NATSConfig{URL: bc.nats.URLs()},
 		Cluster: &node.ClusterConfig{
@@ -95,7 +106,7 @@ func (bc *benchCluster) startNode(ctx context.Context) error {
 		Runtime: func(rc *runtime.Config) { rc.Store = &countingStore{Store: rc.Store, c: commits} },
 	})
 	if err != nil {
-		return fmt.Errorf("start cluster node %s: %w", id, err)
+		return fmt.Errorf("start cluster node %s (its log: %s): %w", id, logFile.Name(), err)
 	}
 	bc.nodes = append(bc.nodes, n)
 	bc.ids = append(bc.ids, id)
@@ -165,6 +176,22 @@ func (bc *benchCluster) unserved(ctx context.Context) string {
 		}
 	}
 	return ""
+}
+
+// epochs reads each partition's epoch from the membership bucket: it
+// changes with every move.
+func (bc *benchCluster) epochs(ctx context.Context) ([]uint64, error) {
+	st, err := cluster.ReadStatus(ctx, bc.admin, clusterPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("read the cluster's status: %w", err)
+	}
+	out := make([]uint64, clusterPartitions)
+	for _, o := range st.Owners {
+		if o.Partition < len(out) {
+			out[o.Partition] = o.Epoch
+		}
+	}
+	return out, nil
 }
 
 // partitionOf is the log partition of agent id.
@@ -276,5 +303,10 @@ func (bc *benchCluster) close() error {
 		bc.admin.Close()
 	}
 	bc.nats.Shutdown()
+	for _, f := range bc.logs {
+		if err := f.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
 }
