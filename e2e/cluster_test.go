@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jido-bus/jido-bus/bus/natsserver/jstest"
 	"github.com/jido-bus/jido-bus/eventlog"
@@ -43,9 +45,14 @@ func startNATSCluster(t *testing.T) natsCluster {
 // clusterNode starts node id of the cluster c.
 func clusterNode(t *testing.T, c natsCluster, id, dataDir string) *Node {
 	t.Helper()
-	return StartNode(t, tools, dataDir, "--cluster", "--nats-url", c.urls, "--node-id", id,
+	return StartNode(t, tools, dataDir, clusterArgs(c, id)...)
+}
+
+// clusterArgs are the serve flags of node id of the cluster c.
+func clusterArgs(c natsCluster, id string) []string {
+	return []string{"--cluster", "--nats-url", c.urls, "--node-id", id,
 		"--partitions", fmt.Sprint(clusterPartitions), "--lease-timeout", "2s",
-		"--nats-monitor", c.monitor, "--drain-timeout", "10s")
+		"--nats-monitor", c.monitor, "--drain-timeout", "10s", "--emit-stream"}
 }
 
 // acker sends increments and keeps what was acknowledged.
@@ -60,10 +67,14 @@ type acker struct {
 	moved chan struct{} // closed, and made again, at the end of each round
 	// failed is why the load stopped, nil while it runs.
 	failed error
+	// ackedAt is when each agent's increments were acknowledged, in
+	// order; kills is when the test killed or cut off something.
+	ackedAt map[string][]time.Time
+	kills   []time.Time
 }
 
 func newAcker(t *testing.T, nc *nats.Conn) *acker {
-	return &acker{t: t, nc: nc, acked: map[string]map[string]bool{}, moved: make(chan struct{})}
+	return &acker{t: t, nc: nc, acked: map[string]map[string]bool{}, moved: make(chan struct{}), ackedAt: map[string][]time.Time{}}
 }
 
 // mustRequest is request failing the test on error; only the test's
@@ -108,6 +119,7 @@ func (a *acker) request(subject string, hdr nats.Header, body []byte, deadline t
 		if errorType(r) != "unavailable" {
 			return nil, fmt.Errorf("%s: %s", subject, resp.Data)
 		}
+		time.Sleep(10 * time.Millisecond) // a client's backoff while partitions move
 	}
 	return nil, fmt.Errorf("%s: no acknowledgement within %s; last answer: %s", subject, deadline, last)
 }
@@ -132,8 +144,51 @@ func (a *acker) increment(id, sid string) error {
 	}
 	a.mu.Lock()
 	a.acked[id][sid] = true
+	a.ackedAt[id] = append(a.ackedAt[id], time.Now())
 	a.mu.Unlock()
 	return nil
+}
+
+// killing notes that a node is about to be killed, for failoverTimes.
+func (a *acker) killing() {
+	a.mu.Lock()
+	a.kills = append(a.kills, time.Now())
+	a.mu.Unlock()
+}
+
+// failoverTimes is, for each kill, the longest any agent went without an
+// acknowledgement across it: from its last acknowledgement before the
+// kill to its first after (the agents whose partition did not move
+// answer on; those of the killed node wait for the lease to run out).
+func (a *acker) failoverTimes() []time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []time.Duration
+	for _, k := range a.kills {
+		var worst time.Duration
+		for _, times := range a.ackedAt {
+			i, _ := slices.BinarySearchFunc(times, k, func(t, k time.Time) int { return t.Compare(k) })
+			if i == 0 || i == len(times) {
+				continue
+			}
+			worst = max(worst, times[i].Sub(times[i-1]))
+		}
+		out = append(out, worst)
+	}
+	return out
+}
+
+// logFailover reports the failover times, without asserting on them:
+// they are wall-clock figures of a loaded machine.
+func (a *acker) logFailover(t *testing.T) {
+	times := a.failoverTimes()
+	if len(times) == 0 {
+		return
+	}
+	sorted := slices.Clone(times)
+	slices.Sort(sorted)
+	t.Logf("failover (last acknowledgement before a kill to the first after, worst agent) over %d kills: median %s, max %s; each: %v",
+		len(times), sorted[len(sorted)/2].Round(time.Millisecond), sorted[len(sorted)-1].Round(time.Millisecond), times)
 }
 
 // load sends rounds of one increment to every agent, concurrently per
@@ -202,6 +257,36 @@ func (a *acker) verify(log *jslog.Log, id string) {
 	}
 }
 
+// verifyEmits checks the cluster's emit stream, which a service that was
+// down reads to catch up: it holds, for each agent, one counter.changed
+// per acknowledged increment — none lost across the kills, none twice
+// though a node that took a partition over ran its pending emits again.
+func (a *acker) verifyEmits(ids []string) {
+	a.t.Helper()
+	js, err := jetstream.New(a.nc)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	st, err := js.Stream(a.t.Context(), "JIDO_EMITS")
+	if err != nil {
+		a.t.Fatalf("the emit stream: %v", err)
+	}
+	info, err := st.Info(a.t.Context(), jetstream.WithSubjectFilter("jido.emit.*.counter.changed"))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	if info.Config.Replicas != 3 {
+		a.t.Errorf("the emit stream has %d replicas, want the log's 3", info.Config.Replicas)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, id := range ids {
+		if got, want := info.State.Subjects["jido.emit."+id+".counter.changed"], uint64(len(a.acked[id])); got != want {
+			a.t.Errorf("agent %s: %d counter.changed in the emit stream, want one per acknowledged increment, %d", id, got, want)
+		}
+	}
+}
+
 // waitRounds waits until the load has done n more rounds.
 func (a *acker) waitRounds(n int) {
 	a.t.Helper()
@@ -240,6 +325,15 @@ func TestClusterFailoverLosesNothingAcknowledged(t *testing.T) {
 		ids[i] = fmt.Sprintf("c%d", i)
 		a.start(ids[i])
 	}
+	// Whichever node answers, the list holds every node's agents.
+	r := a.mustRequest("jido.api.agent.list", nil, []byte(`{"limit":5}`), time.Minute)
+	if agents, _ := r["agents"].([]any); len(agents) != 5 || r["next"] == nil {
+		t.Fatalf("agent list limit 5 = %v", r)
+	}
+	r = a.mustRequest("jido.api.agent.list", nil, []byte(`{}`), time.Minute)
+	if agents, _ := r["agents"].([]any); len(agents) != len(ids) {
+		t.Fatalf("agent list listed %d agents, want the cluster's %d: %v", len(agents), len(ids), r)
+	}
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() { defer close(done); a.load(ids, stop) }()
@@ -255,6 +349,7 @@ func TestClusterFailoverLosesNothingAcknowledged(t *testing.T) {
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
+	a.killing()
 	n2.Kill(t)
 	a.waitRounds(3)
 	failovers := 0
@@ -301,6 +396,7 @@ func TestClusterFailoverLosesNothingAcknowledged(t *testing.T) {
 	for _, id := range ids {
 		a.verify(log, id)
 	}
+	a.verifyEmits(ids)
 	a.mu.Lock()
 	total := 0
 	for _, s := range a.acked {
@@ -308,6 +404,7 @@ func TestClusterFailoverLosesNothingAcknowledged(t *testing.T) {
 	}
 	t.Logf("%d increments acknowledged over %d requests, over a node killed, a NATS server shut down and a node paused", total, a.tries)
 	a.mu.Unlock()
+	a.logFailover(t)
 	if err := n2.Stop(t); err != nil {
 		t.Errorf("n2 stop: %v", err)
 	}
@@ -348,6 +445,7 @@ func TestClusterSoak(t *testing.T) {
 	natsKills := 0
 	for k := range kills {
 		i := k % len(nodes)
+		a.killing()
 		nodes[i].Kill(t)
 		if k%4 == 3 {
 			s := natsKills % len(c.Servers)
@@ -376,6 +474,7 @@ func TestClusterSoak(t *testing.T) {
 	}
 	a.mu.Unlock()
 	t.Logf("%d node kills, %d NATS server restarts: %d increments acknowledged over %d requests, each in the log once", kills, natsKills, total, a.tries)
+	a.logFailover(t)
 	for _, n := range nodes {
 		if err := n.Stop(t); err != nil {
 			t.Errorf("stop: %v", err)

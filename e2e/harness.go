@@ -189,13 +189,25 @@ type Node struct {
 // tb ends if the test has not stopped it.
 func StartNode(tb testing.TB, tools Tools, dataDir string, extra ...string) *Node {
 	tb.Helper()
+	return StartNodeVia(tb, tools, nil, dataDir, extra...)
+}
+
+// StartNodeVia is StartNode with the binary run through the command via
+// (e.g. "ip netns exec NAME"), when via is not empty.
+func StartNodeVia(tb testing.TB, tools Tools, via []string, dataDir string, extra ...string) *Node {
+	tb.Helper()
 	args := []string{"serve", "--data-dir", dataDir, "--log-format", "json", "--log-level", "debug"}
 	if !slices.Contains(extra, "--nats-url") {
 		args = append(args, "--listen", "127.0.0.1:0")
 	}
 	args = append(args, extra...)
 	n := &Node{DataDir: dataDir, tools: tools, logs: &syncBuffer{}, done: make(chan struct{})}
-	n.cmd = exec.Command(tools.JidoBus, args...)
+	if len(via) > 0 {
+		args = append(append(via[1:len(via):len(via)], tools.JidoBus), args...)
+		n.cmd = exec.Command(via[0], args...)
+	} else {
+		n.cmd = exec.Command(tools.JidoBus, args...)
+	}
 	stderr, err := n.cmd.StderrPipe()
 	if err != nil {
 		tb.Fatal(err)

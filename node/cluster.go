@@ -64,6 +64,14 @@ func (c *ClusterConfig) partitions() int {
 	return c.Partitions
 }
 
+// replicas is R with its default.
+func (c *ClusterConfig) replicas() int {
+	if c.Replicas == 0 {
+		return 3
+	}
+	return c.Replicas
+}
+
 // serverCheckTimeout bounds reading the servers' settings at start.
 const serverCheckTimeout = 10 * time.Second
 
@@ -185,7 +193,13 @@ func (n *Node) busPartitioner() *natsbus.Partitioner {
 			}
 			return jslog.Partition("agent/"+id, p), true
 		},
-		Serves: func(part int) bool { return n.rt != nil && n.rt.Serves(part) },
+		// The runtime serves what it has brought back; the membership
+		// says, on this call's clock, whether the lease still holds (a
+		// node resuming from a pause forwards at once).
+		Serves: func(part int) bool {
+			m := n.member.Load()
+			return n.rt != nil && n.rt.Serves(part) && (m == nil || m.Owns(part))
+		},
 	}
 }
 
@@ -230,7 +244,7 @@ func (n *Node) joinCluster(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	n.member = m
+	n.member.Store(m)
 	return nil
 }
 
@@ -243,18 +257,20 @@ const releaseTimeout = 10 * time.Second
 // it must stop, and a supervisor start it again. Nil (never closed) on a
 // single node.
 func (n *Node) ClusterLost() <-chan struct{} {
-	if n.member == nil {
+	m := n.member.Load()
+	if m == nil {
 		return nil
 	}
-	return n.member.Done()
+	return m.Done()
 }
 
 // ClusterErr says why ClusterLost was closed.
 func (n *Node) ClusterErr() error {
-	if n.member == nil {
+	m := n.member.Load()
+	if m == nil {
 		return nil
 	}
-	if err := n.member.Err(); err != nil {
+	if err := m.Err(); err != nil {
 		return err
 	}
 	return errors.New("the node left its cluster")
@@ -262,10 +278,9 @@ func (n *Node) ClusterErr() error {
 
 // leaveCluster hands the node's partitions over to the other nodes.
 func (n *Node) leaveCluster(ctx context.Context) error {
-	if n.member == nil {
+	m := n.member.Swap(nil)
+	if m == nil {
 		return nil
 	}
-	err := n.member.Leave(ctx)
-	n.member = nil
-	return err
+	return m.Leave(ctx)
 }

@@ -143,9 +143,10 @@ type Config struct {
 	// provider call returns.
 	SecretEnv []string
 	// EmitStream configures the JetStream stream that keeps what agents
-	// emit (bus/emitstream); the zero value is off. Only
-	// the embedded server with JetStream gets it: a node that connects to
-	// an existing server (NATS.URL) leaves that server's streams alone.
+	// emit (bus/emitstream); the zero value is off. Only the embedded
+	// server with JetStream, or a cluster (Cluster), gets it: a single node
+	// that connects to an existing server (NATS.URL) leaves that server's
+	// streams alone.
 	EmitStream emitstream.Config
 	// Cluster, when set, runs the node as one of several on a NATS
 	// cluster with JetStream (cluster.go); nil is a single node.
@@ -190,7 +191,10 @@ type Node struct {
 	// jslog is the replicated log in cluster mode (the runtime's store),
 	// and member the node's place in the cluster; nil on a single node.
 	jslog  *jslog.Log
-	member *cluster.Member
+	member atomic.Pointer[cluster.Member]
+	// clusterListSub answers the other nodes' requests for this node's
+	// agents (cluster_list.go).
+	clusterListSub *nats.Subscription
 	// filing is set once forbidden refusals can be filed as dead letters
 	// (the bus and the dead-letter writer exist).
 	filing atomic.Bool
@@ -251,8 +255,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	// Before recovery, which publishes again the emits a crash left
 	// unconfirmed: the stream must be there to keep them.
-	if n.conn.srv != nil && !cfg.NATS.NoJetStream && cfg.EmitStream.On {
-		if n.emitStream, err = emitstream.Ensure(ctx, n.conn.nc, subjects, cfg.EmitStream); err != nil {
+	if (n.conn.srv != nil || cfg.Cluster != nil) && !cfg.NATS.NoJetStream && cfg.EmitStream.On {
+		es := cfg.EmitStream
+		if cfg.Cluster != nil {
+			// Every node of a cluster makes (or checks) the one stream,
+			// replicated as the log is.
+			es.Replicas = cfg.Cluster.replicas()
+		}
+		if n.emitStream, err = emitstream.Ensure(ctx, n.conn.nc, subjects, es); err != nil {
 			return nil, err
 		}
 	}
@@ -464,6 +474,12 @@ func (n *Node) register() error {
 		Transient:      conversation.IsTransient,
 		Refused:        n.metrics.Refused,
 	}
+	if n.cfg.Cluster != nil {
+		if err := n.serveClusterList(); err != nil {
+			return err
+		}
+		agentOpts.List = n.clusterList
+	}
 	if err = agentapi.Serve(n.bus, n.rt, agentOpts); err != nil {
 		return err
 	}
@@ -569,9 +585,8 @@ func (n *Node) abort() {
 	if n.dlq != nil {
 		_ = n.dlq.Close() // after NATS drained: no refusal is still being handled
 	}
-	if n.member != nil {
-		_ = n.member.Close()
-		n.member = nil
+	if m := n.member.Swap(nil); m != nil {
+		_ = m.Close()
 	}
 	if n.rt != nil {
 		_ = n.rt.Shutdown(context.Background())

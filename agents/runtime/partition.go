@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
@@ -108,8 +109,10 @@ func (rt *Runtime) Acquire(ctx context.Context, p int) (int, error) {
 // Release gives partition p up: from now on its agents' signals are
 // refused with unavailable; the signals they had already accepted are
 // decided and committed until ctx ends (those left then are refused);
-// the outcomes of directives that ran are recorded; then their loops,
-// timers and tasks stop. Nothing is recorded as stopped: the agents stay
+// directives not yet run stay pending in the log, for the next owner to
+// run (a spawn here would be refused: the partition is no longer this
+// runtime's); the outcomes of directives that ran are recorded; then
+// their loops, timers and tasks stop. Nothing is recorded as stopped: the agents stay
 // registered in the log, for the partition's next owner to Acquire. It
 // returns once the agents' loops have ended, or ctx has.
 func (rt *Runtime) Release(ctx context.Context, p int) error {
@@ -145,6 +148,11 @@ func (rt *Runtime) Release(ctx context.Context, p int) error {
 		}
 	}
 	rt.mu.Unlock()
+	for _, s := range gone {
+		s.mu.Lock()
+		s.handingOver = true
+		s.mu.Unlock()
+	}
 	for _, s := range gone {
 		if !s.awaitInbox(ctx) {
 			break // out of time: halt refuses what is left
@@ -245,4 +253,31 @@ func (rt *Runtime) newAgentID(typ string) string {
 		id = bus.NewID()
 	}
 	return id
+}
+
+// MergeLists merges the lists several runtimes answered to ListSome with
+// opts (the nodes of a cluster, each listing its own partitions) into
+// the one list a single runtime holding them all would answer: opts'
+// order, its Limit.
+func MergeLists(opts ListOptions, lists ...[]Info) []Info {
+	var all []Info
+	for _, l := range lists {
+		all = append(all, l...)
+	}
+	queue := func(i Info) int {
+		if i.Status != StatusRunning && i.Status != StatusRestarting {
+			return -1 // passive and failed agents come after the active ones
+		}
+		return i.QueueLength
+	}
+	slices.SortFunc(all, func(a, b Info) int {
+		if opts.ByQueue && queue(a) != queue(b) {
+			return queue(b) - queue(a)
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if opts.Limit > 0 && len(all) > opts.Limit {
+		all = all[:opts.Limit]
+	}
+	return all
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // twoPartitions puts agents whose root id starts with "a" in partition 0
@@ -158,5 +159,54 @@ func TestStaleOwnerCommitIsFenced(t *testing.T) {
 	}
 	if got := stateOf(t, r.State)["count"]; got != float64(111) {
 		t.Fatalf("after reloading: count %v, want 111", got)
+	}
+}
+
+func TestMergeListsKeepsOneRuntimesOrder(t *testing.T) {
+	a := []Info{{ID: "a", Status: StatusRunning, QueueLength: 1}, {ID: "c", Status: StatusPassive}}
+	b := []Info{{ID: "b", Status: StatusRunning, QueueLength: 5}, {ID: "d", Status: StatusRunning}}
+	ids := func(l []Info) string {
+		var s []string
+		for _, i := range l {
+			s = append(s, i.ID)
+		}
+		return strings.Join(s, ",")
+	}
+	if got := ids(MergeLists(ListOptions{}, a, b)); got != "a,b,c,d" {
+		t.Errorf("by id: %s", got)
+	}
+	if got := ids(MergeLists(ListOptions{Limit: 3}, a, b)); got != "a,b,c" {
+		t.Errorf("by id, limit 3: %s", got)
+	}
+	if got := ids(MergeLists(ListOptions{ByQueue: true}, a, b)); got != "b,a,d,c" {
+		t.Errorf("by queue: %s (the passive agent comes last)", got)
+	}
+}
+
+// A partition handed over while its agents still commit what they had
+// accepted leaves the directives of those commits pending in the log: the
+// old owner does not run them, the new one does, once each.
+func TestHandOverLeavesQueuedDirectivesToTheNextOwner(t *testing.T) {
+	h := newHarness(t, clustered)
+	acquire(t, h.rt, 0)
+	h.start("probe", "a1", Options{})
+	g := h.gateAppends("a1")
+	h.queueBehindCommit("a1", signal(t, "probe.emit", map[string]any{"n": 1}),
+		signal(t, "probe.emit", map[string]any{"n": 2}), signal(t, "probe.emit", map[string]any{"n": 3}))
+	released := make(chan error, 1)
+	go func() { released <- h.rt.Release(context.Background(), 0) }()
+	testkit.Eventually(t, "the partition no longer served", func() bool { return !h.rt.Serves(0) })
+	close(g.gate) // the accepted signals commit during the hand-over
+	if err := <-released; err != nil {
+		t.Fatal(err)
+	}
+	if got := h.emittedOf("probe.emitted"); len(got) != 0 {
+		t.Fatalf("the old owner ran %d directives of commits made while handing over", len(got))
+	}
+	other := h.secondNode()
+	acquire(t, other, 0)
+	testkit.Eventually(t, "the new owner ran the three pending emits", func() bool { return len(h.emittedOf("probe.emitted")) == 3 })
+	if info, err := other.State("a1"); err != nil || info.Version != 3 {
+		t.Fatalf("a1 on the new owner: %+v, %v; want the three signals committed", info, err)
 	}
 }

@@ -118,7 +118,11 @@ type server struct {
 	lastActive   time.Time // when the agent last got a signal
 	snapSeq      uint64    // the stream position of its last snapshot
 	timers       *timers
-	tasks        map[string]context.CancelFunc
+	// handingOver is set when the agent's partition is being released
+	// (Release): its signals still commit, its directives no longer run —
+	// they stay pending in the log, for the partition's next owner.
+	handingOver bool
+	tasks       map[string]context.CancelFunc
 	// effects are outcomes of executed directives not yet in the log; a
 	// decision carries the confirmed ones (see takeEffects), and the
 	// runtime's effects recorder records what is left once the agent has
@@ -506,7 +510,7 @@ func (s *server) runQueue() {
 	defer s.loops.Done()
 	for {
 		s.mu.Lock()
-		if len(s.queue) == 0 || s.status != StatusRunning {
+		if len(s.queue) == 0 || s.status != StatusRunning || s.handingOver {
 			s.queueRunning = false
 			owes := s.status == StatusRunning && len(s.effects) > 0
 			s.mu.Unlock()

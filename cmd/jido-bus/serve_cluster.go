@@ -45,7 +45,7 @@ type serveCluster struct {
 func addServeClusterFlags(cmd *cobra.Command, cfg *serveConfig) {
 	f := cmd.Flags()
 	c := &cfg.cluster
-	f.BoolVar(&c.on, "cluster", false, "run as one node of several on a NATS cluster with JetStream (--nats-url): the log is replicated in JetStream, and the nodes share the agents by partition")
+	f.BoolVar(&c.on, "cluster", false, "run as one node of several on a NATS cluster with JetStream (--nats-url, or $NATS_URL): the log is replicated in JetStream, and the nodes share the agents by partition")
 	f.StringVar(&c.nodeID, "node-id", "", "this node's name in the cluster (--cluster), unique among the running nodes; default the host name")
 	f.IntVar(&c.partitions, "partitions", node.DefaultPartitions, "the number of partitions, fixed when the cluster is first started (--cluster); a node given another number refuses to start")
 	f.IntVar(&c.replicas, "replicas", 3, "replicas of the log's streams (--cluster); fewer than 3 lose acknowledged writes with one server's disk: 1 is for development only")
@@ -55,7 +55,7 @@ func addServeClusterFlags(cmd *cobra.Command, cfg *serveConfig) {
 
 // resolveServeCluster completes cluster mode's settings from the file's
 // section f (what no flag gave) and checks them.
-func resolveServeCluster(cfg *serveConfig, f serveClusterFile, changed func(string) bool) error {
+func resolveServeCluster(cfg *serveConfig, f serveClusterFile, changed func(string) bool, getenv func(string) string) error {
 	c := &cfg.cluster
 	if f.Enabled != nil && !changed("cluster") {
 		c.on = *f.Enabled
@@ -85,7 +85,16 @@ func resolveServeCluster(cfg *serveConfig, f serveClusterFile, changed func(stri
 				return fmt.Errorf("--%s is a setting of cluster mode: add --cluster (and --nats-url with the NATS cluster's URLs)", name)
 			}
 		}
+		if cfg.emitStream && cfg.natsURL != "" {
+			return errors.New("--emit-stream makes the stream on the embedded server, or on a cluster's servers with --cluster; a single node on --nats-url leaves that server's streams alone: make the stream there (nats stream add, subjects <prefix>.emit.>) or leave out --emit-stream")
+		}
 		return nil
+	}
+	if cfg.natsURL == "" {
+		// As every NATS client does; only in cluster mode, where an
+		// external server is the point: a single node given nothing
+		// starts its embedded server whatever the environment says.
+		cfg.natsURL = getenv("NATS_URL")
 	}
 	switch {
 	case cfg.natsURL == "":
@@ -98,8 +107,6 @@ func resolveServeCluster(cfg *serveConfig, f serveClusterFile, changed func(stri
 		return fmt.Errorf("--lease-timeout %s: give at least 1s; a node is taken for dead after this long without a heartbeat", c.leaseTimeout)
 	case len(cfg.open) > 0 || cfg.http.Listen != "":
 		return errors.New("--open and --http are not available in cluster mode yet: projects live in one node's folders; run them on a single node")
-	case cfg.emitStream:
-		return errors.New("--emit-stream is the embedded server's stream; in cluster mode make the emit stream on the NATS cluster itself (see docs/cluster.md)")
 	}
 	if c.nodeID == "" {
 		host, err := os.Hostname()

@@ -35,7 +35,16 @@ func TestServeClusterSettings(t *testing.T) {
 		{args: []string{"--cluster", "--nats-url", urls, "--lease-timeout", "100ms"}, refused: "at least 1s"},
 		{args: []string{"--cluster", "--nats-url", urls, "--node-id", "a.b"}, refused: "--node-id"},
 		{args: []string{"--cluster", "--nats-url", urls, "--open", "."}, refused: "not available in cluster mode"},
-		{args: []string{"--cluster", "--nats-url", urls, "--emit-stream"}, refused: "--emit-stream"},
+		{args: []string{"--nats-url", urls, "--emit-stream"}, refused: "leaves that server's streams alone"},
+		{args: []string{"--cluster", "--nats-url", urls, "--node-id", "n1", "--emit-stream"},
+			want: &node.ClusterConfig{NodeID: "n1", Partitions: 64, Replicas: 3, LeaseTimeout: 6 * time.Second}},
+	}
+	cfg, err := serveFlags(t, map[string]string{"NATS_URL": urls}, "--data-dir", "/tmp/x", "--cluster", "--node-id", "e1")
+	if err != nil || cfg.natsURL != urls {
+		t.Errorf("--cluster with $NATS_URL: %q, %v; want the variable's URLs", cfg.natsURL, err)
+	}
+	if cfg, err := serveFlags(t, map[string]string{"NATS_URL": urls}, "--data-dir", "/tmp/x"); err != nil || cfg.natsURL != "" {
+		t.Errorf("a single node with $NATS_URL set: %q, %v; want the embedded server", cfg.natsURL, err)
 	}
 	for _, tc := range cases {
 		cfg, err := serveFlags(t, nil, append([]string{"--data-dir", "/tmp/x"}, tc.args...)...)

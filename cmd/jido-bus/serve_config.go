@@ -204,7 +204,7 @@ func resolveServeConfig(cmd *cobra.Command, flags *serveConfig, getenv func(stri
 	if err := resolveServeEmitStream(&cfg, file.EmitStream, changed); err != nil {
 		return cfg, err
 	}
-	if err := resolveServeCluster(&cfg, file.Cluster, changed); err != nil {
+	if err := resolveServeCluster(&cfg, file.Cluster, changed, getenv); err != nil {
 		return cfg, err
 	}
 	cfg.secretFlags = secretsOnCommandLine(changed)

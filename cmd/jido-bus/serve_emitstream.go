@@ -48,7 +48,7 @@ func (f sizeFlag) Type() string { return "size" }
 func addServeEmitStreamFlags(cmd *cobra.Command, cfg *serveConfig) {
 	f := cmd.Flags()
 	cfg.emitStreamMaxBytes = emitstream.DefaultMaxBytes // Var takes no default
-	f.BoolVar(&cfg.emitStream, "emit-stream", false, "keep what agents emit in the JetStream stream <PREFIX>_EMITS (JIDO_EMITS) of the embedded server, for services that were down to read with any JetStream client (each emit is also stored: more CPU a cast)")
+	f.BoolVar(&cfg.emitStream, "emit-stream", false, "keep what agents emit in the JetStream stream <PREFIX>_EMITS (JIDO_EMITS) of the embedded server, or of the cluster with --cluster, for services that were down to read with any JetStream client (each emit is also stored: more CPU a cast)")
 	f.DurationVar(&cfg.emitStreamMaxAge, "emit-stream-max-age", emitstream.DefaultMaxAge, "how long the emit stream keeps an emit (0: no age limit, --emit-stream-max-bytes only)")
 	f.Var(sizeFlag{&cfg.emitStreamMaxBytes}, "emit-stream-max-bytes", "the emit stream's size; past it the oldest emits go (bytes, or with KiB, MiB, GiB; at least 1MiB)")
 }

@@ -73,8 +73,8 @@ func Serve(b *natsbus.Bus, rt *runtime.Runtime, opts Options) error {
 		VerbStop:    func(ctx context.Context, req []byte) (any, error) { return stop(ctx, rt, opts, req) },
 		VerbState:   func(_ context.Context, req []byte) (any, error) { return state(rt, req) },
 		VerbWhereis: func(_ context.Context, req []byte) (any, error) { return whereis(rt, req) },
-		VerbList: func(_ context.Context, req []byte) (any, error) {
-			return list(rt, req, b.Conn().MaxPayload())
+		VerbList: func(ctx context.Context, req []byte) (any, error) {
+			return list(ctx, rt, opts, req, b.Conn().MaxPayload())
 		},
 	}
 	for verb, fn := range handlers {
@@ -120,6 +120,9 @@ type Options struct {
 	// Refused, when set, counts each refusal of the ingress the bus does
 	// not count itself (admission, a transient signal's unknown agent).
 	Refused func(reason string)
+	// List, when set, answers the list verb instead of the runtime's own
+	// ListSome: a cluster's node asks every node and merges their lists.
+	List func(ctx context.Context, opts runtime.ListOptions) ([]runtime.Info, error)
 }
 
 func (o Options) admit(id, typ string) error {

@@ -1,6 +1,7 @@
 package agentapi
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -23,7 +24,7 @@ type ListReply struct {
 // of the longest agent id, and room to spare.
 const replyReserve = 128 + 2*bus.MaxAgentIDLen
 
-func list(rt *runtime.Runtime, req []byte, maxPayload int64) (any, error) {
+func list(ctx context.Context, rt *runtime.Runtime, o Options, req []byte, maxPayload int64) (any, error) {
 	var r ListRequest
 	if err := natsbus.DecodeRequest(req, &r); err != nil {
 		return nil, err
@@ -55,7 +56,15 @@ func list(rt *runtime.Runtime, req []byte, maxPayload int64) (any, error) {
 	}
 	// One agent past the page tells whether another page follows.
 	opts.Limit = r.Limit + 1
-	infos := rt.ListSome(opts)
+	var infos []runtime.Info
+	if o.List != nil {
+		var err error
+		if infos, err = o.List(ctx, opts); err != nil {
+			return nil, err
+		}
+	} else {
+		infos = rt.ListSome(opts)
+	}
 	budget := int(maxPayload) - replyReserve
 	reply := ListReply{Agents: make([]json.RawMessage, 0, min(len(infos), r.Limit))}
 	size, more := 0, len(infos) > r.Limit
