@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -224,7 +225,11 @@ func clusterMetrics(env *Env, cast, rawAsync flowResult, calls, rawSync latencyR
 
 	if len(failovers) > 0 {
 		sorted := slices.Sorted(slices.Values(failovers))
-		note := fmt.Sprintf("lease %s; per kill, the slowest moved partition's time from its last acknowledgement before the node stopped to the first after; kills: %d", cfg.ClusterLease, len(failovers))
+		each := make([]string, len(failovers))
+		for i, d := range failovers {
+			each[i] = d.Round(10 * time.Millisecond).String()
+		}
+		note := fmt.Sprintf("lease %s; per kill, the slowest moved partition's time from its last acknowledgement before the node stopped to the first after: %s", cfg.ClusterLease, strings.Join(each, ", "))
 		p50 := Metric{Name: MetricFailoverP50, Value: sorted[(len(sorted)-1)/2].Seconds(), Unit: "s", Count: int64(len(sorted)), Note: note}
 		worst := Metric{Name: MetricFailoverMax, Value: sorted[len(sorted)-1].Seconds(), Unit: "s", Count: int64(len(sorted))}
 		worst.compare(baselineFailoverGoal, (cfg.ClusterLease + failoverAllowance).Seconds())
