@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/jido-bus/jido-bus/cluster"
 	"github.com/jido-bus/jido-bus/internal/bench"
 )
 
@@ -34,7 +35,7 @@ type benchFlags struct {
 func newBenchCmd() *cobra.Command {
 	var f benchFlags
 	cmd := &cobra.Command{
-		Use:   "bench",
+		Use:   "bench [scenario...]",
 		Short: "Measure a node against the limits of NATS and the disk",
 		Long: `Measure a jido-bus node, started in this process on a real data directory
 with durable (fsync) commits, against the physical limits it runs on, each
@@ -58,10 +59,17 @@ measured the same way in the same run:
              with a window, and sync publish) on the node's server, and async
              on a second server with sync_always — the event store a user
              might otherwise pick.
+  cluster    a 3-server NATS cluster (JetStream R3, sync_always) and 2 nodes in
+             cluster mode, in this process: durable casts and call latency
+             through it, beside raw JetStream R3 publishes of the log's own
+             messages into streams set up as the log's (async with a window,
+             and sync one at a time); then --kills times a node stops
+             abruptly, and the time until its partitions answer again.
 
 The table ends with the targets jido-bus aims at (durable cast ≥ 50% of raw Pebble
-and ≥ 100,000 signals/s, call p99 ≤ 2 ms, replay ≥ 500,000 entries/s), each
-marked PASS or MISS. The header names the CPU, cores, Go version and the disk
+and ≥ 100,000 signals/s, call p99 ≤ 2 ms, replay ≥ 500,000 entries/s; in a
+cluster, casts ≥ 0.35× raw R3 async publishes, call p99 ≤ 2× raw R3 sync
+p99 + 1 ms, failover ≤ the lease + 5 s), each marked PASS or MISS. The header names the CPU, cores, Go version and the disk
 of the data directory: the figures belong to that machine and to whatever
 else ran on it at the time.
 
@@ -72,13 +80,21 @@ $TMPDIR when that is a tmpfs) and removed afterwards; a --data-dir given is
 kept, one subdirectory per scenario, for 'jido-bus log --data-dir
 <dir>/<scenario>/node'.`,
 		Example: `  jido-bus bench
+  jido-bus bench cluster
   jido-bus bench --scenarios cast,call --msgs 200000 --agents 2000
   jido-bus bench -o json > bench.json
   jido-bus bench --data-dir /mnt/ssd/bench --duration 30s`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args:      cobra.ArbitraryArgs,
+		ValidArgs: bench.Names(),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkBenchCounts(cmd); err != nil {
 				return err
+			}
+			if len(args) > 0 {
+				if cmd.Flags().Changed("scenarios") {
+					return errors.New("name the scenarios either as arguments or with --scenarios, not both")
+				}
+				f.scenarios = strings.Join(args, ",")
 			}
 			return runBench(cmd, f)
 		},
@@ -93,6 +109,8 @@ kept, one subdirectory per scenario, for 'jido-bus log --data-dir
 	fl.IntVar(&f.cfg.FanoutAgents, "fanout-agents", bench.DefaultFanoutAgents, "counter agents one broadcast reaches")
 	fl.DurationVar(&f.cfg.Duration, "duration", bench.DefaultDuration, "most time for each measured run; a run stopped by it reports what it finished")
 	fl.IntVar(&f.cfg.Window, "window", bench.DefaultWindow, "most signals published and not yet committed (no queue overflows, nothing dropped)")
+	fl.IntVar(&f.cfg.Kills, "kills", bench.DefaultKills, "times the cluster scenario stops a node abruptly to measure failover")
+	fl.DurationVar(&f.cfg.ClusterLease, "lease-timeout", bench.DefaultClusterLease, "lease timeout of the cluster scenario's nodes (serve --lease-timeout)")
 	fl.StringVar(&f.dataDir, "data-dir", "", "directory on a real disk to run in (default: a fresh directory here, removed afterwards)")
 	fl.BoolVar(&f.allowTmpfs, "allow-tmpfs", false, "run even when the data directory is on a tmpfs (durable figures become meaningless)")
 	addOutputFlags(cmd, &f.json)
@@ -105,7 +123,7 @@ settings, and each scenario's figures beside its limits and targets.`)
 
 // benchCounts are the flags that count something: a run with none of
 // them measures nothing, and a negative one is a typo.
-var benchCounts = []string{"msg-size", "msgs", "calls", "publishers", "agents", "fanout-agents", "window"}
+var benchCounts = []string{"msg-size", "msgs", "calls", "publishers", "agents", "fanout-agents", "window", "kills"}
 
 // checkBenchCounts refuses a count below 1 before anything runs.
 func checkBenchCounts(cmd *cobra.Command) error {
@@ -120,6 +138,9 @@ func checkBenchCounts(cmd *cobra.Command) error {
 	}
 	if d, _ := cmd.Flags().GetDuration("duration"); d <= 0 {
 		return fmt.Errorf("--duration %s: want a positive duration such as 10s", d)
+	}
+	if d, _ := cmd.Flags().GetDuration("lease-timeout"); d < cluster.MinLeaseTimeout {
+		return fmt.Errorf("--lease-timeout %s: want at least %s, the shortest lease a node accepts", d, cluster.MinLeaseTimeout)
 	}
 	return nil
 }
@@ -228,7 +249,7 @@ func settingsOf(cfg bench.Config) bench.Settings {
 	return bench.Settings{
 		DataDir: cfg.DataDir, MsgSize: cfg.MsgSize, Msgs: cfg.Msgs, Calls: cfg.Calls,
 		Publishers: cfg.Publishers, Agents: cfg.Agents, FanoutAgents: cfg.FanoutAgents,
-		Duration: cfg.Duration, Window: cfg.Window,
+		Duration: cfg.Duration, Window: cfg.Window, Kills: cfg.Kills, ClusterLease: cfg.ClusterLease,
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/jido-bus/jido-bus/cluster"
 )
 
 // Defaults of Config.
@@ -21,6 +23,10 @@ const (
 	DefaultFanoutAgents = 10_000
 	DefaultDuration     = 10 * time.Second
 	DefaultWindow       = 16_384
+	DefaultKills        = 10
+	// DefaultClusterLease is the cluster scenario's lease timeout: the
+	// one a node of `serve --cluster` runs with unless told otherwise.
+	DefaultClusterLease = cluster.DefaultLeaseTimeout
 )
 
 // Config configures a run. DataDir is required; every other zero value
@@ -55,6 +61,12 @@ type Config struct {
 	// Window bounds the signals published and not yet committed (or
 	// received), so that no queue overflows and nothing is dropped.
 	Window int
+	// Kills is how many times the cluster scenario stops a node abruptly
+	// to measure how long its partitions take to answer again.
+	Kills int
+	// ClusterLease is the lease timeout of the cluster scenario's nodes:
+	// how long a silent node keeps its partitions.
+	ClusterLease time.Duration
 	// Progress, when set, is told what is being measured while it runs. It
 	// is called from the run's goroutines, one call at a time.
 	Progress func(Progress)
@@ -73,8 +85,12 @@ func (c Config) withDefaults() Config {
 	def(&c.Agents, DefaultAgents)
 	def(&c.FanoutAgents, DefaultFanoutAgents)
 	def(&c.Window, DefaultWindow)
+	def(&c.Kills, DefaultKills)
 	if c.Duration <= 0 {
 		c.Duration = DefaultDuration
+	}
+	if c.ClusterLease <= 0 {
+		c.ClusterLease = DefaultClusterLease
 	}
 	return c
 }
@@ -118,6 +134,7 @@ func Scenarios() []Scenario {
 		{Name: "fanout", Doc: "one broadcast to K counters until all K committed", Run: runFanout},
 		{Name: "replay", Doc: "rebuilding M agents from the log (recovery), vs reading the same entries", Run: runReplay},
 		{Name: "jetstream", Doc: "the same messages into a JetStream file stream, async and sync publish", Run: runJetStream},
+		{Name: "cluster", Doc: "durable casts, call latency and failover through a 3-server NATS cluster, vs raw JetStream R3 sync_always publishes", Run: runCluster},
 	}
 }
 
@@ -177,6 +194,8 @@ type Settings struct {
 	FanoutAgents int           `json:"fanout_agents"`
 	Duration     time.Duration `json:"duration_ns"`
 	Window       int           `json:"window"`
+	Kills        int           `json:"kills"`
+	ClusterLease time.Duration `json:"cluster_lease_ns"`
 }
 
 // Report is the outcome of a run.
@@ -282,7 +301,7 @@ func RunScenarios(ctx context.Context, cfg Config, scenarios []Scenario) (*Repor
 		Settings: Settings{
 			DataDir: cfg.DataDir, MsgSize: cfg.MsgSize, Msgs: cfg.Msgs, Calls: cfg.Calls,
 			Publishers: cfg.Publishers, Agents: cfg.Agents, FanoutAgents: cfg.FanoutAgents,
-			Duration: cfg.Duration, Window: cfg.Window,
+			Duration: cfg.Duration, Window: cfg.Window, Kills: cfg.Kills, ClusterLease: cfg.ClusterLease,
 		},
 	}
 	sink := &progressSink{fn: cfg.Progress}

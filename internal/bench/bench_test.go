@@ -29,6 +29,10 @@ func tinyConfig(t *testing.T) Config {
 		FanoutAgents: 20,
 		Duration:     20 * time.Second,
 		Window:       64,
+		Kills:        1,
+		// Short enough to keep the test quick, long enough that a node
+		// renewing every half second on a busy machine keeps its lease.
+		ClusterLease: 2 * time.Second,
 	}
 }
 
@@ -74,6 +78,8 @@ func TestRunEveryScenario(t *testing.T) {
 		"cast":   {MetricCast: int64(cfg.Msgs), MetricCastEmitStream: int64(cfg.Msgs), MetricRawNATS: int64(cfg.Msgs), MetricRawPebble: int64(cfg.Msgs)},
 		"call":   {MetricCallP99: int64(cfg.Calls), MetricRawReqPrefix + "p99": int64(cfg.Calls), MetricRawSyncPrefix + "p99": int64(cfg.Calls)},
 		"fanout": {MetricFanout: int64(cfg.FanoutAgents * fanoutRounds)},
+		"cluster": {MetricClusterCast: int64(cfg.Msgs), MetricR3Async: int64(cfg.Msgs), MetricClusterCallP99: int64(cfg.Calls),
+			MetricR3SyncPrefix + "p99": int64(cfg.Calls), MetricFailoverMax: int64(cfg.Kills)},
 	}
 	for scenario, metrics := range want {
 		res, _ := report.Result(scenario)
@@ -106,6 +112,31 @@ func TestRunEveryScenario(t *testing.T) {
 	js, _ := report.Result("jetstream")
 	if m, _ := js.Metric(MetricJSAsync); len(m.Compare) != 1 || m.Compare[0].Against != baselineCast {
 		t.Errorf("JetStream async compares with %v, want the durable cast", m.Compare)
+	}
+
+	cl, _ := report.Result("cluster")
+	clusterCompares := map[string][]string{
+		MetricClusterCast:    {baselineR3Async, baselineSingleNode},
+		MetricClusterCallP99: {baselineR3Sync, baselineCallBudget, baselineSingleNode},
+		MetricFailoverMax:    {baselineFailoverGoal},
+	}
+	for name, want := range clusterCompares {
+		m, _ := cl.Metric(name)
+		var got []string
+		for _, c := range m.Compare {
+			got = append(got, c.Against)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("cluster / %s compares with %v, want %v", name, got, want)
+		}
+	}
+	if m, _ := cl.Metric(MetricClusterCallP99); len(m.Compare) == 3 {
+		if rawP99, _ := cl.Metric(MetricR3SyncPrefix + "p99"); math.Abs(m.Compare[1].Baseline-(2*rawP99.Value+1)) > 1e-9 {
+			t.Errorf("the call budget is %v ms, want 2 × raw R3 sync p99 %v + 1", m.Compare[1].Baseline, rawP99.Value)
+		}
+	}
+	if m, _ := cl.Metric(MetricFailoverMax); len(m.Compare) == 1 && m.Compare[0].Baseline != (cfg.ClusterLease+failoverAllowance).Seconds() {
+		t.Errorf("failover is set against %v s, want the lease %s + 5 s", m.Compare[0].Baseline, cfg.ClusterLease)
 	}
 
 	if len(report.Targets) != len(targetSpecs) {
@@ -340,7 +371,7 @@ func TestTargets(t *testing.T) {
 			t.Errorf("target %s: %q, want %q", name, got[name], status)
 		}
 	}
-	if !slices.Equal(Names(), []string{"cast", "call", "fanout", "replay", "jetstream"}) {
+	if !slices.Equal(Names(), []string{"cast", "call", "fanout", "replay", "jetstream", "cluster"}) {
 		t.Errorf("Names() = %v", Names())
 	}
 }

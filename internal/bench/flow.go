@@ -24,6 +24,9 @@ type flow struct {
 	credits    chan struct{}
 	done       func() int64
 	duration   time.Duration
+	// build, when set, makes message i of publisher p; nil means
+	// msgs.msg(subject(i), p, i).
+	build func(p, i int) *nats.Msg
 	// publisher, when set, returns how publisher p sends on nc; nil means
 	// nc.PublishMsg.
 	publisher func(p int, nc *nats.Conn) (func(*nats.Msg) error, error)
@@ -114,7 +117,13 @@ func (f flow) run(ctx context.Context) (flowResult, error) {
 				case <-ctx.Done():
 					return
 				}
-				if err := publish[p](f.msgs.msg(f.subject(i), p, i)); err != nil {
+				var m *nats.Msg
+				if f.build != nil {
+					m = f.build(p, i)
+				} else {
+					m = f.msgs.msg(f.subject(i), p, i)
+				}
+				if err := publish[p](m); err != nil {
 					errs[p] = fmt.Errorf("publisher %d: publish message %d: %w", p, i, err)
 					cancel()
 					return

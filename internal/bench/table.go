@@ -14,8 +14,8 @@ import (
 func WriteHeader(w io.Writer, m Machine, s Settings) {
 	fmt.Fprintf(w, "machine: %s, %d cores, %s, %s\n", m.CPU, m.Cores, m.GoVersion, m.OS)
 	fmt.Fprintf(w, "disk:    %s\n", m.Disk)
-	fmt.Fprintf(w, "run:     %d B data per signal, %d msgs, %d calls, %d publishers, %d agents, %d fanout agents, window %d, at most %s per run; durable (fsync) commits\n",
-		s.MsgSize, s.Msgs, s.Calls, s.Publishers, s.Agents, s.FanoutAgents, s.Window, s.Duration)
+	fmt.Fprintf(w, "run:     %d B data per signal, %d msgs, %d calls, %d publishers, %d agents, %d fanout agents, window %d, at most %s per run, %d kills of a cluster node (lease %s); durable (fsync) commits\n",
+		s.MsgSize, s.Msgs, s.Calls, s.Publishers, s.Agents, s.FanoutAgents, s.Window, s.Duration, s.Kills, s.ClusterLease)
 }
 
 // WriteTable writes r's results as a table (scenario, metric, value,

@@ -47,6 +47,11 @@ var targetSpecs = []targetSpec{
 	{name: "durable cast throughput", scenario: "cast", metric: MetricCast, want: 100_000, unit: "signals/s"},
 	{name: "call p99", scenario: "call", metric: MetricCallP99, want: 2, unit: "ms", atMost: true},
 	{name: "replay (recovery)", scenario: "replay", metric: MetricRecovery, want: 500_000, unit: "entries/s"},
+	// Issue 23's goals for a cluster, each a ratio to what JetStream does
+	// in the same run.
+	{name: "cluster cast vs raw R3 async", scenario: "cluster", metric: MetricClusterCast, against: baselineR3Async, want: 0.35, unit: "× raw R3 async"},
+	{name: "cluster call p99 vs 2× raw R3 sync p99 + 1 ms", scenario: "cluster", metric: MetricClusterCallP99, against: baselineCallBudget, want: 1, unit: "× the budget", atMost: true},
+	{name: "failover vs lease + 5 s", scenario: "cluster", metric: MetricFailoverMax, against: baselineFailoverGoal, want: 1, unit: "× (lease + 5 s)", atMost: true},
 }
 
 // EvaluateTargets checks the targets against r.
