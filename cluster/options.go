@@ -121,9 +121,12 @@ func (o Options) renewEvery() time.Duration { return o.LeaseTimeout / 4 }
 func (o Options) fenceAfter() time.Duration { return o.LeaseTimeout - o.renewEvery() }
 
 // opTimeout bounds one request to the bucket, so a server that does not
-// answer holds the Member's loop for less than half a renewal interval
-// and a lease running out is noticed on time.
-func (o Options) opTimeout() time.Duration { return o.renewEvery() / 2 }
+// answer holds the Member's loop for less than a renewal interval and a
+// lease running out is noticed on time (Owns reads the clock itself, so
+// routing never waits for the loop). It is three quarters of the
+// interval, not less: a busy cluster answers a renewal slowly, and a
+// renewal abandoned early is a lease lost for being busy.
+func (o Options) opTimeout() time.Duration { return o.renewEvery() * 3 / 4 }
 
 // testHooks let this package's tests freeze a member's renewals, as a
 // process stopped by SIGSTOP or a long pause would.

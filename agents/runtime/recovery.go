@@ -118,8 +118,9 @@ func (rt *Runtime) recoverIndex(ctx context.Context, index string, serve func())
 	passive := map[string]passiveAgent{} // the agents that come back passive
 	var errs []error
 	// Agents are restored in parallel, as many at a time as there are
-	// CPUs: each replays its own stream through its own pure logic,
-	// sharing nothing.
+	// CPUs (more on a cluster, whose reads wait on the network): each
+	// replays its own stream through its own pure logic, sharing
+	// nothing.
 	live := order[:0]
 	for _, id := range order {
 		if _, ok := registered[id]; ok {
@@ -129,7 +130,7 @@ func (rt *Runtime) recoverIndex(ctx context.Context, index string, serve func())
 	results := make([]restored, len(live))
 	failures := make([]error, len(live))
 	var restoring errgroup.Group
-	restoring.SetLimit(goruntime.GOMAXPROCS(0))
+	restoring.SetLimit(rt.restoring())
 	for i, id := range live {
 		restoring.Go(func() error {
 			idx := registered[id]
@@ -197,6 +198,19 @@ func (rt *Runtime) recoverIndex(ctx context.Context, index string, serve func())
 	}
 	rt.log.Info("agents recovered", "active", len(back), "passive", len(passive), "failed", len(failed))
 	return len(back) + len(passive), errors.Join(errs...)
+}
+
+// clusterRestoring is how many agents a cluster's node restores at once:
+// each read of the replicated log is a round trip to a NATS server, so
+// the CPUs alone would leave them idle.
+const clusterRestoring = 32
+
+// restoring is how many agents are restored at once.
+func (rt *Runtime) restoring() int {
+	if rt.cfg.Partitions != nil {
+		return clusterRestoring
+	}
+	return goruntime.GOMAXPROCS(0)
 }
 
 // settled reports whether the agent of rec can come back passive — an
