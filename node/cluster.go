@@ -301,3 +301,14 @@ func (n *Node) closeMemberConn() {
 		n.memberConn = nil
 	}
 }
+
+// Sever closes the node's connections to NATS at once, its membership's
+// included, as the node's machine dying would: no more heartbeats, no
+// hand-over, nothing more written. Benchmarks and tests use it to measure
+// and check failover; the node must still be Shut down afterwards.
+func (n *Node) Sever() {
+	if n.memberConn != nil {
+		n.memberConn.nc.Close()
+	}
+	n.conn.nc.Close()
+}

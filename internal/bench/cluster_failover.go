@@ -168,7 +168,7 @@ func (bc *benchCluster) failover(ctx context.Context, nc *nats.Conn, msgs *messa
 	}
 
 	stopped := time.Now()
-	victim.Conn().Close()
+	victim.Sever()
 	killed := time.Now()
 	if err := bc.awaitProbers(ctx, probers, killed, fmt.Sprintf("after node %s stopped", victimID)); err != nil {
 		return 0, err
