@@ -482,6 +482,7 @@ func TestClusterSoak(t *testing.T) {
 	for _, id := range ids {
 		a.verify(log, id)
 	}
+	a.verifyEmits(ids)
 	a.mu.Lock()
 	total := 0
 	for _, s := range a.acked {
