@@ -92,7 +92,11 @@ func (s *server) sync() {
 		s.projectResources(p, wantR)
 	}
 	goneT := reconcile(s.tools, wantT, func(d toolDef) string { return d.fingerprint }, func(d toolDef) {
-		s.mcp.AddTool(d.tool, s.callTool(d.project, d.detail))
+		h := d.handler
+		if h == nil {
+			h = s.callTool(d.project, d.detail)
+		}
+		s.mcp.AddTool(d.tool, h)
 	})
 	goneP := reconcile(s.prompts, wantP, func(d promptDef) string { return d.fingerprint }, func(d promptDef) {
 		s.mcp.AddPrompt(d.prompt, s.getPrompt(d.project, d.command))

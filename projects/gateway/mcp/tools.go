@@ -22,6 +22,9 @@ type toolDef struct {
 	detail      tools.Detail // Name is the catalog's
 	tool        *sdk.Tool
 	fingerprint string
+	// handler serves a tool of the gateway's own (chat); nil for the
+	// catalog's, served through the runner.
+	handler sdk.ToolHandler
 }
 
 // projectTools adds project's tools, by their MCP name on s, to into.
@@ -45,6 +48,16 @@ func (s *server) projectTools(project string, into map[string]toolDef) {
 		}
 		t := mcpTool(name, d)
 		into[name] = toolDef{project: project, detail: d, tool: t, fingerprint: fingerprint(t)}
+	}
+	// The chat tool, where the host drives the assistant; a catalog tool
+	// of the same name keeps it (the project's own comes first).
+	if c, ok := s.g.h.(Conversations); ok {
+		t := s.chatTool(project)
+		if _, taken := into[t.Name]; taken {
+			s.g.log.Warn("the chat tool is left out of MCP: the project has a tool of that name", "project", project)
+			return
+		}
+		into[t.Name] = toolDef{project: project, tool: t, fingerprint: fingerprint(t), handler: s.chat(project, c)}
 	}
 }
 
