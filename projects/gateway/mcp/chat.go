@@ -202,7 +202,9 @@ func (s *server) converse(ctx context.Context, req *sdk.CallToolRequest, project
 		case conversation.LLMRequested:
 			mine = mine || in
 		case conversation.AssistantDelta:
-			if mine {
+			// A delta is not logged and may come before the model call it
+			// belongs to (llm.<our message>.…): its causation says.
+			if mine || in && strings.HasPrefix(ev.CausationID, "llm."+id+".") {
 				written.WriteString(d.Text)
 				p.send(d.Text)
 			}
