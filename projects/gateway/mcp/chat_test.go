@@ -266,3 +266,57 @@ func TestChatOnEveryProject(t *testing.T) {
 		t.Fatalf("a1.chat = %+v", res.Content)
 	}
 }
+
+// TestChatClientGoesAway: a client that cancels its chat mid-answer
+// leaves the conversation going on — its answer is committed in the log
+// all the same — and the request recorded as cancelled, with the
+// conversation's id.
+func TestChatClientGoesAway(t *testing.T) {
+	e, url := chatEnv(t, `{"text":"`+strings.Repeat("long ", 20)+`","chunk":5,"delay_ms":50}
+`, "")
+	started := make(chan struct{})
+	var once sync.Once
+	c := sdk.NewClient(&sdk.Implementation{Name: "chat-client", Version: "1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(context.Context, *sdk.ProgressNotificationClientRequest) { once.Do(func() { close(started) }) },
+	})
+	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url + "/mcp/a1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cs.Close() }()
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &sdk.CallToolParams{Name: "chat", Arguments: map[string]any{"message": "write a lot"}}
+	p.SetProgressToken("t")
+	errc := make(chan error, 1)
+	go func() { _, err := cs.CallTool(ctx, p); errc <- err }()
+	<-started
+	cancel()
+	if err := <-errc; err == nil {
+		t.Fatal("a cancelled call returned no error")
+	}
+	var conv string
+	testkit.EventuallyNil(t, "the cancelled chat's record", func() error {
+		for _, r := range records(t, e.n, "a1") {
+			if strings.HasPrefix(r.Target, "chat:") {
+				if r.Result != "cancelled" || !strings.Contains(r.Error, "goes on") {
+					return fmt.Errorf("record %+v", r)
+				}
+				conv = strings.TrimPrefix(r.Target, "chat:")
+				return nil
+			}
+		}
+		return fmt.Errorf("no record yet")
+	})
+	testkit.EventuallyNil(t, "the answer committed after the client left", func() error {
+		events, err := e.n.Conversations().Events(context.Background(), "a1/"+conv)
+		if err != nil {
+			return err
+		}
+		for _, ev := range events {
+			if ev.Type == "conversation.assistant.message" && strings.HasPrefix(ev.Data.Text, "long long") {
+				return nil
+			}
+		}
+		return fmt.Errorf("%d events, no answer", len(events))
+	})
+}
