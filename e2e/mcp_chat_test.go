@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -77,5 +79,73 @@ func TestMCPChat(t *testing.T) {
 	out = tools.Run(t, "log", "show", "project/ide", "--data-dir", data, "--output", "json")
 	if !strings.Contains(out, `"target":"chat:`+conv+`"`) {
 		t.Errorf("project/ide's stream lacks the chat requests:\n%s", out)
+	}
+}
+
+// TestMCPChatPerTokenThroughTheBinary: over a node's HTTP front door a
+// token's chat is its own: another token of the project is told the
+// conversation does not exist and puts nothing into it, the admin token
+// may continue it, and the token that started it sees it as its A2A task.
+func TestMCPChatPerTokenThroughTheBinary(t *testing.T) {
+	t.Setenv("JIDO_E2E_CHAT_ADMIN", "e2e-chat-admin-token-01")
+	t.Setenv("JIDO_E2E_CHAT_A", "e2e-chat-bot-a-token-02")
+	t.Setenv("JIDO_E2E_CHAT_B", "e2e-chat-bot-b-token-03")
+	proj := t.TempDir()
+	writeProjectTree(t, proj, map[string]string{
+		"a.txt":              "hello world\n",
+		".jido/config.yaml":  "llm: {provider: scripted, model: demo, script: .jido/script.jsonl}\n",
+		".jido/script.jsonl": `{"text":"first answer"}` + "\n" + `{"text":"later answer","repeat":true}` + "\n",
+	})
+	cfg := writeFile(t, "jido.yaml", `http:
+  listen: 127.0.0.1:0
+  token_env: JIDO_E2E_CHAT_ADMIN
+  tokens:
+    - {name: bot-a, env: JIDO_E2E_CHAT_A, project: p1}
+    - {name: bot-b, env: JIDO_E2E_CHAT_B, project: p1}
+`)
+	node := StartNode(t, tools, t.TempDir(), "--config", cfg, "--open", proj+"=p1")
+	base := httpBase(t, node)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	as := func(token string) *sdk.ClientSession {
+		c := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, nil)
+		cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/mcp/p1", HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	chat := func(cs *sdk.ClientSession, args map[string]any) (*sdk.CallToolResult, map[string]any) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "chat", Arguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := res.StructuredContent.(map[string]any)
+		return res, out
+	}
+	res, out := chat(as("e2e-chat-bot-a-token-02"), map[string]any{"message": "my question"})
+	if res.IsError || out["answer"] != "first answer" {
+		t.Fatalf("bot-a's chat: %+v %+v", out, res.Content)
+	}
+	conv, _ := out["conversation"].(string)
+
+	res, _ = chat(as("e2e-chat-bot-b-token-03"), map[string]any{"message": "bot-b was here", "conversation": conv})
+	if text := res.Content[0].(*sdk.TextContent).Text; !res.IsError || !strings.Contains(text, "not_found") {
+		t.Fatalf("bot-b continued bot-a's conversation: %s", text)
+	}
+	res, out = chat(as("e2e-chat-admin-token-01"), map[string]any{"message": "from the admin", "conversation": conv})
+	if res.IsError || out["answer"] != "later answer" {
+		t.Fatalf("the admin's chat: %+v %+v", out, res.Content)
+	}
+
+	task, err := a2aAs(t, ctx, base, "e2e-chat-bot-a-token-02").GetTask(ctx, &a2a.GetTaskRequest{ID: a2a.TaskID(conv)})
+	if err != nil || task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("bot-a's chat as its A2A task: %+v %v", task, err)
+	}
+	log := tools.Run(t, "log", "show", "conversation/p1/"+conv, "-o", "json", "--nats-url", node.URL)
+	if strings.Contains(log, "bot-b was here") || !strings.Contains(log, `"by":"http:bot-a"`) {
+		t.Fatalf("conversation/p1/%s:\n%s", conv, log)
 	}
 }
