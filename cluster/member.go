@@ -316,3 +316,15 @@ func (m *Member) Close() error {
 	})
 	return nil
 }
+
+// HandingOver reports whether p is being released in order (a hand-over
+// to another node, Leave, a failed OnAcquire): while OnRelease runs the
+// lease is still this node's, so what its agents had accepted may still
+// be committed. False when the lease was lost or ran out: then this node
+// must not write for p any more.
+func (m *Member) HandingOver(p int) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h := m.held[p]
+	return h != nil && h.state == releasing
+}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -257,6 +256,27 @@ func (a *acker) verify(log *jslog.Log, id string) {
 	}
 }
 
+// verifyAll checks every agent of ids (verify) and the emit stream
+// (verifyEmits), and returns how many increments were acknowledged, over
+// how many requests.
+func (a *acker) verifyAll(ids []string) (total, tries int) {
+	a.t.Helper()
+	log, err := jslog.Open(a.t.Context(), a.nc, jslog.Options{Partitions: clusterPartitions})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	for _, id := range ids {
+		a.verify(log, id)
+	}
+	a.verifyEmits(ids)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, s := range a.acked {
+		total += len(s)
+	}
+	return total, a.tries
+}
+
 // verifyEmits checks the cluster's emit stream, which a service that was
 // down reads to catch up: it holds, for each agent, one counter.changed
 // per acknowledged increment — none lost across the kills, none twice
@@ -404,21 +424,8 @@ func TestClusterFailoverLosesNothingAcknowledged(t *testing.T) {
 	close(stop)
 	<-done
 
-	log, err := jslog.Open(context.Background(), nc, jslog.Options{Partitions: clusterPartitions})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range ids {
-		a.verify(log, id)
-	}
-	a.verifyEmits(ids)
-	a.mu.Lock()
-	total := 0
-	for _, s := range a.acked {
-		total += len(s)
-	}
-	t.Logf("%d increments acknowledged over %d requests, over a node killed, a NATS server shut down and a node paused", total, a.tries)
-	a.mu.Unlock()
+	total, tries := a.verifyAll(ids)
+	t.Logf("%d increments acknowledged over %d requests, over a node killed, a NATS server shut down and a node paused", total, tries)
 	a.logFailover(t)
 	if err := n2.Stop(t); err != nil {
 		t.Errorf("n2 stop: %v", err)
@@ -475,21 +482,8 @@ func TestClusterSoak(t *testing.T) {
 	}
 	close(stop)
 	<-done
-	log, err := jslog.Open(context.Background(), nc, jslog.Options{Partitions: clusterPartitions})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range ids {
-		a.verify(log, id)
-	}
-	a.verifyEmits(ids)
-	a.mu.Lock()
-	total := 0
-	for _, s := range a.acked {
-		total += len(s)
-	}
-	a.mu.Unlock()
-	t.Logf("%d node kills, %d NATS server restarts: %d increments acknowledged over %d requests, each in the log once", kills, natsKills, total, a.tries)
+	total, tries := a.verifyAll(ids)
+	t.Logf("%d node kills, %d NATS server restarts: %d increments acknowledged over %d requests, each in the log once", kills, natsKills, total, tries)
 	a.logFailover(t)
 	for _, n := range nodes {
 		if err := n.Stop(t); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -218,6 +219,7 @@ func (n *Node) joinCluster(ctx context.Context) error {
 		return fmt.Errorf("connect for the cluster's membership: %w", err)
 	}
 	n.memberConn = mc
+	var self atomic.Pointer[cluster.Member] // for the callbacks, Leave or not
 	m, err := cluster.Join(ctx, mc.nc, cluster.Options{
 		Prefix:             n.subjects.Name(),
 		NodeID:             c.NodeID,
@@ -244,7 +246,16 @@ func (n *Node) joinCluster(ctx context.Context) error {
 			n.bus.StopPartition(p)
 			ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 			defer cancel()
-			if err := n.rt.Release(ctx, p); err != nil {
+			if m := self.Load(); m == nil || !m.HandingOver(p) {
+				// The lease was lost or ran out: another node may be
+				// deciding for p already, so what the agents had
+				// accepted is refused (their senders retry there), not
+				// committed here. A commit of this node's that passed the
+				// log's fence would leave its directives to a new owner
+				// that read the agent before it.
+				cancel()
+			}
+			if err := n.rt.Release(ctx, p); err != nil && ctx.Err() == nil {
 				n.log.Error("release partition", "partition", p, "err", err)
 			}
 		},
@@ -252,6 +263,7 @@ func (n *Node) joinCluster(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	self.Store(m)
 	n.member.Store(m)
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
@@ -108,7 +109,8 @@ func (rt *Runtime) Acquire(ctx context.Context, p int) (int, error) {
 
 // Release gives partition p up: from now on its agents' signals are
 // refused with unavailable; the signals they had already accepted are
-// decided and committed until ctx ends (those left then are refused);
+// decided and committed until ctx ends (those left then are refused: an
+// ended ctx refuses them all, for a node that lost the partition's lease);
 // directives not yet run stay pending in the log, for the next owner to
 // run (a spawn here would be refused: the partition is no longer this
 // runtime's); the outcomes of directives that ran are recorded; then
@@ -148,32 +150,22 @@ func (rt *Runtime) Release(ctx context.Context, p int) error {
 		}
 	}
 	rt.mu.Unlock()
-	for _, s := range gone {
-		s.mu.Lock()
-		s.handingOver = true
-		s.mu.Unlock()
-	}
-	for _, s := range gone {
-		if !s.awaitInbox(ctx) {
-			break // out of time: halt refuses what is left
+	// In an orderly hand-over the directives of what still commits are
+	// left pending in the log, for the next owner, who reads it after
+	// this release. A node that lost the lease (ctx ended) runs those of
+	// a decision that was in flight itself: the new owner may have read
+	// the agent before that commit and would not know of them.
+	if ctx.Err() == nil {
+		for _, s := range gone {
+			s.mu.Lock()
+			s.handingOver = true
+			s.mu.Unlock()
 		}
 	}
-	// Outcomes noted but not yet in the log are recorded now, while the
-	// partition's log is still this node's to write, so that its next
-	// owner does not run those directives again.
-	for _, s := range gone {
-		s.mu.Lock()
-		noted := len(s.effects) > 0
-		s.mu.Unlock()
-		if noted {
-			rt.effects.owe(s)
-		}
-	}
-	rt.recordOwedEffects(true)
-	moved := bus.Errorf(bus.ReasonUnavailable, "partition %d moved to another node; retry, and the node that owns it now answers", p)
-	for _, s := range gone {
-		s.halt(moved)
-	}
+	// Outcomes are recorded while the partition's log is still this
+	// node's to write, so that its next owner does not run those
+	// directives again.
+	rt.finishAndHalt(ctx, gone, bus.Errorf(bus.ReasonUnavailable, "partition %d moved to another node; retry, and the node that owns it now answers", p))
 	done := make(chan struct{})
 	go func() {
 		for _, s := range gone {
@@ -181,14 +173,20 @@ func (rt *Runtime) Release(ctx context.Context, p int) error {
 		}
 		close(done)
 	}()
+	// Halted, the loops end after the decision and the directive each has
+	// in flight, however short ctx was: the partition is given up only
+	// once nothing of this runtime acts for it any more.
 	select {
 	case <-done:
-	case <-ctx.Done():
-		return fmt.Errorf("release partition %d: %d agents still busy: %w", p, len(gone), ctx.Err())
+	case <-time.After(haltedLoopsTimeout):
+		return fmt.Errorf("release partition %d: %d agents still busy %s after they were halted (a directive that does not return?)", p, len(gone), haltedLoopsTimeout)
 	}
 	rt.log.Info("partition released", "partition", p, "agents", len(gone))
 	return nil
 }
+
+// haltedLoopsTimeout bounds the wait for halted agents' loops to end.
+const haltedLoopsTimeout = 30 * time.Second
 
 // fenced takes s out of service after the log refused its commit of env
 // because the stream moved past s.head — another node wrote it, so this

@@ -210,3 +210,46 @@ func TestHandOverLeavesQueuedDirectivesToTheNextOwner(t *testing.T) {
 		t.Fatalf("a1 on the new owner: %+v, %v; want the three signals committed", info, err)
 	}
 }
+
+// A node that lost a partition's lease releases it with an ended
+// context: the signals its agents had accepted and not yet decided are
+// refused unavailable (their senders retry where the partition is now),
+// none is committed; only the decision already in flight ends.
+func TestReleaseAfterALostLeaseCommitsNothingMore(t *testing.T) {
+	h := newHarness(t, clustered)
+	acquire(t, h.rt, 0)
+	h.start("counter", "a1", Options{})
+	g := h.gateAppends("a1")
+	h.queueBehindCommit("a1", signal(t, "counter.increment", map[string]int{"by": 1}))
+	answers := make(chan error, 2)
+	for range 2 {
+		if err := h.rt.Deliver("a1", signal(t, "counter.increment", map[string]int{"by": 10}), func(_ Reply, err error) { answers <- err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lost, cancel := context.WithCancel(context.Background())
+	cancel()
+	released := make(chan error, 1)
+	go func() { released <- h.rt.Release(lost, 0) }()
+	for range 2 {
+		if err := <-answers; bus.ErrorType(err) != bus.ReasonUnavailable {
+			t.Fatalf("a signal accepted before the lease was lost: %v, want unavailable", err)
+		}
+	}
+	close(g.gate) // the decision in flight ends
+	if err := <-released; err != nil {
+		t.Fatal(err)
+	}
+	var increments int
+	for e, err := range h.log.ReadStream("agent/a1", eventlog.ReadOptions{}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Event.Type() == "counter.increment" {
+			increments++
+		}
+	}
+	if increments != 1 {
+		t.Fatalf("%d increments in the log, want only the one in flight", increments)
+	}
+}

@@ -37,26 +37,10 @@ func (rt *Runtime) Shutdown(ctx context.Context) error {
 		all = append(all, s)
 	}
 	rt.mu.Unlock()
-	for _, s := range all {
-		if !s.awaitInbox(ctx) {
-			break // out of time: halt refuses what is left
-		}
-	}
-	// Outcomes noted but not yet in the log are recorded first, in one
-	// append, so that a clean restart does not run those directives again
+	// Outcomes noted but not yet in the log are recorded before the
+	// halt, so that a clean restart does not run those directives again
 	// (a crash would).
-	for _, s := range all {
-		s.mu.Lock()
-		noted := len(s.effects) > 0
-		s.mu.Unlock()
-		if noted {
-			rt.effects.owe(s)
-		}
-	}
-	rt.recordOwedEffects(true)
-	for _, s := range all {
-		s.halt(errShuttingDown)
-	}
+	rt.finishAndHalt(ctx, all, errShuttingDown)
 	// A halted inbox loop ends after the decision it has in flight; its
 	// commit goes on under a live context, so it ends in the log or
 	// refused, never both.
@@ -85,5 +69,30 @@ func (s *server) awaitInbox(ctx context.Context) bool {
 		case <-ctx.Done():
 			return false
 		}
+	}
+}
+
+// finishAndHalt lets servers decide and commit what their inboxes hold
+// until ctx ends, records in one append the outcomes of the directives
+// they ran that are not in the log yet, then halts them with err, which
+// refuses whatever is still waiting: the end of a shutdown, or of a
+// partition's hand-over.
+func (rt *Runtime) finishAndHalt(ctx context.Context, servers []*server, err error) {
+	for _, s := range servers {
+		if !s.awaitInbox(ctx) {
+			break // out of time: halt refuses what is left
+		}
+	}
+	for _, s := range servers {
+		s.mu.Lock()
+		noted := len(s.effects) > 0
+		s.mu.Unlock()
+		if noted {
+			rt.effects.owe(s)
+		}
+	}
+	rt.recordOwedEffects(true)
+	for _, s := range servers {
+		s.halt(err)
 	}
 }
