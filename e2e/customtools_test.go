@@ -3,6 +3,7 @@ package e2e
 import (
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/jido-bus/jido-bus/internal/testkit"
@@ -94,4 +95,52 @@ func TestToolServiceNATSCLI(t *testing.T) {
 	testkit.Eventually(t, "svc_weather gone after its ttl", func() bool {
 		return !strings.Contains(run("project", "tools", "p1"), "svc_weather")
 	})
+}
+
+// TestToolServiceGo: examples/toolservice, a Go program on its own
+// connection, offers svc_wordcount to every project; a call through
+// `jido-bus project call` reaches it and is in the project's log; when it
+// stops it withdraws the tool, which is gone at once.
+func TestToolServiceGo(t *testing.T) {
+	node := StartNode(t, tools, t.TempDir())
+	on := []string{"--nats-url", node.URL}
+	run := func(args ...string) string { return tools.Run(t, append(args, on...)...) }
+	proj := t.TempDir()
+	writeProjectTree(t, proj, map[string]string{"main.go": "package main\n"})
+	run("project", "open", proj, "--id", "p1")
+
+	bin, err := tools.BuildProgram(t.TempDir(), "./examples/toolservice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := exec.Command(bin, "--nats-url", node.URL)
+	var logs syncBuffer
+	svc.Stderr = &logs
+	if err := svc.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- svc.Wait() }()
+	t.Cleanup(func() {
+		_ = svc.Process.Kill()
+		<-exited
+	})
+	testkit.Eventually(t, "svc_wordcount announced", func() bool { return strings.Contains(logs.String(), "announced") })
+
+	if out := run("project", "call", "p1", "svc_wordcount", `{"text":"one two three"}`); !strings.Contains(out, `"words": 3`) {
+		t.Fatalf("svc_wordcount: %s", out)
+	}
+	if out := run("log", "show", "project/p1", "--type", "project.tool.completed", "-o", "json"); !strings.Contains(out, "svc_wordcount") {
+		t.Errorf("no project.tool.completed of svc_wordcount:\n%s", out)
+	}
+	if err := svc.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-exited; err != nil {
+		t.Fatalf("toolservice exited: %v\n%s", err, logs.String())
+	}
+	exited <- nil // for the cleanup
+	if out := run("project", "tools", "p1"); strings.Contains(out, "svc_wordcount") {
+		t.Errorf("svc_wordcount still offered after its service withdrew it:\n%s", out)
+	}
 }
