@@ -12,6 +12,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/bus/natsserver"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/tools"
 )
@@ -40,6 +42,18 @@ const (
 	// maxToolTimeout bounds the timeout an announce may ask for its calls.
 	maxToolTimeout = 5 * time.Minute
 )
+
+// toolServicePermissions are RoleToolService's: announce, withdraw, hear
+// calls on <prefix>.tools.call.<user>.>, answer them (for as long as a
+// call may last, and a margin) and read the replies to its announces.
+func toolServicePermissions(subjects bus.Subjects, user string) *natsserver.Permissions {
+	p := subjects.Name()
+	return &natsserver.Permissions{
+		PublishAllow:   []string{p + ".tools.announce", p + ".tools.withdraw"},
+		SubscribeAllow: []string{p + ".tools.call." + user + ".>", InboxPrefix(user) + ".>"},
+		ResponsesFor:   maxToolTimeout + time.Minute,
+	}
+}
 
 // ToolAnnounce is the body of <prefix>.tools.announce.
 type ToolAnnounce struct {
