@@ -41,6 +41,9 @@ const (
 	maxToolTTL     = time.Hour
 	// maxToolTimeout bounds the timeout an announce may ask for its calls.
 	maxToolTimeout = 5 * time.Minute
+	// maxServiceTools bounds the tools offered at once: each new one
+	// rebuilds every open project's catalog.
+	maxServiceTools = 256
 )
 
 // toolServicePermissions are RoleToolService's: announce, withdraw, hear
@@ -107,6 +110,8 @@ type toolServices struct {
 type offer struct {
 	tool    projects.ServiceTool
 	subject string
+	raw     string // the announce as received: a repeat only extends the ttl
+	until   time.Time
 	timer   *time.Timer
 }
 
@@ -218,7 +223,16 @@ func (ts *toolServices) announce(data []byte) error {
 	if old != nil && old.subject != a.Subject {
 		return fmt.Errorf("tool %s is offered by the service on %s; withdraw it there first or pick another name", a.Name, old.subject)
 	}
-	o := &offer{tool: st, subject: a.Subject}
+	if old == nil && len(ts.byID) >= maxServiceTools {
+		return fmt.Errorf("tool %s: %d service tools are offered already, the most a node takes; withdraw some", a.Name, maxServiceTools)
+	}
+	if old != nil && old.raw == string(data) {
+		// The service's regular re-announce: the catalogs stay as they are.
+		old.until = time.Now().Add(ttl)
+		old.timer.Reset(ttl)
+		return nil
+	}
+	o := &offer{tool: st, subject: a.Subject, raw: string(data), until: time.Now().Add(ttl)}
 	ts.byID[a.Name] = o
 	if err := ts.publishLocked(); err != nil {
 		if old != nil {
@@ -255,7 +269,8 @@ func (ts *toolServices) withdraw(w ToolWithdraw) error {
 func (ts *toolServices) expire(name string, o *offer) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	if ts.shut || ts.byID[name] != o {
+	// A re-announce that raced the timer moved until and reset the timer.
+	if ts.shut || ts.byID[name] != o || time.Now().Before(o.until) {
 		return
 	}
 	delete(ts.byID, name)

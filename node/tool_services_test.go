@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -69,5 +70,50 @@ func TestToolServiceRole(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Error("a tool service subscribed to another service's calls")
+	}
+}
+
+// TestToolAnnounceRefusals: what an announcer may not do — each refusal
+// answered with ok:false and why, the catalog unchanged.
+func TestToolAnnounceRefusals(t *testing.T) {
+	n := startNode(t, t.TempDir())
+	defer func() { _ = n.Shutdown(context.Background()) }()
+	nc := n.Conn()
+	ask := func(subject, body string) string {
+		t.Helper()
+		rep, err := nc.Request(subject, []byte(body), 5*time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", subject, err)
+		}
+		return string(rep.Data)
+	}
+	big := `"` + strings.Repeat("x", maxSchema) + `"`
+	for _, c := range []struct{ body, want string }{
+		{`not json`, "not a JSON tool announce"},
+		{`{"name":"read_file","input_schema":{"type":"object"},"subject":"jido.tools.call.x"}`, "starts with svc_"},
+		{`{"name":"svc_x","input_schema":{"type":"object"},"subject":"jido.api.project.open"}`, "under jido.tools.call."},
+		{`{"name":"svc_x","input_schema":{"type":"object"},"subject":"jido.tools.call.>"}`, "no wildcards"},
+		{`{"name":"svc_x","input_schema":{"type":"object"},"subject":"$JS.API.STREAM.DELETE.x"}`, "under jido.tools.call."},
+		{`{"name":"svc_x","input_schema":{"type":"object"},"subject":"jido.tools.call.x","ttl":0.1}`, "ttl"},
+		{`{"name":"svc_x","input_schema":{"type":"object"},"subject":"jido.tools.call.x","timeout":3600}`, "timeout"},
+		{`{"name":"svc_x","input_schema":{"$ref":"file:///etc/passwd"},"subject":"jido.tools.call.x"}`, "self-contained"},
+		{`{"name":"svc_x","input_schema":{"type":"object","description":` + big + `},"subject":"jido.tools.call.x"}`, "at most"},
+		{`{"name":"svc_x","input_schema":{"type":"object"},"subject":"jido.tools.call.x","pad":"` + strings.Repeat("x", maxAnnounce) + `"}`, "at most"},
+	} {
+		if out := ask("jido.tools.announce", c.body); !strings.Contains(out, `"ok":false`) || !strings.Contains(out, c.want) {
+			t.Errorf("announce %.80s: %s, want a refusal saying %q", c.body, out, c.want)
+		}
+	}
+	if out := ask("jido.tools.withdraw", `{"name":"svc_x","subject":"jido.tools.call.x"}`); !strings.Contains(out, `"ok":false`) {
+		t.Errorf("withdraw of a tool never offered: %s", out)
+	}
+	for i := range maxServiceTools {
+		body := fmt.Sprintf(`{"name":"svc_%d","input_schema":{"type":"object"},"subject":"jido.tools.call.x"}`, i)
+		if out := ask("jido.tools.announce", body); !strings.Contains(out, `"ok":true`) {
+			t.Fatalf("announce %d: %s", i, out)
+		}
+	}
+	if out := ask("jido.tools.announce", `{"name":"svc_more","input_schema":{"type":"object"},"subject":"jido.tools.call.x"}`); !strings.Contains(out, "the most a node takes") {
+		t.Errorf("announce over the bound: %s", out)
 	}
 }
