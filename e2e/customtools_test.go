@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -69,13 +70,25 @@ func TestToolServiceNATSCLI(t *testing.T) {
 	}
 
 	// A service that hears the call and never answers: a timeout, logged.
-	node.StartNATS(t, "sub", "jido.tools.call.slow")
+	heard, _ := node.StartNATS(t, "sub", "jido.tools.call.slow")
+	testkit.Eventually(t, "nats sub listening", func() bool { return strings.Contains(heard.String(), "Subscribing") })
 	slow := `{"name":"svc_slow","input_schema":{"type":"object"},"subject":"jido.tools.call.slow","timeout":1}`
 	if out := announce(slow); !strings.Contains(out, `"ok":true`) {
 		t.Fatalf("announce svc_slow: %s", out)
 	}
+	// A project whose policy denies service tools: refused before the
+	// service hears of the call.
+	denyAll := t.TempDir()
+	writeProjectTree(t, denyAll, map[string]string{"policy.yaml": "tools:\n  \"svc_*\": deny\n"})
+	run("project", "open", t.TempDir(), "--id", "p2", "--policy", filepath.Join(denyAll, "policy.yaml"))
+	if out, err := try("project", "call", "p2", "svc_slow", `{}`); err == nil || !strings.Contains(out, "denied") {
+		t.Fatalf("svc_slow in p2, whose policy denies svc_*: %v %s, want denied", err, out)
+	}
 	if out, err := try("project", "call", "p1", "svc_slow", `{}`); err == nil || !strings.Contains(out, "timeout") {
 		t.Fatalf("svc_slow: %v %s, want timeout", err, out)
+	}
+	if n := strings.Count(heard.String(), "Received on"); n != 1 {
+		t.Errorf("the slow service heard %d calls, want 1 (p2's was denied):\n%s", n, heard.String())
 	}
 	if out := run("log", "show", "project/p1", "--type", "project.tool.failed", "-o", "json"); !strings.Contains(out, `"timeout"`) || !strings.Contains(out, "svc_slow") {
 		t.Errorf("svc_slow's timeout is not in the log:\n%s", out)
