@@ -98,7 +98,7 @@ func TestRoles(t *testing.T) {
 		{"$JS.API.STREAM.CREATE.EVIL", `{"name":"EVIL","subjects":["evil.>"]}`, "admin"},
 		{"jido.api.ping", "", "admin"}, // another prefix: nothing there
 	}
-	rank := map[string]int{"client": 0, "operator": 1, "admin": 2, "": 3}
+	rank := map[string]int{RoleToolService: -1, "client": 0, "operator": 1, "admin": 2, "": 3} // a tool service may none of these
 	// A refused request is dropped by the server, which tells the client
 	// asynchronously: the request itself times out. What was refused is
 	// checked exactly below, through the dead letters.

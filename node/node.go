@@ -173,6 +173,7 @@ type Node struct {
 	health   health
 	dlq      *dlq.Writer
 	webhooks *dispatch.WebhookGuard
+	toolSvc  *toolServices // tool_services.go
 	secrets  nodeSecrets
 	projects *projects.Engine
 	conv     *convapi.Service
@@ -460,6 +461,9 @@ func (n *Node) register() error {
 	if err = n.bus.HandleAPI(n.subjects.Ping(), n.ping); err != nil {
 		return err
 	}
+	if err = n.startToolServices(); err != nil {
+		return err
+	}
 	if err = logapi.Serve(n.bus, n.logAPI()); err != nil {
 		return err
 	}
@@ -529,6 +533,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	// hands its partitions over before it stops taking input: what comes
 	// in meanwhile goes to their new owners.
 	errs := []error{n.stopHTTP(ctx), n.leaveCluster(ctx), n.stopInput(ctx), n.metrics.close()}
+	n.toolSvc.stop()
 	if n.projects != nil {
 		// Watchers stop before the agents they report to.
 		_ = n.projects.Close()
@@ -577,6 +582,7 @@ func (n *Node) stopInput(ctx context.Context) error {
 
 // abort releases whatever Start got as far as opening, in reverse order.
 func (n *Node) abort() {
+	n.toolSvc.stop()
 	n.closeConvPublisher()
 	if n.projects != nil {
 		_ = n.projects.Close()

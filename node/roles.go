@@ -37,11 +37,20 @@ const (
 	// back from the log (log.emits: the same events, with their
 	// positions, and nothing else of the log).
 	RoleClient = "client"
+	// RoleToolService is a program that offers tools to the node's
+	// projects (tool_services.go): it announces and withdraws them on
+	// <prefix>.tools.announce and .withdraw, hears calls on
+	// <prefix>.tools.call.<its user name>.> only (not another service's),
+	// and answers each once. It reads nothing of the node and calls no
+	// verb: the tools it offers are its only way in, and they run under
+	// each project's policy.
+	RoleToolService = "toolservice"
 )
 
-// Roles lists the roles, least privileged first: a new slice each time,
-// so no caller can change what another sees.
-func Roles() []string { return []string{RoleClient, RoleOperator, RoleAdmin} }
+// Roles lists the roles: client, operator and admin, each allowed what the
+// one before it is and more, then toolservice, allowed only its own. A new
+// slice each time, so no caller can change what another sees.
+func Roles() []string { return []string{RoleClient, RoleOperator, RoleAdmin, RoleToolService} }
 
 // InboxPrefix is the inbox prefix a user must use (nats.CustomInboxPrefix,
 // the NATS CLI's --inbox-prefix): every role but admin may subscribe to
@@ -101,6 +110,8 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 	switch role {
 	case RoleAdmin:
 		return nil, nil
+	case RoleToolService:
+		return toolServicePermissions(subjects, user), nil
 	case RoleClient:
 		return client, nil
 	case RoleOperator:

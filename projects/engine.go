@@ -60,6 +60,13 @@ type Config struct {
 	Artifacts tools.ArtifactStore
 	// Limits bound the built-in tools.
 	Limits tools.Limits
+	// Tools are the program's own tools, added to every project's catalog
+	// beside the built-ins and the assets' tools, and run like them:
+	// through the project's runner (args validated against InputSchema
+	// before Func runs), under its policy, recorded in its stream. A name
+	// a built-in has, or that starts like an asset tool's (command_,
+	// skill_, workflow_), is refused by NewEngine.
+	Tools []tools.Tool
 	// Sandbox is the node's operator's rules for every project's
 	// commands (what they read, their caps, weaker confinement).
 	Sandbox SandboxConfig
@@ -93,6 +100,7 @@ type Engine struct {
 	home     place // HomeDir's (zero when unknown)
 	builtins []tools.Tool
 	builtinC *tools.Catalog
+	svc      serviceTools // SetServiceTools
 
 	mu       sync.Mutex
 	projects map[string]*project // open, or listed with the error that kept them from reopening
@@ -138,6 +146,9 @@ func NewEngine(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("projects: built-in tools: %w", err)
 	}
 	e.builtinC = c
+	if err := e.checkConfigTools(); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 

@@ -80,7 +80,7 @@ func (e *Engine) build(id string, root *policy.Root, dataDir string, pol *policy
 		return nil, bus.Errorf(bus.ReasonInvalidRequest, "project %s: load its assets: %v", id, err)
 	}
 	p.set.Swap(snap)
-	cat, err := e.catalog(snap)
+	cat, err := e.catalog(id, snap)
 	if err != nil {
 		return nil, err
 	}
@@ -110,8 +110,9 @@ func (e *Engine) loadOptions() assets.Options {
 	return o
 }
 
-// catalog is the built-in tools plus the tools of snap's assets.
-func (e *Engine) catalog(snap *assets.Snapshot) (*tools.Catalog, error) {
+// catalog is the built-in tools plus the tools of snap's assets and
+// project id's custom tools (customTools).
+func (e *Engine) catalog(id string, snap *assets.Snapshot) (*tools.Catalog, error) {
 	a := tools.Assets{Snapshot: snap, Graph: snap.Graph}
 	names := make([]string, 0, len(snap.Workflows))
 	for n := range snap.Workflows {
@@ -122,6 +123,7 @@ func (e *Engine) catalog(snap *assets.Snapshot) (*tools.Catalog, error) {
 		a.Workflows = append(a.Workflows, snap.Workflows[n])
 	}
 	ts := append(append([]tools.Tool(nil), e.builtins...), tools.AssetTools(a, e.cfg.Limits)...)
+	ts = append(ts, e.customTools(id)...)
 	c, err := tools.NewCatalog(ts...)
 	if err != nil {
 		return nil, fmt.Errorf("build the tool catalog: %w", err)
@@ -208,7 +210,7 @@ func (e *Engine) report(ctx context.Context, p *project) (assets.Changes, error)
 		p.reported = cur
 		return changes, nil
 	}
-	cat, err := e.catalog(cur)
+	cat, err := e.catalog(p.id, cur)
 	if err != nil {
 		return changes, err
 	}

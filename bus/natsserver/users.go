@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
@@ -40,6 +41,10 @@ type User struct {
 type Permissions struct {
 	PublishAllow, PublishDeny     []string
 	SubscribeAllow, SubscribeDeny []string
+	// ResponsesFor lets the user answer the requests it received (one reply
+	// each, within ResponsesFor) whatever their reply subject: nats-server's
+	// allow_responses. 0: no such answers.
+	ResponsesFor time.Duration
 }
 
 func (p *Permissions) server() *server.Permissions {
@@ -52,6 +57,9 @@ func (p *Permissions) server() *server.Permissions {
 	}
 	if len(p.SubscribeAllow)+len(p.SubscribeDeny) > 0 {
 		sp.Subscribe = &server.SubjectPermission{Allow: p.SubscribeAllow, Deny: p.SubscribeDeny}
+	}
+	if p.ResponsesFor > 0 {
+		sp.Response = &server.ResponsePermission{MaxMsgs: 1, Expires: p.ResponsesFor}
 	}
 	return sp
 }

@@ -85,7 +85,7 @@ func (u serveUser) check() error {
 		return errors.New("a user needs a name")
 	}
 	switch u.Role {
-	case node.RoleAdmin, node.RoleOperator, node.RoleClient:
+	case node.RoleAdmin, node.RoleOperator, node.RoleClient, node.RoleToolService:
 	case "":
 		return fmt.Errorf("user %q needs a role: one of %v", name, node.Roles())
 	default:
