@@ -70,6 +70,10 @@ type acker struct {
 	// order; kills is when the test killed or cut off something.
 	ackedAt map[string][]time.Time
 	kills   []time.Time
+	// serversLost is how many times a NATS server went down under the
+	// load: each may take with it the emit in flight on every node
+	// connection to it (see verifyEmits).
+	serversLost int
 }
 
 func newAcker(t *testing.T, nc *nats.Conn) *acker {
@@ -279,8 +283,12 @@ func (a *acker) verifyAll(ids []string) (total, tries int) {
 
 // verifyEmits checks the cluster's emit stream, which a service that was
 // down reads to catch up: it holds, for each agent, one counter.changed
-// per acknowledged increment — none lost across the kills, none twice
-// though a node that took a partition over ran its pending emits again.
+// per acknowledged increment — none twice though a node that took a
+// partition over ran its pending emits again, and none lost across node
+// kills. Emits go out on plain NATS, confirmed when the server a node is
+// connected to has them: a server that goes down may take with it the one
+// emit in flight on each agent (docs/cluster.md says so), so each agent
+// may be short by as many as servers went down, and no more.
 func (a *acker) verifyEmits(ids []string) {
 	a.t.Helper()
 	js, err := jetstream.New(a.nc)
@@ -294,6 +302,7 @@ func (a *acker) verifyEmits(ids []string) {
 	// An emit is published after its commit is acknowledged: the last
 	// ones may still be on their way when the load stops.
 	var short []string
+	lostInFlight := 0
 	for range 300 {
 		info, err := st.Info(a.t.Context(), jetstream.WithSubjectFilter("jido.emit.*.counter.changed"))
 		if err != nil {
@@ -302,24 +311,31 @@ func (a *acker) verifyEmits(ids []string) {
 		if info.Config.Replicas != 3 {
 			a.t.Fatalf("the emit stream has %d replicas, want the log's 3", info.Config.Replicas)
 		}
-		short = short[:0]
+		short, lostInFlight = short[:0], 0
 		a.mu.Lock()
 		for _, id := range ids {
 			got, want := info.State.Subjects["jido.emit."+id+".counter.changed"], uint64(len(a.acked[id]))
-			if got > want {
+			switch {
+			case got > want:
 				a.t.Errorf("agent %s: %d counter.changed in the emit stream, more than its %d acknowledged increments", id, got, want)
-			}
-			if got != want {
+			case want-got > uint64(a.serversLost):
 				short = append(short, fmt.Sprintf("%s %d of %d", id, got, want))
+			default:
+				lostInFlight += int(want - got)
 			}
 		}
 		a.mu.Unlock()
 		if len(short) == 0 || a.t.Failed() {
-			return
+			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	a.t.Errorf("the emit stream is missing emits after 30s: %v", short)
+	if len(short) > 0 {
+		a.t.Errorf("the emit stream is missing emits after 30s, more than the %d NATS servers that went down can explain: %v", a.serversLost, short)
+	}
+	if lostInFlight > 0 {
+		a.t.Logf("the emit stream misses %d emits in flight to a NATS server as it went down (each still in the log)", lostInFlight)
+	}
 }
 
 // waitRounds waits until the load has done n more rounds.
@@ -406,6 +422,9 @@ func TestClusterFailoverLosesNothingAcknowledged(t *testing.T) {
 	}
 	_ = sub.Unsubscribe()
 	// One NATS server goes: the quorum of the others holds.
+	a.mu.Lock()
+	a.serversLost++
+	a.mu.Unlock()
 	c.Servers[2].Shutdown()
 	a.waitRounds(3)
 	// The killed node comes back and takes its share again, by hand-over.
@@ -471,6 +490,9 @@ func TestClusterSoak(t *testing.T) {
 		nodes[i].Kill(t)
 		if k%4 == 3 {
 			s := natsKills % len(c.Servers)
+			a.mu.Lock()
+			a.serversLost++
+			a.mu.Unlock()
 			if err := c.Restart(s); err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jido-bus/jido-bus/eventlog"
@@ -117,6 +118,13 @@ func (l *Log) verifySnapshot(m *jetstream.RawStreamMsg, heads map[string]uint64,
 	}
 }
 
+// How long scan waits for a consumer it made to answer: up to
+// consumerReadyTries pauses of consumerReadyPause.
+const (
+	consumerReadyTries = 100
+	consumerReadyPause = 50 * time.Millisecond
+)
+
 // scan reads every message s holds now, in order, through an ephemeral
 // consumer it deletes when done, calling visit for each and fetched after
 // each fetch.
@@ -146,6 +154,7 @@ func (l *Log) scan(ctx context.Context, s jetstream.Stream, visit func(*jetstrea
 		cancel()
 	}()
 	var last uint64
+	notReady := 0
 	for last < target {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -154,6 +163,17 @@ func (l *Log) scan(ctx context.Context, s jetstream.Stream, visit func(*jetstrea
 			last = m.Sequence
 			visit(m)
 		})
+		if errors.Is(err, nats.ErrNoResponders) && n == 0 && notReady < consumerReadyTries {
+			// A consumer just made on a cluster answers once its
+			// placement is done: a moment, not a failure.
+			notReady++
+			select {
+			case <-time.After(consumerReadyPause):
+				continue
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("verify: read stream %s after sequence %d: %w", name, last, err)
 		}
