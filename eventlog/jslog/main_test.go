@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go"
-	"go.uber.org/goleak"
 
 	"github.com/jido-bus/jido-bus/bus/natsserver/jstest"
 )
@@ -17,41 +16,7 @@ import (
 // streams.
 var cluster *jstest.Cluster
 
-func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var dirs []string
-	defer func() {
-		for _, d := range dirs {
-			os.RemoveAll(d)
-		}
-	}()
-	tempDir := func() string {
-		d, err := os.MkdirTemp("", "jslog-test-")
-		if err != nil {
-			panic(err)
-		}
-		dirs = append(dirs, d)
-		return d
-	}
-	c, err := jstest.Start(3, tempDir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	cluster = c
-	code := m.Run()
-	c.Shutdown()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-	}
-	return code
-}
+func TestMain(m *testing.M) { os.Exit(jstest.Main(m, 3, &cluster)) }
 
 var prefixes atomic.Int64
 
