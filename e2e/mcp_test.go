@@ -67,3 +67,39 @@ func TestMCPStdio(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPStdioOddLines pipes requests into `jido-bus mcp` with odd lines
+// among them (trailing bytes after a message, two messages on a line,
+// not JSON): each odd line gets a parse error, every request after it
+// its answer, and the process exits 0 at the end of its input. One odd
+// line used to end the process with "invalid trailing data at the end of
+// stream".
+func TestMCPStdioOddLines(t *testing.T) {
+	proj := t.TempDir()
+	if err := os.WriteFile(filepath.Join(proj, "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"ping"} x`,
+		`{"jsonrpc":"2.0","id":3,"method":"ping"}{"jsonrpc":"2.0","id":4,"method":"ping"}`,
+		`not json`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"main.go"}}}`,
+	}, "\n") + "\n"
+	cmd := exec.Command(tools.JidoBus, "mcp", "--project", proj, "--data-dir", t.TempDir())
+	cmd.Stdin = strings.NewReader(in)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("jido-bus mcp: %v\n%s", err, stderr.String())
+	}
+	text := string(out)
+	if n := strings.Count(text, `"code":-32700`); n != 3 {
+		t.Errorf("%d parse errors, want 3 (one per odd line):\n%s", n, text)
+	}
+	if !strings.Contains(text, `"id":5,"result"`) || !strings.Contains(text, "package main") {
+		t.Errorf("the read after the odd lines was not answered:\n%s", text)
+	}
+}

@@ -314,3 +314,50 @@ func TestStdioAnswersBeforeTheEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioOddLinesKeepTheSession: a line that is not one JSON-RPC
+// message — trailing bytes after one, two on a line, a batch, not JSON —
+// is answered with a parse error and the session goes on. The SDK's
+// transport ended the session at trailing data, and `jido-bus mcp` with
+// it.
+func TestStdioOddLinesKeepTheSession(t *testing.T) {
+	e := start(t)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"ping"} trailing`,
+		`{"jsonrpc":"2.0","id":3,"method":"ping"}{"jsonrpc":"2.0","id":4,"method":"ping"}`,
+		`[{"jsonrpc":"2.0","id":5,"method":"ping"}]`,
+		`not json`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"main.go"}}}`,
+	}, "\n") + "\n"
+	var out bytes.Buffer
+	if err := e.g.ServeStdio(context.Background(), "p1", strings.NewReader(in), &out); err != nil {
+		t.Fatalf("ServeStdio: %v\n%s", err, out.String())
+	}
+	results, parseErrors := map[string]bool{}, 0
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("an answer that is not JSON: %s", line)
+		}
+		switch {
+		case m.Result != nil:
+			results[string(m.ID)] = true
+		case m.Error != nil && m.Error.Code == -32700 && string(m.ID) == "null":
+			parseErrors++
+		}
+	}
+	if !results["1"] || !results["6"] || len(results) != 2 {
+		t.Errorf("answered %v, want 1 and 6 only; out:\n%s", results, out.String())
+	}
+	if parseErrors != 4 {
+		t.Errorf("%d parse errors, want 4 (one per odd line); out:\n%s", parseErrors, out.String())
+	}
+}

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -187,8 +186,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, project string, in io.Reader, 
 	s := g.newServer(project, gateway.Caller{Name: "stdio"})
 	g.add(s)
 	defer g.remove(s)
-	w := &lockedWriter{w: out}
-	err := s.mcp.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(&lineFilter{r: bufio.NewReader(in), out: w, done: ctx.Done()}), Writer: w})
+	err := s.mcp.Run(ctx, stdioTransport{conn: newStdioConn(in, out), done: ctx.Done()})
 	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil
 	}

@@ -3,65 +3,118 @@ package mcp
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// stdio's transport ends the session at a line that is not JSON; a
-// client's typo must not end the server. lineFilter passes on the lines
-// that are JSON and answers each other one itself with a JSON-RPC parse
-// error (id null), the way an HTTP server answers a malformed body.
-//
-// At the end of its input it waits until every request it passed on has
-// been answered (or done closes) before it reports the end: the SDK ends
-// the session at EOF and drops the answers still being made, so
-// `printf '…' | jido-bus mcp` (a client that writes its requests and
-// closes stdin) got nothing back.
-type lineFilter struct {
-	r    *bufio.Reader
-	out  *lockedWriter
-	rest []byte // of the line being passed on
-	done <-chan struct{}
+// stdioConn is the stdio transport's connection: one JSON-RPC message per
+// line on in, one per line on out. It replaces the SDK's IOTransport,
+// which
+//   - ends the session at the first line that is not one JSON value (a
+//     client's typo, or `{…} x`, ended `jido-bus mcp` with "invalid
+//     trailing data at the end of stream"): here each such line is
+//     answered with a JSON-RPC parse error (id null), the way an HTTP
+//     server answers a malformed body, and the session goes on;
+//   - ends the session at EOF and drops the answers still being made
+//     (`printf '…' | jido-bus mcp` got nothing back): here the end of the
+//     input waits until every request read has been answered;
+//   - decodes each message three times (a stream decoder, an attempt as
+//     a batch, then as a message), each with a 32 KiB buffer: here a line
+//     is decoded once (decodeMessage). Batches, gone from the protocol
+//     since 2025-06-18, are refused as a parse error, as before.
+type stdioConn struct {
+	in  *bufio.Reader
+	wmu sync.Mutex
+	out io.Writer
+
+	incoming  chan stdioRead
+	closed    chan struct{}
+	closeOnce sync.Once
+
+	pmu      sync.Mutex
+	pending  map[jsonrpc.ID]struct{} // requests read and not yet answered
+	answered chan struct{}           // closed and replaced at each answer
+}
+
+type stdioRead struct {
+	msg jsonrpc.Message
+	err error
 }
 
 // maxStdioLine bounds one line (one JSON-RPC message) read from stdin.
 const maxStdioLine = 16 << 20
 
-func (f *lineFilter) Read(p []byte) (int, error) {
-	for len(f.rest) == 0 {
-		line, err := f.line()
-		if len(bytes.TrimSpace(line)) > 0 {
-			if msg, derr := peekMessage(bytes.TrimSpace(line)); derr == nil {
-				if msg.request && msg.id.IsValid() {
-					f.out.asked(msg.id)
-				}
-				f.rest = line
-			} else {
-				f.parseError(derr)
-			}
-		}
-		if err != nil && len(f.rest) == 0 {
-			f.out.waitAnswered(f.done)
-			return 0, err
-		}
-		if err != nil {
-			break
-		}
+func newStdioConn(in io.Reader, out io.Writer) *stdioConn {
+	return &stdioConn{
+		in:       bufio.NewReader(in),
+		out:      out,
+		incoming: make(chan stdioRead),
+		closed:   make(chan struct{}),
 	}
-	n := copy(p, f.rest)
-	f.rest = f.rest[n:]
-	return n, nil
 }
 
-// line reads one line with its newline; a line over maxStdioLine is
-// skipped whole and returned as "!" (not JSON).
-func (f *lineFilter) line() ([]byte, error) {
+// stdioTransport hands the SDK its one connection, whose reading starts
+// at Connect and stops at the end of the input or at Close; done ends
+// the wait for answers at the end of the input.
+type stdioTransport struct {
+	conn *stdioConn
+	done <-chan struct{}
+}
+
+func (t stdioTransport) Connect(context.Context) (sdk.Connection, error) {
+	go t.conn.readLoop(t.done)
+	return t.conn, nil
+}
+
+// readLoop reads lines until the input ends or the connection closes. A
+// goroutine rather than reads in Read: Close must unblock a Read waiting
+// for input, and a read of stdin cannot be interrupted, so a loop blocked
+// there ends with the process, as the SDK's own does.
+func (c *stdioConn) readLoop(done <-chan struct{}) {
+	for {
+		line, err := c.line()
+		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
+			msg, derr := decodeMessage(trimmed)
+			switch {
+			case derr != nil:
+				c.parseError(derr)
+			default:
+				if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
+					c.asked(req.ID)
+				}
+				if !c.deliver(stdioRead{msg: msg}) {
+					return
+				}
+			}
+		}
+		if err != nil {
+			c.waitAnswered(done)
+			c.deliver(stdioRead{err: err})
+			return
+		}
+	}
+}
+
+func (c *stdioConn) deliver(r stdioRead) bool {
+	select {
+	case c.incoming <- r:
+		return true
+	case <-c.closed:
+		return false
+	}
+}
+
+// line reads one line; a line over maxStdioLine is skipped whole and
+// returned as "!" (not JSON).
+func (c *stdioConn) line() ([]byte, error) {
 	var buf []byte
 	for {
-		chunk, err := f.r.ReadSlice('\n')
+		chunk, err := c.in.ReadSlice('\n')
 		if len(buf)+len(chunk) <= maxStdioLine {
 			buf = append(buf, chunk...)
 		} else {
@@ -70,83 +123,105 @@ func (f *lineFilter) line() ([]byte, error) {
 		if err == bufio.ErrBufferFull {
 			continue
 		}
-		if len(buf) > 0 && buf[len(buf)-1] != '\n' && err == nil {
-			buf = append(buf, '\n')
-		}
 		return buf, err
 	}
 }
 
-func (f *lineFilter) parseError(err error) {
-	msg := "the line is not a JSON-RPC 2.0 message (" + err.Error() + "); send one JSON-RPC object per line"
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32700, "message": msg}})
-	_, _ = f.out.Write(append(b, '\n'))
+func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	default:
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case r := <-c.incoming:
+		return r.msg, r.err
+	case <-c.closed:
+		return nil, io.EOF
+	}
 }
 
-// lockedWriter serializes the SDK's messages and the filter's errors:
-// each is one Write of a whole line. It also keeps the ids of the
-// requests not yet answered.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-
-	pmu      sync.Mutex
-	pending  map[jsonrpc.ID]struct{}
-	answered chan struct{} // closed and replaced at each answer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	n, err := l.w.Write(p)
-	l.mu.Unlock()
+func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	err = c.writeLine(data)
 	// Counted answered whether or not the write went through: a client
 	// that is gone waits for nothing.
-	if id, ok := answerID(p); ok {
-		l.answer(id)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.answer(resp.ID)
 	}
-	return n, err
+	return err
 }
+
+// writeLine writes data and a newline in one Write: the SDK's messages
+// and the parse errors never interleave.
+func (c *stdioConn) writeLine(data []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.out.Write(append(data, '\n'))
+	return err
+}
+
+func (c *stdioConn) parseError(err error) {
+	msg := "the line is not a JSON-RPC 2.0 message (" + err.Error() + "); send one JSON-RPC object per line"
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": jsonrpc.CodeParseError, "message": msg}})
+	_ = c.writeLine(b)
+}
+
+func (c *stdioConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return nil
+}
+
+func (c *stdioConn) SessionID() string { return "" }
 
 // asked notes a request passed on to the SDK.
-func (l *lockedWriter) asked(id jsonrpc.ID) {
-	l.pmu.Lock()
-	defer l.pmu.Unlock()
-	if l.pending == nil {
-		l.pending = map[jsonrpc.ID]struct{}{}
+func (c *stdioConn) asked(id jsonrpc.ID) {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	if c.pending == nil {
+		c.pending = map[jsonrpc.ID]struct{}{}
 	}
-	l.pending[id] = struct{}{}
+	c.pending[id] = struct{}{}
 }
 
-func (l *lockedWriter) answer(id jsonrpc.ID) {
-	l.pmu.Lock()
-	defer l.pmu.Unlock()
-	delete(l.pending, id)
-	if l.answered != nil {
-		close(l.answered)
-		l.answered = nil
+func (c *stdioConn) answer(id jsonrpc.ID) {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	delete(c.pending, id)
+	if c.answered != nil {
+		close(c.answered)
+		c.answered = nil
 	}
 }
 
 // waitAnswered returns once every request asked has been answered, or
-// done is closed.
-func (l *lockedWriter) waitAnswered(done <-chan struct{}) {
+// done or the connection is closed.
+func (c *stdioConn) waitAnswered(done <-chan struct{}) {
 	for {
-		l.pmu.Lock()
-		if len(l.pending) == 0 {
-			l.pmu.Unlock()
+		c.pmu.Lock()
+		if len(c.pending) == 0 {
+			c.pmu.Unlock()
 			return
 		}
-		if l.answered == nil {
-			l.answered = make(chan struct{})
+		if c.answered == nil {
+			c.answered = make(chan struct{})
 		}
-		ch := l.answered
-		l.pmu.Unlock()
+		ch := c.answered
+		c.pmu.Unlock()
 		select {
 		case <-ch:
 		case <-done:
 			return
+		case <-c.closed:
+			return
 		}
 	}
 }
-
-func (l *lockedWriter) Close() error { return nil }
