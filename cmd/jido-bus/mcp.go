@@ -36,6 +36,10 @@ Its data (event log, the project's stream) is kept in --data-dir, by default
 $XDG_DATA_HOME/jido-bus/mcp (~/.local/share/jido-bus/mcp). One node holds a
 data dir at a time: give each concurrent server its own --data-dir.
 
+Unless GOGC is set, it runs Go's garbage collector at GOGC=400: a tool
+call allocates far more than the server keeps, and the default made the
+collector a fifth of a call's CPU.
+
 With --nats-url (or -s, or --context) it starts no node: it serves PATH
 as a project of the running node there, found by its root in 'project ls'
 or opened through the project API (which takes an operator user). PATH is
@@ -55,6 +59,7 @@ Register it with an MCP client as a command, e.g.
 			if err := cfg.checkMode(); err != nil {
 				return err
 			}
+			relaxGC()
 			return runMCP(cmd.Context(), cfg, cmd.InOrStdin(), cmd.OutOrStdout())
 		},
 	}
