@@ -320,3 +320,32 @@ func TestBroadcast(t *testing.T) {
 		t.Fatal("the probe got a counter signal")
 	}
 }
+
+// TestPanickingErrorPolicyCarriesOn: a policy function that panics is
+// logged and taken as "carry on": it cannot take its agent down, which
+// goes on counting errors and answering.
+func TestPanickingErrorPolicyCarriesOn(t *testing.T) {
+	calls := 0
+	h := newHarness(t, func(cfg *Config) {
+		cfg.ErrorPolicies = map[string]ErrorPolicyFunc{"broken": func(context.Context, ErrorEvent) (bool, string) {
+			calls++
+			panic("policy bug")
+		}}
+	})
+	h.start("probe", "p1", Options{ErrorPolicy: ErrorPolicy{Kind: PolicyFunc, Func: "broken"}})
+	for i := range 2 {
+		if _, err := h.call("p1", "probe.fail", map[string]any{"reason": "x"}); bus.ErrorType(err) != "probe_failed" {
+			t.Fatalf("failure %d: %v", i, err)
+		}
+	}
+	testkit.Eventually(h.t, "both errors handled", func() bool { info, _ := h.rt.State("p1"); return info.ErrorCount == 2 })
+	if info, _ := h.rt.State("p1"); info.Status != StatusRunning || info.Restarts != 0 {
+		t.Fatalf("after the policy panicked: status %s, restarts %d; want running, 0", info.Status, info.Restarts)
+	}
+	if calls != 2 {
+		t.Fatalf("policy called %d times, want 2", calls)
+	}
+	if r := h.mustCall("p1", "probe.tick", nil); stateOf(t, r.State)["ticks"] != 1.0 {
+		t.Fatalf("agent stuck: %s", r.State)
+	}
+}
