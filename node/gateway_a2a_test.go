@@ -6,7 +6,10 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -246,4 +249,50 @@ func TestA2AGatewayResubscribeAfterRestart(t *testing.T) {
 		t.Fatalf("after the restart: followed %v, task %s", states, task.Status.State)
 	}
 	t.Logf("followed %v; the task ended %s", states, task.Status.State)
+}
+
+// TestA2ACardFollowsThePolicy: the agent card offers only what the
+// project's policy lets run — a command whose tool the policy denies is
+// not one of its skills — and its description names the tools that may
+// run and not the denied ones.
+func TestA2ACardFollowsThePolicy(t *testing.T) {
+	n := startNode(t, t.TempDir())
+	defer func() {
+		if err := n.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
+	root := t.TempDir()
+	for name, body := range map[string]string{
+		".jido/commands/review.md": "---\ndescription: Review a file.\n---\nReview $ARGUMENTS\n",
+		".jido/commands/deploy.md": "---\ndescription: Deploy.\n---\nDeploy $ARGUMENTS\n",
+	} {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	policy := json.RawMessage(`{"tools":{"*":"allow","command_deploy":"deny","write_file":"deny"}}`)
+	if _, err := n.Projects().Open(ctx, projects.OpenRequest{Root: root, ID: "p1", Policy: policy}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := n.A2AHost().Project(ctx, "p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, s := range p.Skills {
+		ids = append(ids, s.ID)
+	}
+	if !slices.Equal(ids, []string{"command_review"}) {
+		t.Errorf("card skills %v, want command_review only (command_deploy is denied)", ids)
+	}
+	if !strings.Contains(p.Description, "read_file") || strings.Contains(p.Description, "write_file") || strings.Contains(p.Description, "command_") {
+		t.Errorf("card description %q: want the allowed tools (read_file), not write_file, not the commands again", p.Description)
+	}
 }

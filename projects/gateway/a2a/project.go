@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/projects"
@@ -9,7 +10,9 @@ import (
 )
 
 // ProjectOf describes open project id of engine e for Host.Project: its
-// commands, workflows and skills are the card's skills.
+// commands, workflows and skills are the card's skills, and the card's
+// description names its other tools — only what the project's policy
+// lets run: an asset whose tool the policy denies is not offered.
 func ProjectOf(e *projects.Engine, id string) (Project, error) {
 	info, err := e.Get(id)
 	if err != nil {
@@ -22,17 +25,38 @@ func ProjectOf(e *projects.Engine, id string) (Project, error) {
 	if err != nil {
 		return Project{}, err
 	}
-	p := Project{ID: id, Description: fmt.Sprintf("jido-bus project %s: a coding assistant working on the project's files with its tools, commands, workflows and skills", id)}
+	specs, err := e.Tools(id) // the catalog as the policy filters it
+	if err != nil {
+		return Project{}, err
+	}
+	allowed := make(map[string]bool, len(specs))
+	for _, s := range specs {
+		allowed[s.Name] = true
+	}
+	p := Project{ID: id}
 	// A skill's id is the name of the tool that runs the asset
 	// (<kind>_<name>), the one name an asset has everywhere.
+	add := func(kind, name, description string) {
+		if tool := assets.ToolName(kind, name); allowed[tool] {
+			p.Skills = append(p.Skills, Skill{ID: tool, Name: name, Description: description, Tags: []string{kind}})
+			delete(allowed, tool)
+		}
+	}
 	for _, c := range listed.Commands {
-		p.Skills = append(p.Skills, Skill{ID: assets.ToolName(assets.KindCommand, c.Name), Name: c.Name, Description: c.Description, Tags: []string{"command"}})
+		add(assets.KindCommand, c.Name, c.Description)
 	}
 	for _, w := range listed.Workflows {
-		p.Skills = append(p.Skills, Skill{ID: assets.ToolName(assets.KindWorkflow, w.Name), Name: w.Name, Description: w.Description, Tags: []string{"workflow"}})
+		add(assets.KindWorkflow, w.Name, w.Description)
 	}
 	for _, s := range listed.Skills {
-		p.Skills = append(p.Skills, Skill{ID: assets.ToolName(assets.KindSkill, s.Name), Name: s.Name, Description: s.Description, Tags: []string{"skill"}})
+		add(assets.KindSkill, s.Name, s.Description)
 	}
+	var toolNames []string
+	for _, s := range specs {
+		if allowed[s.Name] {
+			toolNames = append(toolNames, s.Name)
+		}
+	}
+	p.Description = fmt.Sprintf("jido-bus project %s: a coding assistant working on the project's files with its tools (%s), commands, workflows and skills", id, strings.Join(toolNames, ", "))
 	return p, nil
 }
