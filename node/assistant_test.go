@@ -139,6 +139,24 @@ func TestAssistantReadsAndEditsAFile(t *testing.T) {
 	if got := typesOf(convEvents(t, n, "p1/c1")); got != want {
 		t.Fatalf("the conversation's events:\n got  %s\n want %s", got, want)
 	}
+	// The project's audit trail says which conversation made each call.
+	calls := 0
+	for e, err := range n.Log().ReadStream(projects.Stream("p1"), eventlog.ReadOptions{Types: "project.tool.*"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d projects.ToolData
+		if err := json.Unmarshal(e.Event.Data(), &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Conversation != "c1" {
+			t.Errorf("%s of %s: conversation %q, want c1", e.Event.Type(), d.Tool, d.Conversation)
+		}
+		calls++
+	}
+	if calls != 4 {
+		t.Errorf("%d project.tool.* entries, want 4 (two calls, each started and completed)", calls)
+	}
 }
 
 // TestAssistantRefusalReachesTheModel: a path escape the model asks for is

@@ -80,7 +80,11 @@ const maxListedDiagnostics = 50
 type ToolData struct {
 	CallID string `json:"call_id"`
 	Parent string `json:"parent,omitempty"`
-	Tool   string `json:"tool"`
+	// Conversation is the conversation whose assistant made the call (its
+	// id in the project), or absent for a call from elsewhere (MCP, the
+	// project API).
+	Conversation string `json:"conversation,omitempty"`
+	Tool         string `json:"tool"`
 	// Args are the call's arguments (started only) when they are at most
 	// maxLoggedArgs bytes; larger ones are left out and ArgsBytes says
 	// how large they were.
@@ -117,7 +121,7 @@ type StoppedData struct {
 }
 
 func toolData(e tools.Event) ToolData {
-	d := ToolData{CallID: e.CallID, Parent: e.Parent, Tool: e.Tool}
+	d := ToolData{CallID: e.CallID, Parent: e.Parent, Conversation: e.Conversation, Tool: e.Tool}
 	if len(e.Args) > 0 {
 		if len(e.Args) <= maxLoggedArgs && json.Valid(e.Args) {
 			d.Args = e.Args

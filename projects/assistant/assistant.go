@@ -346,3 +346,10 @@ func rawArgs(args json.RawMessage) json.RawMessage {
 	}
 	return args
 }
+
+// convOf is the conversation's id in its project: key without its
+// "<project>/".
+func convOf(key string) string {
+	_, conv, _ := strings.Cut(key, "/")
+	return conv
+}

@@ -57,7 +57,7 @@ func (a *Assistant) askApproval(ctx context.Context, x *runtime.ExecContext, c c
 func (a *Assistant) runTool(ctx context.Context, x *runtime.ExecContext, c conversation.RunTool, project string) {
 	a.deliver(x, conversation.ToolStarted, "tool."+c.CallID+".started", c.CallID, map[string]any{"call_id": c.CallID})
 	start := time.Now()
-	res, err := a.cfg.Host.CallTool(ctx, project, tools.ToolCall{ID: c.CallID, Name: c.Name, Args: rawArgs(c.Args), Approved: c.Approved})
+	res, err := a.cfg.Host.CallTool(ctx, project, tools.ToolCall{ID: c.CallID, Name: c.Name, Args: rawArgs(c.Args), Approved: c.Approved, Conversation: convOf(c.Conversation)})
 	took := time.Since(start)
 	if ctx.Err() != nil && !cancelledByTurn(ctx) {
 		return // the node is closing: the restart records the call interrupted

@@ -38,9 +38,12 @@ type Observer interface {
 type Event struct {
 	CallID string `json:"call_id"`
 	// Parent is the call that made this one (a workflow's), or "".
-	Parent string          `json:"parent,omitempty"`
-	Tool   string          `json:"tool"`
-	Args   json.RawMessage `json:"args,omitempty"` // ToolStarted only
+	Parent string `json:"parent,omitempty"`
+	// Conversation is the ToolCall's: the conversation whose assistant
+	// made the call, or "".
+	Conversation string          `json:"conversation,omitempty"`
+	Tool         string          `json:"tool"`
+	Args         json.RawMessage `json:"args,omitempty"` // ToolStarted only
 	// Duration is from the start of Run to its end (ToolCompleted,
 	// ToolFailed), waiting for a slot included.
 	Duration  time.Duration `json:"duration_ns,omitempty"`

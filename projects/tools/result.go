@@ -22,6 +22,12 @@ type ToolCall struct {
 	// same commit (Event.With). Only a caller sets it; it is never read
 	// from a request.
 	WithOutcome func(Result) any `json:"-"`
+	// Conversation is the conversation whose assistant made the call
+	// (its id in the project), recorded with the call's start and outcome
+	// and passed to the calls a workflow makes. Only the assistant sets
+	// it; it is never read from a request, so no caller can put a call
+	// on a conversation's account.
+	Conversation string `json:"-"`
 }
 
 // Result is the outcome of one call, in the shape replies carry:

@@ -121,7 +121,7 @@ func (r *Runner) run(ctx context.Context, tc ToolCall, parent string, takeSlot b
 		tc.ID = ulid.Make().String()
 	}
 	res := Result{CallID: tc.ID}
-	started := Event{CallID: tc.ID, Parent: parent, Tool: tc.Name, Args: tc.Args}
+	started := Event{CallID: tc.ID, Parent: parent, Conversation: tc.Conversation, Tool: tc.Name, Args: tc.Args}
 	p, e := r.prepare(tc)
 	// A call that changes nothing has its start recorded with its outcome,
 	// in one commit, after it ran (see Observer); any other call's start
@@ -140,7 +140,7 @@ func (r *Runner) run(ctx context.Context, tc ToolCall, parent string, takeSlot b
 		out, e = r.execute(ctx, p, parent, takeSlot)
 		res.Logs = out.logs
 	}
-	ev := Event{CallID: tc.ID, Parent: parent, Tool: tc.Name, Duration: time.Since(start)}
+	ev := Event{CallID: tc.ID, Parent: parent, Conversation: tc.Conversation, Tool: tc.Name, Duration: time.Since(start)}
 	if quiet {
 		ev.Started = &started
 	}
@@ -254,7 +254,7 @@ func (r *Runner) execute(ctx context.Context, p *prepared, parent string, takeSl
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	call := &Call{ID: tc.ID, Parent: parent, Name: tc.Name, Args: p.args, Sandbox: p.sandbox, runner: r}
+	call := &Call{ID: tc.ID, Parent: parent, Name: tc.Name, Args: p.args, Sandbox: p.sandbox, runner: r, conversation: tc.Conversation}
 	var o outcome
 	if e.tool.HonoursContext {
 		o = r.runInline(tctx, e, call, takeSlot)

@@ -74,8 +74,11 @@ type Call struct {
 	Sandbox *policy.Sandbox
 
 	runner *Runner
-	mu     sync.Mutex
-	logs   []string
+	// conversation is the ToolCall's Conversation, for the calls this
+	// one makes.
+	conversation string
+	mu           sync.Mutex
+	logs         []string
 }
 
 // maxLogs bounds the log lines one call keeps.
@@ -103,6 +106,7 @@ func (c *Call) takeLogs() []string {
 // in this call's concurrency slot (a workflow holding the only slot must
 // still be able to run its steps).
 func (c *Call) Run(ctx context.Context, tc ToolCall) (Result, error) {
+	tc.Conversation = c.conversation
 	return c.runner.run(ctx, tc, c.ID, false)
 }
 
