@@ -181,9 +181,27 @@ func (rt *Runtime) childExited(child *server, reason string) {
 	rt.mu.Lock()
 	parent, ok := rt.hier.unlinkChild(child.id)
 	rt.mu.Unlock()
-	if !ok {
-		return
+	if ok {
+		rt.tellParent(child, parent, reason)
 	}
+}
+
+// childDown tells the parent of a child that went down for good (status
+// failed: past its restart budget, or its log could not restore it) with
+// jido.agent.child.exit, as a parent learns of a child that died. The
+// child stays linked: it still holds its id until it is stopped, and its
+// parent's death still stops it. The signal's id is that of the exit its
+// stop would send, so the parent decides one exit per incarnation.
+func (rt *Runtime) childDown(child *server, reason string) {
+	rt.mu.Lock()
+	parent := rt.hier.parentOf(child.id)
+	rt.mu.Unlock()
+	if parent != nil {
+		rt.tellParent(child, *parent, "failed: "+reason)
+	}
+}
+
+func (rt *Runtime) tellParent(child *server, parent ParentRef, reason string) {
 	data := map[string]any{"tag": parent.Tag, "id": child.id, "reason": reason}
 	id := incarnationID("child-exit", child.id, child.born)
 	rt.publishLifecycle(parent.ID, TypeChildExit, id, data)

@@ -77,6 +77,7 @@ func (s *server) crash(where string, p any, stack []byte) {
 		s.rt.refuseAll(s.id, inbox, bus.Errorf(ReasonAgentFailed, "agent %s is down: %s", s.id, s.reason))
 		s.notify()
 		s.rt.log.Error("agent down for good", "agent", s.id, "reason", s.reason)
+		s.rt.childDown(s, s.reason)
 		return
 	}
 	s.status, s.reason = StatusRestarting, reason
@@ -122,6 +123,10 @@ func (rt *Runtime) restart(old *server) {
 		rt.log.Error("restore crashed agent", "agent", old.id, "err", err)
 		rt.refuseAll(old.id, inbox, bus.Errorf(ReasonAgentFailed, "agent %s is down: %s", old.id, old.reason))
 		old.notify()
+		old.mu.Lock()
+		reason := old.reason
+		old.mu.Unlock()
+		rt.childDown(old, reason)
 		return
 	}
 	ns.budget, ns.restarts = old.budget, old.restarts
