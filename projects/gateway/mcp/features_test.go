@@ -361,3 +361,28 @@ func TestStdioOddLinesKeepTheSession(t *testing.T) {
 		t.Errorf("%d parse errors, want 4 (one per odd line); out:\n%s", parseErrors, out.String())
 	}
 }
+
+// TestStdioRequestIDInUse: a request whose id is that of a request not
+// yet answered is answered with an invalid-request error (id null) rather
+// than dropped without a word, as the SDK does; the first request gets
+// its own answer.
+func TestStdioRequestIDInUse(t *testing.T) {
+	e := start(t)
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"main.go"}}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+	}, "\n") + "\n"
+	var out bytes.Buffer
+	if err := e.g.ServeStdio(context.Background(), "p1", strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	if !strings.Contains(text, `"id":null,"error":{"code":-32600,"message":"request id 7 is in use`) {
+		t.Errorf("no invalid-request error for the reused id:\n%s", text)
+	}
+	if !strings.Contains(text, `"id":7,"result":{"content"`) {
+		t.Errorf("the first request with id 7 was not answered:\n%s", text)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"sync"
 
@@ -80,13 +81,16 @@ func (c *stdioConn) readLoop(done <-chan struct{}) {
 		line, err := c.line()
 		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 {
 			msg, derr := decodeMessage(trimmed)
+			req, isReq := msg.(*jsonrpc.Request)
 			switch {
 			case derr != nil:
 				c.parseError(derr)
+			case isReq && req.ID.IsValid() && !c.asked(req.ID):
+				// The SDK drops such a request without a word (it
+				// answers nothing, to not misattribute an error to the
+				// request in flight); say so, with id null.
+				c.writeError(jsonrpc.CodeInvalidRequest, fmt.Sprintf("request id %v is in use by a request not yet answered; this one was not run: give each request its own id", req.ID.Raw()))
 			default:
-				if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
-					c.asked(req.ID)
-				}
 				if !c.deliver(stdioRead{msg: msg}) {
 					return
 				}
@@ -170,8 +174,19 @@ func (c *stdioConn) writeLine(data []byte) error {
 }
 
 func (c *stdioConn) parseError(err error) {
-	msg := "the line is not a JSON-RPC 2.0 message (" + err.Error() + "); send one JSON-RPC object per line"
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": jsonrpc.CodeParseError, "message": msg}})
+	c.writeError(jsonrpc.CodeParseError, "the line is not a JSON-RPC 2.0 message ("+err.Error()+"); send one JSON-RPC object per line")
+}
+
+// writeError answers a line that reaches no request with an error whose
+// id is null.
+func (c *stdioConn) writeError(code int64, msg string) {
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   jsonrpc.Error   `json:"error"`
+	}
+	m.JSONRPC, m.ID, m.Error = "2.0", json.RawMessage("null"), jsonrpc.Error{Code: code, Message: msg}
+	b, _ := json.Marshal(m)
 	_ = c.writeLine(b)
 }
 
@@ -182,14 +197,19 @@ func (c *stdioConn) Close() error {
 
 func (c *stdioConn) SessionID() string { return "" }
 
-// asked notes a request passed on to the SDK.
-func (c *stdioConn) asked(id jsonrpc.ID) {
+// asked notes a request passed on to the SDK; false if a request with
+// its id is still waiting for its answer.
+func (c *stdioConn) asked(id jsonrpc.ID) bool {
 	c.pmu.Lock()
 	defer c.pmu.Unlock()
+	if _, dup := c.pending[id]; dup {
+		return false
+	}
 	if c.pending == nil {
 		c.pending = map[jsonrpc.ID]struct{}{}
 	}
 	c.pending[id] = struct{}{}
+	return true
 }
 
 func (c *stdioConn) answer(id jsonrpc.ID) {
