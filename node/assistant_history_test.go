@@ -254,3 +254,67 @@ func TestAssistantSendsTheProjectsInstructions(t *testing.T) {
 		t.Fatalf("system message %q, want %q", got, want)
 	}
 }
+
+// TestAssistantSendsConfiguredInstructionFiles: the files instructions:
+// in .jido/config.yaml names join the system message after AGENTS.md and
+// before .jido/instructions.md, and llm.requested names them; a named
+// file that does not exist, or that the policy's path rules keep from
+// the tools (a .env), fails the call with a config error saying which,
+// and nothing of it reaches the model.
+func TestAssistantSendsConfiguredInstructionFiles(t *testing.T) {
+	rec := &modelRecorder{}
+	n := startRecordingNode(t, rec)
+	root := assistantProject(t, "", "paths:\n  deny: [\"**/.env\"]\n")
+	write := func(name, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("AGENTS.md", "Run make test.\n")
+	write("CLAUDE.md", "Use tabs.\n")
+	write("docs/style.md", "Short names.\n")
+	write(".jido/instructions.md", "Answer in French.\n")
+	write(".env", "TOKEN=secret\n")
+	config, err := os.ReadFile(filepath.Join(root, ".jido", "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	setInstructions := func(list string) {
+		t.Helper()
+		write(".jido/config.yaml", string(config)+"instructions: "+list+"\n")
+	}
+	setInstructions("[CLAUDE.md, ./docs/style.md, AGENTS.md]")
+	if _, err := n.Projects().Open(context.Background(), projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	send(t, n, "p1/c1", "hi")
+	if got, want := rec.await(t, 1).System, "Run make test.\n\nUse tabs.\n\nShort names.\n\nAnswer in French."; got != want {
+		t.Fatalf("system message %q, want %q", got, want)
+	}
+	req := awaitEvent(t, n, "p1/c1", conversation.LLMRequested, nil)
+	if got := fmt.Sprint(dataOf(t, req)["instructions"]); got != "[AGENTS.md CLAUDE.md docs/style.md .jido/instructions.md]" {
+		t.Errorf("conversation.llm.requested names the instructions %s", got)
+	}
+
+	for conv, c := range map[string]struct{ list, want string }{
+		"p1/c2": {"[NOTES.md]", "NOTES.md"},
+		"p1/c3": {"[.env]", ".env"},
+	} {
+		setInstructions(c.list)
+		send(t, n, conv, "hi")
+		failed := awaitEvent(t, n, conv, conversation.LLMFailed, nil)
+		if msg := fmt.Sprint(dataOf(t, failed)["error"]); !strings.Contains(msg, c.want) {
+			t.Errorf("instructions: %s: llm.failed %s, want it to name %s", c.list, msg, c.want)
+		}
+	}
+	rec.mu.Lock()
+	calls := len(rec.reqs)
+	rec.mu.Unlock()
+	if n := calls; n != 1 {
+		t.Errorf("the model was called %d times, want once: a refused instructions file stops the call", n)
+	}
+}

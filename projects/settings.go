@@ -25,6 +25,7 @@ import (
 //	  timeout_ms: 120000
 //	  script: .jido/demo.jsonl  # scripted: the turns to play
 //	approval_timeout_ms: 300000 # how long a call waits for a person
+//	instructions: [CLAUDE.md, docs/conventions.md] # more instructions for the model, besides AGENTS.md and .jido/instructions.md
 const ConfigFile = "config.yaml"
 
 // maxConfigBytes bounds the settings file.
@@ -42,21 +43,21 @@ func (e *Engine) Settings(id string) (assistant.Settings, string, error) {
 	}
 	var s assistant.Settings
 	name := path.Join(p.dataDir, ConfigFile)
-	if s.Instructions, s.InstructionFiles, err = instructions(p.rootDir, p.dataDir); err != nil {
-		return s, p.root, fmt.Errorf("project %s: %w", id, err)
-	}
 	data, err := p.rootDir.ReadFile(name, maxConfigBytes)
-	if errors.Is(err, fs.ErrNotExist) {
-		return s, p.root, nil
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
 		return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "project %s: read %s: %v", id, name, err)
+	default:
+		if err := refuseEndpoint(data); err != nil {
+			return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "%s of project %s: %v", name, id, err)
+		}
+		if err := yaml.UnmarshalWithOptions(data, &s, yaml.DisallowUnknownField()); err != nil {
+			return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "project %s: %s: %s", id, name, yaml.FormatError(err, false, false))
+		}
 	}
-	if err := refuseEndpoint(data); err != nil {
-		return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "%s of project %s: %v", name, id, err)
-	}
-	if err := yaml.UnmarshalWithOptions(data, &s, yaml.DisallowUnknownField()); err != nil {
-		return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "project %s: %s: %s", id, name, yaml.FormatError(err, false, false))
+	if s.Instructions, s.InstructionFiles, err = instructions(p.box(), p.dataDir, s.InstructionPaths); err != nil {
+		return s, p.root, fmt.Errorf("project %s: %w", id, err)
 	}
 	return s, p.root, nil
 }
@@ -118,15 +119,45 @@ const AgentsFile = "AGENTS.md"
 // LLM call.
 const MaxInstructionsBytes = 64 << 10
 
+// MaxInstructionPaths bounds the files instructions: in config.yaml may
+// name.
+const MaxInstructionPaths = 8
+
 // instructions reads a project's instructions for its model: AGENTS.md at
-// its root, then <data dir>/instructions.md, each when it exists, through
-// the project's root (a link out of it is refused like a tool's). It
-// returns their texts joined and the files they came from.
-func instructions(root *policy.Root, dataDir string) (string, []string, error) {
+// its root, then the files its config names (named), then <data
+// dir>/instructions.md, through the project's root (a link out of it is
+// refused like a tool's). AGENTS.md and instructions.md count when they
+// exist; a file named must exist, and is read as read_file would read it:
+// the policy's path rules apply, so a project's config cannot send the
+// model a file its tools may not read (a .env). It returns their texts
+// joined and the files they came from.
+func instructions(box *policy.Sandbox, dataDir string, named []string) (string, []string, error) {
+	if len(named) > MaxInstructionPaths {
+		return "", nil, bus.Errorf(bus.ReasonInvalidRequest, "instructions: in %s names %d files; at most %d go with every call to the model", path.Join(dataDir, ConfigFile), len(named), MaxInstructionPaths)
+	}
+	names := append(append([]string{AgentsFile}, named...), path.Join(dataDir, InstructionsFile))
+	seen := map[string]bool{}
 	var texts, files []string
-	for _, name := range []string{AgentsFile, path.Join(dataDir, InstructionsFile)} {
-		data, err := root.ReadFile(name, MaxInstructionsBytes)
+	for i, name := range names {
+		fixed := i == 0 || i == len(names)-1
+		if !fixed {
+			name = path.Clean(name)
+		}
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		var data []byte
+		var err error
+		if fixed {
+			data, err = box.Root.ReadFile(name, MaxInstructionsBytes)
+		} else {
+			data, err = box.ReadFile("read_file", name, MaxInstructionsBytes)
+		}
 		if errors.Is(err, fs.ErrNotExist) {
+			if !fixed {
+				return "", nil, bus.Errorf(bus.ReasonInvalidRequest, "the project's instructions %s (instructions: in %s) do not exist: create the file or take it off the list", name, path.Join(dataDir, ConfigFile))
+			}
 			continue
 		}
 		if bus.ErrorType(err) == bus.ReasonTooLarge {

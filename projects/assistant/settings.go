@@ -13,6 +13,11 @@ type Settings struct {
 	// conversation's own; InstructionFiles names the files they came from.
 	Instructions     string   `yaml:"-"`
 	InstructionFiles []string `yaml:"-"`
+	// InstructionPaths are further instruction files the project names
+	// (instructions: in config.yaml, relative to its root: CLAUDE.md,
+	// docs/conventions.md), read after AGENTS.md and before
+	// .jido/instructions.md, as read_file would read them.
+	InstructionPaths []string `yaml:"instructions"`
 }
 
 // LLMSettings are a project's model settings (.jido/config.yaml): which of
