@@ -64,7 +64,7 @@ func TestConvStartCancelApproveThroughANode(t *testing.T) {
 	}
 }
 
-// TestConvStartBody: the llm and system members are sent only when given
+// TestConvStartBody: the llm, system and budget members are sent only when given
 // (a node that does not know them yet refuses unknown members).
 func TestConvStartBody(t *testing.T) {
 	var o convStartOptions
@@ -76,6 +76,11 @@ func TestConvStartBody(t *testing.T) {
 	b, _ = json.Marshal(o.body("p1"))
 	if string(b) != `{"project":"p1","llm":{"provider":"openai","model":"m"},"system":"be brief"}` {
 		t.Fatalf("body %s", b)
+	}
+	o.budget.MaxTokens, o.budget.MaxCostUSD = 1000, 0.5
+	b, _ = json.Marshal(o.body("p1"))
+	if string(b) != `{"project":"p1","llm":{"provider":"openai","model":"m"},"system":"be brief","budget":{"max_tokens":1000,"max_cost_usd":0.5}}` {
+		t.Fatalf("body with a budget %s", b)
 	}
 }
 
