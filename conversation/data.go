@@ -139,6 +139,11 @@ func (b *Budget) Check() error {
 	return nil
 }
 
+// AddUSD adds two amounts of USD rounded to a billionth of a dollar,
+// so that a sum of costs reads as an amount and not as float noise
+// (0.1 + 0.2 is 0.3).
+func AddUSD(a, b float64) float64 { return math.Round((a+b)*1e9) / 1e9 }
+
 // ArtifactRef names a large payload stored once, by content, outside the
 // log: ID is "sha256:<hex>", Size its length in bytes, Preview its first
 // bytes for people and for llm_context.

@@ -16,7 +16,7 @@ func (d *decider) spend() {
 	if data.Usage != nil {
 		st.Used.Tokens += data.Usage.InputTokens + data.Usage.OutputTokens
 	}
-	st.Used.CostUSD += data.CostUSD
+	st.Used.CostUSD = AddUSD(st.Used.CostUSD, data.CostUSD)
 }
 
 // budgetReached reports whether a total has reached its limit, and

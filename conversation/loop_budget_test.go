@@ -66,11 +66,13 @@ func TestLoopBudgetCost(t *testing.T) {
 	r := newLoopRun(t)
 	r.feed(Started, "s", "s", map[string]any{"assistant": true, "budget": map[string]any{"max_tokens": 1_000_000, "max_cost_usd": 0.05}})
 	r.feed(UserMessage, "u1", "u1", map[string]any{"text": "hi"})
-	r.expect(r.completed("llm.u1.1.1", 10, 10, 0.03), "")
+	r.expect(r.completed("llm.u1.1.1", 10, 10, 0.01), "")
+	r.expect(r.feed(UserMessage, "u1b", "u1b", map[string]any{"text": "more"}), "llm_call(llm.u1b.1.1 delay=0)")
+	r.expect(r.completed("llm.u1b.1.1", 10, 10, 0.02), "")
 	r.expect(r.feed(UserMessage, "u2", "u2", map[string]any{"text": "more"}), "llm_call(llm.u2.1.1 delay=0)")
 	ds := r.completed("llm.u2.1.1", 10, 10, 0.02)
 	r.expect(ds, "record(conversation.budget.exceeded budget.u2)")
-	if got := budgetEvent(t, ds); got.What != BudgetCost || got.Limit != 0.05 || got.Used != 0.03+0.02 {
+	if got := budgetEvent(t, ds); got.What != BudgetCost || got.Limit != 0.05 || got.Used != 0.05 {
 		t.Fatalf("budget.exceeded data: %+v, want cost, limit 0.05, used 0.05", got)
 	}
 	r.expect(r.feed(UserMessage, "u3", "u3", map[string]any{"text": "more"}), "record(conversation.budget.exceeded budget.u3)")

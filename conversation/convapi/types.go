@@ -109,6 +109,11 @@ type Summary struct {
 	LastSeq      uint64    `json:"last_seq"`
 	UpdatedAt    time.Time `json:"updated_at"`
 	Parent       string    `json:"parent,omitempty"`
+	// TokensIn, TokensOut and CostUSD sum the conversation's LLM calls
+	// (cost: of the models its node's operator priced).
+	TokensIn  int64   `json:"tokens_in"`
+	TokensOut int64   `json:"tokens_out"`
+	CostUSD   float64 `json:"cost_usd"`
 }
 
 // ShowRequest asks for one read model (View, default timeline) of
