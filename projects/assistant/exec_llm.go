@@ -254,10 +254,13 @@ func (a *Assistant) answered(x *runtime.ExecContext, c conversation.LLMCall, s L
 		"model": model, "stop_reason": resp.StopReason, "latency_ms": latency.Milliseconds(), "tool_calls": len(resp.ToolCalls),
 		"usage": conversation.Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens},
 	}
-	if cost, ok := a.cost(s, resp); ok {
+	cost, priced := a.cost(s, resp)
+	if priced {
 		data["cost_usd"] = cost
 	}
-	a.deliver(x, conversation.LLMCompleted, c.Request+".completed", c.Request, data)
+	if a.deliver(x, conversation.LLMCompleted, c.Request+".completed", c.Request, data) && a.cfg.Spent != nil {
+		a.cfg.Spent(projectOf(c.Conversation), model, resp.Usage, cost, priced)
+	}
 }
 
 // cost is what the answer cost by its provider's price table, as its
