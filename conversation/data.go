@@ -134,7 +134,7 @@ func (b *Budget) Check() error {
 		return bus.Errorf(bus.ReasonInvalidRequest, "budget.max_tokens %d is negative: give the most tokens (input plus output) the conversation may use, or leave it out for no limit", b.MaxTokens)
 	}
 	if b.MaxCostUSD < 0 || math.IsNaN(b.MaxCostUSD) || math.IsInf(b.MaxCostUSD, 0) {
-		return bus.Errorf(bus.ReasonInvalidRequest, "budget.max_cost_usd %v is not a positive amount: give the most USD the conversation may spend, or leave it out for no limit", b.MaxCostUSD)
+		return bus.Errorf(bus.ReasonInvalidRequest, "budget.max_cost_usd %v is not an amount of 0 or more: give the most USD the conversation may spend, or leave it out for no limit", b.MaxCostUSD)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/convapi"
 )
 
@@ -75,6 +76,13 @@ func (o *convStartOptions) body(project string) convStartBody {
 // returns what it says of it.
 func startConversation(ctx context.Context, r requester, subjects bus.Subjects, body convStartBody) (convapi.Info, error) {
 	var info convapi.Info
+	if b := body.Budget; b != nil {
+		// The node checks it too; NaN or Inf would not even encode as
+		// JSON, and the encoder's error says nothing of the flag.
+		if err := (&conversation.Budget{MaxTokens: b.MaxTokens, MaxCostUSD: b.MaxCostUSD}).Check(); err != nil {
+			return info, fmt.Errorf("conv start in project %s: %w", body.Project, err)
+		}
+	}
 	data, err := r.Request(ctx, subjects.API(convapi.Area, convapi.VerbStart), body)
 	if err != nil {
 		return info, fmt.Errorf("conv start in project %s: %w", body.Project, err)
