@@ -303,6 +303,10 @@ func TestAssistantSendsConfiguredInstructionFiles(t *testing.T) {
 	for conv, c := range map[string]struct{ list, want string }{
 		"p1/c2": {"[NOTES.md]", "NOTES.md"},
 		"p1/c3": {"[.env]", ".env"},
+		"p1/c4": {"[/etc/passwd]", "/etc/passwd"},
+		"p1/c5": {"[../outside.md]", "outside.md"},
+		"p1/c6": {"[docs]", "docs"},
+		"p1/c7": {"[a, b, c, d, e, f, g, h, i]", "at most 8"},
 	} {
 		setInstructions(c.list)
 		send(t, n, conv, "hi")

@@ -47,9 +47,10 @@ measured the same way in the same run:
              the same bytes as raw Pebble synced batches the size of the
              runtime's commit groups (the disk limit), with the ratios.
   call       request/reply latency p50/p90/p99/p99.9 (HDR histogram) of calls
-             to counters, answered after the commit; beside raw NATS
-             request/reply to a trivial responder, and synced commits of
-             a call's two entries to raw Pebble, one at a time.
+             to counters, answered after the commit, by one caller and by
+             --callers at once; beside raw NATS request/reply to a trivial
+             responder (by as many callers), and synced commits of a
+             call's two entries to raw Pebble, one at a time.
   fanout     one broadcast on jido.signal.counter.increment to K counters:
              time until all K committed, and signals/s delivered.
   replay     rebuilding M agents from the log (the runtime's recovery, and a
@@ -67,7 +68,8 @@ measured the same way in the same run:
              abruptly, and the time until its partitions answer again.
 
 The table ends with the targets jido-bus aims at (durable cast ≥ 50% of raw Pebble
-and ≥ 100,000 signals/s, call p99 ≤ 2 ms, replay ≥ 500,000 entries/s; in a
+and ≥ 100,000 signals/s, call p99 ≤ 2 ms and, by one caller and by
+--callers, ≤ raw NATS req p99 + raw Pebble sync p99 + 0.1 ms, replay ≥ 500,000 entries/s; in a
 cluster, casts ≥ 0.35× raw R3 async publishes, call p99 ≤ 2× raw R3 sync
 p99 + 1 ms, failover ≤ the lease + 5 s), each marked PASS or MISS. The header names the CPU, cores, Go version and the disk
 of the data directory: the figures belong to that machine and to whatever
@@ -104,6 +106,7 @@ kept, one subdirectory per scenario, for 'jido-bus log --data-dir
 	fl.IntVar(&f.cfg.MsgSize, "msg-size", bench.DefaultMsgSize, "bytes of data per signal ({\"by\":1} padded with JSON whitespace)")
 	fl.IntVar(&f.cfg.Msgs, "msgs", bench.DefaultMsgs, "signals or messages per throughput run (cast, its baselines, replay, jetstream)")
 	fl.IntVar(&f.cfg.Calls, "calls", bench.DefaultCalls, "calls per latency run, one at a time")
+	fl.IntVar(&f.cfg.Callers, "callers", bench.DefaultCallers, "concurrent callers of the call scenario's second latency run, each with its own NATS connection")
 	fl.IntVar(&f.cfg.Publishers, "publishers", bench.DefaultPublishers, "publishers, each with its own NATS connection")
 	fl.IntVar(&f.cfg.Agents, "agents", bench.DefaultAgents, "counter agents cast and replay spread over")
 	fl.IntVar(&f.cfg.FanoutAgents, "fanout-agents", bench.DefaultFanoutAgents, "counter agents one broadcast reaches")
@@ -123,7 +126,7 @@ settings, and each scenario's figures beside its limits and targets.`)
 
 // benchCounts are the flags that count something: a run with none of
 // them measures nothing, and a negative one is a typo.
-var benchCounts = []string{"msg-size", "msgs", "calls", "publishers", "agents", "fanout-agents", "window", "kills"}
+var benchCounts = []string{"msg-size", "msgs", "calls", "callers", "publishers", "agents", "fanout-agents", "window", "kills"}
 
 // checkBenchCounts refuses a count below 1 before anything runs.
 func checkBenchCounts(cmd *cobra.Command) error {

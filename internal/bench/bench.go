@@ -18,6 +18,7 @@ const (
 	DefaultMsgSize      = 128
 	DefaultMsgs         = 100_000
 	DefaultCalls        = 10_000
+	DefaultCallers      = 16
 	DefaultPublishers   = 4
 	DefaultAgents       = 1_000
 	DefaultFanoutAgents = 10_000
@@ -48,6 +49,10 @@ type Config struct {
 	Msgs int
 	// Calls is the number of calls each latency run makes, one at a time.
 	Calls int
+	// Callers is the number of concurrent callers, each with its own NATS
+	// connection, of the call scenario's second latency run (Calls calls
+	// in all, shared between them).
+	Callers int
 	// Publishers is the number of publishing goroutines, each with its own
 	// NATS connection.
 	Publishers int
@@ -81,6 +86,7 @@ func (c Config) withDefaults() Config {
 	def(&c.MsgSize, DefaultMsgSize)
 	def(&c.Msgs, DefaultMsgs)
 	def(&c.Calls, DefaultCalls)
+	def(&c.Callers, DefaultCallers)
 	def(&c.Publishers, DefaultPublishers)
 	def(&c.Agents, DefaultAgents)
 	def(&c.FanoutAgents, DefaultFanoutAgents)
@@ -189,6 +195,7 @@ type Settings struct {
 	MsgSize      int           `json:"msg_size"`
 	Msgs         int           `json:"msgs"`
 	Calls        int           `json:"calls"`
+	Callers      int           `json:"callers"`
 	Publishers   int           `json:"publishers"`
 	Agents       int           `json:"agents"`
 	FanoutAgents int           `json:"fanout_agents"`
@@ -299,7 +306,7 @@ func RunScenarios(ctx context.Context, cfg Config, scenarios []Scenario) (*Repor
 		Machine: machine,
 		Started: time.Now().UTC(),
 		Settings: Settings{
-			DataDir: cfg.DataDir, MsgSize: cfg.MsgSize, Msgs: cfg.Msgs, Calls: cfg.Calls,
+			DataDir: cfg.DataDir, MsgSize: cfg.MsgSize, Msgs: cfg.Msgs, Calls: cfg.Calls, Callers: cfg.Callers,
 			Publishers: cfg.Publishers, Agents: cfg.Agents, FanoutAgents: cfg.FanoutAgents,
 			Duration: cfg.Duration, Window: cfg.Window, Kills: cfg.Kills, ClusterLease: cfg.ClusterLease,
 		},

@@ -102,8 +102,20 @@ func TestRunEveryScenario(t *testing.T) {
 		t.Errorf("durable cast with the emit stream compares with %v, want the node without", m.Compare)
 	}
 	call, _ := report.Result("call")
-	if m, _ := call.Metric(MetricCallP99); len(m.Compare) != 2 {
-		t.Errorf("call p99 compares with %v, want raw NATS request/reply and raw Pebble synced commits", m.Compare)
+	for metric, transport := range map[string]string{MetricCallP99: MetricRawReqPrefix + "p99", MetricCallConcP99: MetricRawReqConcPrefix + "p99"} {
+		m, _ := call.Metric(metric)
+		if len(m.Compare) != 3 || m.Compare[2].Against != baselineCallGoal {
+			t.Errorf("%s compares with %v, want raw NATS request/reply, raw Pebble synced commits and the goal", metric, m.Compare)
+			continue
+		}
+		rawReq, _ := call.Metric(transport)
+		rawSync, _ := call.Metric(MetricRawSyncPrefix + "p99")
+		if want := rawReq.Value + rawSync.Value + callGoalSlackMS; math.Abs(m.Compare[2].Baseline-want) > 1e-9 {
+			t.Errorf("%s: the goal is %v ms, want %s %v + raw Pebble sync p99 %v + 0.1", metric, m.Compare[2].Baseline, transport, rawReq.Value, rawSync.Value)
+		}
+	}
+	if m, _ := call.Metric(MetricCallConcPrefix + "rate"); m.Count != int64(cfg.Calls) {
+		t.Errorf("the concurrent callers made %d calls, want %d", m.Count, cfg.Calls)
 	}
 	replay, _ := report.Result("replay")
 	if m, _ := replay.Metric(MetricRecovery); m.Count < int64(2*cfg.Msgs) {

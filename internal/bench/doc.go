@@ -83,7 +83,9 @@
 // # Targets
 //
 // Report.Targets checks the goals jido-bus sets itself: durable cast at least 50% of
-// the raw Pebble rate and at least 100,000 signals/s, call p99 at most 2 ms,
+// the raw Pebble rate and at least 100,000 signals/s, call p99 at most 2 ms
+// and, by one caller and by Config.Callers at once, at most the raw NATS
+// request p99 (by as many callers) + the raw Pebble sync p99 + 0.1 ms,
 // recovery at least 500,000 entries/s; on a cluster, casts at least 0.35×
 // the raw R3 async publish rate, call p99 at most 2× the raw R3 sync
 // publish p99 + 1 ms, and the slowest failover at most the lease + 5 s. A
