@@ -178,7 +178,7 @@ func TestREADMERecipes(t *testing.T) {
 		dir: dir,
 		env: append(os.Environ(), "NATS_URL="+node.URL),
 		replace: map[string]string{
-			"127.0.0.1:8080":                httpAddr,
+			"127.0.0.1:8080":               httpAddr,
 			"~/.local/share/jido-bus/demo": demo,
 		},
 	}
