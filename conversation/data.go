@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"encoding/json"
+	"math"
 
 	"github.com/jido-bus/jido-bus/bus"
 )
@@ -22,6 +23,8 @@ type Data struct {
 	// over the project's (nil: the project's)
 	LLM    *LLMConfig `json:"llm,omitempty"`
 	Limits *Limits    `json:"limits,omitempty"`
+	// started: what the whole conversation may spend (nil: no limit)
+	Budget *Budget `json:"budget,omitempty"`
 	// started: the project's assistant drives the conversation (its
 	// loop is on); false for a conversation driven from outside.
 	Assistant bool `json:"assistant,omitempty"`
@@ -51,6 +54,14 @@ type Data struct {
 	// llm.completed
 	Usage      *Usage `json:"usage,omitempty"`
 	StopReason string `json:"stop_reason,omitempty"`
+	// llm.completed: what the call cost in USD, from the operator's price
+	// table for the model (absent: no price configured)
+	CostUSD float64 `json:"cost_usd,omitempty"`
+	// budget.exceeded: BudgetTokens or BudgetCost, the budget's limit and
+	// what the conversation had used when it was reached
+	What  string  `json:"what,omitempty"`
+	Limit float64 `json:"limit,omitempty"`
+	Used  float64 `json:"used,omitempty"`
 	// llm.completed, llm.failed: milliseconds
 	LatencyMS int64 `json:"latency_ms,omitempty"`
 	// llm.failed, tool.failed
@@ -100,6 +111,38 @@ type Usage struct {
 	InputTokens  int64 `json:"input_tokens"`
 	OutputTokens int64 `json:"output_tokens"`
 }
+
+// Budget is what a conversation may spend over its whole life, counted
+// from the usage and cost its conversation.llm.completed events record
+// (a fork counts its own calls, not the history it copies). A zero member
+// sets no limit.
+type Budget struct {
+	// MaxTokens bounds input plus output tokens.
+	MaxTokens int64 `json:"max_tokens,omitempty"`
+	// MaxCostUSD bounds the cost_usd summed; calls of a model without a
+	// price cost nothing here.
+	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
+}
+
+// Check refuses a negative or non-finite budget (invalid_request). nil
+// is no budget.
+func (b *Budget) Check() error {
+	if b == nil {
+		return nil
+	}
+	if b.MaxTokens < 0 {
+		return bus.Errorf(bus.ReasonInvalidRequest, "budget.max_tokens %d is negative: give the most tokens (input plus output) the conversation may use, or leave it out for no limit", b.MaxTokens)
+	}
+	if b.MaxCostUSD < 0 || math.IsNaN(b.MaxCostUSD) || math.IsInf(b.MaxCostUSD, 0) {
+		return bus.Errorf(bus.ReasonInvalidRequest, "budget.max_cost_usd %v is not an amount of 0 or more: give the most USD the conversation may spend, or leave it out for no limit", b.MaxCostUSD)
+	}
+	return nil
+}
+
+// AddUSD adds two amounts of USD rounded to a billionth of a dollar,
+// so that a sum of costs reads as an amount and not as float noise
+// (0.1 + 0.2 is 0.3).
+func AddUSD(a, b float64) float64 { return math.Round((a+b)*1e9) / 1e9 }
 
 // ArtifactRef names a large payload stored once, by content, outside the
 // log: ID is "sha256:<hex>", Size its length in bytes, Preview its first

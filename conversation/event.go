@@ -31,6 +31,12 @@ const (
 	// ToolApproval. Both have the call id as causationid.
 	ToolApprovalRequested = "conversation.tool.approval.requested"
 	ToolApproval          = "conversation.tool.approval"
+
+	// BudgetExceeded: the conversation's budget (Data.Budget of its
+	// started) is spent. The loop records it when an LLM call brings a
+	// total to its limit, and again for every user message after: no
+	// model is asked again.
+	BudgetExceeded = "conversation.budget.exceeded"
 )
 
 // Types lists every conversation event type, transient ones included.
@@ -40,7 +46,7 @@ func Types() []string {
 		LLMRequested, LLMCompleted, LLMFailed,
 		ToolRequested, ToolStarted, ToolCompleted, ToolFailed, ToolCancelled, ToolTimeout,
 		ToolApprovalRequested, ToolApproval,
-		Cancel, Resume, Stopped,
+		Cancel, Resume, Stopped, BudgetExceeded,
 	}
 }
 
@@ -79,6 +85,16 @@ const (
 	ReasonMaxToolCalls = "max_tool_calls" // the turn made Limits.MaxToolCalls tool calls
 	ReasonConfig       = "config"         // no provider, model or key to call
 	ReasonDenied       = "denied"         // a person (or the approval timeout) denied the tool call
+	// ReasonBudget fails the tool calls of the answer that spent the
+	// conversation's budget: they are not run, since the model would
+	// never be asked to read their results.
+	ReasonBudget = "budget_exceeded"
+)
+
+// What a conversation.budget.exceeded says was spent.
+const (
+	BudgetTokens = "tokens"
+	BudgetCost   = "cost"
 )
 
 // Decisions of conversation.tool.approval, and its only remember value.

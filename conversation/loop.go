@@ -62,6 +62,19 @@ type loopState struct {
 	// ApprovalTimeoutMS is how long a call waits for a person (0: the
 	// default).
 	ApprovalTimeoutMS int64 `json:"approval_timeout_ms,omitempty"`
+	// Budget is the conversation's (nil: none); Used is what its own
+	// LLM calls used, counted only under a budget; Exceeded names the
+	// total that reached its limit (BudgetTokens or BudgetCost), "" while
+	// the budget holds.
+	Budget   *Budget    `json:"budget,omitempty"`
+	Used     budgetUsed `json:"used,omitzero"`
+	Exceeded string     `json:"exceeded,omitempty"`
+}
+
+// budgetUsed is what a conversation's LLM calls used.
+type budgetUsed struct {
+	Tokens  int64   `json:"tokens,omitempty"`
+	CostUSD float64 `json:"cost_usd,omitempty"`
 }
 
 // call is one pending tool call.
@@ -103,6 +116,9 @@ type eventData struct {
 	Loop      int             `json:"loop"`
 	History   int             `json:"history"`
 	LLM       *LLMConfig      `json:"llm"`
+	Budget    *Budget         `json:"budget"`
+	Usage     *Usage          `json:"usage"`
+	CostUSD   float64         `json:"cost_usd"`
 }
 
 // loopEvent is what the loop reads of a conversation event.
@@ -127,8 +143,8 @@ func Loop(env agents.Env, whole json.RawMessage) (agents.Result, error) {
 	if err != nil {
 		return agents.Result{}, fmt.Errorf("conversation loop state: %w", err)
 	}
-	d := decider{key: env.AgentID, st: &st, ev: &ev, status: env.State.String("status")}
 	copied := st.Copied > 0 && ev.Type != Started
+	d := decider{key: env.AgentID, st: &st, ev: &ev, status: env.State.String("status"), copied: copied}
 	d.decide()
 	if copied {
 		st.Copied--
@@ -146,6 +162,9 @@ type decider struct {
 	st     *loopState
 	ev     *loopEvent
 	status string
+	// copied: the event is a fork's copy of its parent's, folded and not
+	// acted on.
+	copied bool
 	out    []agents.Directive
 }
 
@@ -163,6 +182,7 @@ func (d *decider) decide() {
 			st.Limits = *ev.Data.Limits
 		}
 		st.LLM = ev.Data.LLM
+		st.Budget = ev.Data.Budget
 	case UserMessage:
 		if d.status == "stopped" {
 			return
@@ -185,10 +205,15 @@ func (d *decider) decide() {
 		st.Calls++
 		st.Pending[ev.Data.CallID] = &call{Name: ev.Data.Name, Args: ev.Data.Args, Index: st.Calls, State: callRequested, ArgsErr: ev.Data.ArgsError}
 	case LLMCompleted:
+		d.spend()
 		if !d.current() {
 			return
 		}
 		st.Request = ""
+		if d.budgetReached() {
+			d.budgetSpent()
+			return
+		}
 		d.answered()
 	case LLMFailed:
 		if !d.current() {
@@ -236,9 +261,14 @@ func (d *decider) pending(callID string) *call {
 	return d.st.Pending[callID]
 }
 
-// startTurn answers user message id: the first LLM call of a turn.
+// startTurn answers user message id: the first LLM call of a turn, or,
+// once the budget is spent, conversation.budget.exceeded again.
 func (d *decider) startTurn(id string) {
 	st := d.st
+	if d.budgetReached() {
+		d.budgetRecord("budget."+id, id)
+		return
+	}
 	st.Turn, st.Step, st.Calls, st.Ending, st.Queued = id, 1, 0, "", ""
 	st.Pending = nil
 	d.callLLM(1, 0)
@@ -324,6 +354,8 @@ func (d *decider) maybeNextStep() {
 	}
 	lim := st.Limits.WithDefaults()
 	switch {
+	case st.Ending == ReasonBudget:
+		d.endTurn() // conversation.budget.exceeded is recorded
 	case st.Ending != "":
 		d.failTurn(st.Ending, fmt.Sprintf("the turn made more than %d tool calls (limits.max_tool_calls); the calls beyond it were not run", lim.MaxToolCalls))
 	case st.Step >= lim.MaxSteps:

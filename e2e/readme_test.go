@@ -152,7 +152,7 @@ func sameJSON(a, b string) bool {
 // gateways on, as `make run` starts it.
 func TestREADMERecipes(t *testing.T) {
 	recipes := readRecipes(t)
-	for _, name := range []string{"quickstart", "publish", "subscribe", "agent", "debug", "instructions", "a2a"} {
+	for _, name := range []string{"quickstart", "publish", "subscribe", "agent", "debug", "instructions", "budget", "a2a"} {
 		if _, ok := recipes[name]; !ok {
 			t.Fatalf("README.md has no recipe %q (a shell block after <!-- recipe: %s -->)", name, name)
 		}
@@ -178,7 +178,7 @@ func TestREADMERecipes(t *testing.T) {
 		dir: dir,
 		env: append(os.Environ(), "NATS_URL="+node.URL),
 		replace: map[string]string{
-			"127.0.0.1:8080":                httpAddr,
+			"127.0.0.1:8080":               httpAddr,
 			"~/.local/share/jido-bus/demo": demo,
 		},
 	}
@@ -216,5 +216,6 @@ func TestREADMERecipes(t *testing.T) {
 
 	r.run(t, recipes["debug"])
 	r.run(t, recipes["instructions"])
+	r.run(t, recipes["budget"])
 	r.run(t, recipes["a2a"])
 }

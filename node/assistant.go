@@ -41,6 +41,7 @@ func (n *Node) newAssistant() *assistant.Assistant {
 		Limits:    n.cfg.Limits,
 		Providers: n.secrets.providers,
 		Secrets:   n.secrets.set,
+		Spent:     n.metrics.spent,
 	}
 	if n.cfg.Assistant != nil {
 		n.cfg.Assistant(&cfg)

@@ -19,6 +19,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/projects/assistant/llm"
 )
 
 // metrics are the node's Prometheus metrics, in a registry of its own.
@@ -29,6 +30,8 @@ type metrics struct {
 	emitted       prometheus.Counter
 	commitLatency *prometheus.HistogramVec
 	directives    *prometheus.CounterVec
+	llmTokens     *prometheus.CounterVec
+	llmCost       *prometheus.CounterVec
 	srv           *http.Server
 	ln            net.Listener
 	served        chan struct{} // closed when the HTTP server's goroutine ends
@@ -52,7 +55,13 @@ func newMetrics(version string) *metrics {
 	m.directives = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "jido_directives_total", Help: "Directive executions by kind and outcome (ok, async, stop, failed, dropped, unknown).",
 	}, []string{"kind", "outcome"})
-	m.reg.MustRegister(m.deadLetters, m.refused, m.emitted, m.commitLatency, m.directives, buildInfo(version),
+	m.llmTokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "jido_llm_tokens_total", Help: "Tokens of the conversations' completed LLM calls as their providers reported them, by project, model and direction (input, output).",
+	}, []string{"project", "model", "direction"})
+	m.llmCost = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "jido_llm_cost_usd_total", Help: "USD the conversations' completed LLM calls cost by the operator's price table (providers: prices), by project and model; calls of a model without a price are not counted.",
+	}, []string{"project", "model"})
+	m.reg.MustRegister(m.deadLetters, m.refused, m.emitted, m.commitLatency, m.directives, m.llmTokens, m.llmCost, buildInfo(version),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Every known label starts at zero: a rate or an alert on a reason
 	// that has not happened yet has a series to work on.
@@ -173,6 +182,19 @@ func (m *metrics) Committed(agentType string, d time.Duration) {
 }
 func (m *metrics) Executed(kind, outcome string) { m.directives.WithLabelValues(kind, outcome).Inc() }
 func (m *metrics) Refused(reason string)         { m.refused.WithLabelValues(reason).Inc() }
+
+// spent counts one completed LLM call of a project's conversation
+// (assistant.Config.Spent).
+func (m *metrics) spent(project, model string, u llm.Usage, costUSD float64, priced bool) {
+	// A counter panics on a negative amount: a model server reporting
+	// negative usage must not take the node down (its event is refused by
+	// the schema of conversation.llm.completed anyway).
+	m.llmTokens.WithLabelValues(project, model, "input").Add(float64(max(u.InputTokens, 0)))
+	m.llmTokens.WithLabelValues(project, model, "output").Add(float64(max(u.OutputTokens, 0)))
+	if priced {
+		m.llmCost.WithLabelValues(project, model).Add(max(costUSD, 0))
+	}
+}
 
 // serve exposes the registry on http://addr/metrics, and /healthz and
 // /readyz (see healthHandlers) answered from ready.

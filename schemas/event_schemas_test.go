@@ -20,7 +20,7 @@ func TestConversationEventSchemas(t *testing.T) {
 		"conversation.llm.failed", "conversation.tool.requested", "conversation.tool.started",
 		"conversation.tool.completed", "conversation.tool.failed", "conversation.tool.cancelled",
 		"conversation.tool.timeout", "conversation.cancel", "conversation.resume", "conversation.stopped",
-		"conversation.tool.approval.requested", "conversation.tool.approval",
+		"conversation.tool.approval.requested", "conversation.tool.approval", "conversation.budget.exceeded",
 	}
 	kinds := make(map[string]string)
 	for _, e := range r.Entries() {
@@ -51,6 +51,14 @@ func TestConversationEventSchemas(t *testing.T) {
 		{"conversation.user.message", head + `"type":"conversation.assistant.message","data":{"text":"hi"}}`, "/type"},
 		{"conversation.llm.completed", head + `"type":"conversation.llm.completed","data":{"model":"m","usage":{"input_tokens":10,"output_tokens":2},"latency_ms":30}}`, ""},
 		{"conversation.llm.completed", head + `"type":"conversation.llm.completed","data":{"usage":{"input_tokens":-1,"output_tokens":2}}}`, "/data/usage/input_tokens"},
+		{"conversation.llm.completed", head + `"type":"conversation.llm.completed","data":{"usage":{"input_tokens":1,"output_tokens":2},"cost_usd":0.0003}}`, ""},
+		{"conversation.llm.completed", head + `"type":"conversation.llm.completed","data":{"usage":{"input_tokens":1,"output_tokens":2},"cost_usd":-1}}`, "/data/cost_usd"},
+		{"conversation.started", head + `"type":"conversation.started","data":{"project_id":"p","conversation_id":"c","budget":{"max_tokens":1000,"max_cost_usd":0.5}}}`, ""},
+		{"conversation.started", head + `"type":"conversation.started","data":{"project_id":"p","conversation_id":"c","budget":{"max_tokens":-1}}}`, "/data/budget/max_tokens"},
+		{"conversation.started", head + `"type":"conversation.started","data":{"project_id":"p","conversation_id":"c","budget":{"tokens":5}}}`, "/data/budget/tokens"},
+		{"conversation.budget.exceeded", head + `"type":"conversation.budget.exceeded","data":{"what":"tokens","limit":100,"used":120,"reason":"spent"}}`, ""},
+		{"conversation.budget.exceeded", head + `"type":"conversation.budget.exceeded","data":{"what":"time","limit":100,"used":120}}`, "/data/what"},
+		{"conversation.budget.exceeded", head + `"type":"conversation.budget.exceeded","data":{"what":"cost","limit":0.5}}`, "/data/used"},
 		{"conversation.llm.failed", head + `"type":"conversation.llm.failed","data":{"error":{"type":"rate_limited","message":"slow down"}}}`, ""},
 		{"conversation.llm.failed", head + `"type":"conversation.llm.failed","data":{"error":{"type":"Rate Limited","message":"x"}}}`, "/data/error/type"},
 		{"conversation.tool.requested", head + `"type":"conversation.tool.requested","data":{"call_id":"t1","name":"grep","args":{"q":"x"}}}`, ""},

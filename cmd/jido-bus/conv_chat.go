@@ -46,8 +46,10 @@ the node was lost and is back, then shows what happened meanwhile (an
 answer cut by the restart, and the answer asked again) without showing
 anything twice.
 
---provider, --model and --system apply to the conversation it starts, as
-for conv start.`,
+--provider, --model, --system, --max-tokens and --max-cost apply to the
+conversation it starts, as for conv start. A message sent once the
+conversation's budget is spent gets conversation.budget.exceeded, printed
+with its reason, and no answer.`,
 		Example: `  jido-bus conv chat demo
   jido-bus conv chat demo --last          # take up the conversation updated last
   printf 'what does main.go do?\n' | jido-bus conv chat demo c1`,

@@ -58,6 +58,8 @@ func historyEvents(items []views.TimelineItem) []chatEvent {
 			add(it.Seq, conversation.Cancel, chatData{Reason: it.Text})
 		case views.ItemStopped:
 			add(it.Seq, conversation.Stopped, chatData{Reason: it.Text})
+		case views.ItemBudget:
+			add(it.Seq, conversation.BudgetExceeded, chatData{Reason: it.Text})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b chatEvent) int {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -169,6 +170,8 @@ func (v *chatView) line(ev chatEvent) string {
 		return "(cancelled" + chatSuffix(d.Reason, "") + ")\n"
 	case conversation.Stopped:
 		return "(the conversation has stopped" + chatSuffix(d.Reason, "") + ")\n"
+	case conversation.BudgetExceeded:
+		return "(" + cmp.Or(d.Reason, "the conversation's budget is spent") + ")\n"
 	}
 	return ""
 }
@@ -203,7 +206,7 @@ func approvalQuestion(d chatData) string {
 
 // turnEnds reports whether an event ends the turn conv chat waits for:
 // an answer without tool calls, a model failure not retried, a cancel,
-// the conversation stopping.
+// the conversation stopping, its budget spent.
 func turnEnds(ev chatEvent) bool {
 	d := ev.data
 	switch ev.typ {
@@ -214,6 +217,9 @@ func turnEnds(ev chatEvent) bool {
 		return d.RetryInMS == nil && (d.Error == nil || d.Error.Type != conversation.ReasonInterrupted)
 	case conversation.Cancel, conversation.Stopped:
 		return true
+	case conversation.BudgetExceeded:
+		// A message sent after the budget is spent gets this and no answer.
+		return !ev.history
 	}
 	return false
 }

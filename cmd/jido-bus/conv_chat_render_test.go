@@ -39,6 +39,7 @@ func TestChatView(t *testing.T) {
 		{"conversation.assistant.message", "r4", `{"text":"Done.","tool_calls":0}`},
 		{"conversation.llm.failed", "r5", `{"error":{"type":"auth","message":"401: set OPENAI_API_KEY"}}`},
 		{"conversation.cancel", "", `{"reason":"interrupted by the user"}`},
+		{"conversation.budget.exceeded", "", `{"what":"tokens","limit":10,"used":12,"reason":"the conversation's budget is spent (12 of 10 tokens used)"}`},
 	} {
 		e := chatEventOf(t, ev.typ, ev.req, ev.data)
 		out.WriteString(v.render(e))
@@ -59,12 +60,13 @@ Let me look.
 Done.
 model error auth: 401: set OPENAI_API_KEY
 (cancelled: interrupted by the user)
+(the conversation's budget is spent (12 of 10 tokens used))
 `
 	if out.String() != want {
 		t.Fatalf("rendered:\n%s\nwant:\n%s", out.String(), want)
 	}
-	if ends != 3 { // the answer without tool calls, the failure not retried, the cancel (an interrupted call is made again)
-		t.Fatalf("%d events end the turn, want 3", ends)
+	if ends != 4 { // the answer without tool calls, the failure not retried, the cancel, the budget spent (an interrupted call is made again)
+		t.Fatalf("%d events end the turn, want 4", ends)
 	}
 	q := approvalQuestion(chatData{Name: "run_command", Args: json.RawMessage(`{"cmd": "` + strings.Repeat("x", 100) + `"}`), Reason: "policy says ask", TimeoutMS: 300000})
 	if !strings.HasPrefix(q, `approve run_command {"cmd":"xxx`) || !strings.Contains(q, "…") || !strings.HasSuffix(q, "(policy says ask; denied unless answered within 5m0s)? [y/N/a(lways)] ") {

@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/jido-bus/jido-bus/bus"
 )
 
 // TestConvStartCancelApproveThroughANode: conv start prints the new
@@ -64,7 +67,7 @@ func TestConvStartCancelApproveThroughANode(t *testing.T) {
 	}
 }
 
-// TestConvStartBody: the llm and system members are sent only when given
+// TestConvStartBody: the llm, system and budget members are sent only when given
 // (a node that does not know them yet refuses unknown members).
 func TestConvStartBody(t *testing.T) {
 	var o convStartOptions
@@ -76,6 +79,18 @@ func TestConvStartBody(t *testing.T) {
 	b, _ = json.Marshal(o.body("p1"))
 	if string(b) != `{"project":"p1","llm":{"provider":"openai","model":"m"},"system":"be brief"}` {
 		t.Fatalf("body %s", b)
+	}
+	o.budget.MaxTokens, o.budget.MaxCostUSD = 1000, 0.5
+	b, _ = json.Marshal(o.body("p1"))
+	if string(b) != `{"project":"p1","llm":{"provider":"openai","model":"m"},"system":"be brief","budget":{"max_tokens":1000,"max_cost_usd":0.5}}` {
+		t.Fatalf("body with a budget %s", b)
+	}
+	// NaN and Inf never reach the encoder, whose error names no flag.
+	for _, usd := range []float64{math.NaN(), math.Inf(1)} {
+		body := convStartBody{Project: "p1", Budget: &convBudget{MaxCostUSD: usd}}
+		if _, err := startConversation(context.Background(), nil, bus.Subjects{}, body); err == nil || !strings.Contains(err.Error(), "budget.max_cost_usd") {
+			t.Errorf("--max-cost %v: %v, want refused naming budget.max_cost_usd", usd, err)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/convapi"
 )
 
@@ -24,10 +25,18 @@ type convLLM struct {
 // convStartBody is the request conv start sends; llm and system are left
 // out unless given, so a node that does not know them yet still answers.
 type convStartBody struct {
-	Project      string   `json:"project"`
-	Conversation string   `json:"conversation,omitempty"`
-	LLM          *convLLM `json:"llm,omitempty"`
-	System       string   `json:"system,omitempty"`
+	Project      string      `json:"project"`
+	Conversation string      `json:"conversation,omitempty"`
+	LLM          *convLLM    `json:"llm,omitempty"`
+	System       string      `json:"system,omitempty"`
+	Budget       *convBudget `json:"budget,omitempty"`
+}
+
+// convBudget is conv start's --max-tokens and --max-cost: the `budget`
+// member of jido.api.conv.start, what the whole conversation may spend.
+type convBudget struct {
+	MaxTokens  int64   `json:"max_tokens,omitempty"`
+	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
 }
 
 // convStartOptions are conv start's and conv chat's flags.
@@ -35,6 +44,7 @@ type convStartOptions struct {
 	id     string
 	llm    convLLM
 	system string
+	budget convBudget
 }
 
 func (o *convStartOptions) register(cmd *cobra.Command, idFlag bool) {
@@ -45,6 +55,8 @@ func (o *convStartOptions) register(cmd *cobra.Command, idFlag bool) {
 	fs.StringVar(&o.llm.Provider, "provider", "", "LLM provider for this conversation (openai, anthropic, scripted; default the project's)")
 	fs.StringVar(&o.llm.Model, "model", "", "model for this conversation (default the project's)")
 	fs.StringVar(&o.system, "system", "", "system prompt of this conversation")
+	fs.Int64Var(&o.budget.MaxTokens, "max-tokens", 0, "the most tokens (input plus output, all turns) the conversation's model calls may use; once reached the turn ends with conversation.budget.exceeded (default no limit)")
+	fs.Float64Var(&o.budget.MaxCostUSD, "max-cost", 0, "the most USD the conversation's model calls may cost, by the node operator's prices (providers: prices); once reached the turn ends with conversation.budget.exceeded (default no limit)")
 }
 
 func (o *convStartOptions) body(project string) convStartBody {
@@ -53,6 +65,10 @@ func (o *convStartOptions) body(project string) convStartBody {
 		llm := o.llm
 		b.LLM = &llm
 	}
+	if o.budget != (convBudget{}) {
+		budget := o.budget
+		b.Budget = &budget
+	}
 	return b
 }
 
@@ -60,6 +76,13 @@ func (o *convStartOptions) body(project string) convStartBody {
 // returns what it says of it.
 func startConversation(ctx context.Context, r requester, subjects bus.Subjects, body convStartBody) (convapi.Info, error) {
 	var info convapi.Info
+	if b := body.Budget; b != nil {
+		// The node checks it too; NaN or Inf would not even encode as
+		// JSON, and the encoder's error says nothing of the flag.
+		if err := (&conversation.Budget{MaxTokens: b.MaxTokens, MaxCostUSD: b.MaxCostUSD}).Check(); err != nil {
+			return info, fmt.Errorf("conv start in project %s: %w", body.Project, err)
+		}
+	}
 	data, err := r.Request(ctx, subjects.API(convapi.Area, convapi.VerbStart), body)
 	if err != nil {
 		return info, fmt.Errorf("conv start in project %s: %w", body.Project, err)
@@ -93,9 +116,18 @@ the project's LLM settings (.jido/config.yaml) for this conversation;
 --system sets its system prompt. They are recorded in
 conversation.started. The endpoint and the variable holding its key are
 the node operator's (serve --provider): a client that could choose them
-could send the node's keys anywhere.`,
+could send the node's keys anywhere.
+
+--max-tokens and --max-cost set the conversation's budget, over all its
+turns: when the model calls have used that many tokens (input plus
+output) or cost that many USD (by the operator's price table), the turn
+ends with conversation.budget.exceeded instead of asking the model again,
+and every later message gets the same event. To go on, start a new
+conversation, or fork this one (conv fork): a fork's budget counts its
+own calls.`,
 		Example: `  jido-bus conv start demo
-  jido-bus conv start demo --id review --model gpt-4.1 --system "Answer in one paragraph."`,
+  jido-bus conv start demo --id review --model gpt-4.1 --system "Answer in one paragraph."
+  jido-bus conv start demo --max-tokens 200000 --max-cost 2.50`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.Contains(args[0], "/") {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -23,12 +25,21 @@ type serveProviderFile struct {
 	BaseURL string   `yaml:"base_url"`
 	KeyEnv  string   `yaml:"key_env"`
 	Models  []string `yaml:"models"`
+	// Prices are USD per million tokens by model name (the llm.completed
+	// of a priced model records cost_usd).
+	Prices map[string]servePriceFile `yaml:"prices"`
+}
+
+// servePriceFile is one model's price in a providers: entry.
+type servePriceFile struct {
+	Input  float64 `yaml:"input_per_mtok"`
+	Output float64 `yaml:"output_per_mtok"`
 }
 
 func addServeSecretFlags(cmd *cobra.Command, cfg *serveConfig) {
 	f := cmd.Flags()
 	f.StringSliceVar(&cfg.commandEnv, "command-env", nil, "the variables of the node's environment projects' commands may inherit, e.g. PATH,LANG,GOPATH (a project's commands.env chooses among them; default PATH,LANG,LC_ALL,TERM,TZ; the node's own credentials and keys are never allowed)")
-	f.StringArrayVar(&cfg.providerFlags, "provider", nil, "a model provider projects may choose by name: NAME=KIND[,base_url=URL][,key_env=VAR][,model=M]… with KIND openai (any OpenAI-compatible server) or anthropic; key_env names the variable holding its key (none: no key is sent), model (repeatable) the models allowed (none: any). openai and anthropic exist unless redefined (repeatable)")
+	f.StringArrayVar(&cfg.providerFlags, "provider", nil, "a model provider projects may choose by name: NAME=KIND[,base_url=URL][,key_env=VAR][,model=M]… with KIND openai (any OpenAI-compatible server) or anthropic; key_env names the variable holding its key (none: no key is sent), model (repeatable) the models allowed (none: any), price=MODEL:IN:OUT (repeatable) what a model costs in USD per million input and output tokens (its llm.completed then records cost_usd). openai and anthropic exist unless redefined (repeatable)")
 }
 
 // resolveServeSecrets completes what commands inherit and the providers
@@ -52,7 +63,14 @@ func resolveServeSecrets(cfg *serveConfig, f serveFile, changed func(string) boo
 		}
 	} else {
 		for _, p := range f.Providers {
-			cfg.providers = append(cfg.providers, llm.Endpoint{Name: p.Name, Kind: p.Kind, BaseURL: p.BaseURL, KeyEnv: p.KeyEnv, Models: p.Models})
+			e := llm.Endpoint{Name: p.Name, Kind: p.Kind, BaseURL: p.BaseURL, KeyEnv: p.KeyEnv, Models: p.Models}
+			for model, price := range p.Prices {
+				if e.Prices == nil {
+					e.Prices = map[string]llm.Price{}
+				}
+				e.Prices[model] = llm.Price{InputPerMTok: price.Input, OutputPerMTok: price.Output}
+			}
+			cfg.providers = append(cfg.providers, e)
 		}
 	}
 	if _, err := llm.Endpoints(cfg.providers...); err != nil {
@@ -77,7 +95,7 @@ func providerSetting(changed func(string) bool) string {
 
 // parseProviderFlag reads NAME=KIND[,base_url=URL][,key_env=VAR][,model=M]….
 func parseProviderFlag(s string) (llm.Endpoint, error) {
-	const form = "NAME=KIND[,base_url=URL][,key_env=VAR][,model=M]…, e.g. --provider local=openai,base_url=http://127.0.0.1:11434/v1,model=llama3.1:8b"
+	const form = "NAME=KIND[,base_url=URL][,key_env=VAR][,model=M]…[,price=MODEL:IN:OUT]…, e.g. --provider local=openai,base_url=http://127.0.0.1:11434/v1,model=llama3.1:8b"
 	name, rest, ok := strings.Cut(s, "=")
 	if !ok || name == "" || rest == "" {
 		return llm.Endpoint{}, fmt.Errorf("--provider %q: want %s", s, form)
@@ -96,9 +114,43 @@ func parseProviderFlag(s string) (llm.Endpoint, error) {
 			e.KeyEnv = v
 		case "model":
 			e.Models = append(e.Models, v)
+		case "price":
+			model, price, err := parsePrice(v)
+			if err != nil {
+				return llm.Endpoint{}, fmt.Errorf("--provider %s: price=%s: %w", name, v, err)
+			}
+			if e.Prices == nil {
+				e.Prices = map[string]llm.Price{}
+			}
+			e.Prices[model] = price
 		default:
-			return llm.Endpoint{}, fmt.Errorf("--provider %s: unknown key %q: want base_url, key_env or model", name, k)
+			return llm.Endpoint{}, fmt.Errorf("--provider %s: unknown key %q: want base_url, key_env, model or price", name, k)
 		}
 	}
 	return e, nil
+}
+
+// parsePrice reads MODEL:IN:OUT, USD per million input and output tokens.
+// The amounts are the last two fields, so a model name may hold colons
+// (llama3.1:8b:0:0).
+func parsePrice(v string) (string, llm.Price, error) {
+	const want = "want MODEL:IN:OUT in USD per million input and output tokens, e.g. price=gpt-4o-mini:0.15:0.6"
+	j := strings.LastIndexByte(v, ':')
+	if j < 0 {
+		return "", llm.Price{}, errors.New(want)
+	}
+	i := strings.LastIndexByte(v[:j], ':')
+	if i <= 0 {
+		return "", llm.Price{}, errors.New(want)
+	}
+	model, in, out := v[:i], v[i+1:j], v[j+1:]
+	var p llm.Price
+	var err error
+	if p.InputPerMTok, err = strconv.ParseFloat(in, 64); err != nil {
+		return "", llm.Price{}, fmt.Errorf("input price %q is not a number: %s", in, want)
+	}
+	if p.OutputPerMTok, err = strconv.ParseFloat(out, 64); err != nil {
+		return "", llm.Price{}, fmt.Errorf("output price %q is not a number: %s", out, want)
+	}
+	return model, p, nil
 }

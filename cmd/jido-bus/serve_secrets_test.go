@@ -54,6 +54,22 @@ http:
 		cfg.providers[0].Name != "gw" || cfg.providers[0].KeyEnv != "GW_KEY" || !slices.Equal(cfg.providers[0].Models, []string{"a", "b:1"}) {
 		t.Fatalf("command env %q, providers %+v", cfg.commandEnv, cfg.providers)
 	}
+	// Prices: in the file by model, on the flag as MODEL:IN:OUT (a model
+	// name may hold colons).
+	priced := writeConfig(t, `
+providers:
+  - name: local
+    kind: openai
+    prices:
+      gpt-4o-mini: {input_per_mtok: 0.15, output_per_mtok: 0.6}
+`)
+	if cfg, err = serveFlags(t, nil, "--config", priced); err != nil || cfg.providers[0].Prices["gpt-4o-mini"] != (llm.Price{InputPerMTok: 0.15, OutputPerMTok: 0.6}) {
+		t.Fatalf("prices from the file: %+v %v", cfg.providers, err)
+	}
+	if cfg, err = serveFlags(t, nil, "--provider", "local=openai,price=llama3.1:8b:0:0.5,price=m:1:2"); err != nil ||
+		cfg.providers[0].Prices["llama3.1:8b"] != (llm.Price{OutputPerMTok: 0.5}) || cfg.providers[0].Prices["m"] != (llm.Price{InputPerMTok: 1, OutputPerMTok: 2}) {
+		t.Fatalf("prices from the flag: %+v %v", cfg.providers, err)
+	}
 	if cfg, err = serveFlags(t, nil, "--command-env", ""); err != nil || cfg.commandEnv == nil || len(cfg.commandEnv) != 0 {
 		t.Fatalf("--command-env '': %q %v, want none (not the default)", cfg.commandEnv, err)
 	}
@@ -73,12 +89,18 @@ func TestServeProviderErrorsSayWhatToWrite(t *testing.T) {
 		{[]string{"--provider", "local=gpt"}, "kind"},
 		{[]string{"--provider", "a=openai", "--provider", "a=anthropic"}, "twice"},
 		{[]string{"--provider", "x=openai,key_env=sk-the-key"}, "not a variable name"},
+		{[]string{"--provider", "x=openai,price=m:1"}, "MODEL:IN:OUT"},
+		{[]string{"--provider", "x=openai,price=m:one:2"}, `input price "one"`},
+		{[]string{"--provider", "x=openai,price=m:1:-2"}, "output_per_mtok -2"},
 	}
 	for _, c := range cases {
 		_, err := serveFlags(t, nil, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want it to say %q", c.args, err, c.want)
 		}
+	}
+	if _, err := serveFlags(t, nil, "--config", writeConfig(t, "providers:\n  - {name: x, kind: openai, prices: {m: {input: 1}}}\n")); err == nil || !strings.Contains(err.Error(), "input") {
+		t.Errorf("a price member misspelt: %v, want refused naming it", err)
 	}
 	path := writeConfig(t, "providers:\n  - {name: x, kind: openai, api_key: sk-inline}\n")
 	if _, err := serveFlags(t, nil, "--config", path); err == nil || !strings.Contains(err.Error(), "api_key") {

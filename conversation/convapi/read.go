@@ -61,7 +61,8 @@ func (r Reader) List(_ context.Context, req ListRequest) (ListReply, error) {
 		if err := json.Unmarshal(st.State, &s); err != nil {
 			return ListReply{}, fmt.Errorf("status of %s: %w", key, err)
 		}
-		sum := Summary{Conv: key, State: s.State, PendingTools: len(s.PendingTools), LastSeq: s.LastSeq, UpdatedAt: s.UpdatedAt}
+		sum := Summary{Conv: key, State: s.State, PendingTools: len(s.PendingTools), LastSeq: s.LastSeq, UpdatedAt: s.UpdatedAt,
+			TokensIn: s.Usage.InputTokens, TokensOut: s.Usage.OutputTokens, CostUSD: s.CostUSD}
 		if s.Parent != nil {
 			sum.Parent = fmt.Sprintf("%s@%d", s.Parent.Conversation, s.Parent.Seq)
 		}

@@ -37,6 +37,10 @@ type StartRequest struct {
 	LLM *conversation.LLMConfig `json:"llm,omitempty"`
 	// Limits bound each turn (max steps, max tool calls, parallel tools).
 	Limits *conversation.Limits `json:"limits,omitempty"`
+	// Budget bounds what the whole conversation may spend (tokens, USD);
+	// once spent, the loop records conversation.budget.exceeded and asks
+	// no model again.
+	Budget *conversation.Budget `json:"budget,omitempty"`
 	// By is who started it, recorded as conversation.started's data.by:
 	// the A2A gateway's owner of the task (a2a.OwnerOf). Set by Go
 	// callers only (json "-"): a request over NATS cannot make its
@@ -105,6 +109,11 @@ type Summary struct {
 	LastSeq      uint64    `json:"last_seq"`
 	UpdatedAt    time.Time `json:"updated_at"`
 	Parent       string    `json:"parent,omitempty"`
+	// TokensIn, TokensOut and CostUSD sum the conversation's LLM calls
+	// (cost: of the models its node's operator priced).
+	TokensIn  int64   `json:"tokens_in"`
+	TokensOut int64   `json:"tokens_out"`
+	CostUSD   float64 `json:"cost_usd"`
 }
 
 // ShowRequest asks for one read model (View, default timeline) of

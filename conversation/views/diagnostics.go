@@ -45,6 +45,10 @@ type Diagnostics struct {
 
 	Usage        conversation.Usage            `json:"usage"`
 	UsageByModel map[string]conversation.Usage `json:"usage_by_model,omitempty"`
+	// CostUSD sums the cost_usd of the LLM calls (those of a model the
+	// operator priced), CostByModel by model.
+	CostUSD     float64            `json:"cost_usd,omitempty"`
+	CostByModel map[string]float64 `json:"cost_by_model,omitempty"`
 
 	// Timings, in milliseconds, as the events report them.
 	LLMLatency   Timing `json:"llm_latency_ms"`
@@ -90,7 +94,7 @@ func (t *Timing) add(ms int64) {
 type DiagnosticsProjection struct{}
 
 func (DiagnosticsProjection) Name() string                   { return ViewDiagnostics }
-func (DiagnosticsProjection) Version() string                { return "2" }
+func (DiagnosticsProjection) Version() string                { return "3" }
 func (DiagnosticsProjection) Selector() projections.Selector { return selector }
 func (DiagnosticsProjection) Init() *Diagnostics {
 	return &Diagnostics{ByType: map[string]int{}, Errors: []DiagError{}}
@@ -98,7 +102,12 @@ func (DiagnosticsProjection) Init() *Diagnostics {
 
 // Apply implements projections.Projection.
 func (DiagnosticsProjection) Apply(g *Diagnostics, e *projections.Entry) *Diagnostics {
-	ev := decoded.Of(e)
+	g.fold(decoded.Of(e))
+	return g
+}
+
+// fold applies one event to g.
+func (g *Diagnostics) fold(ev *Event) {
 	g.Events++
 	g.ByType[ev.Type]++
 	if g.FirstEventAt.IsZero() {
@@ -107,7 +116,7 @@ func (DiagnosticsProjection) Apply(g *Diagnostics, e *projections.Entry) *Diagno
 	g.LastEventAt = ev.Time
 	if ev.Invalid != "" {
 		g.Invalid++
-		return g
+		return
 	}
 	d := &ev.Data
 	switch ev.Type {
@@ -128,6 +137,15 @@ func (DiagnosticsProjection) Apply(g *Diagnostics, e *projections.Entry) *Diagno
 				u.InputTokens += d.Usage.InputTokens
 				u.OutputTokens += d.Usage.OutputTokens
 				g.UsageByModel[d.Model] = u
+			}
+		}
+		if d.CostUSD > 0 {
+			g.CostUSD = conversation.AddUSD(g.CostUSD, d.CostUSD)
+			if d.Model != "" {
+				if g.CostByModel == nil {
+					g.CostByModel = map[string]float64{}
+				}
+				g.CostByModel[d.Model] = conversation.AddUSD(g.CostByModel[d.Model], d.CostUSD)
 			}
 		}
 		g.LLMLatency.add(d.LatencyMS)
@@ -175,7 +193,6 @@ func (DiagnosticsProjection) Apply(g *Diagnostics, e *projections.Entry) *Diagno
 			}
 		}
 	}
-	return g
 }
 
 func (g *Diagnostics) failure(ev *Event, err *bus.Error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -215,6 +216,24 @@ func renderStatus(w io.Writer, s *Status) {
 	if len(s.RememberedTools) > 0 {
 		fmt.Fprintf(w, "approved for the conversation: %s\n", strings.Join(s.RememberedTools, ", "))
 	}
+	fmt.Fprintf(w, "tokens: in %d, out %d\n", s.Usage.InputTokens, s.Usage.OutputTokens)
+	if s.CostUSD > 0 {
+		fmt.Fprintf(w, "cost: %s USD\n", formatUSD(s.CostUSD))
+	}
+	if b := s.Budget; b != nil {
+		var limits []string
+		if b.MaxTokens > 0 {
+			limits = append(limits, fmt.Sprintf("%d tokens", b.MaxTokens))
+		}
+		if b.MaxCostUSD > 0 {
+			limits = append(limits, formatUSD(b.MaxCostUSD)+" USD")
+		}
+		line := "budget: " + strings.Join(limits, ", ")
+		if s.BudgetExceeded != "" {
+			line += fmt.Sprintf(" (spent: %s)", s.BudgetExceeded)
+		}
+		fmt.Fprintln(w, line)
+	}
 	fmt.Fprintf(w, "last: seq %d %s\n", s.LastSeq, s.LastType)
 }
 
@@ -258,7 +277,14 @@ func renderDiagnostics(w io.Writer, d *Diagnostics) {
 	sort.Strings(models)
 	for _, m := range models {
 		u := d.UsageByModel[m]
-		fmt.Fprintf(w, "  %s: in %d, out %d\n", m, u.InputTokens, u.OutputTokens)
+		line := fmt.Sprintf("  %s: in %d, out %d", m, u.InputTokens, u.OutputTokens)
+		if c, ok := d.CostByModel[m]; ok {
+			line += fmt.Sprintf(", %s USD", formatUSD(c))
+		}
+		fmt.Fprintln(w, line)
+	}
+	if d.CostUSD > 0 {
+		fmt.Fprintf(w, "cost: %s USD\n", formatUSD(d.CostUSD))
 	}
 	fmt.Fprintf(w, "llm latency ms: count %d, total %d, max %d\n", d.LLMLatency.Count, d.LLMLatency.TotalMS, d.LLMLatency.MaxMS)
 	fmt.Fprintf(w, "tool duration ms: count %d, total %d, max %d\n", d.ToolDuration.Count, d.ToolDuration.TotalMS, d.ToolDuration.MaxMS)
@@ -270,3 +296,6 @@ func renderDiagnostics(w io.Writer, d *Diagnostics) {
 		fmt.Fprintf(w, "error at seq %d %s%s: %s: %s\n", e.Seq, e.Type, call, e.Error.Type, e.Error.Message)
 	}
 }
+
+// formatUSD writes an amount of USD with the digits it has and no more.
+func formatUSD(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

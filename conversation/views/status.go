@@ -19,6 +19,9 @@ const (
 	StateCompleted        = "completed" // stopped with reason completed
 	StateFailed           = "failed"    // the last LLM call failed, or stopped with reason failed
 	StateCancelled        = "cancelled" // cancelled (pending tool calls may still be listed)
+	// StateBudgetExceeded: the conversation's budget is spent; no model
+	// is asked again (conversation.budget.exceeded).
+	StateBudgetExceeded = "budget_exceeded"
 )
 
 // Status is where a conversation stands and what it waits for.
@@ -42,6 +45,15 @@ type Status struct {
 	// RememberedTools are the tools approved with remember
 	// "conversation": their calls are not asked about again.
 	RememberedTools []string `json:"remembered_tools,omitempty"`
+	// Usage sums the tokens of every conversation.llm.completed of the
+	// log (a fork's copied history included), CostUSD their cost_usd.
+	Usage   conversation.Usage `json:"usage,omitzero"`
+	CostUSD float64            `json:"cost_usd,omitempty"`
+	// Budget is the conversation's (conversation.started), and
+	// BudgetExceeded what was spent of it (tokens or cost) once the loop
+	// recorded conversation.budget.exceeded.
+	Budget         *conversation.Budget `json:"budget,omitempty"`
+	BudgetExceeded string               `json:"budget_exceeded,omitempty"`
 	// LastSeq and LastEventID name the last conversation event folded.
 	LastSeq     uint64    `json:"last_seq"`
 	LastEventID string    `json:"last_event_id,omitempty"`
@@ -96,7 +108,7 @@ type PendingLLM struct {
 type StatusProjection struct{}
 
 func (StatusProjection) Name() string                   { return ViewStatus }
-func (StatusProjection) Version() string                { return "2" }
+func (StatusProjection) Version() string                { return "3" }
 func (StatusProjection) Selector() projections.Selector { return selector }
 func (StatusProjection) Init() *Status                  { return NewStatus() }
 
@@ -118,7 +130,7 @@ func (s *Status) Fold(ev *Event) {
 	d := &ev.Data
 	switch ev.Type {
 	case conversation.Started:
-		s.Project, s.Conversation, s.Parent = d.ProjectID, d.ConversationID, d.Parent
+		s.Project, s.Conversation, s.Parent, s.Budget = d.ProjectID, d.ConversationID, d.Parent, d.Budget
 	case conversation.UserMessage:
 		// A person writing again reopens a conversation that failed or
 		// was cancelled; a stopped one needs a resume.
@@ -128,6 +140,13 @@ func (s *Status) Fold(ev *Event) {
 		s.LLMFailed = false
 	case conversation.LLMCompleted:
 		s.LLMRequest = nil
+		if d.Usage != nil {
+			s.Usage.InputTokens += d.Usage.InputTokens
+			s.Usage.OutputTokens += d.Usage.OutputTokens
+		}
+		s.CostUSD = conversation.AddUSD(s.CostUSD, d.CostUSD)
+	case conversation.BudgetExceeded:
+		s.BudgetExceeded = d.What
 	case conversation.LLMFailed:
 		s.LLMRequest, s.LLMFailed = nil, true
 	case conversation.ToolRequested:
@@ -207,6 +226,8 @@ func (s *Status) derive() string {
 		return StateAwaitingTools
 	case s.LLMFailed:
 		return StateFailed
+	case s.BudgetExceeded != "":
+		return StateBudgetExceeded
 	}
 	return StateIdle
 }

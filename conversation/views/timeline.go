@@ -26,6 +26,9 @@ const (
 	ItemCancel    = "cancel"
 	ItemResume    = "resume"
 	ItemStopped   = "stopped"
+	// ItemBudget is a conversation.budget.exceeded: its reason says what
+	// was spent and how to go on.
+	ItemBudget = "budget"
 	// ItemApproval is a conversation.tool.approval.requested (the call id,
 	// tool, args and why), ItemDecision its answer (who, approve or deny,
 	// remember).
@@ -105,7 +108,7 @@ type ToolCall struct {
 type TimelineProjection struct{}
 
 func (TimelineProjection) Name() string                   { return ViewTimeline }
-func (TimelineProjection) Version() string                { return "2" }
+func (TimelineProjection) Version() string                { return "3" }
 func (TimelineProjection) Selector() projections.Selector { return selector }
 func (TimelineProjection) Init() *Timeline                { return &Timeline{Items: []TimelineItem{}} }
 
@@ -159,6 +162,8 @@ func (TimelineProjection) Apply(t *Timeline, e *projections.Entry) *Timeline {
 		item.Kind, item.Text = ItemResume, d.Reason
 	case conversation.Stopped:
 		item.Kind, item.Text = ItemStopped, stopReason(d.Reason)
+	case conversation.BudgetExceeded:
+		item.Kind, item.Text = ItemBudget, d.Reason
 	case conversation.ToolRequested:
 		call := &ToolCall{CallID: d.CallID, Name: d.Name, Args: d.Args, ArgsError: d.ArgsError, ArgsText: d.ArgsText, State: ToolRequested}
 		// An outcome that arrived first is folded into the call now.

@@ -74,6 +74,11 @@ type Config struct {
 	// Backoff chooses the delay before the next attempt of a failed LLM
 	// call (llm.Backoff with a random jitter when nil).
 	Backoff func(attempt int, retryAfter time.Duration) time.Duration
+	// Spent, when set, hears of every conversation.llm.completed handed
+	// to its conversation: the project, the model, the usage and the cost
+	// (priced false: the operator gave the model no price). The node
+	// counts them in its metrics.
+	Spent func(project, model string, usage llm.Usage, costUSD float64, priced bool)
 }
 
 // Assistant holds the executors of the loop's directives and what they
@@ -223,7 +228,7 @@ func execRecord(_ context.Context, d agents.Directive, x *runtime.ExecContext) (
 
 // deliver hands an event to the conversation; one that cannot be
 // delivered (the conversation stopped meanwhile) is logged.
-func (a *Assistant) deliver(x *runtime.ExecContext, typ, id, causation string, data any) {
+func (a *Assistant) deliver(x *runtime.ExecContext, typ, id, causation string, data any) bool {
 	sig, err := newEvent(x.AgentID, typ, id, causation, data)
 	if err == nil {
 		err = x.Deliver(sig)
@@ -231,6 +236,7 @@ func (a *Assistant) deliver(x *runtime.ExecContext, typ, id, causation string, d
 	if err != nil {
 		a.log.Warn("conversation event not delivered", "conversation", x.AgentID, "type", typ, "id", id, "err", err)
 	}
+	return err == nil
 }
 
 // newEvent builds a conversation event of conversation key, stamped now.

@@ -250,10 +250,32 @@ func (a *Assistant) answered(x *runtime.ExecContext, c conversation.LLMCall, s L
 	if model == "" {
 		model = s.Model
 	}
-	a.deliver(x, conversation.LLMCompleted, c.Request+".completed", c.Request, map[string]any{
+	data := map[string]any{
 		"model": model, "stop_reason": resp.StopReason, "latency_ms": latency.Milliseconds(), "tool_calls": len(resp.ToolCalls),
 		"usage": conversation.Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens},
-	})
+	}
+	cost, priced := a.cost(s, resp)
+	if priced {
+		data["cost_usd"] = cost
+	}
+	if a.deliver(x, conversation.LLMCompleted, c.Request+".completed", c.Request, data) && a.cfg.Spent != nil {
+		a.cfg.Spent(projectOf(c.Conversation), model, resp.Usage, cost, priced)
+	}
+}
+
+// cost is what the answer cost by its provider's price table, as its
+// operator configured it: the price of the model asked for, else of the
+// model the provider says answered. The event records it, so that a
+// replay or a read model never needs the table.
+func (a *Assistant) cost(s LLMSettings, resp llm.Response) (float64, bool) {
+	e, ok := a.endpoints[s.Provider]
+	if !ok {
+		return 0, false
+	}
+	if usd, ok := e.Cost(s.Model, resp.Usage); ok {
+		return usd, true
+	}
+	return e.Cost(resp.Model, resp.Usage)
 }
 
 // llmFailed records a failed attempt, with the delay before the next one

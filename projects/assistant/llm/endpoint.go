@@ -2,6 +2,7 @@ package llm
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -27,6 +28,9 @@ type Endpoint struct {
 	KeyEnv string `json:"key_env,omitempty"`
 	// Models are the models a project may ask for; empty allows any.
 	Models []string `json:"models,omitempty"`
+	// Prices are what its models cost, by model name; a model without
+	// one records no cost_usd.
+	Prices map[string]Price `json:"prices,omitempty"`
 }
 
 // DefaultEndpoints are the providers every node has unless its operator
@@ -97,6 +101,11 @@ func (e Endpoint) Validate() error {
 	for _, m := range e.Models {
 		if strings.TrimSpace(m) == "" {
 			return fmt.Errorf("provider %s: an empty model name in models", e.Name)
+		}
+	}
+	for _, m := range slices.Sorted(maps.Keys(e.Prices)) {
+		if err := e.Prices[m].validate(e.Name, m); err != nil {
+			return err
 		}
 	}
 	return nil
