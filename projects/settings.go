@@ -10,6 +10,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projects/assistant"
 	"github.com/jido-bus/jido-bus/projects/policy"
 )
@@ -94,17 +95,23 @@ func refuseEndpoint(data []byte) error {
 	return fmt.Errorf("%s %s refused: which key is sent where is the node operator's choice, not a project's (serve --provider NAME=KIND,base_url=URL,key_env=VAR, or providers: in the serve config); remove it and name one of the node's providers in llm.provider", strings.Join(keys, " and "), verb)
 }
 
-// NeedsApproval reports whether project id's policy asks a person before
-// tool runs (mode ask), and the reason to show them.
-func (e *Engine) NeedsApproval(id, tool string) (bool, string, error) {
+// NeedsApproval reports whether a person must approve tool before it
+// runs in project id, and the reason to show them: the project's policy
+// asks (mode ask), or the conversation's permission mode is ask and the
+// tool writes or runs by its Safety. (Plan mode is the runner's to
+// refuse; this only spares a call that would wait its tool.started.)
+func (e *Engine) NeedsApproval(id, tool, mode string) (bool, string, error) {
 	p, err := e.usable(id)
 	if err != nil {
 		return false, "", err
 	}
-	if p.box().Policy.ToolMode(tool) != policy.ModeAsk {
-		return false, "", nil
+	if p.box().Policy.ToolMode(tool) == policy.ModeAsk {
+		return true, "the project's policy asks a person before " + tool + " runs (tools: in .jido/policy.yaml)", nil
 	}
-	return true, "the project's policy asks a person before " + tool + " runs (tools: in .jido/policy.yaml)", nil
+	if t, ok := p.catalog().Get(tool); ok && mode == conversation.ModeAsk && t.Safety.Changes() {
+		return true, "the conversation is in ask mode: a person approves each call of a tool that writes files or runs programs (conv mode CONV auto lifts it)", nil
+	}
+	return false, "", nil
 }
 
 // InstructionsFile is the project's own instructions for its model, under

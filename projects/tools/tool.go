@@ -77,8 +77,11 @@ type Call struct {
 	// conversation is the ToolCall's Conversation, for the calls this
 	// one makes.
 	conversation string
-	mu           sync.Mutex
-	logs         []string
+	// mode is the permission mode the calls this one makes run under
+	// (modeFor the call's own).
+	mode string
+	mu   sync.Mutex
+	logs []string
 }
 
 // maxLogs bounds the log lines one call keeps.
@@ -106,7 +109,7 @@ func (c *Call) takeLogs() []string {
 // in this call's concurrency slot (a workflow holding the only slot must
 // still be able to run its steps).
 func (c *Call) Run(ctx context.Context, tc ToolCall) (Result, error) {
-	tc.Conversation = c.conversation
+	tc.Conversation, tc.Mode = c.conversation, c.mode
 	return c.runner.run(ctx, tc, c.ID, false)
 }
 

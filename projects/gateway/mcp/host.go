@@ -69,7 +69,7 @@ func (h mcpHost) CallTool(ctx context.Context, project string, call tools.ToolCa
 }
 
 func (h mcpHost) NeedsApproval(project, tool string) (bool, string, error) {
-	return h.e.NeedsApproval(project, tool)
+	return h.e.NeedsApproval(project, tool, "") // a direct tool call is in no conversation: the policy alone
 }
 
 func (h mcpHost) Assets(req projects.AssetsRequest) (projects.AssetsReply, error) {
