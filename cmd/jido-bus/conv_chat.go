@@ -46,7 +46,7 @@ the node was lost and is back, then shows what happened meanwhile (an
 answer cut by the restart, and the answer asked again) without showing
 anything twice.
 
---provider, --model, --system, --max-tokens and --max-cost apply to the
+--provider, --model, --system, --max-tokens, --max-cost and --mode apply to the
 conversation it starts, as for conv start. A message sent once the
 conversation's budget is spent gets conversation.budget.exceeded, printed
 with its reason, and no answer.`,
