@@ -10,9 +10,9 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projects/assistant"
 	"github.com/jido-bus/jido-bus/projects/policy"
+	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
 // ConfigFile is the name of a project's assistant settings under its data
@@ -98,18 +98,27 @@ func refuseEndpoint(data []byte) error {
 // NeedsApproval reports whether a person must approve tool before it
 // runs in project id, and the reason to show them: the project's policy
 // asks (mode ask), or the conversation's permission mode is ask and the
-// tool writes or runs by its Safety. (Plan mode is the runner's to
-// refuse; this only spares a call that would wait its tool.started.)
+// tool writes or runs by its Safety. In plan mode such a tool is refused
+// with the runner's own plan_mode error (a *tools.Error), so that the
+// assistant records the refusal without a tool.started; the runner
+// refuses it again if it is called anyway.
 func (e *Engine) NeedsApproval(id, tool, mode string) (bool, string, error) {
 	p, err := e.usable(id)
 	if err != nil {
 		return false, "", err
 	}
+	if t, ok := p.catalog().Get(tool); ok {
+		if te := tools.CheckMode(tools.ToolCall{Name: tool, Mode: mode}, t.Safety); te != nil {
+			if te.Type != tools.ReasonApprovalRequired {
+				return false, "", te
+			}
+			if p.box().Policy.ToolMode(tool) != policy.ModeAsk {
+				return true, te.Message, nil
+			}
+		}
+	}
 	if p.box().Policy.ToolMode(tool) == policy.ModeAsk {
 		return true, "the project's policy asks a person before " + tool + " runs (tools: in .jido/policy.yaml)", nil
-	}
-	if t, ok := p.catalog().Get(tool); ok && mode == conversation.ModeAsk && t.Safety.Changes() {
-		return true, "the conversation is in ask mode: a person approves each call of a tool that writes files or runs programs (conv mode CONV auto lifts it)", nil
 	}
 	return false, "", nil
 }

@@ -34,12 +34,17 @@ func (a *Assistant) execRunTool(_ context.Context, d agents.Directive, x *runtim
 	}
 	a.start(c.Conversation, c.CallID, func(ctx context.Context) {
 		project := projectOf(c.Conversation)
-		if !c.Approved {
-			ask, why, err := a.cfg.Host.NeedsApproval(ctx, project, c.Name, c.Mode)
-			if err == nil && ask {
-				a.askApproval(ctx, x, c, why)
-				return
-			}
+		ask, why, err := a.cfg.Host.NeedsApproval(ctx, project, c.Name, c.Mode)
+		if te, ok := errors.AsType[*tools.Error](err); ok && te.Type == tools.ReasonPlanMode {
+			// Refused by the conversation's mode: never started.
+			a.deliver(x, conversation.ToolFailed, "tool."+c.CallID+".failed", c.CallID, map[string]any{
+				"call_id": c.CallID, "error": bus.Errorf(te.Type, "%s", te.Message),
+			})
+			return
+		}
+		if !c.Approved && err == nil && ask {
+			a.askApproval(ctx, x, c, why)
+			return
 		}
 		a.runTool(ctx, x, c, project)
 	})

@@ -22,6 +22,10 @@ func (s Safety) what() string {
 	}
 }
 
+// CheckMode is checkMode for a caller that asks before it runs a call
+// (the assistant, which records a refusal without a tool.started).
+func CheckMode(tc ToolCall, s Safety) *Error { return checkMode(tc, s) }
+
 // checkMode holds a call to its conversation's permission mode
 // (ToolCall.Mode), before the policy is asked: in plan mode a tool that
 // changes things is refused plan_mode, approved or not; in ask mode it
