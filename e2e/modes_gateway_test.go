@@ -19,7 +19,8 @@ import (
 // without asking — the model's write_file is refused plan_mode and no
 // file is written — and is refused auto, by MCP chat and by A2A's
 // metadata jido.mode, with nothing started; the operator's own token
-// picks plan through A2A. Both conversations replay with --verify.
+// picks plan through A2A. Its direct MCP tool calls are held to plan
+// too. Both conversations replay with --verify.
 func TestModesPerTokenThroughTheBinary(t *testing.T) {
 	t.Setenv("JIDO_E2E_MODE_ADMIN", "e2e-mode-admin-token-01")
 	t.Setenv("JIDO_E2E_MODE_BOT", "e2e-mode-bot-token-02")
@@ -65,6 +66,14 @@ func TestModesPerTokenThroughTheBinary(t *testing.T) {
 	log := tools.Run(t, "log", "show", "conversation/p1/"+conv, "-o", "json", "--nats-url", node.URL)
 	if !strings.Contains(log, `"mode":"plan"`) || !strings.Contains(log, `"plan_mode"`) {
 		t.Fatalf("conversation/p1/%s does not start in plan or refuse the write:\n%s", conv, log)
+	}
+	// Its direct tool calls are held to the same mode.
+	direct, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "write_file", Arguments: map[string]any{"path": "b.txt", "content": "x"}})
+	if err != nil || !direct.IsError {
+		t.Fatalf("bot's direct write_file: %+v %v, want refused", direct, err)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "b.txt")); !os.IsNotExist(err) {
+		t.Fatalf("b.txt after bot's direct write_file: %v", err)
 	}
 	res, _ = chat(map[string]any{"message": "write b.txt", "mode": "auto"})
 	if text := res.Content[0].(*sdk.TextContent).Text; !res.IsError || !strings.Contains(text, "looser") {

@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -74,5 +75,33 @@ func TestChatModeWithinTheToken(t *testing.T) {
 	}
 	if m, _ := startedMode(t, e, out.Conversation); m != conversation.ModePlan {
 		t.Fatalf("alice's conversation started in mode %q, want plan", m)
+	}
+}
+
+// TestToolCallsInTheTokensMode: a token bounded to plan calls the
+// project's tools in plan too — read_file runs, write_file is refused
+// plan_mode and writes nothing — while an unbounded token's write runs.
+func TestToolCallsInTheTokensMode(t *testing.T) {
+	_, url := chatEnv(t, `{"text":"unused"}`+"\n", "")
+	call := func(caller, tool string, args map[string]any) *sdk.CallToolResult {
+		t.Helper()
+		res, err := chatClient(t, url, caller, nil, nil).CallTool(context.Background(), &sdk.CallToolParams{Name: tool, Arguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := call("planbot", "read_file", map[string]any{"path": "a.txt"}); res.IsError {
+		t.Fatalf("planbot's read_file: %+v", res.Content)
+	}
+	res := call("planbot", "write_file", map[string]any{"path": "b.txt", "content": "x"})
+	if text := res.Content[0].(*sdk.TextContent).Text; !res.IsError || !strings.Contains(text, "plan mode") {
+		t.Fatalf("planbot's write_file: %v %q, want refused in plan mode", res.IsError, text)
+	}
+	if res := call("planbot", "read_file", map[string]any{"path": "b.txt"}); !res.IsError {
+		t.Fatal("planbot's refused write_file wrote b.txt")
+	}
+	if res := call("alice", "write_file", map[string]any{"path": "b.txt", "content": "x"}); res.IsError {
+		t.Fatalf("alice's write_file: %+v", res.Content)
 	}
 }
