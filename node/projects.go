@@ -20,6 +20,7 @@ func (n *Node) newProjects() error {
 		CommandEnv:  n.secrets.inherit,
 		Logger:      n.log,
 		Sandbox:     n.cfg.Sandbox,
+		Log:         n.evlog,
 	}
 	if n.cfg.Projects != nil {
 		n.cfg.Projects(&cfg)

@@ -31,6 +31,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projects/assets"
 	"github.com/jido-bus/jido-bus/projects/layout"
 	"github.com/jido-bus/jido-bus/projects/policy"
@@ -84,6 +85,10 @@ type Config struct {
 	// its environment; a project whose policy asks for more is refused at
 	// open. Nil allows policy.DefaultCommandEnv and knows no secret.
 	CommandEnv *policy.Inherit
+	// Log is the node's event log, from which Restore reads the workflow
+	// runs the last run left unfinished (workflow_resume.go); nil
+	// resumes none.
+	Log *eventlog.Log
 	// CommitTimeout bounds each wait for a commit; 0 means
 	// DefaultCommitTimeout.
 	CommitTimeout time.Duration
@@ -108,6 +113,12 @@ type Engine struct {
 	closed   bool
 
 	watchers assetWatchers // OnAssetsChanged
+
+	// runCtx is the context of the workflow runs Restore resumed, which
+	// no caller's request holds; Close cancels it and waits for them.
+	runCtx   context.Context
+	stopRun  context.CancelFunc
+	resuming sync.WaitGroup
 }
 
 // NewEngine returns an engine with no project open; Restore brings back
@@ -126,6 +137,7 @@ func NewEngine(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("projects: %w", err)
 	}
 	e := &Engine{cfg: cfg, rt: cfg.Runtime, log: cfg.Logger, projects: map[string]*project{}, places: map[string]place{}}
+	e.runCtx, e.stopRun = context.WithCancel(context.Background())
 	if cfg.NodeDataDir != "" {
 		pl, err := realPlace(cfg.NodeDataDir)
 		if err != nil {
@@ -436,6 +448,8 @@ func (e *Engine) Close() error {
 		}
 	}
 	e.mu.Unlock()
+	e.stopRun()
+	e.resuming.Wait()
 	for _, p := range ps {
 		p.release()
 	}

@@ -148,6 +148,20 @@ func policyDocument(p *policy.Policy) (json.RawMessage, error) {
 	for glob, m := range p.Tools {
 		tools[glob] = string(m)
 	}
+	commands := map[string]any{
+		"programs":           list(p.Commands.Programs),
+		"network":            p.Commands.Network,
+		"limits":             limitsDocument(p.Commands.Limits),
+		"without_landlock":   p.Commands.WithoutLandlock,
+		"without_namespaces": p.Commands.WithoutNamespaces,
+	}
+	// A nil env passes every variable the operator allows (PATH among
+	// them); an empty one passes none. Written as [], a policy that set
+	// no env came back from the stored document after a restart passing
+	// nothing, and run_command found no program by name.
+	if p.Commands.Env != nil {
+		commands["env"] = p.Commands.Env
+	}
 	doc := map[string]any{
 		"tools": tools,
 		"paths": map[string]any{
@@ -156,14 +170,7 @@ func policyDocument(p *policy.Policy) (json.RawMessage, error) {
 			"read_only":       list(p.Paths.ReadOnly),
 			"read_hard_links": p.Paths.ReadHardLinks,
 		},
-		"commands": map[string]any{
-			"programs":           list(p.Commands.Programs),
-			"env":                list(p.Commands.Env),
-			"network":            p.Commands.Network,
-			"limits":             limitsDocument(p.Commands.Limits),
-			"without_landlock":   p.Commands.WithoutLandlock,
-			"without_namespaces": p.Commands.WithoutNamespaces,
-		},
+		"commands": commands,
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {

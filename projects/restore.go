@@ -37,8 +37,9 @@ type agentState struct {
 // that are not its own are stopped (conversations.go). A project
 // that cannot be reopened (its root vanished, became a link elsewhere,
 // or is refused: of two nested roots, the outer one) is listed with its
-// error rather than dropped; closing it stops its agent. It returns how
-// many projects came back open.
+// error rather than dropped; closing it stops its agent. A workflow run
+// the node's stop cut short goes on, or is recorded interrupted
+// (workflow_resume.go). It returns how many projects came back open.
 func (e *Engine) Restore(ctx context.Context) int {
 	type listedState struct {
 		id string
@@ -88,6 +89,9 @@ func (e *Engine) Restore(ctx context.Context) int {
 		}
 		e.mu.Unlock()
 		e.install(p)
+		if p.err == nil {
+			e.resumeWorkflows(ctx, p)
+		}
 	}
 	return n
 }

@@ -97,6 +97,9 @@ type ToolData struct {
 	Size      int                 `json:"size,omitempty"`
 	Artifacts []tools.ArtifactRef `json:"artifacts,omitempty"`
 	Error     *tools.Error        `json:"error,omitempty"`
+	// Output is what a workflow's step returned (completed, with a
+	// Parent): the workflow's progress, from which a restart resumes it.
+	Output json.RawMessage `json:"output,omitempty"`
 }
 
 // maxLoggedArgs bounds the args a started entry keeps inline.

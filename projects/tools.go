@@ -61,7 +61,7 @@ func (o *observer) ToolStarted(ev tools.Event) error {
 func (o *observer) ToolCompleted(ev tools.Event) error {
 	d := toolData(ev)
 	d.Args, d.ArgsBytes = nil, 0
-	d.Result, d.Size, d.Artifacts = "ok", ev.Size, ev.Artifacts
+	d.Result, d.Size, d.Artifacts, d.Output = "ok", ev.Size, ev.Artifacts, ev.Output
 	return o.outcome(ev, entry{TypeToolCompleted, d})
 }
 

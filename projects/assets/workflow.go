@@ -59,6 +59,11 @@ type Step struct {
 	Args map[string]any
 	// Line is the 1-based line of the step in its file.
 	Line int
+	// Idempotent is the author's word (idempotent: true) that running
+	// the step again does no harm: a step of this kind that was running
+	// when the node stopped is run again when the workflow resumes,
+	// where any other step that may change something stops it.
+	Idempotent bool
 }
 
 // StepOutput is what one finished step returned.
@@ -108,13 +113,34 @@ func (e *StepError) Unwrap() error { return e.Err }
 // that fail are an *InputError and nothing runs. Inputs are read as JSON
 // (they are marshalled and decoded once), so a caller may pass Go values.
 func (w *Workflow) Run(ctx context.Context, inputs map[string]any, call CallFunc) ([]StepOutput, error) {
+	return w.Resume(ctx, inputs, nil, call)
+}
+
+// Resume is Run after the steps of done already ran (a run the node's
+// restart takes up again): their outputs are used as if they had just
+// returned, and the steps after them run. done must be the workflow's
+// first steps, in order, by id and tool; a workflow edited since so that
+// they no longer are is a *StepError at the first step that differs,
+// and nothing runs. The outputs returned include done's.
+func (w *Workflow) Resume(ctx context.Context, inputs map[string]any, done []StepOutput, call CallFunc) ([]StepOutput, error) {
 	in, err := w.checkInputs(inputs)
 	if err != nil {
 		return nil, err
 	}
 	outs := make([]StepOutput, 0, len(w.Steps))
 	byID := make(map[string]any, len(w.Steps))
+	for i, d := range done {
+		if i >= len(w.Steps) || w.Steps[i].ID != d.ID || w.Steps[i].Tool != d.Tool {
+			return outs, &StepError{Workflow: w.Name, Step: d.ID, Index: i, Of: len(w.Steps), Tool: d.Tool,
+				Err: fmt.Errorf("the workflow was edited since step %d (%q, %s) ran: its step %d is no longer that one, so the run cannot go on; check what the steps that ran did, then run the workflow again", i+1, d.ID, d.Tool, i+1)}
+		}
+		byID[d.ID] = d.Output
+		outs = append(outs, d)
+	}
 	for i, s := range w.Steps {
+		if i < len(done) {
+			continue
+		}
 		fail := func(err error) error {
 			return &StepError{Workflow: w.Name, Step: s.ID, Index: i, Of: len(w.Steps), Tool: s.Tool, Err: err}
 		}

@@ -39,6 +39,9 @@ type workflowStep struct {
 	Tool    string         `yaml:"tool"`
 	Command string         `yaml:"command"`
 	Args    map[string]any `yaml:"args"`
+	// Idempotent: the author says running the step twice does no harm
+	// (see Step.Idempotent).
+	Idempotent bool `yaml:"idempotent"`
 }
 
 // loadError is a problem at a line of the file being parsed.
@@ -296,7 +299,7 @@ func laterIDs(seq *ast.SequenceNode) map[string]int {
 }
 
 func checkStep(ws workflowStep, line, i int, index, later map[string]int, earlier []Step, inputs []Input, known ToolNames) (Step, error) {
-	s := Step{ID: ws.ID, Command: ws.Command, Line: line}
+	s := Step{ID: ws.ID, Command: ws.Command, Line: line, Idempotent: ws.Idempotent}
 	switch {
 	case ws.ID == "":
 		return s, errAt(line, "step %d has no id: add id: <A-Z a-z 0-9 _ ->", i+1)

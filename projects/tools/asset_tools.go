@@ -213,8 +213,9 @@ func workflowTool(w *assets.Workflow) Tool {
 		InputSchema:  w.InputSchema(),
 		OutputSchema: []byte(`{"type":"object","properties":{"steps":{"type":"array"}},"required":["steps"]}`),
 		// What its steps' tools do, which the catalog adds up (Uses).
-		Safety: Safety{Reads: true},
-		Uses:   uses,
+		Safety:    Safety{Reads: true},
+		Uses:      uses,
+		resumable: true,
 		Func: func(ctx context.Context, c *Call) (any, error) {
 			var in map[string]any
 			if err := decodeArgs(c, &in); err != nil {
@@ -237,7 +238,9 @@ func workflowTool(w *assets.Workflow) Tool {
 				}
 				return out, nil
 			}
-			outs, err := w.Run(ctx, in, step)
+			// A resumed call goes on after the steps that ran before
+			// the node stopped (Runner.Resume); c.done is nil otherwise.
+			outs, err := w.Resume(ctx, in, c.done, step)
 			if ie, ok := errors.AsType[*assets.InputError](err); ok {
 				return nil, Errorf(ReasonInvalidArgs, "%v", ie)
 			}

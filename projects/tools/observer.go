@@ -50,6 +50,11 @@ type Event struct {
 	Size      int           `json:"size,omitempty"` // bytes of output (ToolCompleted)
 	Artifacts []ArtifactRef `json:"artifacts,omitempty"`
 	Error     *Error        `json:"error,omitempty"` // ToolFailed
+	// Output is what a workflow's step returned (ToolCompleted of a call
+	// with a Parent): the result's data, or its artifact's stand-in. It
+	// is the workflow's progress, which the observer commits so that a
+	// restart can go on from the next step (Runner.Resume).
+	Output json.RawMessage `json:"output,omitempty"`
 	// Started is the call's start, on the outcome of a call that changes
 	// nothing (see Observer): it is recorded with the outcome, first.
 	Started *Event `json:"-"`

@@ -115,7 +115,31 @@ func (r *Runner) Run(ctx context.Context, tc ToolCall) (Result, error) {
 	return r.run(ctx, tc, "", true)
 }
 
+// Resume takes up call tc, a workflow's whose start the observer heard
+// before the node stopped and whose outcome it never did: the workflow
+// goes on after the steps of done (what its completed steps returned,
+// in order) as Workflow.Resume does, its new steps children of tc.ID,
+// and its outcome is observed as any call's. Its start is not heard
+// again. tc is checked as at a first call — the tool still in the
+// catalog, its args valid, the policy (as it is now) letting it run —
+// and a refusal is the call's failure. tc.ID is required.
+func (r *Runner) Resume(ctx context.Context, tc ToolCall, done []assets.StepOutput) (Result, error) {
+	if tc.ID == "" {
+		e := Errorf(ReasonInvalidArgs, "tool %s: a resumed call needs the id of the call it takes up", tc.Name)
+		return Result{Error: e}, e
+	}
+	if done == nil {
+		done = []assets.StepOutput{}
+	}
+	return r.runResumed(ctx, tc, "", true, done)
+}
+
 func (r *Runner) run(ctx context.Context, tc ToolCall, parent string, takeSlot bool) (Result, error) {
+	return r.runResumed(ctx, tc, parent, takeSlot, nil)
+}
+
+// runResumed is run; a non-nil done makes it a Resume.
+func (r *Runner) runResumed(ctx context.Context, tc ToolCall, parent string, takeSlot bool, done []assets.StepOutput) (Result, error) {
 	start := time.Now()
 	if tc.ID == "" {
 		tc.ID = ulid.Make().String()
@@ -123,12 +147,16 @@ func (r *Runner) run(ctx context.Context, tc ToolCall, parent string, takeSlot b
 	res := Result{CallID: tc.ID}
 	started := Event{CallID: tc.ID, Parent: parent, Conversation: tc.Conversation, Tool: tc.Name, Args: tc.Args}
 	p, e := r.prepare(tc)
+	if e == nil && done != nil && !p.e.tool.resumable {
+		e = Errorf(ReasonInvalidArgs, "tool %s cannot be resumed: only a workflow's run can", tc.Name)
+	}
 	// A call that changes nothing has its start recorded with its outcome,
 	// in one commit, after it ran (see Observer); any other call's start
 	// is committed before the tool runs: commit, then act, so the log
-	// never lacks a call that had effects.
-	quiet := e != nil || p.changesNothing()
-	if !quiet {
+	// never lacks a call that had effects. A resumed call's start is in
+	// the log already.
+	quiet := done == nil && (e != nil || p.changesNothing())
+	if !quiet && done == nil {
 		if err := r.obs.ToolStarted(started); err != nil {
 			e := Errorf(ReasonUnavailable, "tool %s not run: its start could not be recorded (%v); nothing was done, retry once the node can write again", tc.Name, err)
 			res.Error = e
@@ -137,7 +165,7 @@ func (r *Runner) run(ctx context.Context, tc ToolCall, parent string, takeSlot b
 	}
 	var out ran
 	if e == nil {
-		out, e = r.execute(ctx, p, parent, takeSlot)
+		out, e = r.execute(ctx, p, parent, takeSlot, done)
 		res.Logs = out.logs
 	}
 	ev := Event{CallID: tc.ID, Parent: parent, Conversation: tc.Conversation, Tool: tc.Name, Duration: time.Since(start)}
@@ -157,6 +185,11 @@ func (r *Runner) run(ctx context.Context, tc ToolCall, parent string, takeSlot b
 		return res, e
 	}
 	ev.Size, ev.Artifacts = len(out.data), out.arts
+	if parent != "" {
+		// A workflow's step: what it returned is the workflow's progress,
+		// which a restart resumes from (Event.Output).
+		ev.Output = out.data
+	}
 	res.OK, res.Data, res.Artifacts, res.Text = true, out.data, out.arts, out.text
 	if tc.WithOutcome != nil {
 		ev.With = tc.WithOutcome(res)
@@ -190,9 +223,20 @@ type prepared struct {
 // runs (its Safety, which counts what the tools it uses do), and calls no
 // other tool, so its start can be recorded after it ran. A tool that
 // declares nothing at all (a zero Safety) is taken to change things.
-func (p *prepared) changesNothing() bool {
-	s := p.e.tool.Safety
-	return s.Reads && !s.Writes && !s.Runs && len(p.e.tool.Uses) == 0
+func (p *prepared) changesNothing() bool { return changesNothing(p.e.tool) }
+
+func changesNothing(t Tool) bool {
+	s := t.Safety
+	return s.Reads && !s.Writes && !s.Runs && len(t.Uses) == 0
+}
+
+// ChangesNothing reports whether tool name is in the catalog and
+// declares that it only reads and calls no other tool: running it twice
+// does what running it once does, so a workflow's step of it that the
+// node's stop interrupted may run again.
+func (c *Catalog) ChangesNothing(name string) bool {
+	e, ok := c.byName[name]
+	return ok && changesNothing(e.tool)
 }
 
 // prepare checks tc before anything runs: the tool exists, its args
@@ -239,7 +283,7 @@ type ran struct {
 // execute runs a prepared call in a slot (unless it runs in its parent's)
 // under its tool's timeout, and makes its output the result's data (or
 // an artifact's stand-in).
-func (r *Runner) execute(ctx context.Context, p *prepared, parent string, takeSlot bool) (ran, *Error) {
+func (r *Runner) execute(ctx context.Context, p *prepared, parent string, takeSlot bool, done []assets.StepOutput) (ran, *Error) {
 	tc, e := p.tc, p.e
 	if takeSlot {
 		if err := ctx.Err(); err != nil {
@@ -257,7 +301,7 @@ func (r *Runner) execute(ctx context.Context, p *prepared, parent string, takeSl
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	call := &Call{ID: tc.ID, Parent: parent, Name: tc.Name, Args: p.args, Sandbox: p.sandbox, runner: r, conversation: tc.Conversation, mode: modeFor(tc.Mode)}
+	call := &Call{ID: tc.ID, Parent: parent, Name: tc.Name, Args: p.args, Sandbox: p.sandbox, runner: r, conversation: tc.Conversation, mode: modeFor(tc.Mode), done: done}
 	var o outcome
 	if e.tool.HonoursContext {
 		o = r.runInline(tctx, e, call, takeSlot)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jido-bus/jido-bus/projects/assets"
 	"github.com/jido-bus/jido-bus/projects/policy"
 )
 
@@ -57,6 +58,9 @@ type Tool struct {
 	// tool that ignores its context still runs. The built-ins set it.
 	HonoursContext bool
 	Func           Func
+	// resumable: the tool goes on from a Call's done steps (a workflow's),
+	// so Runner.Resume may take up a call of it.
+	resumable bool
 }
 
 // Call is what a running tool sees. It is owned by one run; Logf is safe
@@ -80,6 +84,9 @@ type Call struct {
 	// mode is the permission mode the calls this one makes run under
 	// (modeFor the call's own).
 	mode string
+	// done are the steps a resumed workflow call ran before the node
+	// stopped (Runner.Resume); nil for any other call.
+	done []assets.StepOutput
 	mu   sync.Mutex
 	logs []string
 }
