@@ -25,6 +25,9 @@ type Data struct {
 	Limits *Limits    `json:"limits,omitempty"`
 	// started: what the whole conversation may spend (nil: no limit)
 	Budget *Budget `json:"budget,omitempty"`
+	// started, mode: the conversation's permission mode (ModePlan,
+	// ModeAsk, ModeAuto; absent: ModeAuto), from then on
+	Mode string `json:"mode,omitempty"`
 	// started: the project's assistant drives the conversation (its
 	// loop is on); false for a conversation driven from outside.
 	Assistant bool `json:"assistant,omitempty"`

@@ -51,6 +51,11 @@ type RunTool struct {
 	// Approved is set when a person approved this call (or this tool for
 	// the conversation): the runner then runs a tool its policy asks for.
 	Approved bool `json:"approved,omitempty"`
+	// Mode is the conversation's permission mode when the loop started
+	// the call ("" is ModeAuto): in ModePlan the runner refuses a tool
+	// that writes or runs, approved or not; in ModeAsk such a tool waits
+	// for a person's approval unless Approved.
+	Mode string `json:"mode,omitempty"`
 }
 
 // Record appends Event, a conversation event the loop decided itself (a

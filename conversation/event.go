@@ -37,6 +37,10 @@ const (
 	// total to its limit, and again for every user message after: no
 	// model is asked again.
 	BudgetExceeded = "conversation.budget.exceeded"
+
+	// ModeChanged sets the conversation's permission mode (Data.Mode)
+	// for the tool calls the loop starts after it; by says who.
+	ModeChanged = "conversation.mode"
 )
 
 // Types lists every conversation event type, transient ones included.
@@ -46,7 +50,7 @@ func Types() []string {
 		LLMRequested, LLMCompleted, LLMFailed,
 		ToolRequested, ToolStarted, ToolCompleted, ToolFailed, ToolCancelled, ToolTimeout,
 		ToolApprovalRequested, ToolApproval,
-		Cancel, Resume, Stopped, BudgetExceeded,
+		Cancel, Resume, Stopped, BudgetExceeded, ModeChanged,
 	}
 }
 
@@ -89,6 +93,9 @@ const (
 	// conversation's budget: they are not run, since the model would
 	// never be asked to read their results.
 	ReasonBudget = "budget_exceeded"
+	// ReasonPlanMode fails a call of a tool that writes or runs in a
+	// conversation in plan mode: it is not run.
+	ReasonPlanMode = "plan_mode"
 )
 
 // What a conversation.budget.exceeded says was spent.

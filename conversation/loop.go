@@ -69,6 +69,10 @@ type loopState struct {
 	Budget   *Budget    `json:"budget,omitempty"`
 	Used     budgetUsed `json:"used,omitzero"`
 	Exceeded string     `json:"exceeded,omitempty"`
+	// Mode is the conversation's permission mode ("" is ModeAuto), set
+	// by conversation.started and conversation.mode; each RunTool
+	// carries it, and the runner holds the call to it.
+	Mode string `json:"mode,omitempty"`
 }
 
 // budgetUsed is what a conversation's LLM calls used.
@@ -119,6 +123,7 @@ type eventData struct {
 	Budget    *Budget         `json:"budget"`
 	Usage     *Usage          `json:"usage"`
 	CostUSD   float64         `json:"cost_usd"`
+	Mode      string          `json:"mode"`
 }
 
 // loopEvent is what the loop reads of a conversation event.
@@ -183,6 +188,12 @@ func (d *decider) decide() {
 		}
 		st.LLM = ev.Data.LLM
 		st.Budget = ev.Data.Budget
+		st.Mode = d.mode()
+	case ModeChanged:
+		// It holds for the calls started after it, this turn's pending
+		// ones too; a call running or waiting for a person keeps the mode
+		// it was started with (an approval runs it under the new one).
+		st.Mode = d.mode()
 	case UserMessage:
 		if d.status == "stopped" {
 			return
@@ -338,7 +349,7 @@ func (d *decider) runWaiting() {
 		c.Approved = c.Approved || st.Approved[c.Name]
 		// The state keeps the args while the call runs: a person's approval
 		// runs it again with them.
-		d.out = append(d.out, RunTool{Conversation: d.key, CallID: id, Name: c.Name, Args: c.Args, Approved: c.Approved})
+		d.out = append(d.out, RunTool{Conversation: d.key, CallID: id, Name: c.Name, Args: c.Args, Approved: c.Approved, Mode: st.Mode})
 		running++
 	}
 }
@@ -417,7 +428,23 @@ func (d *decider) approval() {
 	}
 	c.State = callRunning
 	c.Approved = true
-	d.out = append(d.out, RunTool{Conversation: d.key, CallID: data.CallID, Name: c.Name, Args: c.Args, Approved: true})
+	d.out = append(d.out, RunTool{Conversation: d.key, CallID: data.CallID, Name: c.Name, Args: c.Args, Approved: true, Mode: st.Mode})
+}
+
+// mode is the event's mode as the loop keeps it: "" for auto (so that
+// the RunTool of a conversation that never left auto is what it always
+// was, and its log replays as written), and a mode the loop does not
+// know read as plan, the strictest — the API refuses one before it is
+// logged, so only a hand-made event has it.
+func (d *decider) mode() string {
+	switch m := d.ev.Data.Mode; m {
+	case "", ModeAuto:
+		return ""
+	case ModeAsk:
+		return ModeAsk
+	default:
+		return ModePlan
+	}
 }
 
 // approvalTimeoutID is the id of the deny that call id's approval timeout

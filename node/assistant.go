@@ -101,12 +101,12 @@ func (h projectHost) CallTool(ctx context.Context, project string, call tools.To
 	return e.CallTool(ctx, project, call)
 }
 
-func (h projectHost) NeedsApproval(ctx context.Context, project, tool string) (bool, string, error) {
+func (h projectHost) NeedsApproval(ctx context.Context, project, tool, mode string) (bool, string, error) {
 	e, err := h.engine(ctx)
 	if err != nil {
 		return false, "", err
 	}
-	return e.NeedsApproval(project, tool)
+	return e.NeedsApproval(project, tool, mode)
 }
 
 func (h projectHost) Settings(ctx context.Context, project string) (assistant.Settings, string, error) {

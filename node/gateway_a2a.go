@@ -47,8 +47,8 @@ func (h a2aHost) RecordGatewayRequest(ctx context.Context, project string, r gat
 }
 
 // StartConversation implements a2agw.Host through conv start.
-func (h a2aHost) StartConversation(ctx context.Context, project, conv, owner string) error {
-	_, err := h.n.conv.Start(ctx, convapi.StartRequest{Project: project, Conversation: conv, By: owner})
+func (h a2aHost) StartConversation(ctx context.Context, project, conv, owner, mode string) error {
+	_, err := h.n.conv.Start(ctx, convapi.StartRequest{Project: project, Conversation: conv, By: owner, Mode: mode})
 	return err
 }
 

@@ -22,8 +22,8 @@ type mcpHost struct {
 	conv a2aHost
 }
 
-func (h mcpHost) StartConversation(ctx context.Context, project, conv, owner string) error {
-	return h.conv.StartConversation(ctx, project, conv, owner)
+func (h mcpHost) StartConversation(ctx context.Context, project, conv, owner, mode string) error {
+	return h.conv.StartConversation(ctx, project, conv, owner, mode)
 }
 
 func (h mcpHost) SendMessage(ctx context.Context, key, text string) (string, error) {

@@ -82,6 +82,9 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 			// started, through the project's policy.
 			api(convapi.Area, convapi.VerbCancel),
 			api(convapi.Area, convapi.VerbApprove),
+			// Not conv.mode: a client chooses a mode at conv.start (it
+			// could start in auto anyway); changing a running
+			// conversation's mode would lift a plan an operator set.
 			api(convapi.Area, convapi.VerbList),
 			api(convapi.Area, convapi.VerbShow),
 			// A client starts a conversation in a project, as conv send

@@ -12,6 +12,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/projects/assistant"
 	"github.com/jido-bus/jido-bus/projects/policy"
+	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
 // ConfigFile is the name of a project's assistant settings under its data
@@ -94,17 +95,32 @@ func refuseEndpoint(data []byte) error {
 	return fmt.Errorf("%s %s refused: which key is sent where is the node operator's choice, not a project's (serve --provider NAME=KIND,base_url=URL,key_env=VAR, or providers: in the serve config); remove it and name one of the node's providers in llm.provider", strings.Join(keys, " and "), verb)
 }
 
-// NeedsApproval reports whether project id's policy asks a person before
-// tool runs (mode ask), and the reason to show them.
-func (e *Engine) NeedsApproval(id, tool string) (bool, string, error) {
+// NeedsApproval reports whether a person must approve tool before it
+// runs in project id, and the reason to show them: the project's policy
+// asks (mode ask), or the conversation's permission mode is ask and the
+// tool writes or runs by its Safety. In plan mode such a tool is refused
+// with the runner's own plan_mode error (a *tools.Error), so that the
+// assistant records the refusal without a tool.started; the runner
+// refuses it again if it is called anyway.
+func (e *Engine) NeedsApproval(id, tool, mode string) (bool, string, error) {
 	p, err := e.usable(id)
 	if err != nil {
 		return false, "", err
 	}
-	if p.box().Policy.ToolMode(tool) != policy.ModeAsk {
-		return false, "", nil
+	if t, ok := p.catalog().Get(tool); ok {
+		if te := tools.CheckMode(tools.ToolCall{Name: tool, Mode: mode}, t.Safety); te != nil {
+			if te.Type != tools.ReasonApprovalRequired {
+				return false, "", te
+			}
+			if p.box().Policy.ToolMode(tool) != policy.ModeAsk {
+				return true, te.Message, nil
+			}
+		}
 	}
-	return true, "the project's policy asks a person before " + tool + " runs (tools: in .jido/policy.yaml)", nil
+	if p.box().Policy.ToolMode(tool) == policy.ModeAsk {
+		return true, "the project's policy asks a person before " + tool + " runs (tools: in .jido/policy.yaml)", nil
+	}
+	return false, "", nil
 }
 
 // InstructionsFile is the project's own instructions for its model, under

@@ -21,6 +21,7 @@ func TestConversationEventSchemas(t *testing.T) {
 		"conversation.tool.completed", "conversation.tool.failed", "conversation.tool.cancelled",
 		"conversation.tool.timeout", "conversation.cancel", "conversation.resume", "conversation.stopped",
 		"conversation.tool.approval.requested", "conversation.tool.approval", "conversation.budget.exceeded",
+		"conversation.mode",
 	}
 	kinds := make(map[string]string)
 	for _, e := range r.Entries() {
@@ -59,6 +60,10 @@ func TestConversationEventSchemas(t *testing.T) {
 		{"conversation.budget.exceeded", head + `"type":"conversation.budget.exceeded","data":{"what":"tokens","limit":100,"used":120,"reason":"spent"}}`, ""},
 		{"conversation.budget.exceeded", head + `"type":"conversation.budget.exceeded","data":{"what":"time","limit":100,"used":120}}`, "/data/what"},
 		{"conversation.budget.exceeded", head + `"type":"conversation.budget.exceeded","data":{"what":"cost","limit":0.5}}`, "/data/used"},
+		{"conversation.mode", head + `"type":"conversation.mode","data":{"mode":"plan","by":"alice"}}`, ""},
+		{"conversation.mode", head + `"type":"conversation.mode","data":{"mode":"yolo"}}`, "/data/mode"},
+		{"conversation.started", head + `"type":"conversation.started","data":{"project_id":"p","conversation_id":"c","mode":"ask"}}`, ""},
+		{"conversation.started", head + `"type":"conversation.started","data":{"project_id":"p","conversation_id":"c","mode":"read-only"}}`, "/data/mode"},
 		{"conversation.llm.failed", head + `"type":"conversation.llm.failed","data":{"error":{"type":"rate_limited","message":"slow down"}}}`, ""},
 		{"conversation.llm.failed", head + `"type":"conversation.llm.failed","data":{"error":{"type":"Rate Limited","message":"x"}}}`, "/data/error/type"},
 		{"conversation.tool.requested", head + `"type":"conversation.tool.requested","data":{"call_id":"t1","name":"grep","args":{"q":"x"}}}`, ""},

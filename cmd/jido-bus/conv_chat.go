@@ -46,7 +46,7 @@ the node was lost and is back, then shows what happened meanwhile (an
 answer cut by the restart, and the answer asked again) without showing
 anything twice.
 
---provider, --model, --system, --max-tokens and --max-cost apply to the
+--provider, --model, --system, --max-tokens, --max-cost and --mode apply to the
 conversation it starts, as for conv start. A message sent once the
 conversation's budget is spent gets conversation.budget.exceeded, printed
 with its reason, and no answer.`,
@@ -69,7 +69,12 @@ with its reason, and no answer.`,
 				}
 			}
 			if key != "" || last {
-				for _, name := range []string{"provider", "model", "system"} {
+				if cmd.Flags().Changed("mode") {
+					// Taken up silently in its own mode, a conversation
+					// chat was asked to hold to plan would write.
+					return fmt.Errorf("--mode applies to a conversation conv chat starts, not one it takes up (CONV, --last): set that one's with 'jido-bus conv mode %s/<conversation> MODE', or drop CONV and --last to start one", args[0])
+				}
+				for _, name := range []string{"provider", "model", "system", "max-tokens", "max-cost"} {
 					if cmd.Flags().Changed(name) {
 						return fmt.Errorf("--%s applies to a conversation conv chat starts, not one it takes up (CONV, --last): drop CONV and --last, or start it with 'jido-bus conv start %s --id ID --%s …'", name, args[0], name)
 					}

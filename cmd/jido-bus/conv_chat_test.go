@@ -262,11 +262,13 @@ func TestChatPrintsAnAnswerOnce(t *testing.T) {
 	}
 }
 
-// TestChatRefusesStartOptionsForAConversationTakenUp: --model, --provider
-// and --system set up a conversation chat starts; with CONV or --last they
-// were ignored without a word.
+// TestChatRefusesStartOptionsForAConversationTakenUp: --model, --provider,
+// --system, --mode, --max-tokens and --max-cost set up a conversation chat
+// starts; with CONV or --last they were ignored without a word (a
+// conversation taken up with --mode plan went on writing).
 func TestChatRefusesStartOptionsForAConversationTakenUp(t *testing.T) {
-	for _, args := range [][]string{{"demo", "c1", "--model", "m"}, {"demo", "--last", "--system", "be brief"}, {"demo", "c1", "--provider", "openai"}} {
+	for _, args := range [][]string{{"demo", "c1", "--model", "m"}, {"demo", "--last", "--system", "be brief"}, {"demo", "c1", "--provider", "openai"},
+		{"demo", "c1", "--mode", "plan"}, {"demo", "--last", "--mode", "ask"}, {"demo", "c1", "--max-tokens", "10"}, {"demo", "--last", "--max-cost", "1"}} {
 		out, err := runRoot(t, append([]string{"conv", "chat"}, args...)...)
 		if err == nil || !strings.Contains(err.Error(), "applies to a conversation conv chat starts") {
 			t.Errorf("conv chat %v: %v\n%s", args, err, out)

@@ -92,6 +92,14 @@ func TestConvStartBody(t *testing.T) {
 			t.Errorf("--max-cost %v: %v, want refused naming budget.max_cost_usd", usd, err)
 		}
 	}
+	o = convStartOptions{mode: "plan"}
+	if b, _ = json.Marshal(o.body("p1")); string(b) != `{"project":"p1","mode":"plan"}` {
+		t.Fatalf("body with --mode plan %s", b)
+	}
+	// A mode the node would refuse is refused before anything is sent.
+	if _, err := startConversation(context.Background(), nil, bus.Subjects{}, convStartBody{Project: "p1", Mode: "readonly"}); err == nil || !strings.Contains(err.Error(), "--mode") {
+		t.Errorf("--mode readonly: %v, want refused naming --mode", err)
+	}
 }
 
 // TestChatKey: chat's CONV is an id of PROJECT or PROJECT/<id>.

@@ -30,6 +30,7 @@ type convStartBody struct {
 	LLM          *convLLM    `json:"llm,omitempty"`
 	System       string      `json:"system,omitempty"`
 	Budget       *convBudget `json:"budget,omitempty"`
+	Mode         string      `json:"mode,omitempty"`
 }
 
 // convBudget is conv start's --max-tokens and --max-cost: the `budget`
@@ -45,6 +46,7 @@ type convStartOptions struct {
 	llm    convLLM
 	system string
 	budget convBudget
+	mode   string
 }
 
 func (o *convStartOptions) register(cmd *cobra.Command, idFlag bool) {
@@ -56,11 +58,12 @@ func (o *convStartOptions) register(cmd *cobra.Command, idFlag bool) {
 	fs.StringVar(&o.llm.Model, "model", "", "model for this conversation (default the project's)")
 	fs.StringVar(&o.system, "system", "", "system prompt of this conversation")
 	fs.Int64Var(&o.budget.MaxTokens, "max-tokens", 0, "the most tokens (input plus output, all turns) the conversation's model calls may use; once reached the turn ends with conversation.budget.exceeded (default no limit)")
+	fs.StringVar(&o.mode, "mode", "", "permission mode: plan (read-only: no tool that writes or runs), ask (a person approves each tool call that writes or runs) or auto (the project's policy as it is; the default); conv mode changes it later")
 	fs.Float64Var(&o.budget.MaxCostUSD, "max-cost", 0, "the most USD the conversation's model calls may cost, by the node operator's prices (providers: prices); once reached the turn ends with conversation.budget.exceeded (default no limit)")
 }
 
 func (o *convStartOptions) body(project string) convStartBody {
-	b := convStartBody{Project: project, Conversation: o.id, System: o.system}
+	b := convStartBody{Project: project, Conversation: o.id, System: o.system, Mode: o.mode}
 	if o.llm != (convLLM{}) {
 		llm := o.llm
 		b.LLM = &llm
@@ -82,6 +85,9 @@ func startConversation(ctx context.Context, r requester, subjects bus.Subjects, 
 		if err := (&conversation.Budget{MaxTokens: b.MaxTokens, MaxCostUSD: b.MaxCostUSD}).Check(); err != nil {
 			return info, fmt.Errorf("conv start in project %s: %w", body.Project, err)
 		}
+	}
+	if err := conversation.CheckMode(body.Mode); err != nil {
+		return info, fmt.Errorf("conv start in project %s: --mode: %w", body.Project, err)
 	}
 	data, err := r.Request(ctx, subjects.API(convapi.Area, convapi.VerbStart), body)
 	if err != nil {
@@ -127,7 +133,8 @@ conversation, or fork this one (conv fork): a fork's budget counts its
 own calls.`,
 		Example: `  jido-bus conv start demo
   jido-bus conv start demo --id review --model gpt-4.1 --system "Answer in one paragraph."
-  jido-bus conv start demo --max-tokens 200000 --max-cost 2.50`,
+  jido-bus conv start demo --max-tokens 200000 --max-cost 2.50
+  jido-bus conv start demo --mode plan`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.Contains(args[0], "/") {

@@ -66,6 +66,8 @@ var apiVerbs = []apiVerb{
 	{area: convapi.Area, verb: convapi.VerbCancel, req: convapi.CancelRequest{}, rep: convapi.Reply{}},
 	{area: convapi.Area, verb: convapi.VerbApprove, req: convapi.ApproveRequest{}, rep: convapi.Reply{},
 		note: "`decision` is `approve` or `deny`; `remember: \"" + conversation.RememberConversation + "\"` with an approval approves the tool for the rest of the conversation."},
+	{area: convapi.Area, verb: convapi.VerbMode, req: convapi.ModeRequest{}, rep: convapi.Reply{},
+		note: "`mode` is `plan` (read-only: no tool that writes files or runs programs, by its safety declaration, runs), `ask` (a person approves each such call) or `auto` (the project's policy as it is); it holds for the tool calls started after it, and no mode is looser than the policy. An operator's: a client may choose the mode at conv.start only."},
 
 	{area: projectapi.Area, verb: projectapi.VerbOpen, req: projectapi.OpenRequest{}, rep: projectapi.ProjectInfo{}},
 	{area: projectapi.Area, verb: projectapi.VerbClose, req: projectapi.CloseRequest{}, rep: projectapi.CloseReply{}},

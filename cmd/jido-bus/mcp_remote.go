@@ -132,7 +132,9 @@ func (h natsHost) unreachable() error {
 	return bus.Errorf(bus.ReasonUnavailable, "the node cannot be reached (it stopped, or the network is down); reconnecting: call again in a moment")
 }
 
-func (h natsHost) NeedsApproval(string, string) (bool, string, error) { return false, "", nil }
+// NeedsApproval: the node's project.tool.call applies the policy; a stdio
+// caller has no token, so no mode bounds it.
+func (h natsHost) NeedsApproval(string, string, string) (bool, string, error) { return false, "", nil }
 
 func (h natsHost) Assets(req projects.AssetsRequest) (projects.AssetsReply, error) {
 	var reply projectapi.AssetsReply

@@ -6,6 +6,8 @@ import (
 	"regexp"
 
 	"github.com/spf13/cobra"
+
+	"github.com/jido-bus/jido-bus/conversation"
 )
 
 // serveHTTPFile is the http: section of serve --config: the gateways'
@@ -27,6 +29,9 @@ type serveHTTPToken struct {
 	Name    string `yaml:"name"`
 	Env     string `yaml:"env"`
 	Project string `yaml:"project"`
+	// MaxMode is the loosest permission mode the conversations this
+	// token's callers start may have (plan or ask; auto or absent: any).
+	MaxMode string `yaml:"max_mode"`
 }
 
 func addServeHTTPFlags(cmd *cobra.Command, cfg *serveConfig) {
@@ -90,9 +95,18 @@ func resolveServeHTTP(cfg *serveConfig, f serveHTTPFile, changed func(string) bo
 		if t.Name == "" {
 			return fmt.Errorf("%s needs a name: it names the caller in the projects' logs", where)
 		}
+		if err := conversation.CheckMode(t.MaxMode); err != nil {
+			return fmt.Errorf("%s max_mode: %w", where, err)
+		}
 		tok, err := read(where+" env", t.Env)
 		if err != nil {
 			return err
+		}
+		if t.MaxMode != "" && t.MaxMode != conversation.ModeAuto {
+			if cfg.http.MaxModes == nil {
+				cfg.http.MaxModes = map[string]string{}
+			}
+			cfg.http.MaxModes[t.Name] = t.MaxMode
 		}
 		if t.Project == "" {
 			if cfg.http.Tokens == nil {

@@ -31,7 +31,7 @@ http:
   max_body_bytes: 4096
   tokens:
     - {name: ci, env: CI_TOKEN}
-    - {name: p1-bot, env: P1_TOKEN, project: p1}
+    - {name: p1-bot, env: P1_TOKEN, project: p1, max_mode: plan}
 `)
 	cfg, err = serveFlags(t, env, "--config", path, "--http", "127.0.0.1:9000")
 	if err != nil {
@@ -41,6 +41,10 @@ http:
 	if h.Listen != "127.0.0.1:9000" || h.MaxBodyBytes != 4096 || h.Tokens["tok-from-env-0123"] != "JIDO_HTTP_TOKEN" || h.Tokens["ci-secret-89ab"] != "ci" ||
 		h.ProjectTokens["p1"]["p1-secret-4567"] != "p1-bot" || !slices.Equal(h.AllowOrigins, []string{"http://localhost:6274"}) || !slices.Equal(h.AllowHosts, []string{"jido.example.com"}) {
 		t.Fatalf("http from the file = %+v", h)
+	}
+	// A token's max_mode bounds the conversations its callers start.
+	if len(h.MaxModes) != 1 || h.MaxModes["p1-bot"] != "plan" {
+		t.Fatalf("http max modes = %v, want p1-bot: plan", h.MaxModes)
 	}
 	// The operator's token is the admin (it sees every caller's A2A
 	// tasks); the file's tokens are not.
@@ -71,6 +75,7 @@ func TestServeHTTPRefusals(t *testing.T) {
 		{[]string{"--config", writeConfig(t, "http:\n  listen: 127.0.0.1:1\n  tokens:\n    - {name: ci, env: NOPE}\n")}, "NOPE is not set"},
 		{[]string{"--config", writeConfig(t, "http:\n  listen: 127.0.0.1:1\n  tokens:\n    - {name: ci, token: inline-secret}\n")}, `unknown field "token"`},
 		{[]string{"--config", writeConfig(t, "http:\n  listen: 127.0.0.1:1\n  tokens:\n    - {env: EMPTY}\n")}, "name"},
+		{[]string{"--config", writeConfig(t, "http:\n  listen: 127.0.0.1:1\n  tokens:\n    - {name: ci, env: P1_TOKEN, max_mode: readonly}\n")}, `max_mode: invalid_request: mode "readonly": want plan`},
 	}
 	for _, c := range cases {
 		_, err := serveFlags(t, env, c.args...)

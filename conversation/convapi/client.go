@@ -70,6 +70,12 @@ func (c Client) Approve(ctx context.Context, req ApproveRequest) (Reply, error) 
 	return r, c.call(ctx, VerbApprove, req, &r)
 }
 
+// Mode sets a conversation's permission mode.
+func (c Client) Mode(ctx context.Context, req ModeRequest) (Reply, error) {
+	var r Reply
+	return r, c.call(ctx, VerbMode, req, &r)
+}
+
 func (c Client) call(ctx context.Context, verb string, req, result any) error {
 	r := natsbus.Requester{NC: c.NC, Subjects: c.Subjects, Timeout: c.Timeout, Denials: c.Denials}
 	return r.Call(ctx, Area, verb, req, result)

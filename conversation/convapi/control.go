@@ -60,6 +60,25 @@ func (s *Service) Approve(ctx context.Context, r ApproveRequest) (Reply, error) 
 	return s.call(ctx, r.Conv, conversation.ToolApproval, "approval."+r.CallID+"."+r.Decision, r.CallID, data)
 }
 
+// Mode appends conversation.mode to a running conversation: its
+// permission mode for the tool calls the loop starts from then on. A
+// mode that is none of conversation.Modes, or a conversation that does
+// not run, is refused with nothing appended. Every mode is within the
+// project's policy, so setting one never lets a tool past it.
+func (s *Service) Mode(ctx context.Context, r ModeRequest) (Reply, error) {
+	if r.Mode == "" {
+		return Reply{}, bus.Errorf(bus.ReasonInvalidRequest, `request has no mode: send {"conv":"<project>/<conversation>","mode":"plan|ask|auto"}`)
+	}
+	if err := conversation.CheckMode(r.Mode); err != nil {
+		return Reply{}, err
+	}
+	if err := s.running(r.Conv); err != nil {
+		return Reply{}, err
+	}
+	id := bus.NewID()
+	return s.call(ctx, r.Conv, conversation.ModeChanged, id, id, conversation.Data{Mode: r.Mode, Reason: r.Reason, By: r.By})
+}
+
 // running checks key and that a conversation agent runs under it.
 func (s *Service) running(key string) error {
 	if key == "" {

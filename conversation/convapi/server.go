@@ -36,6 +36,7 @@ func Serve(b *natsbus.Bus, s *Service) error {
 		{VerbSend, natsbus.Typed(s.Send)},
 		{VerbCancel, natsbus.Typed(s.Cancel)},
 		{VerbApprove, natsbus.Typed(s.Approve)},
+		{VerbMode, natsbus.Typed(s.Mode)},
 	}
 	for _, h := range serial {
 		if err := b.HandleAPI(subj.API(Area, h.verb), h.fn); err != nil {

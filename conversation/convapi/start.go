@@ -19,8 +19,8 @@ import (
 // stops when the project closes, and comes back with it after a
 // restart), with its conversation.started event (the assistant's loop
 // on), recorded as project.conv.started in the project's stream.
-// Refusals: invalid_request (a bad conversation id, settings, limits or
-// budget),
+// Refusals: invalid_request (a bad conversation id, settings, limits,
+// budget or mode),
 // not_found (no such open project), unavailable (a project listed with an
 // error), already_exists (the id is running, or was used by a
 // conversation since stopped).
@@ -45,6 +45,9 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (Info, error) {
 		return Info{}, err
 	}
 	if err := req.Budget.Check(); err != nil {
+		return Info{}, err
+	}
+	if err := conversation.CheckMode(req.Mode); err != nil {
 		return Info{}, err
 	}
 	key := req.Project + "/" + conv
@@ -78,7 +81,7 @@ func (s *Service) started(ctx context.Context, key, conv string, req StartReques
 	cctx, cancel := context.WithTimeout(ctx, commitTimeout)
 	err := s.appendStarted(cctx, key, conversation.Data{
 		ProjectID: req.Project, ConversationID: conv, System: req.System,
-		Assistant: true, LLM: req.LLM, Limits: req.Limits, Budget: req.Budget, Loop: conversation.LoopVersion, By: req.By,
+		Assistant: true, LLM: req.LLM, Limits: req.Limits, Budget: req.Budget, Mode: req.Mode, Loop: conversation.LoopVersion, By: req.By,
 	})
 	cancel()
 	if err != nil {

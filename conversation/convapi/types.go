@@ -20,6 +20,7 @@ const (
 	VerbSend    = "send"
 	VerbCancel  = "cancel"
 	VerbApprove = "approve"
+	VerbMode    = "mode"
 )
 
 // StartRequest is conv.start's body: a conversation of project Project.
@@ -41,6 +42,10 @@ type StartRequest struct {
 	// once spent, the loop records conversation.budget.exceeded and asks
 	// no model again.
 	Budget *conversation.Budget `json:"budget,omitempty"`
+	// Mode is the conversation's permission mode (conversation.ModePlan,
+	// ModeAsk, ModeAuto; empty: auto), over the project's policy and
+	// never looser than it; conv.mode changes it later.
+	Mode string `json:"mode,omitempty"`
 	// By is who started it, recorded as conversation.started's data.by:
 	// the A2A gateway's owner of the task (a2a.OwnerOf). Set by Go
 	// callers only (json "-"): a request over NATS cannot make its
@@ -174,7 +179,17 @@ type ApproveRequest struct {
 	By       string `json:"by,omitempty"`
 }
 
-// Reply is the reply of conv.send, conv.cancel and conv.approve: the
+// ModeRequest is conv.mode's body: set conversation Conv's permission
+// mode for the tool calls started from now on. Reason and By are
+// recorded in the event.
+type ModeRequest struct {
+	Conv   string `json:"conv"`
+	Mode   string `json:"mode"`
+	Reason string `json:"reason,omitempty"`
+	By     string `json:"by,omitempty"`
+}
+
+// Reply is the reply of conv.send, conv.cancel, conv.approve and conv.mode: the
 // appended event's id and the conversation's stream version after it.
 type Reply struct {
 	ID      string `json:"id"`

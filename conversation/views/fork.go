@@ -17,7 +17,8 @@ import (
 // The first event is a conversation.started for newKey naming its origin
 // (data.parent, and the parentid and causationid extensions: the id of the
 // parent's last conversation event at or before seq), with the parent's
-// title, system prompt, model, model configuration, limits and budget. The
+// title, system prompt, model, model configuration, limits, budget and
+// permission mode. The
 // parent's other conversation events up to seq follow unchanged — same
 // ids, so causation links stay valid inside the fork. Last come the
 // Interruptions of the work unfinished at seq, since nothing will ever
@@ -67,6 +68,9 @@ func Fork(parentKey string, entries []eventlog.Entry, seq uint64, newKey string,
 		ProjectID: project, ConversationID: conv,
 		Title: started.Data.Title, System: started.Data.System, Model: started.Data.Model,
 		LLM: started.Data.LLM, Limits: started.Data.Limits, Budget: started.Data.Budget, Assistant: started.Data.Assistant,
+		// The mode it started in (the copied conversation.mode events
+		// follow): a fork is never a way out of a plan.
+		Mode: started.Data.Mode,
 		// The fork is decided from now on by the loop of today; the
 		// parent's events it copies are folded, not acted on.
 		Loop:   conversation.LoopVersion,

@@ -216,6 +216,9 @@ func renderStatus(w io.Writer, s *Status) {
 	if len(s.RememberedTools) > 0 {
 		fmt.Fprintf(w, "approved for the conversation: %s\n", strings.Join(s.RememberedTools, ", "))
 	}
+	if s.Mode != "" {
+		fmt.Fprintf(w, "mode: %s\n", s.Mode)
+	}
 	fmt.Fprintf(w, "tokens: in %d, out %d\n", s.Usage.InputTokens, s.Usage.OutputTokens)
 	if s.CostUSD > 0 {
 		fmt.Fprintf(w, "cost: %s USD\n", formatUSD(s.CostUSD))

@@ -54,6 +54,9 @@ type Status struct {
 	// recorded conversation.budget.exceeded.
 	Budget         *conversation.Budget `json:"budget,omitempty"`
 	BudgetExceeded string               `json:"budget_exceeded,omitempty"`
+	// Mode is the conversation's permission mode: conversation.started's,
+	// then the last conversation.mode's (plan, ask or auto).
+	Mode string `json:"mode"`
 	// LastSeq and LastEventID name the last conversation event folded.
 	LastSeq     uint64    `json:"last_seq"`
 	LastEventID string    `json:"last_event_id,omitempty"`
@@ -108,7 +111,7 @@ type PendingLLM struct {
 type StatusProjection struct{}
 
 func (StatusProjection) Name() string                   { return ViewStatus }
-func (StatusProjection) Version() string                { return "3" }
+func (StatusProjection) Version() string                { return "4" }
 func (StatusProjection) Selector() projections.Selector { return selector }
 func (StatusProjection) Init() *Status                  { return NewStatus() }
 
@@ -131,6 +134,9 @@ func (s *Status) Fold(ev *Event) {
 	switch ev.Type {
 	case conversation.Started:
 		s.Project, s.Conversation, s.Parent, s.Budget = d.ProjectID, d.ConversationID, d.Parent, d.Budget
+		s.Mode = conversation.EffectiveMode(d.Mode)
+	case conversation.ModeChanged:
+		s.Mode = conversation.EffectiveMode(d.Mode)
 	case conversation.UserMessage:
 		// A person writing again reopens a conversation that failed or
 		// was cancelled; a stopped one needs a resume.

@@ -2,6 +2,7 @@ package views
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/jido-bus/jido-bus/bus"
@@ -29,6 +30,9 @@ const (
 	// ItemBudget is a conversation.budget.exceeded: its reason says what
 	// was spent and how to go on.
 	ItemBudget = "budget"
+	// ItemMode is a conversation.mode: its text is the new mode, who set
+	// it and why.
+	ItemMode = "mode"
 	// ItemApproval is a conversation.tool.approval.requested (the call id,
 	// tool, args and why), ItemDecision its answer (who, approve or deny,
 	// remember).
@@ -108,7 +112,7 @@ type ToolCall struct {
 type TimelineProjection struct{}
 
 func (TimelineProjection) Name() string                   { return ViewTimeline }
-func (TimelineProjection) Version() string                { return "3" }
+func (TimelineProjection) Version() string                { return "4" }
 func (TimelineProjection) Selector() projections.Selector { return selector }
 func (TimelineProjection) Init() *Timeline                { return &Timeline{Items: []TimelineItem{}} }
 
@@ -164,6 +168,8 @@ func (TimelineProjection) Apply(t *Timeline, e *projections.Entry) *Timeline {
 		item.Kind, item.Text = ItemStopped, stopReason(d.Reason)
 	case conversation.BudgetExceeded:
 		item.Kind, item.Text = ItemBudget, d.Reason
+	case conversation.ModeChanged:
+		item.Kind, item.Text = ItemMode, modeText(d)
 	case conversation.ToolRequested:
 		call := &ToolCall{CallID: d.CallID, Name: d.Name, Args: d.Args, ArgsError: d.ArgsError, ArgsText: d.ArgsText, State: ToolRequested}
 		// An outcome that arrived first is folded into the call now.
@@ -232,4 +238,20 @@ func stopReason(r string) string {
 		return conversation.StopCompleted
 	}
 	return r
+}
+
+// modeText says what a conversation.mode set: "ask (by alice: review
+// the edits)".
+func modeText(d *conversation.Data) string {
+	var who []string
+	if d.By != "" {
+		who = append(who, "by "+d.By)
+	}
+	if d.Reason != "" {
+		who = append(who, d.Reason)
+	}
+	if len(who) == 0 {
+		return d.Mode
+	}
+	return d.Mode + " (" + strings.Join(who, ": ") + ")"
 }

@@ -205,7 +205,7 @@ func (d *door) authenticate(w http.ResponseWriter, r *http.Request) (gateway.Cal
 			return caller, false
 		}
 	}
-	caller.Name, caller.Admin = name, admin
+	caller.Name, caller.Admin, caller.MaxMode = name, admin, d.o.MaxModes[name]
 	return caller, true
 }
 

@@ -32,7 +32,7 @@ func (echo) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := gateway.CallerOf(r.Context())
-	_ = json.NewEncoder(w).Encode(map[string]any{"caller": c.Name, "admin": c.Admin, "remote": c.Remote, "read": len(body), "path": r.URL.Path})
+	_ = json.NewEncoder(w).Encode(map[string]any{"caller": c.Name, "admin": c.Admin, "remote": c.Remote, "read": len(body), "path": r.URL.Path, "max_mode": c.MaxMode})
 }
 
 func mounts() map[string]http.Handler {
@@ -423,6 +423,9 @@ func TestOptionsChecked(t *testing.T) {
 		// An admin names a token that admits every path.
 		{Tokens: map[string]string{"tok-123456": "ops"}, Admins: []string{"nobody"}},
 		{ProjectTokens: map[string]map[string]string{"p1": {"tok-123456": "p1-bot"}}, Admins: []string{"p1-bot"}},
+		// A max_mode names a token, and a mode.
+		{Tokens: map[string]string{"tok-123456": "bot"}, MaxModes: map[string]string{"other": "plan"}},
+		{Tokens: map[string]string{"tok-123456": "bot"}, MaxModes: map[string]string{"bot": "readonly"}},
 	} {
 		if err := o.Check(); err == nil {
 			t.Errorf("Check(%+v) = nil, want an error", o)
@@ -447,6 +450,17 @@ func TestAdmins(t *testing.T) {
 		a := do(t, srv, "POST", "/a2a/p2", "{}", bearer(tok))
 		if a.code != 200 || a.body["admin"] != want {
 			t.Errorf("token %s: %d %s, want admin %v", tok, a.code, a.raw, want)
+		}
+	}
+	// A token's max_mode goes with its caller (gateway.Caller.MaxMode).
+	o.MaxModes = map[string]string{"bot": "plan"}
+	if err := o.Check(); err != nil {
+		t.Fatal(err)
+	}
+	bounded := door(t, o)
+	for tok, want := range map[string]string{"bot-token-89ab": "plan", "ci-token-4567": ""} {
+		if a := do(t, bounded, "POST", "/a2a/p1", "{}", bearer(tok)); a.code != 200 || a.body["max_mode"] != want {
+			t.Errorf("token %s: %d %s, want max_mode %q", tok, a.code, a.raw, want)
 		}
 	}
 	open := door(t, frontdoor.Options{})

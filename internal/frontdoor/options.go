@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/jido-bus/jido-bus/conversation"
 )
 
 // Defaults of the zero Options.
@@ -55,6 +57,11 @@ type Options struct {
 	// (gateway.Caller.Admin): they see every caller's A2A tasks. The node
 	// makes the token of --http-token-env one.
 	Admins []string
+	// MaxModes are, by token name, the loosest permission mode
+	// (conversation.ModePlan or ModeAsk) a conversation that token's
+	// callers start may have (gateway.Caller.MaxMode); a name not here
+	// may start one in any mode, within the project's policy.
+	MaxModes map[string]string
 	// AllowOrigins are the browser origins (scheme://host[:port]) whose
 	// requests are admitted. A request without Origin (every non-browser
 	// client) is admitted; one with another Origin, "null" included, is
@@ -214,6 +221,14 @@ func (o Options) checkNames() []error {
 	for _, a := range o.Admins {
 		if tok := byName[a]; tok == "" || o.Tokens[tok] != a {
 			errs = append(errs, fmt.Errorf("admin %q names no token that admits every path: an admin is a token of the http token env (or http.tokens without a project)", a))
+		}
+	}
+	for _, name := range sortedKeys(o.MaxModes) {
+		if byName[name] == "" {
+			errs = append(errs, fmt.Errorf("max_mode of %q names no token: give it in the token's own entry of http.tokens", name))
+		}
+		if err := conversation.CheckMode(o.MaxModes[name]); err != nil {
+			errs = append(errs, fmt.Errorf("max_mode of token %q: %w", name, err))
 		}
 	}
 	return errs

@@ -35,9 +35,11 @@ import (
 type Host interface {
 	Tools(ctx context.Context, project string) ([]tools.Spec, error)
 	CallTool(ctx context.Context, project string, call tools.ToolCall) (tools.Result, error)
-	// NeedsApproval reports whether the project's policy asks a person
-	// before tool runs, and why.
-	NeedsApproval(ctx context.Context, project, tool string) (bool, string, error)
+	// NeedsApproval reports whether a person must approve tool before it
+	// runs — the project's policy asks, or the conversation's permission
+	// mode (conversation.ModeAsk) does for a tool that writes or runs —
+	// and why.
+	NeedsApproval(ctx context.Context, project, tool, mode string) (bool, string, error)
 	// Settings returns the project's assistant settings (.jido/config.yaml)
 	// and its root, against which a scripted provider's file is read.
 	Settings(ctx context.Context, project string) (Settings, string, error)

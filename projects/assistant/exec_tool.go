@@ -14,8 +14,10 @@ import (
 
 // execRunTool runs one tool call through the project's runner on its own
 // goroutine and returns async; the outcome comes back as events. A call
-// the policy asks a person about, and nobody approved yet, becomes
-// conversation.tool.approval.requested instead.
+// the policy (or the conversation's ask mode) asks a person about, and
+// nobody approved yet, becomes conversation.tool.approval.requested
+// instead. The call carries the conversation's permission mode to the
+// runner, which holds it to it.
 //
 // A call found again after a crash (the runtime re-runs a directive whose
 // outcome it had not recorded) is not run again: it may have had its
@@ -32,12 +34,17 @@ func (a *Assistant) execRunTool(_ context.Context, d agents.Directive, x *runtim
 	}
 	a.start(c.Conversation, c.CallID, func(ctx context.Context) {
 		project := projectOf(c.Conversation)
-		if !c.Approved {
-			ask, why, err := a.cfg.Host.NeedsApproval(ctx, project, c.Name)
-			if err == nil && ask {
-				a.askApproval(ctx, x, c, why)
-				return
-			}
+		ask, why, err := a.cfg.Host.NeedsApproval(ctx, project, c.Name, c.Mode)
+		if te, ok := errors.AsType[*tools.Error](err); ok && te.Type == tools.ReasonPlanMode {
+			// Refused by the conversation's mode: never started.
+			a.deliver(x, conversation.ToolFailed, "tool."+c.CallID+".failed", c.CallID, map[string]any{
+				"call_id": c.CallID, "error": bus.Errorf(te.Type, "%s", te.Message),
+			})
+			return
+		}
+		if !c.Approved && err == nil && ask {
+			a.askApproval(ctx, x, c, why)
+			return
 		}
 		a.runTool(ctx, x, c, project)
 	})
@@ -57,7 +64,7 @@ func (a *Assistant) askApproval(ctx context.Context, x *runtime.ExecContext, c c
 func (a *Assistant) runTool(ctx context.Context, x *runtime.ExecContext, c conversation.RunTool, project string) {
 	a.deliver(x, conversation.ToolStarted, "tool."+c.CallID+".started", c.CallID, map[string]any{"call_id": c.CallID})
 	start := time.Now()
-	res, err := a.cfg.Host.CallTool(ctx, project, tools.ToolCall{ID: c.CallID, Name: c.Name, Args: rawArgs(c.Args), Approved: c.Approved, Conversation: convOf(c.Conversation)})
+	res, err := a.cfg.Host.CallTool(ctx, project, tools.ToolCall{ID: c.CallID, Name: c.Name, Args: rawArgs(c.Args), Approved: c.Approved, Conversation: convOf(c.Conversation), Mode: c.Mode})
 	took := time.Since(start)
 	if ctx.Err() != nil && !cancelledByTurn(ctx) {
 		return // the node is closing: the restart records the call interrupted

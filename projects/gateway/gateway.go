@@ -20,6 +20,10 @@ type Caller struct {
 	// every caller where no token is configured): it sees what every
 	// caller started (A2A tasks), where another caller sees its own.
 	Admin bool `json:"admin,omitempty"`
+	// MaxMode is the loosest permission mode a conversation this caller
+	// starts may have (conversation.ModePlan, ModeAsk; "" is ModeAuto,
+	// the policy as it is): the operator's max_mode for its token.
+	MaxMode string `json:"max_mode,omitempty"`
 }
 
 type callerKey struct{}

@@ -28,6 +28,11 @@ type ToolCall struct {
 	// it; it is never read from a request, so no caller can put a call
 	// on a conversation's account.
 	Conversation string `json:"-"`
+	// Mode is the permission mode of that conversation (conversation.
+	// ModePlan, ModeAsk, ModeAuto; "" is auto): the runner holds the call
+	// to it by the tool's Safety before the policy is asked. Only the
+	// assistant sets it; it is never read from a request.
+	Mode string `json:"-"`
 }
 
 // Result is the outcome of one call, in the shape replies carry:

@@ -256,6 +256,9 @@ func (r *Runner) prepare(tc ToolCall) (*prepared, *Error) {
 	if err := validate(e, args); err != nil {
 		return nil, err
 	}
+	if err := checkMode(tc, e.tool.Safety); err != nil {
+		return nil, err
+	}
 	sandbox := r.sandbox.Load()
 	if tc.Approved {
 		approved := *sandbox // the Host (the operator's rules) goes with it
@@ -298,7 +301,7 @@ func (r *Runner) execute(ctx context.Context, p *prepared, parent string, takeSl
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	call := &Call{ID: tc.ID, Parent: parent, Name: tc.Name, Args: p.args, Sandbox: p.sandbox, runner: r, conversation: tc.Conversation, done: done}
+	call := &Call{ID: tc.ID, Parent: parent, Name: tc.Name, Args: p.args, Sandbox: p.sandbox, runner: r, conversation: tc.Conversation, mode: modeFor(tc.Mode), done: done}
 	var o outcome
 	if e.tool.HonoursContext {
 		o = r.runInline(tctx, e, call, takeSlot)

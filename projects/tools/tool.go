@@ -81,6 +81,9 @@ type Call struct {
 	// conversation is the ToolCall's Conversation, for the calls this
 	// one makes.
 	conversation string
+	// mode is the permission mode the calls this one makes run under
+	// (modeFor the call's own).
+	mode string
 	// done are the steps a resumed workflow call ran before the node
 	// stopped (Runner.Resume); nil for any other call.
 	done []assets.StepOutput
@@ -113,7 +116,7 @@ func (c *Call) takeLogs() []string {
 // in this call's concurrency slot (a workflow holding the only slot must
 // still be able to run its steps).
 func (c *Call) Run(ctx context.Context, tc ToolCall) (Result, error) {
-	tc.Conversation = c.conversation
+	tc.Conversation, tc.Mode = c.conversation, c.mode
 	return c.runner.run(ctx, tc, c.ID, false)
 }
 

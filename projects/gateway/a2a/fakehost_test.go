@@ -97,14 +97,14 @@ func (h *fakeHost) notifyLocked() {
 	h.changed = make(chan struct{})
 }
 
-func (h *fakeHost) StartConversation(_ context.Context, project, conv, owner string) error {
+func (h *fakeHost) StartConversation(_ context.Context, project, conv, owner, mode string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	key := project + "/" + conv
 	if len(h.convs[key]) > 0 {
 		return bus.Errorf("already_exists", "conversation %s exists", key)
 	}
-	h.appendLocked(key, conversation.Started, conversation.Data{ProjectID: project, ConversationID: conv, Assistant: true, By: owner})
+	h.appendLocked(key, conversation.Started, conversation.Data{ProjectID: project, ConversationID: conv, Assistant: true, By: owner, Mode: mode})
 	return nil
 }
 

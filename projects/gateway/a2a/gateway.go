@@ -50,7 +50,8 @@ type Host interface {
 	// assistant's loop on (convapi's Start), its
 	// conversation.started naming owner as data.by (owner.go); an id in
 	// use fails already_exists.
-	StartConversation(ctx context.Context, project, conv, owner string) error
+	// mode is its permission mode (gateway.StartMode: "" is auto).
+	StartConversation(ctx context.Context, project, conv, owner, mode string) error
 	// SendMessage appends conversation.user.message with text to the
 	// conversation key (<project>/<conversation>) and returns the event's
 	// id once it is committed.

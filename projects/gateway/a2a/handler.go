@@ -267,7 +267,11 @@ func (h *requestHandler) send(ctx context.Context, req *sdk.SendMessageRequest) 
 	case taskID != "":
 		return sent{}, sdk.NewError(sdk.ErrTaskNotFound, fmt.Sprintf("project %s has no task %q: leave taskId out to start one", projectOf(ctx), taskID))
 	default:
-		if err := h.host.StartConversation(ctx, projectOf(ctx), conv, OwnerOf(ctx)); err != nil {
+		mode, err := startMode(ctx, m.Metadata)
+		if err != nil {
+			return sent{}, err
+		}
+		if err := h.host.StartConversation(ctx, projectOf(ctx), conv, OwnerOf(ctx), mode); err != nil {
 			return sent{}, fromHost(err)
 		}
 	}

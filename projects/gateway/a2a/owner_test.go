@@ -17,8 +17,9 @@ import (
 
 // as is a transport that names the caller, as a token would at the door.
 type as struct {
-	name  string
-	admin bool
+	name    string
+	admin   bool
+	maxMode string
 }
 
 func (a as) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -26,6 +27,9 @@ func (a as) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("X-Test-Caller", a.name)
 	if a.admin {
 		r.Header.Set("X-Test-Admin", "1")
+	}
+	if a.maxMode != "" {
+		r.Header.Set("X-Test-Max-Mode", a.maxMode)
 	}
 	return http.DefaultTransport.RoundTrip(r)
 }
@@ -36,7 +40,7 @@ func serveCallers(t *testing.T, h Host) *httptest.Server {
 	t.Helper()
 	g := New(h, Options{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := gateway.Caller{Name: r.Header.Get("X-Test-Caller"), Remote: r.RemoteAddr, Admin: r.Header.Get("X-Test-Admin") != ""}
+		c := gateway.Caller{Name: r.Header.Get("X-Test-Caller"), Remote: r.RemoteAddr, Admin: r.Header.Get("X-Test-Admin") != "", MaxMode: r.Header.Get("X-Test-Max-Mode")}
 		g.Handler().ServeHTTP(w, r.WithContext(gateway.WithCaller(r.Context(), c)))
 	}))
 	t.Cleanup(srv.Close)

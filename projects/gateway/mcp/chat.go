@@ -13,6 +13,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/views"
+	"github.com/jido-bus/jido-bus/projects/gateway"
 	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
@@ -46,8 +47,9 @@ const (
 // tool. Errors a client should see are *bus.Error.
 type Conversations interface {
 	// StartConversation starts conversation conv of project with the
-	// assistant's loop on, its conversation.started naming owner.
-	StartConversation(ctx context.Context, project, conv, owner string) error
+	// assistant's loop on, its conversation.started naming owner and
+	// its permission mode (gateway.StartMode: "" is auto).
+	StartConversation(ctx context.Context, project, conv, owner, mode string) error
 	// SendMessage appends conversation.user.message with text to key
 	// (<project>/<conversation>) and returns its id once committed.
 	SendMessage(ctx context.Context, key, text string) (string, error)
@@ -62,6 +64,7 @@ type Conversations interface {
 var chatInput = json.RawMessage(`{"type":"object","properties":{` +
 	`"message":{"type":"string","description":"what to ask the project's assistant"},` +
 	`"conversation":{"type":"string","description":"the id of a conversation this caller started with chat, to continue it; leave it out to start a new one"},` +
+	`"mode":{"enum":["plan","ask","auto"],"description":"the permission mode of a conversation this call starts (not of one it continues): plan (read-only: no tool that writes files or runs programs), ask (each such call waits for a person, which stops the chat at awaiting_approval) or auto (the project's policy as it is); default, and at most, what the caller's token allows"},` +
 	`"wait_seconds":{"type":"integer","minimum":1,"maximum":600,"description":"how long to wait for the answer (default 120); past it the answer is what is known so far, and chat with the conversation reads on"}` +
 	`},"required":["message"],"additionalProperties":false}`)
 
@@ -88,6 +91,7 @@ func (s *server) chatTool(project string) *sdk.Tool {
 type chatArgs struct {
 	Message      string `json:"message"`
 	Conversation string `json:"conversation"`
+	Mode         string `json:"mode"`
 	WaitSeconds  int    `json:"wait_seconds"`
 }
 
@@ -110,6 +114,8 @@ func (s *server) chat(project string, c Conversations) sdk.ToolHandler {
 			err = bus.Errorf(bus.ReasonInvalidRequest, "chat's arguments: %v: give {\"message\": \"…\"}", err)
 		case strings.TrimSpace(a.Message) == "":
 			err = bus.Errorf(bus.ReasonInvalidRequest, "chat needs a message: give {\"message\": \"…\"}")
+		case a.Mode != "" && a.Conversation != "":
+			err = bus.Errorf(bus.ReasonInvalidRequest, "mode is chosen when chat starts a conversation, not when it continues one: leave mode out, or conversation out to start another")
 		case a.WaitSeconds < 0 || time.Duration(a.WaitSeconds)*time.Second > MaxChatWait:
 			err = bus.Errorf(bus.ReasonInvalidRequest, "wait_seconds %d: give 1 to %d (or leave it out: %d)", a.WaitSeconds, int(MaxChatWait/time.Second), int(DefaultChatWait/time.Second))
 		}
@@ -125,7 +131,7 @@ func (s *server) chat(project string, c Conversations) sdk.ToolHandler {
 			conv = bus.NewID()
 		}
 		target = ChatTool + ":" + conv
-		out, err := s.converse(ctx, req, project, c, conv, a.Conversation == "", a.Message, wait)
+		out, err := s.converse(ctx, req, project, c, conv, a.Conversation == "", a.Mode, a.Message, wait)
 		if err := s.record(ctx, req, project, "tools/call", target, start, err); err != nil {
 			return errorResult(err), nil
 		}
@@ -143,7 +149,7 @@ func (s *server) chat(project string, c Conversations) sdk.ToolHandler {
 // converse puts text into conversation conv of project (starting it when
 // fresh) and follows it until the assistant answers, the turn stops (a
 // failure, a cancel, an approval to wait for) or wait passes.
-func (s *server) converse(ctx context.Context, req *sdk.CallToolRequest, project string, c Conversations, conv string, fresh bool, text string, wait time.Duration) (chatOut, error) {
+func (s *server) converse(ctx context.Context, req *sdk.CallToolRequest, project string, c Conversations, conv string, fresh bool, mode, text string, wait time.Duration) (chatOut, error) {
 	out := chatOut{Conversation: conv, State: "working"}
 	key := project + "/" + conv
 	caller := s.callerOf(req)
@@ -158,7 +164,12 @@ func (s *server) converse(ctx context.Context, req *sdk.CallToolRequest, project
 		if !fresh {
 			return out, bus.Errorf(bus.ReasonNotFound, "project %s has no conversation %q this caller may continue: leave conversation out to start one", project, conv)
 		}
-		if err := c.StartConversation(ctx, project, conv, owner); err != nil {
+		// The caller's token bounds the mode it may start in.
+		m, err := gateway.StartMode(caller, mode)
+		if err != nil {
+			return out, err
+		}
+		if err := c.StartConversation(ctx, project, conv, owner, m); err != nil {
 			return out, err
 		}
 	default:

@@ -43,7 +43,7 @@ func chatEnv(t *testing.T, script, policy string) (*env, string) {
 		if name == "" {
 			name = "alice"
 		}
-		h.ServeHTTP(w, r.WithContext(gateway.WithCaller(r.Context(), gateway.Caller{Name: name, Admin: name == "admin"})))
+		h.ServeHTTP(w, r.WithContext(gateway.WithCaller(r.Context(), gateway.Caller{Name: name, Admin: name == "admin", MaxMode: testMaxModes[name]})))
 	}))
 	t.Cleanup(srv.Close)
 	return e, srv.URL

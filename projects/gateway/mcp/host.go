@@ -23,9 +23,11 @@ type Host interface {
 	ToolDetails(project string) ([]tools.Detail, error)
 	// CallTool runs one call through project's runner.
 	CallTool(ctx context.Context, project string, call tools.ToolCall) (tools.Result, error)
-	// NeedsApproval reports whether project's policy asks a person before
-	// tool runs, and the reason to show them.
-	NeedsApproval(project, tool string) (bool, string, error)
+	// NeedsApproval reports whether a person must approve tool before it
+	// runs in project — its policy asks, or mode (the caller's token's
+	// max_mode) is ask and the tool writes or runs — and the reason to
+	// show them; in plan mode such a tool is refused (plan_mode).
+	NeedsApproval(project, tool, mode string) (bool, string, error)
 	// Assets returns one asset or the lists of a project's assets.
 	Assets(req projects.AssetsRequest) (projects.AssetsReply, error)
 	// CompletePath offers the paths of project that complete prefix, as
@@ -68,8 +70,8 @@ func (h mcpHost) CallTool(ctx context.Context, project string, call tools.ToolCa
 	return h.e.CallTool(ctx, project, call)
 }
 
-func (h mcpHost) NeedsApproval(project, tool string) (bool, string, error) {
-	return h.e.NeedsApproval(project, tool)
+func (h mcpHost) NeedsApproval(project, tool, mode string) (bool, string, error) {
+	return h.e.NeedsApproval(project, tool, mode)
 }
 
 func (h mcpHost) Assets(req projects.AssetsRequest) (projects.AssetsReply, error) {

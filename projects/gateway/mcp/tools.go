@@ -139,11 +139,14 @@ func (s *server) callTool(project string, d tools.Detail) sdk.ToolHandler {
 	name := d.Name
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		start := time.Now()
-		call := tools.ToolCall{Name: name, Args: req.Params.Arguments}
+		// A token the operator bounded (http.tokens max_mode) calls tools
+		// in that mode, as the conversations it starts run in it: plan
+		// refuses a tool that writes or runs, ask asks the client first.
+		call := tools.ToolCall{Name: name, Args: req.Params.Arguments, Mode: s.callerOf(req).MaxMode}
 		if len(call.Args) == 0 || string(call.Args) == "null" {
 			call.Args = json.RawMessage(`{}`)
 		}
-		ask, reason, err := s.g.h.NeedsApproval(project, name)
+		ask, reason, err := s.g.h.NeedsApproval(project, name, call.Mode)
 		if err != nil {
 			return errorResult(s.record(ctx, req, project, "tools/call", name, start, err)), nil
 		}
