@@ -52,6 +52,26 @@ func readSteps(t *testing.T, proj string) string {
 	return string(b)
 }
 
+// killMidWorkflow opens project p1 with the three-step workflow name (its
+// second step idempotent: or not), calls it under the call id callID,
+// kills the node with kill -9 while the second step runs, and starts the
+// node again on the same data dir: the restarted node and the project.
+func killMidWorkflow(t *testing.T, name string, idempotent bool, callID string) (*Node, string) {
+	t.Helper()
+	dataDir := t.TempDir()
+	node := StartNode(t, tools, dataDir)
+	proj := t.TempDir()
+	writeProjectTree(t, proj, map[string]string{".jido/workflows/" + name + ".md": durableWorkflow(name, idempotent)})
+	policy := filepath.Join(t.TempDir(), "policy.yaml")
+	writeProjectTree(t, filepath.Dir(policy), map[string]string{"policy.yaml": "commands:\n  programs: [sh, sleep]\n"})
+	tools.Run(t, "project", "open", proj, "--id", "p1", "--policy", policy, "--nats-url", node.URL)
+
+	startWorkflowCall(t, node.URL, "workflow_"+name, callID)
+	testkit.Eventually(t, "step two running", func() bool { return readSteps(t, proj) == "one\ntwo-start\n" })
+	node.Kill(t)
+	return StartNode(t, tools, dataDir), proj
+}
+
 // TestWorkflowResumesAfterKill: a workflow called with project call runs
 // its first step, the node is killed (kill -9) while its second runs,
 // and the restarted node takes the run up: the first step is not run
@@ -59,19 +79,7 @@ func readSteps(t *testing.T, proj string) string {
 // runs, and the call's outcome is project.tool.completed under the id
 // the caller gave, as if the node had never stopped.
 func TestWorkflowResumesAfterKill(t *testing.T) {
-	dataDir := t.TempDir()
-	node := StartNode(t, tools, dataDir)
-	proj := t.TempDir()
-	writeProjectTree(t, proj, map[string]string{".jido/workflows/durable.md": durableWorkflow("durable", true)})
-	policy := filepath.Join(t.TempDir(), "policy.yaml")
-	writeProjectTree(t, filepath.Dir(policy), map[string]string{"policy.yaml": "commands:\n  programs: [sh, sleep]\n"})
-	tools.Run(t, "project", "open", proj, "--id", "p1", "--policy", policy, "--nats-url", node.URL)
-
-	startWorkflowCall(t, node.URL, "workflow_durable", "wf-1")
-	testkit.Eventually(t, "step two running", func() bool { return readSteps(t, proj) == "one\ntwo-start\n" })
-	node.Kill(t)
-
-	node = StartNode(t, tools, dataDir)
+	node, proj := killMidWorkflow(t, "durable", true, "wf-1")
 	run := func(args ...string) string { return tools.Run(t, append(args, "--nats-url", node.URL)...) }
 	testkit.Eventually(t, "step two run again after the restart", func() bool {
 		return readSteps(t, proj) == "one\ntwo-start\ntwo-start\n"
@@ -103,19 +111,7 @@ func TestWorkflowResumesAfterKill(t *testing.T) {
 // it; the workflow is recorded failed, interrupted, naming the step to
 // check.
 func TestWorkflowInterruptedStepNotRunTwice(t *testing.T) {
-	dataDir := t.TempDir()
-	node := StartNode(t, tools, dataDir)
-	proj := t.TempDir()
-	writeProjectTree(t, proj, map[string]string{".jido/workflows/strict.md": durableWorkflow("strict", false)})
-	policy := filepath.Join(t.TempDir(), "policy.yaml")
-	writeProjectTree(t, filepath.Dir(policy), map[string]string{"policy.yaml": "commands:\n  programs: [sh, sleep]\n"})
-	tools.Run(t, "project", "open", proj, "--id", "p1", "--policy", policy, "--nats-url", node.URL)
-
-	startWorkflowCall(t, node.URL, "workflow_strict", "wf-2")
-	testkit.Eventually(t, "step two running", func() bool { return readSteps(t, proj) == "one\ntwo-start\n" })
-	node.Kill(t)
-
-	node = StartNode(t, tools, dataDir)
+	node, proj := killMidWorkflow(t, "strict", false, "wf-2")
 	run := func(args ...string) string { return tools.Run(t, append(args, "--nats-url", node.URL)...) }
 	var failed string
 	testkit.Eventually(t, "the workflow's failure in the project's stream", func() bool {

@@ -11,20 +11,14 @@ import (
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projects"
 )
 
 // TestConvStartBudget: a negative or non-finite budget is refused naming
 // the member, and none is started; a budget given is recorded in
 // conversation.started, where the loop reads it.
 func TestConvStartBudget(t *testing.T) {
-	n := startNode(t, t.TempDir())
-	defer closeNode(t, n)
-	e, svc := n.Projects(), n.Conversations()
-	ctx := context.Background()
-	if _, err := e.Open(ctx, projects.OpenRequest{Root: projectDir(t), ID: "p1"}); err != nil {
-		t.Fatal(err)
-	}
+	n := nodeWithProject(t)
+	svc, ctx := n.Conversations(), context.Background()
 	for _, c := range []struct {
 		budget conversation.Budget
 		says   string

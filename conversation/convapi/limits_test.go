@@ -8,20 +8,14 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/convapi"
-	"github.com/jido-bus/jido-bus/projects"
 )
 
 // TestConvStartBoundsLimits: a conversation whose limits are out of
 // their bounds (max_steps 100,000,000 was taken) is refused with the
 // bound named, and none is started; limits within them are kept.
 func TestConvStartBoundsLimits(t *testing.T) {
-	n := startNode(t, t.TempDir())
-	defer closeNode(t, n)
-	e, svc := n.Projects(), n.Conversations()
-	ctx := context.Background()
-	if _, err := e.Open(ctx, projects.OpenRequest{Root: projectDir(t), ID: "p1"}); err != nil {
-		t.Fatal(err)
-	}
+	n := nodeWithProject(t)
+	svc, ctx := n.Conversations(), context.Background()
 	for _, c := range []struct {
 		limits conversation.Limits
 		says   string

@@ -10,7 +10,6 @@ import (
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projects"
 )
 
 // TestConvModeStartAndChange: conv.start refuses a mode that is none of
@@ -19,13 +18,8 @@ import (
 // set it, and refuses an unknown or missing mode, or a conversation that
 // does not run, with nothing appended.
 func TestConvModeStartAndChange(t *testing.T) {
-	n := startNode(t, t.TempDir())
-	defer closeNode(t, n)
-	e, svc := n.Projects(), n.Conversations()
-	ctx := context.Background()
-	if _, err := e.Open(ctx, projects.OpenRequest{Root: projectDir(t), ID: "p1"}); err != nil {
-		t.Fatal(err)
-	}
+	n := nodeWithProject(t)
+	svc, ctx := n.Conversations(), context.Background()
 	if _, err := svc.Start(ctx, convapi.StartRequest{Project: "p1", Conversation: "c1", Mode: "read-only"}); bus.ErrorType(err) != bus.ReasonInvalidRequest || !strings.Contains(err.Error(), "want plan") {
 		t.Fatalf("start with mode read-only: %v, want invalid_request naming the modes", err)
 	}

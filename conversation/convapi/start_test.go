@@ -41,6 +41,18 @@ func closeNode(t *testing.T, n *node.Node) {
 	}
 }
 
+// nodeWithProject starts a node, closed at the end of the test, with the
+// project p1 open on a folder of one file.
+func nodeWithProject(t *testing.T) *node.Node {
+	t.Helper()
+	n := startNode(t, t.TempDir())
+	t.Cleanup(func() { closeNode(t, n) })
+	if _, err := n.Projects().Open(context.Background(), projects.OpenRequest{Root: projectDir(t), ID: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // projectDir is a project folder with one file.
 func projectDir(t *testing.T) string {
 	t.Helper()

@@ -115,28 +115,12 @@ func runCall(ctx context.Context, env *Env) ([]Metric, error) {
 	}
 
 	var out []Metric
-	for _, p := range percentiles {
-		m := Metric{Name: MetricCallPrefix + p.name, Value: ms(calls.h.ValueAtQuantile(p.q)), Unit: "ms", Count: calls.h.TotalCount()}
-		m.compare(baselineRawReq, ms(raw.h.ValueAtQuantile(p.q)))
-		m.compare(baselineRawSync, ms(disk.h.ValueAtQuantile(p.q)))
-		if p.name == "p99" {
-			m.compare(baselineCallGoal, callGoal(raw, disk))
-		}
-		out = append(out, m)
-	}
+	out = append(out, callPercentiles(MetricCallPrefix, calls, baselineRawReq, raw, disk)...)
 	rate := Metric{Name: MetricCallRate, Value: calls.rate(), Unit: "calls/s", Count: calls.h.TotalCount(),
 		Note: joinNotes(fmt.Sprintf("one caller, %d counters", len(ids)), calls.note(cfg.Calls))}
 	rate.compare(baselineRawReq, raw.rate())
 	out = append(out, rate)
-	for _, p := range percentiles {
-		m := Metric{Name: MetricCallConcPrefix + p.name, Value: ms(concCalls.h.ValueAtQuantile(p.q)), Unit: "ms", Count: concCalls.h.TotalCount()}
-		m.compare(baselineRawReqConc, ms(concRaw.h.ValueAtQuantile(p.q)))
-		m.compare(baselineRawSync, ms(disk.h.ValueAtQuantile(p.q)))
-		if p.name == "p99" {
-			m.compare(baselineCallGoal, callGoal(concRaw, disk))
-		}
-		out = append(out, m)
-	}
+	out = append(out, callPercentiles(MetricCallConcPrefix, concCalls, baselineRawReqConc, concRaw, disk)...)
 	concRate := Metric{Name: MetricCallConcPrefix + "rate", Value: concCalls.rate(), Unit: "calls/s", Count: concCalls.h.TotalCount(),
 		Note: joinNotes(fmt.Sprintf("%d callers at once, each on its own connection", cfg.Callers), concCalls.note(cfg.Calls))}
 	concRate.compare(baselineRawReqConc, concRaw.rate())
@@ -248,6 +232,23 @@ func request(ctx context.Context, nc *nats.Conn, msg *nats.Msg) error {
 }
 
 func ms(us int64) float64 { return float64(us) / 1000 }
+
+// callPercentiles are the percentiles of calls, named prefix + p50 …,
+// each beside the transport's (named transportName) and the disk's of the
+// same run, and the p99 beside the goal too.
+func callPercentiles(prefix string, calls latencyRun, transportName string, transport, disk latencyRun) []Metric {
+	out := make([]Metric, 0, len(percentiles))
+	for _, p := range percentiles {
+		m := Metric{Name: prefix + p.name, Value: ms(calls.h.ValueAtQuantile(p.q)), Unit: "ms", Count: calls.h.TotalCount()}
+		m.compare(transportName, ms(transport.h.ValueAtQuantile(p.q)))
+		m.compare(baselineRawSync, ms(disk.h.ValueAtQuantile(p.q)))
+		if p.name == "p99" {
+			m.compare(baselineCallGoal, callGoal(transport, disk))
+		}
+		out = append(out, m)
+	}
+	return out
+}
 
 // callGoal is the call p99 issue 24 aims at, in ms: the transport's p99
 // (transport, as many callers as the calls) plus the disk's plus 0.1 ms.
