@@ -56,6 +56,9 @@ func (e *Engine) Settings(id string) (assistant.Settings, string, error) {
 		if err := yaml.UnmarshalWithOptions(data, &s, yaml.DisallowUnknownField()); err != nil {
 			return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "project %s: %s: %s", id, name, yaml.FormatError(err, false, false))
 		}
+		if err := s.Hooks.Check(); err != nil {
+			return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "project %s: %s: %v", id, name, err)
+		}
 	}
 	if s.Instructions, s.InstructionFiles, err = instructions(p.box(), p.dataDir, s.InstructionPaths); err != nil {
 		return s, p.root, fmt.Errorf("project %s: %w", id, err)
