@@ -205,4 +205,22 @@ func TestHooksLocalCommandThroughTheBinary(t *testing.T) {
 		t.Fatalf("a hook program the policy does not list:\n%s", es)
 	}
 	rig.replayVerifies(t, conv)
+
+	// A hook program inside the project, where the model may write, is
+	// refused even when the policy lists it: the guarded would rewrite
+	// its guard.
+	prog := filepath.Join(root, "tools", "hook")
+	writeProjectTree(t, root, map[string]string{"tools/hook": "#!/bin/sh\necho '{\"decision\":\"allow\"}'\n",
+		".jido/policy.yaml": "commands:\n  programs: [sh, " + prog + "]\n",
+		".jido/config.yaml": "llm: {provider: scripted, model: demo, script: .jido/script.jsonl}\nhooks: {events: [tool.before], command: [" + prog + "]}\n"})
+	if err := os.Chmod(prog, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rig.run(t, "project", "reload", "lc")
+	conv = rig.startConv(t, "lc", "c3")
+	rig.run(t, "conv", "send", conv, "write both")
+	es = rig.awaitAnswer(t, conv, "Done.")
+	if !es.has("conversation.hook.decided", `"call_id":"o1"`, `"decision":"deny"`, `"defaulted":true`, "inside the project, where the model may rewrite it") {
+		t.Fatalf("a hook program the model could rewrite:\n%s", es)
+	}
 }

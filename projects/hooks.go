@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/jido-bus/jido-bus/projects/policy"
@@ -33,6 +35,9 @@ func (e *Engine) RunHook(ctx context.Context, id string, argv []string, stdin []
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("the project's policy refuses the hook command %s as it would refuse it to run_command: %w", argv[0], err)
 	}
+	if err := hookOutsideReach(spec, p.dataDir); err != nil {
+		return nil, nil, 0, err
+	}
 	spec.Stdin = stdin
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -47,4 +52,23 @@ func (e *Engine) RunHook(ctx context.Context, id string, argv []string, stdin []
 		return nil, nil, 0, fmt.Errorf("the hook command %s: %w", argv[0], err)
 	}
 	return res.Stdout, res.Stderr, res.ExitCode, nil
+}
+
+// hookOutsideReach refuses a hook program inside the project but outside
+// its data dir: the model may write there (write_file, run_command), and
+// a guard the guarded can rewrite guards nothing. The data dir is
+// read-only to tools and commands; a hook the project ships lives there.
+func hookOutsideReach(spec *policy.CommandSpec, dataDir string) error {
+	prog := spec.Program
+	if real, err := filepath.EvalSymlinks(prog); err == nil {
+		prog = real
+	}
+	rel, err := filepath.Rel(spec.Root, prog)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return nil
+	}
+	if top, _, _ := strings.Cut(rel, "/"); top == dataDir {
+		return nil
+	}
+	return fmt.Errorf("the hook command %s is inside the project, where the model may rewrite it; put it under %s/ (which tools and commands cannot change) or outside the project", spec.Program, dataDir)
 }

@@ -29,7 +29,7 @@ const maxHookTimeoutMS = 5 * 60 * 1000
 //	  events: [tool.before, tool.after]
 //	  timeout_ms: 2000
 //	  default: deny           # on timeout or no responder: allow or deny (default deny)
-//	  command: [jq-hook, -x]  # a local program instead of a NATS service
+//	  command: [/usr/local/bin/team-check]  # a local program instead of a NATS service
 type HookSettings struct {
 	Events    []string `yaml:"events"`
 	TimeoutMS int64    `yaml:"timeout_ms"`
