@@ -125,6 +125,11 @@ type CompactRange struct {
 	FromSeq  uint64 `json:"from_seq"`
 	ToSeq    uint64 `json:"to_seq"`
 	Messages int    `json:"messages"`
+	// Answers is how many of them were the model's answers (assistant
+	// messages), those an earlier summary replaced included: the summary
+	// says so to the model, which then knows how far the conversation
+	// went (and the scripted provider counts its turns by it).
+	Answers int `json:"answers,omitempty"`
 }
 
 // ForkOrigin is where a forked conversation branched off its parent.

@@ -101,8 +101,20 @@ const (
 	PinSummary = "summary"
 )
 
-// SummaryHeading introduces a summary in the context the model reads.
-const SummaryHeading = "[Summary of the earlier conversation, written when it was compacted; it replaces %d messages]\n"
+// SummaryHeading introduces a summary in the context the model reads:
+// how many messages it replaces, and how many of them were the
+// assistant's answers.
+const SummaryHeading = "[Summary of the earlier conversation, written when it was compacted; it replaces %d messages, %d of them the assistant's]\n"
+
+// SummaryAnswers reads the count of the assistant's answers from a
+// summary message's heading (0 when content has none).
+func SummaryAnswers(content string) int {
+	var n, answers int
+	if _, err := fmt.Sscanf(content, SummaryHeading, &n, &answers); err != nil {
+		return 0
+	}
+	return answers
+}
 
 // MessageCall is a tool call an assistant message makes. When the model's
 // arguments were not JSON, Args is {} and ArgsText holds them as the model
@@ -379,7 +391,7 @@ func (p LLMContextProjection) compact(c *LLMContext, d *conversation.Data) {
 	if at < 0 {
 		return
 	}
-	sum := Message{Role: RoleUser, Content: fmt.Sprintf(SummaryHeading, d.Replaces.Messages) + d.Summary, Seq: to, Pin: PinSummary}
+	sum := Message{Role: RoleUser, Content: fmt.Sprintf(SummaryHeading, d.Replaces.Messages, d.Replaces.Answers) + d.Summary, Seq: to, Pin: PinSummary}
 	sum.Tokens = EstimateTokens(&sum)
 	out = append(out[:at], append([]Message{sum}, out[at:]...)...)
 	c.Messages = out

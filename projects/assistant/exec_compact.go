@@ -110,7 +110,7 @@ func (a *Assistant) compact(ctx context.Context, x *runtime.ExecContext, c conve
 	if room := a.room(); room >= 0 && len(text) > room {
 		text = cut(text, room)
 	}
-	sum := views.Message{Role: views.RoleUser, Content: fmt.Sprintf(views.SummaryHeading, len(plan.replaced)) + text}
+	sum := views.Message{Role: views.RoleUser, Content: fmt.Sprintf(views.SummaryHeading, len(plan.replaced), plan.answers) + text}
 	after := h.tokens - plan.tokens + views.EstimateTokens(&sum)
 	model := resp.Model
 	if model == "" {
@@ -118,7 +118,7 @@ func (a *Assistant) compact(ctx context.Context, x *runtime.ExecContext, c conve
 	}
 	data := map[string]any{
 		"summary":       text,
-		"replaces":      conversation.CompactRange{FromSeq: plan.from, ToSeq: plan.to, Messages: len(plan.replaced)},
+		"replaces":      conversation.CompactRange{FromSeq: plan.from, ToSeq: plan.to, Messages: len(plan.replaced), Answers: plan.answers},
 		"tokens_before": h.tokens, "tokens_after": after,
 		"model": model, "reason": c.Reason,
 		"usage": conversation.Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens},
@@ -156,6 +156,9 @@ type compaction struct {
 	replaced []views.Message
 	from, to uint64
 	tokens   int
+	// answers counts the assistant's messages replaced, an earlier
+	// summary's included.
+	answers int
 }
 
 // planCompaction chooses what to replace in list (llm_context's
@@ -188,6 +191,12 @@ func planCompaction(list []views.Message, keep int64) (compaction, bool) {
 		for _, m := range c.replaced {
 			c.to = max(c.to, m.Seq)
 			c.tokens += m.Tokens
+			switch {
+			case m.Role == views.RoleAssistant:
+				c.answers++
+			case m.Pin == views.PinSummary:
+				c.answers += views.SummaryAnswers(m.Content)
+			}
 		}
 		if len(c.replaced) == 1 && c.replaced[0].Pin == views.PinSummary {
 			return compaction{}, false

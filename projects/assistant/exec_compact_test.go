@@ -1,6 +1,7 @@
 package assistant
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -33,7 +34,7 @@ func TestPlanCompaction(t *testing.T) {
 		msg(views.RoleUser, 8, 10), msg(views.RoleAssistant, 9, 10),
 	}
 	c, ok := planCompaction(list, 0)
-	if !ok || c.from != 3 || c.to != 7 || len(c.replaced) != 4 || c.tokens != 120 {
+	if !ok || c.from != 3 || c.to != 7 || len(c.replaced) != 4 || c.tokens != 120 || c.answers != 2 {
 		t.Fatalf("keep 0: %+v %v, want seq 3..7 replaced (the last turn kept)", c, ok)
 	}
 	// Keeping 70 tokens keeps the second call and its result too.
@@ -49,15 +50,15 @@ func TestPlanCompaction(t *testing.T) {
 	if c, ok = planCompaction(long, 0); !ok || c.to != 5 {
 		t.Fatalf("one turn: %+v %v, want seq 3..5", c, ok)
 	}
-	sum := views.Message{Role: views.RoleUser, Seq: 7, Tokens: 20, Pin: views.PinSummary, Content: "s"}
+	sum := views.Message{Role: views.RoleUser, Seq: 7, Tokens: 20, Pin: views.PinSummary, Content: fmt.Sprintf(views.SummaryHeading, 4, 2) + "s"}
 	if _, ok = planCompaction([]views.Message{list[0], task, sum, msg(views.RoleUser, 8, 10), msg(views.RoleAssistant, 9, 10)}, 0); ok {
 		t.Fatal("a lone summary was planned for compaction")
 	}
 	c, ok = planCompaction([]views.Message{list[0], task, sum, msg(views.RoleAssistant, 8, 10), msg(views.RoleUser, 10, 10), msg(views.RoleAssistant, 11, 10)}, 0)
-	if !ok || c.from != 7 || c.to != 8 {
+	if !ok || c.from != 7 || c.to != 8 || c.answers != 3 {
 		t.Fatalf("with a summary: %+v %v, want the summary and seq 8", c, ok)
 	}
-	if tr := transcript(c.replaced); !strings.Contains(tr, "Earlier summary:\ns") || !strings.Contains(tr, "Assistant:") {
+	if tr := transcript(c.replaced); !strings.Contains(tr, "Earlier summary:\n[Summary") || !strings.Contains(tr, "Assistant:") {
 		t.Fatalf("transcript: %q", tr)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -101,7 +103,8 @@ type scripted struct {
 // Which line answers is decided by the request alone, so a replay or a
 // restart gets the same answer: turn n answers a request holding n assistant
 // messages. A turn is a successful line with the failing lines before it;
-// the k-th attempt of the same request (same system prompt and messages)
+// (a summary of a compacted conversation counts as the answers it
+// replaces); the k-th attempt of the same request (same system prompt and messages)
 // gets the turn's k-th line. The count of failures already returned is kept
 // in memory per request, so after a restart a turn's failures happen again.
 // A request past the last turn is a config error, unless the last line
@@ -205,6 +208,11 @@ func parseScriptLine(raw []byte) (scriptLine, error) {
 	return line, nil
 }
 
+// summaryAnswers finds, in the heading of a compacted conversation's
+// summary (views.SummaryHeading), how many of the assistant's answers it
+// replaces.
+var summaryAnswers = regexp.MustCompile(`^\[Summary of the earlier conversation, written when it was compacted; it replaces \d+ messages, (\d+) of them the assistant's\]`)
+
 // fingerprint identifies a request for counting its failed attempts.
 func fingerprint(req Request) [32]byte {
 	h := sha256.New()
@@ -229,8 +237,16 @@ func (s *scripted) Complete(ctx context.Context, req Request, onDelta func(Delta
 	}
 	turn := 0
 	for _, m := range req.Messages {
-		if m.Role == RoleAssistant {
+		switch {
+		case m.Role == RoleAssistant:
 			turn++
+		case m.Role == RoleUser:
+			// A compacted conversation's summary says how many answers
+			// it stands for: they count as the turns they were.
+			if sm := summaryAnswers.FindStringSubmatch(m.Content); sm != nil {
+				n, _ := strconv.Atoi(sm[1])
+				turn += n
+			}
 		}
 	}
 	if turn >= len(s.turns) {

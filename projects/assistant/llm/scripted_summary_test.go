@@ -38,6 +38,11 @@ func TestScriptedSummaryLines(t *testing.T) {
 	if r, err := p.Complete(ctx, Request{Messages: two}, nil); err != nil || r.Text != "turn 2" {
 		t.Fatalf("turn 2: %q %v", r.Text, err)
 	}
+	// A compacted context: the summary counts as the answers it replaces.
+	compacted := []Message{{Role: RoleUser, Content: "task"}, {Role: RoleUser, Content: "[Summary of the earlier conversation, written when it was compacted; it replaces 3 messages, 1 of them the assistant's]\nread it"}, {Role: RoleUser, Content: "more"}}
+	if r, err := p.Complete(ctx, Request{Messages: compacted}, nil); err != nil || r.Text != "turn 2" {
+		t.Fatalf("after a compaction: %q %v, want turn 2", r.Text, err)
+	}
 	q := scriptOf(t, `{"text":"only"}`)
 	if r, err := q.Complete(ctx, Request{Messages: []Message{{Role: RoleUser, Content: "transcript"}}, Summary: true}, nil); err != nil || !strings.Contains(r.Text, "transcript") {
 		t.Fatalf("built-in summary: %q %v", r.Text, err)
