@@ -169,6 +169,11 @@ func (d *decider) compactFirst() bool {
 func (d *decider) compact(reason, id string) {
 	cs := &d.st.Compact
 	cs.Request = id
-	keep := cs.Window * CompactKeepPercent / 100
+	// Asked, it keeps the last turn only; on its own, the most recent
+	// quarter of the window too.
+	keep := int64(0)
+	if reason == CompactWindow {
+		keep = cs.Window * CompactKeepPercent / 100
+	}
 	d.out = append(d.out, Compact{Conversation: d.key, Request: id, Instruction: SummaryInstruction, KeepTokens: keep, Reason: reason, LLM: d.st.LLM})
 }

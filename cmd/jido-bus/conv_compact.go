@@ -62,6 +62,13 @@ model.`,
 				return err
 			}
 			defer nc.Close()
+			client := convapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout}
+			// The compactions asked before this one: its outcome is the
+			// first after the next one the timeline shows.
+			asked := 0
+			if tl, err := timelineOf(cmd.Context(), client, args[0]); err == nil {
+				asked = countKind(tl.Items, views.ItemCompact)
+			}
 			reply, err := askControl(cmd.Context(), f.requester(nc, subjects), subjects, convapi.VerbCompact, args[0], convCompactBody{Conv: args[0], Reason: reason, By: f.cliUser()})
 			if err != nil {
 				return err
@@ -69,8 +76,7 @@ model.`,
 			if wait <= 0 {
 				return printControl(cmd, &f, reply, "compaction asked for")
 			}
-			client := convapi.Client{NC: nc, Subjects: subjects, Timeout: f.timeout}
-			it, err := awaitCompaction(cmd.Context(), client, reply, wait)
+			it, err := awaitCompaction(cmd.Context(), client, reply.Conv, asked, wait)
 			if err != nil {
 				return err
 			}
@@ -93,33 +99,56 @@ or {"seq","kind":"compaction_failed","error":{"type","message"}}; with --wait 0
 	return cmd
 }
 
-// awaitCompaction polls CONV's timeline for the outcome of the
-// compaction asked at reply: the first compacted or compaction_failed
-// item after it.
-func awaitCompaction(ctx context.Context, client convapi.Client, reply convControlReply, wait time.Duration) (views.TimelineItem, error) {
+// timelineOf reads conv's timeline.
+func timelineOf(ctx context.Context, client convapi.Client, conv string) (views.Timeline, error) {
+	var tl views.Timeline
+	show, err := client.Show(ctx, convapi.ShowRequest{Conv: conv, View: views.ViewTimeline})
+	if err != nil {
+		return tl, err
+	}
+	if err := json.Unmarshal(show.State, &tl); err != nil {
+		return tl, fmt.Errorf("timeline of %s: %w", conv, err)
+	}
+	return tl, nil
+}
+
+func countKind(items []views.TimelineItem, kind string) int {
+	n := 0
+	for _, it := range items {
+		if it.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// awaitCompaction polls conv's timeline for the outcome of the
+// compaction asked after the asked others: the first compacted or
+// compaction_failed item after the next compact item. (The node
+// refuses a compaction while one is in flight, so outcomes follow their
+// requests in order.)
+func awaitCompaction(ctx context.Context, client convapi.Client, conv string, asked int, wait time.Duration) (views.TimelineItem, error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		show, err := client.Show(ctx, convapi.ShowRequest{Conv: reply.Conv, View: views.ViewTimeline})
+		tl, err := timelineOf(ctx, client, conv)
 		if err != nil && !transient(err) && !errors.Is(err, context.DeadlineExceeded) {
 			return views.TimelineItem{}, err
 		}
-		if err == nil {
-			var tl views.Timeline
-			if err := json.Unmarshal(show.State, &tl); err != nil {
-				return views.TimelineItem{}, fmt.Errorf("timeline of %s: %w", reply.Conv, err)
-			}
-			for _, it := range tl.Items {
-				if it.Seq > reply.Version && (it.Kind == views.ItemCompacted || it.Kind == views.ItemCompactFailed) {
-					return it, nil
-				}
+		seen := 0
+		for _, it := range tl.Items {
+			switch {
+			case it.Kind == views.ItemCompact:
+				seen++
+			case seen > asked && (it.Kind == views.ItemCompacted || it.Kind == views.ItemCompactFailed):
+				return it, nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return views.TimelineItem{}, bus.Errorf(bus.ReasonUnavailable, "conversation %s: no summary within %s; the compaction goes on — jido-bus conv show %s shows its outcome", reply.Conv, wait, reply.Conv)
+			return views.TimelineItem{}, bus.Errorf(bus.ReasonUnavailable, "conversation %s: no summary within %s; the compaction goes on — jido-bus conv show %s shows its outcome", conv, wait, conv)
 		case <-tick.C:
 		}
 	}
