@@ -73,6 +73,8 @@ type loopState struct {
 	// by conversation.started and conversation.mode; each RunTool
 	// carries it, and the runner holds the call to it.
 	Mode string `json:"mode,omitempty"`
+	// Compact is where compaction stands (loop_compact.go).
+	Compact compactState `json:"compact,omitzero"`
 }
 
 // budgetUsed is what a conversation's LLM calls used.
@@ -154,7 +156,7 @@ func Loop(env agents.Env, whole json.RawMessage) (agents.Result, error) {
 	}
 	copied := st.Copied > 0 && ev.Type != Started
 	d := decider{key: env.AgentID, st: &st, ev: &ev, status: env.State.String("status"), copied: copied}
-	d.decide()
+	d.decide(whole)
 	if copied {
 		st.Copied--
 		d.out = nil
@@ -177,9 +179,12 @@ type decider struct {
 	out    []agents.Directive
 }
 
-func (d *decider) decide() {
+func (d *decider) decide(whole json.RawMessage) {
 	st, ev := d.st, d.ev
 	if !st.On && ev.Type != Started {
+		return
+	}
+	if d.compactEvent(whole) {
 		return
 	}
 	switch ev.Type {
@@ -291,8 +296,17 @@ func (d *decider) startTurn(id string) {
 	d.callLLM(1, 0)
 }
 
-// callLLM decides attempt of the turn's current step.
+// callLLM decides attempt of the turn's current step; its first attempt
+// waits for a compaction when the context nears the model's window.
 func (d *decider) callLLM(attempt int, delayMS int64) {
+	if attempt == 1 && d.compactFirst() {
+		return
+	}
+	d.llmCall(attempt, delayMS)
+}
+
+// llmCall decides attempt of the turn's current step.
+func (d *decider) llmCall(attempt int, delayMS int64) {
 	st := d.st
 	st.Attempt = attempt
 	// A user message that came during the turn is in the context of this
@@ -492,6 +506,13 @@ func (d *decider) endTurn() {
 	d.clearTurn()
 	if queued != "" {
 		d.startTurn(queued)
+		return
+	}
+	// A compaction asked during the turn is done now, between turns.
+	if cs := &d.st.Compact; cs.Asked != "" && cs.Request == "" {
+		asked := cs.Asked
+		cs.Asked = ""
+		d.compact(CompactAsk, "compact."+asked)
 	}
 }
 
@@ -531,6 +552,7 @@ func (d *decider) clearTurn() {
 	st := d.st
 	st.Turn, st.Step, st.Attempt, st.Request, st.Calls, st.Ending, st.Queued = "", 0, 0, "", 0, "", ""
 	st.Pending = nil
+	st.Compact.Resume = false
 }
 
 // record appends a conversation event the loop decided.

@@ -44,6 +44,8 @@ func (n *Node) newAssistant() *assistant.Assistant {
 		Spent:     n.metrics.spent,
 		AskHook:   n.askHook,
 		RunHook:   projectHost{n}.RunHook,
+		// The operator's default window for models without one.
+		ContextWindow: n.cfg.ContextWindow,
 	}
 	if n.cfg.Assistant != nil {
 		n.cfg.Assistant(&cfg)

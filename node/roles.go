@@ -82,6 +82,9 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 			// started, through the project's policy.
 			api(convapi.Area, convapi.VerbCancel),
 			api(convapi.Area, convapi.VerbApprove),
+			// And compact it between turns, as it could by sending more:
+			// a summary of its own conversation, by the project's model.
+			api(convapi.Area, convapi.VerbCompact),
 			// Not conv.mode: a client chooses a mode at conv.start (it
 			// could start in auto anyway); changing a running
 			// conversation's mode would lift a plan an operator set.

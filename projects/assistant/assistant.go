@@ -86,6 +86,10 @@ type Config struct {
 	// (priced false: the operator gave the model no price). The node
 	// counts them in its metrics.
 	Spent func(project, model string, usage llm.Usage, costUSD float64, priced bool)
+	// ContextWindow is the context window, in tokens, of a model whose
+	// provider gives it none (llm.Endpoint.Windows); 0 means
+	// llm.DefaultWindow.
+	ContextWindow int64
 }
 
 // Assistant holds the executors of the loop's directives and what they
@@ -171,6 +175,7 @@ func (a *Assistant) Executors() map[string]runtime.DirectiveExec {
 		conversation.KindRunTool:    runtime.ExecFunc(a.execRunTool),
 		conversation.KindRecord:     runtime.ExecFunc(execRecord),
 		conversation.KindCancelTurn: runtime.ExecFunc(a.execCancelTurn),
+		conversation.KindCompact:    runtime.ExecFunc(a.execCompact),
 	}
 }
 
