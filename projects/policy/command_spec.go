@@ -63,6 +63,9 @@ type CommandSpec struct {
 	// system is built (its /tmp is a tmpfs of Limits.TempSize); without,
 	// the command's TMPDIR.
 	TempDir string `json:"temp_dir,omitempty"`
+	// Stdio, set by Exec, says the program's stdin is the pipe the helper
+	// got at helperStdinFD (ExecOptions.Stdin), not /dev/null.
+	Stdio bool `json:"stdio,omitempty"`
 }
 
 // shells are programs whose "-c" runs a command line; named in refusals so

@@ -47,6 +47,13 @@ type ExecOptions struct {
 	// lacks the rest (the helper never uses more than it is told, and
 	// never applies what the kernel has not).
 	Confinement *Confinement
+	// Stdin and Stdout, when set, are the program's stdin and stdout for
+	// as long as it runs, instead of /dev/null and the captured output: a
+	// server that speaks a protocol on them (an MCP server over stdio).
+	// Both or neither are set. The caller keeps its ends of the pipes and
+	// closes the ones it passed here once Exec returns. Stdout is then not
+	// captured nor capped; stderr is, as always.
+	Stdin, Stdout *os.File
 }
 
 // CommandResult is what a command did.
@@ -106,6 +113,10 @@ func Exec(ctx context.Context, spec *CommandSpec, opts ExecOptions) (*CommandRes
 	defer os.RemoveAll(tmp)
 	s.TempDir = tmp
 	s.Namespaces = prot.Namespaces
+	if (opts.Stdin == nil) != (opts.Stdout == nil) {
+		return nil, errors.New("run_command: ExecOptions.Stdin and Stdout go together")
+	}
+	s.Stdio = opts.Stdin != nil
 	absent := missingEntries(spec.Root, spec.Protect)
 	temp := tmp
 	attr := plainAttr()
@@ -121,7 +132,7 @@ func Exec(ctx context.Context, spec *CommandSpec, opts ExecOptions) (*CommandRes
 	if err != nil {
 		return nil, fmt.Errorf("run_command: encode the spec: %w", err)
 	}
-	res, err := run(ctx, helper, attr, data, max)
+	res, err := run(ctx, helper, attr, data, max, opts.Stdin, opts.Stdout)
 	if res != nil {
 		res.Warning = joinWarnings(warning, createdWarning(spec.Root, absent))
 	}
@@ -165,7 +176,7 @@ func closeAll(fs ...*os.File) {
 	}
 }
 
-func run(ctx context.Context, helper []string, attr *syscall.SysProcAttr, spec []byte, max int64) (*CommandResult, error) {
+func run(ctx context.Context, helper []string, attr *syscall.SysProcAttr, spec []byte, max int64, stdin, stdout *os.File) (*CommandResult, error) {
 	p, err := newPipes()
 	if err != nil {
 		return nil, err
@@ -175,7 +186,13 @@ func run(ctx context.Context, helper []string, attr *syscall.SysProcAttr, spec [
 	cmd.Stdin = bytes.NewReader(spec)
 	cmd.Stdout, cmd.Stderr = p.outW, p.errW
 	cmd.ExtraFiles = []*os.File{p.stW} // fd 3, helperStatusFD
-	cmd.Env = []string{}               // the helper needs nothing; the program gets spec.Env
+	if stdin != nil {
+		// fd 4, helperStdinFD: the helper reads the spec on its own
+		// stdin, then gives this one to the program.
+		cmd.ExtraFiles = append(cmd.ExtraFiles, stdin)
+		cmd.Stdout = stdout
+	}
+	cmd.Env = []string{} // the helper needs nothing; the program gets spec.Env
 	cmd.Dir = "/"
 	cmd.SysProcAttr = attr // Setpgid, and with namespaces the new namespaces
 	start := time.Now()
