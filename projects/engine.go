@@ -318,8 +318,11 @@ func (e *Engine) Open(ctx context.Context, req OpenRequest) (ProjectInfo, error)
 	keep = true
 	e.disown(ctx, id)
 	e.install(p)
+	e.awaitMCPServers(ctx, id)
 	e.log.Info("project opened", "project", id, "root", root.Path(), "policy", source, "skills", len(snap.Skills), "commands", len(snap.Commands), "diagnostics", len(snap.Diagnostics))
-	return p.info(), nil
+	info := p.info()
+	info.MCPServers = e.MCPServers(id)
+	return info, nil
 }
 
 // ValidateID checks a project id: an agent id of one segment (a

@@ -8,11 +8,13 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -88,8 +90,18 @@ func checkMCPServers(servers map[string]MCPServerConfig, file string) error {
 // mcpServers are the MCP servers of the open projects, by project id.
 type mcpServers struct {
 	mu  sync.Mutex
-	all map[string][]*mcpclient.Server
+	all map[string]*projectMCP
 }
+
+// projectMCP is one project's servers and the config they run.
+type projectMCP struct {
+	cfg     map[string]MCPServerConfig
+	servers []*mcpclient.Server
+}
+
+// mcpStartWait bounds how long Open and Reload wait for the project's MCP
+// servers' first start, so that their tools are listed when they return.
+const mcpStartWait = 15 * time.Second
 
 // startMCPServers starts the servers p's config lists. A config that
 // cannot be read or is refused is logged and starts none: the project
@@ -100,6 +112,48 @@ func (e *Engine) startMCPServers(p *project) {
 		e.log.Error("project's MCP servers not started", "project", p.id, "err", err)
 		return
 	}
+	e.runMCPServers(p, cfg)
+}
+
+// reloadMCPServers starts p's servers again when mcp_servers: changed
+// (after a project reload) and waits for their first start.
+func (e *Engine) reloadMCPServers(ctx context.Context, p *project) error {
+	cfg, err := mcpServersConfig(p)
+	if err != nil {
+		return bus.Errorf(bus.ReasonInvalidRequest, "project %s: %v", p.id, err)
+	}
+	e.mcp.mu.Lock()
+	cur := e.mcp.all[p.id]
+	e.mcp.mu.Unlock()
+	if cur != nil && reflect.DeepEqual(cur.cfg, cfg) || cur == nil && len(cfg) == 0 {
+		return nil
+	}
+	e.stopMCPServers(p.id)
+	e.runMCPServers(p, cfg)
+	if err := e.recatalog(p); err != nil {
+		return err
+	}
+	e.awaitMCPServers(ctx, p.id)
+	return nil
+}
+
+// awaitMCPServers waits, at most mcpStartWait, for the first start of
+// each of project id's servers.
+func (e *Engine) awaitMCPServers(ctx context.Context, id string) {
+	ctx, cancel := context.WithTimeout(ctx, mcpStartWait)
+	defer cancel()
+	e.mcp.mu.Lock()
+	var ss []*mcpclient.Server
+	if pm := e.mcp.all[id]; pm != nil {
+		ss = pm.servers
+	}
+	e.mcp.mu.Unlock()
+	for _, s := range ss {
+		s.WaitStarted(ctx)
+	}
+}
+
+func (e *Engine) runMCPServers(p *project, cfg map[string]MCPServerConfig) {
 	names := make([]string, 0, len(cfg))
 	for n := range cfg {
 		names = append(names, n)
@@ -117,9 +171,9 @@ func (e *Engine) startMCPServers(p *project) {
 	}
 	e.mcp.mu.Lock()
 	if e.mcp.all == nil {
-		e.mcp.all = map[string][]*mcpclient.Server{}
+		e.mcp.all = map[string]*projectMCP{}
 	}
-	e.mcp.all[p.id] = ss
+	e.mcp.all[p.id] = &projectMCP{cfg: cfg, servers: ss}
 	e.mcp.mu.Unlock()
 }
 
@@ -127,10 +181,13 @@ func (e *Engine) startMCPServers(p *project) {
 // processes to end.
 func (e *Engine) stopMCPServers(id string) {
 	e.mcp.mu.Lock()
-	ss := e.mcp.all[id]
+	pm := e.mcp.all[id]
 	delete(e.mcp.all, id)
 	e.mcp.mu.Unlock()
-	for _, s := range ss {
+	if pm == nil {
+		return
+	}
+	for _, s := range pm.servers {
 		s.Close()
 	}
 }
@@ -151,9 +208,7 @@ func (e *Engine) mcpChanged(p *project) {
 
 // MCPServers are the states of project id's MCP servers, by name.
 func (e *Engine) MCPServers(id string) []mcpclient.State {
-	e.mcp.mu.Lock()
-	ss := slices.Clone(e.mcp.all[id])
-	e.mcp.mu.Unlock()
+	ss := e.projectMCPServers(id)
 	out := make([]mcpclient.State, 0, len(ss))
 	for _, s := range ss {
 		out = append(out, s.State())
@@ -161,13 +216,20 @@ func (e *Engine) MCPServers(id string) []mcpclient.State {
 	return out
 }
 
+func (e *Engine) projectMCPServers(id string) []*mcpclient.Server {
+	e.mcp.mu.Lock()
+	defer e.mcp.mu.Unlock()
+	if pm := e.mcp.all[id]; pm != nil {
+		return slices.Clone(pm.servers)
+	}
+	return nil
+}
+
 // mcpTools are project id's MCP servers' tools, as catalog entries named
 // <server>.<tool>. A tool whose name or schema the catalog would refuse is
 // left out (and logged), so that one bad tool does not cost the others.
 func (e *Engine) mcpTools(id string) []tools.Tool {
-	e.mcp.mu.Lock()
-	ss := slices.Clone(e.mcp.all[id])
-	e.mcp.mu.Unlock()
+	ss := e.projectMCPServers(id)
 	var out []tools.Tool
 	for _, s := range ss {
 		for _, mt := range s.Tools() {

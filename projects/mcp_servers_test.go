@@ -19,12 +19,12 @@ import (
 	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
-// buildMCPServer builds testdata/mcpserver into dir (inside a project's
+// buildMCPServer builds examples/mcp-server into dir (inside a project's
 // root, where its commands may read it) and returns its path.
 func buildMCPServer(t *testing.T, dir string) string {
 	t.Helper()
 	out := filepath.Join(dir, "bin", "mcpserver")
-	cmd := exec.Command("go", "build", "-o", out, "./testdata/mcpserver")
+	cmd := exec.Command("go", "build", "-o", out, "../examples/mcp-server")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build the test MCP server: %v\n%s", err, b)

@@ -71,6 +71,9 @@ type Server struct {
 	o      Options
 	cancel context.CancelFunc
 	done   chan struct{}
+	// first is closed once the first session is ready or has failed.
+	first     chan struct{}
+	firstOnce sync.Once
 
 	mu    sync.Mutex
 	cs    *mcp.ClientSession
@@ -90,7 +93,7 @@ func Start(o Options) *Server {
 		o.MaxBackoff = max(DefaultMaxBackoff, o.MinBackoff)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{o: o, cancel: cancel, done: make(chan struct{}), state: State{Name: o.Name, Status: StatusStarting}}
+	s := &Server{o: o, cancel: cancel, done: make(chan struct{}), first: make(chan struct{}), state: State{Name: o.Name, Status: StatusStarting}}
 	go s.run(ctx)
 	return s
 }
@@ -103,6 +106,18 @@ func (s *Server) Close() {
 	s.state.Status, s.cs = StatusStopped, nil
 	s.mu.Unlock()
 }
+
+// WaitStarted waits until the first dial has come to a ready session or
+// to a failure (State says which), or ctx is done.
+func (s *Server) WaitStarted(ctx context.Context) {
+	select {
+	case <-s.first:
+	case <-s.done:
+	case <-ctx.Done():
+	}
+}
+
+func (s *Server) started() { s.firstOnce.Do(func() { close(s.first) }) }
 
 // Name is the server's name.
 func (s *Server) Name() string { return s.o.Name }
@@ -173,6 +188,7 @@ func (s *Server) run(ctx context.Context) {
 		s.state.Status, s.state.Error = StatusRestarting, msg
 		s.mu.Unlock()
 		s.changed()
+		s.started()
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
@@ -262,6 +278,7 @@ func (s *Server) list(ctx context.Context, cs *mcp.ClientSession) error {
 	s.state.Status, s.state.Tools, s.state.Error = StatusReady, len(all), ""
 	s.mu.Unlock()
 	s.changed()
+	s.started()
 	return nil
 }
 

@@ -1,7 +1,11 @@
-// Command mcpserver is a small MCP server over stdio for the tests of
-// projects' mcp_servers: echo (read-only), touch (no annotations: writes),
-// read (reads any path it is given: the sandbox must stop it), add_tool
-// (adds the tool "late", which sends tools/list_changed) and crash (exits).
+// Command mcp-server is a small MCP server over stdio, to try a
+// project's mcp_servers: (README section 5) and to test them: echo
+// (read-only), touch (no annotations, so taken as writing), read (reads
+// any path it is given: the project's sandbox is what stops it outside
+// the project), add_tool (adds the tool "late", which sends
+// tools/list_changed) and crash (exits, to see the node restart it).
+//
+//	go build -o bin/notes-mcp ./examples/mcp-server
 package main
 
 import (
