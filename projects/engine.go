@@ -80,6 +80,11 @@ type Config struct {
 	// Reload. Debounce is the watcher's (0: assets.DefaultDebounce).
 	NoWatch  bool
 	Debounce time.Duration
+	// MCPRemotes are the streamable-HTTP MCP servers projects may use
+	// (url: in mcp_servers:), the operator's: a project names a URL listed
+	// here, exactly, and the credential sent to it is the one given here,
+	// never a project's.
+	MCPRemotes []MCPRemote
 	// MCPMinBackoff is the first wait before an MCP server that ended is
 	// started again (0: mcpclient.DefaultMinBackoff); tests shorten it.
 	MCPMinBackoff time.Duration

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path"
 	"reflect"
@@ -36,9 +37,25 @@ import (
 //	  notes:
 //	    command: [/usr/local/bin/notes-mcp, --stdio]
 //	    cwd: docs
+//
+// Or a streamable-HTTP server, at a URL the node's operator allows
+// (Config.MCPRemotes), with the credential the operator gave for it:
+//
+//	mcp_servers:
+//	  issues: {url: "https://mcp.example.com/mcp"}
 type MCPServerConfig struct {
-	Command []string `yaml:"command" json:"command"`
+	Command []string `yaml:"command,omitempty" json:"command,omitempty"`
 	Cwd     string   `yaml:"cwd,omitempty" json:"cwd,omitempty"`
+	URL     string   `yaml:"url,omitempty" json:"url,omitempty"`
+}
+
+// MCPRemote is a streamable-HTTP MCP server the node's operator lets
+// projects use: its URL, and the variable of the node's environment
+// holding the bearer token sent to it ("" sends none). The variable is
+// read at each connection; a project never names it.
+type MCPRemote struct {
+	URL       string
+	BearerEnv string
 }
 
 // MaxMCPServers bounds the servers one project may run.
@@ -80,8 +97,13 @@ func checkMCPServers(servers map[string]MCPServerConfig, file string) error {
 				return fmt.Errorf("mcp_servers.%s in %s: %q is the name of the project assets' tools; pick another name", n, file, n)
 			}
 		}
-		if len(c.Command) == 0 {
-			return fmt.Errorf("mcp_servers.%s in %s: command is empty; give the server's argv, e.g. [/usr/local/bin/notes-mcp, --stdio]", n, file)
+		switch {
+		case len(c.Command) == 0 && c.URL == "":
+			return fmt.Errorf("mcp_servers.%s in %s: give command (the server's argv, e.g. [/usr/local/bin/notes-mcp, --stdio]) or url", n, file)
+		case len(c.Command) > 0 && c.URL != "":
+			return fmt.Errorf("mcp_servers.%s in %s: give command or url, not both", n, file)
+		case c.URL != "" && c.Cwd != "":
+			return fmt.Errorf("mcp_servers.%s in %s: cwd is for a command, not a url", n, file)
 		}
 	}
 	return nil
@@ -163,7 +185,7 @@ func (e *Engine) runMCPServers(p *project, cfg map[string]MCPServerConfig) {
 	for _, n := range names {
 		ss = append(ss, mcpclient.Start(mcpclient.Options{
 			Name:       n,
-			Dial:       e.stdioDial(p, n, cfg[n]),
+			Dial:       e.dial(p, n, cfg[n]),
 			OnChange:   func() { e.mcpChanged(p) },
 			Logger:     e.log.With("project", p.id),
 			MinBackoff: e.cfg.MCPMinBackoff,
@@ -301,6 +323,47 @@ func mcpOutput(name string, res *mcp.CallToolResult) (any, error) {
 		out["structured"] = res.StructuredContent
 	}
 	return out, nil
+}
+
+// dial is how server name of p is reached: its command, or its URL.
+func (e *Engine) dial(p *project, name string, c MCPServerConfig) mcpclient.Dial {
+	if c.URL != "" {
+		return e.httpDial(name, c.URL)
+	}
+	return e.stdioDial(p, name, c)
+}
+
+// httpDial reaches server name at url over streamable HTTP, if the
+// node's operator allows url (Config.MCPRemotes, compared exactly),
+// sending the operator's bearer token for it. A URL not allowed is
+// refused for good: the server is not dialed again.
+func (e *Engine) httpDial(name, url string) mcpclient.Dial {
+	i := slices.IndexFunc(e.cfg.MCPRemotes, func(r MCPRemote) bool { return r.URL == url })
+	return func(ctx context.Context) (mcp.Transport, func() error, error) {
+		if i < 0 {
+			return nil, nil, fmt.Errorf("%w: MCP server %s: url %s is not one the node's operator lets projects use; ask them to add it (projects.Config.MCPRemotes), or remove it from mcp_servers:", mcpclient.ErrRefused, name, url)
+		}
+		r := e.cfg.MCPRemotes[i]
+		client := &http.Client{Transport: bearer{env: r.BearerEnv, next: http.DefaultTransport}}
+		return &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: client, MaxRetries: -1}, func() error { return nil }, nil
+	}
+}
+
+// bearer adds the operator's token, read from the node's environment at
+// each request, as Authorization.
+type bearer struct {
+	env  string
+	next http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if b.env != "" {
+		if tok := os.Getenv(b.env); tok != "" {
+			r = r.Clone(r.Context())
+			r.Header.Set("Authorization", "Bearer "+tok)
+		}
+	}
+	return b.next.RoundTrip(r)
 }
 
 // stdioDial starts server name of project p as a command, through the

@@ -24,6 +24,7 @@ const (
 	StatusReady      = "ready"      // connected; its tools can be called
 	StatusRestarting = "restarting" // the connection ended; waiting to dial again
 	StatusStopped    = "stopped"    // Close was called
+	StatusRefused    = "refused"    // Dial refused it for good (ErrRefused); not dialed again
 )
 
 // Default backoff between dials: doubled after each failed session, up
@@ -32,6 +33,10 @@ const (
 	DefaultMinBackoff = 200 * time.Millisecond
 	DefaultMaxBackoff = 30 * time.Second
 )
+
+// ErrRefused, in a Dial's error, says dialing again cannot help (the
+// server is not allowed): the Server stays refused.
+var ErrRefused = errors.New("refused")
 
 // ErrUnavailable is the error of a call made while the server is not
 // connected.
@@ -177,6 +182,17 @@ func (s *Server) run(ctx context.Context) {
 		}
 		if ready {
 			backoff = s.o.MinBackoff
+		}
+		if errors.Is(err, ErrRefused) {
+			s.o.Logger.Error("MCP server refused; not started", "server", s.o.Name, "err", err)
+			s.mu.Lock()
+			s.cs = nil
+			s.state.Status, s.state.Error = StatusRefused, err.Error()
+			s.mu.Unlock()
+			s.changed()
+			s.started()
+			<-ctx.Done()
+			return
 		}
 		msg := "the connection ended"
 		if err != nil {
