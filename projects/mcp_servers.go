@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"path"
 	"reflect"
@@ -344,20 +345,25 @@ func (e *Engine) httpDial(name, url string) mcpclient.Dial {
 			return nil, nil, fmt.Errorf("%w: MCP server %s: url %s is not one the node's operator lets projects use; ask them to add it (projects.Config.MCPRemotes), or remove it from mcp_servers:", mcpclient.ErrRefused, name, url)
 		}
 		r := e.cfg.MCPRemotes[i]
-		client := &http.Client{Transport: bearer{env: r.BearerEnv, next: http.DefaultTransport}}
+		u, err := neturl.Parse(r.URL)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: MCP server %s: the operator's url %s: %v", mcpclient.ErrRefused, name, r.URL, err)
+		}
+		client := &http.Client{Transport: bearer{env: r.BearerEnv, host: u.Host, next: http.DefaultTransport}}
 		return &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: client, MaxRetries: -1}, func() error { return nil }, nil
 	}
 }
 
 // bearer adds the operator's token, read from the node's environment at
-// each request, as Authorization.
+// each request, as Authorization, to requests for the operator's host
+// only: a server that redirects elsewhere does not pass the token on.
 type bearer struct {
-	env  string
-	next http.RoundTripper
+	env, host string
+	next      http.RoundTripper
 }
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	if b.env != "" {
+	if b.env != "" && r.URL.Host == b.host {
 		if tok := os.Getenv(b.env); tok != "" {
 			r = r.Clone(r.Context())
 			r.Header.Set("Authorization", "Bearer "+tok)

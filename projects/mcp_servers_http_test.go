@@ -107,3 +107,54 @@ func TestMCPServerOverStreamableHTTP(t *testing.T) {
 		t.Errorf("the refused URL was %s", got)
 	}
 }
+
+// TestMCPRemoteTokenStaysWithItsHost: a remote that redirects to another
+// host does not get the operator's token sent there.
+func TestMCPRemoteTokenStaysWithItsHost(t *testing.T) {
+	var elsewhere atomic.Value
+	thief := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Store(r.Header.Get("Authorization"))
+		http.NotFound(w, r)
+	})}
+	tl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go thief.Serve(tl)
+	defer thief.Close()
+	redirect := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://"+tl.Addr().String()+"/mcp", http.StatusTemporaryRedirect)
+	})}
+	rl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go redirect.Serve(rl)
+	defer redirect.Close()
+	url := "http://" + rl.Addr().String() + "/mcp"
+	t.Setenv("TEST_MCP_TOKEN", "operator-token")
+	n, err := node.Start(context.Background(), node.Config{
+		DataDir: t.TempDir(), NoSync: true,
+		NATS: node.NATSConfig{DontListen: true},
+		Projects: func(c *projects.Config) {
+			c.NoWatch, c.MCPMinBackoff = true, 10*time.Millisecond
+			c.MCPRemotes = []projects.MCPRemote{{URL: url, BearerEnv: "TEST_MCP_TOKEN"}}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeNode(t, n)
+	root := projectDir(t)
+	writeFiles(t, root, map[string]string{".jido/config.yaml": "mcp_servers:\n  remote: {url: \"" + url + "\"}\n"})
+	if _, err := n.Projects().Open(context.Background(), projects.OpenRequest{Root: root, ID: "p1"}); err != nil {
+		t.Fatal(err)
+	}
+	got, seen := elsewhere.Load().(string)
+	if !seen {
+		t.Fatalf("the redirect was not followed; the test proves nothing")
+	}
+	if got != "" {
+		t.Errorf("the other host got Authorization %q", got)
+	}
+}
