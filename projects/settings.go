@@ -27,6 +27,7 @@ import (
 //	  script: .jido/demo.jsonl  # scripted: the turns to play
 //	approval_timeout_ms: 300000 # how long a call waits for a person
 //	instructions: [CLAUDE.md, docs/conventions.md] # more instructions for the model, besides AGENTS.md and .jido/instructions.md
+//	hooks: {events: [tool.before], timeout_ms: 2000, default: deny} # ask <prefix>.hook.<project>.<event> (or command: [prog]) about each tool call
 //	mcp_servers:                # MCP servers whose tools join the catalog as <server>.<tool> (MCPServerConfig)
 //	  notes: {command: [/usr/local/bin/notes-mcp]}
 const ConfigFile = "config.yaml"
@@ -68,6 +69,9 @@ func (e *Engine) Settings(id string) (assistant.Settings, string, error) {
 			return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "project %s: %v", id, err)
 		}
 		s = f.Settings
+		if err := s.Hooks.Check(); err != nil {
+			return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "project %s: %s: %v", id, name, err)
+		}
 	}
 	if s.Instructions, s.InstructionFiles, err = instructions(p.box(), p.dataDir, s.InstructionPaths); err != nil {
 		return s, p.root, fmt.Errorf("project %s: %w", id, err)

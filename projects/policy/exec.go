@@ -119,6 +119,9 @@ func Exec(ctx context.Context, spec *CommandSpec, opts ExecOptions) (*CommandRes
 		return nil, errors.New("run_command: ExecOptions.Stdin and Stdout go together")
 	}
 	s.Stdio = opts.Stdin != nil
+	if s.Stdio && len(s.Stdin) > 0 {
+		return nil, errors.New("run_command: a spec's Stdin and ExecOptions.Stdin are two standard inputs; give one")
+	}
 	absent := missingEntries(spec.Root, spec.Protect)
 	temp := tmp
 	attr := plainAttr()

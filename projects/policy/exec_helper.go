@@ -133,7 +133,11 @@ func helperRun(stdin io.Reader) (exitStatus, error) {
 	if err := setRlimits(spec.Limits, nproc); err != nil {
 		return exitStatus{}, fmt.Errorf("sandbox-exec: %w", err)
 	}
-	if err := programStdin(spec.Stdio); err != nil {
+	setStdin := func() error { return commandStdin(spec.Stdin) }
+	if spec.Stdio {
+		setStdin = callerStdin
+	}
+	if err := setStdin(); err != nil {
 		return exitStatus{}, err
 	}
 	if err := enterDir(&spec); err != nil {
@@ -160,24 +164,13 @@ func helperRun(stdin io.Reader) (exitStatus, error) {
 	return supervise(&spec, watch)
 }
 
-// programStdin points fd 0 at what the program reads: the pipe Exec
-// passed at helperStdinFD when the spec says Stdio, else /dev/null.
-func programStdin(stdio bool) error {
-	if stdio {
-		if err := unix.Dup2(helperStdinFD, 0); err != nil {
-			return fmt.Errorf("sandbox-exec: stdin from the caller's pipe: %w", err)
-		}
-		unix.Close(helperStdinFD)
-		return nil
+// callerStdin points fd 0 at the pipe Exec passed at helperStdinFD
+// (ExecOptions.Stdin): a server's requests, for as long as it runs.
+func callerStdin() error {
+	if err := unix.Dup2(helperStdinFD, 0); err != nil {
+		return fmt.Errorf("sandbox-exec: stdin from the caller's pipe: %w", err)
 	}
-	devnull, err := os.Open(os.DevNull)
-	if err != nil {
-		return fmt.Errorf("sandbox-exec: %w", err)
-	}
-	defer devnull.Close()
-	if err := unix.Dup2(int(devnull.Fd()), 0); err != nil {
-		return fmt.Errorf("sandbox-exec: stdin from /dev/null: %w", err)
-	}
+	unix.Close(helperStdinFD)
 	return nil
 }
 
