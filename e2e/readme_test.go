@@ -175,7 +175,7 @@ func sameJSON(a, b string) bool {
 // gateways on, as `make run` starts it.
 func TestREADMERecipes(t *testing.T) {
 	recipes := readRecipes(t)
-	for _, name := range []string{"quickstart", "publish", "subscribe", "agent", "debug", "instructions", "budget", "a2a", "workflow", "modes", "compact", "hooks"} {
+	for _, name := range []string{"quickstart", "publish", "subscribe", "agent", "debug", "instructions", "budget", "a2a", "workflow", "modes", "compact", "mcp-servers", "hooks"} {
 		if _, ok := recipes[name]; !ok {
 			t.Fatalf("neither README.md nor docs/ has a recipe %q (a shell block after <!-- recipe: %s -->)", name, name)
 		}
@@ -244,5 +244,13 @@ func TestREADMERecipes(t *testing.T) {
 	r.run(t, recipes["workflow"])
 	r.run(t, recipes["modes"])
 	r.run(t, recipes["compact"])
+	// The reader built examples/mcp-server into bin/ beside jido-bus.
+	if _, err := tools.BuildProgram(bin, "./examples/mcp-server"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(bin, "mcp-server"), filepath.Join(bin, "notes-mcp")); err != nil {
+		t.Fatal(err)
+	}
+	r.run(t, recipes["mcp-servers"])
 	r.run(t, recipes["hooks"])
 }
