@@ -38,6 +38,8 @@ type serveFile struct {
 	Commands  serveCommandsFile   `yaml:"commands"`
 	Providers []serveProviderFile `yaml:"providers"`
 	Sandbox   serveSandboxFile    `yaml:"sandbox"`
+	// Checkpoints is the checkpoints: section (serve_checkpoints.go).
+	Checkpoints serveCheckpointsFile `yaml:"checkpoints"`
 	// EmitStream is the emit_stream: section (serve_emitstream.go).
 	EmitStream serveEmitStreamFile `yaml:"emit_stream"`
 	// Cluster is the cluster: section (serve_cluster.go).
@@ -199,6 +201,9 @@ func resolveServeConfig(cmd *cobra.Command, flags *serveConfig, getenv func(stri
 		return cfg, err
 	}
 	if err := resolveServeSandbox(&cfg, file.Sandbox, changed); err != nil {
+		return cfg, err
+	}
+	if err := resolveServeCheckpoints(&cfg, file.Checkpoints, changed); err != nil {
 		return cfg, err
 	}
 	if err := resolveServeEmitStream(&cfg, file.EmitStream, changed); err != nil {
