@@ -152,7 +152,7 @@ func sameJSON(a, b string) bool {
 // gateways on, as `make run` starts it.
 func TestREADMERecipes(t *testing.T) {
 	recipes := readRecipes(t)
-	for _, name := range []string{"quickstart", "publish", "subscribe", "agent", "debug", "instructions", "budget", "a2a", "workflow", "modes"} {
+	for _, name := range []string{"quickstart", "publish", "subscribe", "agent", "debug", "instructions", "budget", "a2a", "workflow", "modes", "rewind"} {
 		if _, ok := recipes[name]; !ok {
 			t.Fatalf("README.md has no recipe %q (a shell block after <!-- recipe: %s -->)", name, name)
 		}
@@ -220,4 +220,5 @@ func TestREADMERecipes(t *testing.T) {
 	r.run(t, recipes["a2a"])
 	r.run(t, recipes["workflow"])
 	r.run(t, recipes["modes"])
+	r.run(t, recipes["rewind"])
 }

@@ -234,4 +234,3 @@ func (s *Service) changesAfter(key string, seq uint64) ([]changed, []UncheckedCa
 func runsPrograms(tool string) bool {
 	return tool == "run_command" || strings.HasPrefix(tool, "command_") || strings.HasPrefix(tool, "workflow_")
 }
-
