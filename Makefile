@@ -53,6 +53,8 @@ test: tools ## every test, with -race, including the end-to-end tests
 	@# The end-to-end tests build the binary themselves, which go test's
 	@# cache cannot see: never reuse a cached result.
 	JIDO_NATS_CLI=$(BIN)/nats $(GO) test -race -count=1 -timeout 20m ./e2e/
+	@# go test without -v does not show a skip: say it where it is read.
+	@command -v node >/dev/null 2>&1 || echo "make test: node is not on PATH, so the tests with the real MCP TypeScript and A2A JavaScript clients were SKIPPED (they prove nothing here); install Node.js 18 or later and run make test again" >&2
 
 soak: tools ## the long crash suites: kill -9 the node 25 times under load, fill its disk from its tools 12 times (needs root for a tmpfs), kill -9 a cluster node 20 times and restart a NATS server 5 times, and check nothing acknowledged is lost
 	JIDO_CRASH_KILLS=25 JIDO_SOAK=1 JIDO_NATS_CLI=$(BIN)/nats $(GO) test -race -count=1 -timeout 60m -run CrashSuite -v ./e2e/

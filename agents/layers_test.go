@@ -26,8 +26,9 @@ const module = "github.com/jido-bus/jido-bus"
 // agents'). It may import the packages of its own home and of any lower
 // level, nothing else: homes on one level are side by side and neither
 // imports the other (the assistant in projects drives a conversation,
-// convapi answers its verbs, node introduces them). The node's package
-// doc and DESIGN.md's layout table say the same.
+// convapi answers its verbs, node introduces them). docs/development.md
+// (The layout) states the table and the line once for readers;
+// TestLayoutDocIsTheLayers keeps it equal to levels.
 var levels = [][]string{
 	// Helpers every layer may use, importing nothing of the module: the
 	// goroutine owner and (from tests) the test toolkit.

@@ -314,7 +314,7 @@ func TestCrashSuiteDiskFull(t *testing.T) {
 		t.Skip("the long disk-full run is make soak's (JIDO_SOAK=1); make test runs TestDurabilityAuditDiskFullLosesNoAcknowledgedCall")
 	}
 	load := diskFull(t, 64<<20, 24<<20, 12, 8, 128<<10)
-	t.Logf("%d calls answered ok, failures by type %v, %d without an answer", len(load.acked), load.failed, load.lost)
+	t.Logf("%d calls answered ok (%v), failures by type %v, %d without an answer", len(load.acked), load.tools, load.failed, load.lost)
 }
 
 // poison returns a cast to agent that the node must refuse at its door,

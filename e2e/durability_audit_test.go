@@ -156,14 +156,17 @@ func fillUpTo(t *testing.T, path string, leave int64) {
 type toolLoad struct {
 	mu     sync.Mutex
 	acked  map[string]bool // call ids answered ok
+	tools  map[string]int  // tool name → how many calls of it were answered ok
 	failed map[string]int  // error type → how many calls were answered it
 	lost   int             // calls without an answer (the node went away)
 }
 
 // callToolsUntilDown runs workers that call write_file (sizes up to
-// maxSize) and read_file on project through the NATS API of n, each call
-// with its own id under prefix, until the node stops answering (its log
-// failed: the disk is full) or every worker made max calls.
+// maxSize), run_command (a shell writing as much, the tool with which a
+// full disk was answered ok while its outcome was lost) and read_file on
+// project through the NATS API of n, each call with its own id under
+// prefix, each writing the file <id>.txt, until the node stops answering
+// (its log failed: the disk is full) or every worker made max calls.
 func callToolsUntilDown(t *testing.T, n *Node, project, prefix string, workers, maxSize, max int, load *toolLoad) {
 	t.Helper()
 	var wg sync.WaitGroup
@@ -178,9 +181,13 @@ func callToolsUntilDown(t *testing.T, n *Node, project, prefix string, workers, 
 			defer nc.Close()
 			for i := 0; i < max && !down.Load(); i++ {
 				id := fmt.Sprintf("%s-w%d-%d", prefix, g, i)
+				size := 1 + rng.IntN(maxSize)
 				call := map[string]any{"project": project, "id": id, "name": "write_file",
-					"args": map[string]any{"path": id + ".txt", "content": strings.Repeat("x", 1+rng.IntN(maxSize))}}
-				if i%4 == 3 {
+					"args": map[string]any{"path": id + ".txt", "content": strings.Repeat("x", size)}}
+				switch i % 4 {
+				case 1:
+					call["name"], call["args"] = "run_command", map[string]any{"argv": []string{"sh", "-c", fmt.Sprintf("head -c %d /dev/zero > %s.txt", size, id)}}
+				case 3:
 					call["name"], call["args"] = "read_file", map[string]any{"path": fmt.Sprintf("%s-w%d-%d.txt", prefix, g, i-1)}
 				}
 				body, _ := json.Marshal(call)
@@ -200,6 +207,7 @@ func callToolsUntilDown(t *testing.T, n *Node, project, prefix string, workers, 
 				load.mu.Lock()
 				if st.OK {
 					load.acked[id] = true
+					load.tools[call["name"].(string)]++
 				} else {
 					load.failed[bus.ErrorType(st.Err())]++
 					// A full disk is unavailable (or a tool's own failure
@@ -220,8 +228,10 @@ func callToolsUntilDown(t *testing.T, n *Node, project, prefix string, workers, 
 
 // checkOutcomes fails the test for every acknowledged call whose start
 // and completion are not both in project's stream of the (stopped) node's
-// data dir, and for every call completed without a start.
-func checkOutcomes(t *testing.T, dataDir, project string, acked map[string]bool) {
+// data dir, for every call completed without a start, and for every call
+// of ran (ids of calls whose file is in the project) without a start: a
+// tool whose start was not committed must not have run.
+func checkOutcomes(t *testing.T, dataDir, project string, acked map[string]bool, ran []string) {
 	t.Helper()
 	l, err := eventlog.Open(node.LogDir(dataDir), eventlog.Options{})
 	if err != nil {
@@ -257,6 +267,11 @@ func checkOutcomes(t *testing.T, dataDir, project string, acked map[string]bool)
 			t.Errorf("call %s completed without a start in the log", id)
 		}
 	}
+	for _, id := range ran {
+		if !seen[id]["project.tool.started"] {
+			t.Errorf("call %s wrote its file, but its start is not in the log (the log holds %v of it)", id, seen[id])
+		}
+	}
 	if missing > 0 {
 		t.Errorf("%d of %d acknowledged calls are not in the log", missing, len(acked))
 	}
@@ -283,10 +298,12 @@ func diskFullRound(t *testing.T, n *Node, mnt, dataDir, root, prefix string, lea
 		t.Fatal(err)
 	}
 	written, _ := filepath.Glob(filepath.Join(root, prefix+"-*.txt"))
+	ran := make([]string, 0, len(written))
 	for _, f := range written {
+		ran = append(ran, strings.TrimSuffix(filepath.Base(f), ".txt"))
 		_ = os.Remove(f)
 	}
-	checkOutcomes(t, dataDir, "p1", load.acked)
+	checkOutcomes(t, dataDir, "p1", load.acked, ran)
 }
 
 // diskFull runs rounds of diskFullRound on a tmpfs of size bytes: the
@@ -300,13 +317,21 @@ func diskFull(t *testing.T, size, leave int64, rounds, workers, maxSize int) *to
 	if err := os.Mkdir(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	load := &toolLoad{acked: map[string]bool{}, failed: map[string]int{}}
+	// The policy lets run_command run the shell that writes; it lies off
+	// the tmpfs, which the test fills.
+	policy := writeFile(t, "policy.yaml", "commands:\n  programs: [sh, head]\n")
+	load := &toolLoad{acked: map[string]bool{}, tools: map[string]int{}, failed: map[string]int{}}
 	for r := range rounds {
 		n := StartNode(t, tools, dataDir)
 		if r == 0 {
-			runCLI(t, []string{"NATS_URL=" + n.URL}, "project", "open", root, "--id", "p1").must(t, "project open")
+			runCLI(t, []string{"NATS_URL=" + n.URL}, "project", "open", root, "--id", "p1", "--policy", policy).must(t, "project open")
 		}
 		diskFullRound(t, n, mnt, dataDir, root, fmt.Sprintf("r%d", r), leave, workers, maxSize, load)
+	}
+	for _, tool := range []string{"write_file", "run_command", "read_file"} {
+		if load.tools[tool] == 0 {
+			t.Errorf("no %s call was answered ok: the rounds prove nothing of it (answered ok: %v)", tool, load.tools)
+		}
 	}
 	return load
 }
@@ -319,5 +344,5 @@ func diskFull(t *testing.T, size, leave int64, rounds, workers, maxSize int) *to
 // soak` runs many more (TestCrashSuiteDiskFull).
 func TestDurabilityAuditDiskFullLosesNoAcknowledgedCall(t *testing.T) {
 	load := diskFull(t, 24<<20, 2<<20, 3, 4, 64<<10)
-	t.Logf("%d calls answered ok, failures by type %v, %d without an answer", len(load.acked), load.failed, load.lost)
+	t.Logf("%d calls answered ok (%v), failures by type %v, %d without an answer", len(load.acked), load.tools, load.failed, load.lost)
 }

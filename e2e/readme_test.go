@@ -16,17 +16,20 @@ import (
 	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
-// The README's recipes run here as they are written. A shell block that
-// follows a line <!-- recipe: NAME --> is cut into commands (a line ending
+// The README's recipes run here as they are written, and so do those of
+// docs/ (the README points to them, and keeping them there keeps the
+// front page short). A shell block that follows a line
+// <!-- recipe: NAME --> is cut into commands (a line ending
 // in \ goes on); each runs with bash in a folder whose bin/ holds the
 // binaries under test, against a node of the test's own (NATS_URL), and a
 // comment line holding a JSON object right after a command is its expected
 // output, compared as JSON. Only the addresses of the README's defaults
 // are replaced by the test's own.
 
-// recipe is one marked shell block of the README.
+// recipe is one marked shell block of the README or of a page of docs/.
 type recipe struct {
 	name     string
+	file     string // README.md or docs/PAGE.md
 	line     int
 	commands []recipeCommand
 }
@@ -42,7 +45,27 @@ func readRecipes(t *testing.T) map[string]recipe {
 	if checkoutRootErr != nil {
 		t.Fatal(checkoutRootErr)
 	}
-	f, err := os.Open(filepath.Join(checkoutRoot, "README.md"))
+	pages, err := filepath.Glob(filepath.Join(checkoutRoot, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]recipe{}
+	for _, page := range append([]string{filepath.Join(checkoutRoot, "README.md")}, pages...) {
+		rel, _ := filepath.Rel(checkoutRoot, page)
+		for name, rc := range readRecipesOf(t, page, rel) {
+			if prev, ok := out[name]; ok {
+				t.Fatalf("recipe %s is in %s:%d and in %s:%d: one name, one recipe", name, prev.file, prev.line, rc.file, rc.line)
+			}
+			out[name] = rc
+		}
+	}
+	return out
+}
+
+// readRecipesOf reads the marked shell blocks of one page.
+func readRecipesOf(t *testing.T, path, rel string) map[string]recipe {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +81,7 @@ func readRecipes(t *testing.T) map[string]recipe {
 		switch {
 		case cur == nil && strings.HasPrefix(line, "<!-- recipe: "):
 			name := strings.TrimSuffix(strings.TrimPrefix(line, "<!-- recipe: "), " -->")
-			cur = &recipe{name: name, line: n}
+			cur = &recipe{name: name, file: rel, line: n}
 		case cur != nil && !inBlock && line == "```sh":
 			inBlock = true
 		case cur != nil && inBlock && line == "```":
@@ -99,7 +122,7 @@ type recipeRig struct {
 func (r *recipeRig) run(t *testing.T, rc recipe) {
 	t.Helper()
 	if len(rc.commands) == 0 {
-		t.Fatalf("README.md:%d: recipe %s has no command", rc.line, rc.name)
+		t.Fatalf("%s:%d: recipe %s has no command", rc.file, rc.line, rc.name)
 	}
 	for _, c := range rc.commands {
 		text := c.text
@@ -114,9 +137,9 @@ func (r *recipeRig) run(t *testing.T, rc recipe) {
 		start := time.Now()
 		err := cmd.Run()
 		cancel()
-		t.Logf("README.md:%d: %s (%s)", c.line, c.text, time.Since(start).Round(time.Millisecond))
+		t.Logf("%s:%d: %s (%s)", rc.file, c.line, c.text, time.Since(start).Round(time.Millisecond))
 		if err != nil {
-			t.Fatalf("README.md:%d (recipe %s): %s: %v\nstdout: %s\nstderr: %s", c.line, rc.name, c.text, err, stdout.String(), stderr.String())
+			t.Fatalf("%s:%d (recipe %s): %s: %v\nstdout: %s\nstderr: %s", rc.file, c.line, rc.name, c.text, err, stdout.String(), stderr.String())
 		}
 		if len(c.expect) == 0 {
 			continue
@@ -128,12 +151,12 @@ func (r *recipeRig) run(t *testing.T, rc recipe) {
 			}
 		}
 		if len(got) != len(c.expect) {
-			t.Errorf("README.md:%d (recipe %s): %s printed %d JSON lines, the README shows %d:\n%s", c.line, rc.name, c.text, len(got), len(c.expect), stdout.String())
+			t.Errorf("%s:%d (recipe %s): %s printed %d JSON lines, the page shows %d:\n%s", rc.file, c.line, rc.name, c.text, len(got), len(c.expect), stdout.String())
 			continue
 		}
 		for i := range got {
 			if !sameJSON(got[i], c.expect[i]) {
-				t.Errorf("README.md:%d (recipe %s): %s printed\n  %s\nthe README shows\n  %s", c.line, rc.name, c.text, got[i], c.expect[i])
+				t.Errorf("%s:%d (recipe %s): %s printed\n  %s\nthe page shows\n  %s", rc.file, c.line, rc.name, c.text, got[i], c.expect[i])
 			}
 		}
 	}
@@ -154,7 +177,7 @@ func TestREADMERecipes(t *testing.T) {
 	recipes := readRecipes(t)
 	for _, name := range []string{"quickstart", "publish", "subscribe", "agent", "debug", "instructions", "budget", "a2a", "workflow", "modes", "rewind"} {
 		if _, ok := recipes[name]; !ok {
-			t.Fatalf("README.md has no recipe %q (a shell block after <!-- recipe: %s -->)", name, name)
+			t.Fatalf("neither README.md nor docs/ has a recipe %q (a shell block after <!-- recipe: %s -->)", name, name)
 		}
 	}
 	demo := t.TempDir()

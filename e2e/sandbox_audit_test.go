@@ -297,7 +297,7 @@ func TestSandboxNoNetwork(t *testing.T) {
 // Item 4: each resource limit ends the call as a failed call naming the
 // limit, and the node goes on serving.
 func TestSandboxLimitsEndTheCall(t *testing.T) {
-	r := newSandboxRig(t, "  limits: {processes: 64, file_size: 1MiB, disk: 4MiB, temp_size: 512KiB, cpu_seconds: 2}\n", "")
+	r := newSandboxRig(t, "  limits: {processes: 64, file_size: 1MiB, disk: 4MiB, temp_size: 512KiB, cpu_seconds: 2, output: 64KiB}\n", "")
 	var st syscall.Statfs_t
 	onTmpfs := syscall.Statfs(r.proj, &st) == nil && st.Type == 0x01021994 // TMPFS_MAGIC
 	for _, c := range []struct {
@@ -312,6 +312,7 @@ func TestSandboxLimitsEndTheCall(t *testing.T) {
 		{"many files in the root", []string{"sh", "-c", "i=0; while head -c 500000 /dev/zero > f$i; do i=$((i+1)); done"}, "disk"},
 		{"a big file in TMPDIR", []string{"sh", "-c", `head -c 100000000 /dev/zero > "$TMPDIR/big"`}, "temp_size"},
 		{"a busy loop", []string{"sh", "-c", "while :; do :; done"}, "cpu_seconds"},
+		{"a loud command", []string{"sh", "-c", "while :; do echo yyyyyyyyyyyyyyyyyyyyyyyyyyyyyy; done"}, "output"},
 	} {
 		if c.limit == "disk" && onTmpfs {
 			t.Logf("%s: skipped, the project is on tmpfs, whose writes are memory (the disk limit counts writes to storage)", c.name)
@@ -330,7 +331,7 @@ func TestSandboxLimitsEndTheCall(t *testing.T) {
 		t.Errorf("the big file in the root: %v %v, want at most 1 MiB", fi, err)
 	}
 	get := r.run(t, "project", "get", "p", "-o", "json")
-	for _, want := range []string{`"processes":64`, `"file_size":1048576`, `"disk":4194304`, `"temp_size":524288`, `"cpu_seconds":2`,
+	for _, want := range []string{`"processes":64`, `"file_size":1048576`, `"disk":4194304`, `"temp_size":524288`, `"cpu_seconds":2`, `"output":65536`,
 		`"processes_bound_by":"pid_max of the command's PID namespace"`} {
 		if !strings.Contains(strings.ReplaceAll(get, " ", ""), strings.ReplaceAll(want, " ", "")) {
 			t.Errorf("project get does not show %s:\n%s", want, get)

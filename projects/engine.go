@@ -440,8 +440,9 @@ func (e *Engine) CloseProject(ctx context.Context, id, reason string) error {
 
 // Close stops every watcher and releases every root, leaving the
 // projects open in the log: they come back at the next start. Open is
-// refused from then on. Nothing is waited for: it returns nil, and is
-// an io.Closer.
+// refused from then on. It cancels the workflow runs Restore resumed and
+// waits for them to return (a run cut short resumes at the next start);
+// it returns nil, and is an io.Closer.
 func (e *Engine) Close() error {
 	e.mu.Lock()
 	e.closed = true

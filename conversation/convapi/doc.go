@@ -1,7 +1,7 @@
 // Package convapi runs the conversations of a node and serves them over
 // NATS, JSON request/reply on <prefix>.api.conv.<verb>:
 //
-//	start    {"project":"p1","conversation":"c1","system","llm","limits"} → Info {"project","conversation","id":"p1/c1","stream","status"}
+//	start    {"project":"p1","conversation":"c1","system","llm","limits","budget","mode"} → Info {"project","conversation","id":"p1/c1","stream","status"}
 //	stop     {"project":"p1","conversation":"c1","reason"}                → {"project","conversation"}
 //	ls       {"project","after","limit"}                                  → {"conversations":[Summary…],"next"}
 //	show     {"conv":"p1/c1","view","seq"}                                → {"conv","view","position","state"}
@@ -9,6 +9,7 @@
 //	send     {"conv":"p1/c1","text":"…"}                                  → {"id","conv","version"}
 //	cancel   {"conv":"p1/c1","reason"}                                    → {"id","conv","version"}
 //	approve  {"conv":"p1/c1","call_id","decision","remember","reason","by"} → {"id","conv","version"}
+//	mode     {"conv":"p1/c1","mode","reason","by"}                         → {"id","conv","version"} (an operator's)
 //
 // Every reply is {"ok":true,…} or {"ok":false,"error":{"type","message"}}.
 // ls is the one list of conversations: every conversation the log holds,

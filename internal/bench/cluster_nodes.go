@@ -302,7 +302,7 @@ func (bc *benchCluster) close() error {
 	if bc.admin != nil {
 		bc.admin.Close()
 	}
-	bc.nats.Shutdown()
+	bc.nats.Close()
 	for _, f := range bc.logs {
 		if err := f.Close(); err != nil {
 			errs = append(errs, err)

@@ -35,7 +35,8 @@ type ExecOptions struct {
 	// MaxOutput caps the bytes of stdout and stderr together kept, below
 	// the spec's Limits.Output when smaller. A command that writes more is
 	// killed (with everything it started) and Exec reports too_large with
-	// the first bytes: the cap is a safety limit, so a command printing
+	// the first bytes (limit_exceeded when the spec's limit is the smaller,
+	// as for any limit): the cap is a safety limit, so a command printing
 	// 1 GB costs neither memory nor the time to drain it. 0 leaves the
 	// spec's limit (DefaultMaxOutput when that is 0).
 	MaxOutput int64
@@ -70,8 +71,9 @@ type CommandResult struct {
 //
 // The error is nil only when the command ran and was not ended early: a
 // refusal (the kernel lacks what confines it), a command that could not
-// start, a kill at ctx's end (wrapping ctx.Err()), at the output cap
-// (too_large) or at a limit (limit_exceeded). With a kill the result is
+// start, a kill at ctx's end (wrapping ctx.Err()), at ExecOptions.MaxOutput
+// below the policy's output limit (too_large) or at a limit, the output's
+// included (limit_exceeded). With a kill the result is
 // returned too, with the output captured so far.
 func Exec(ctx context.Context, spec *CommandSpec, opts ExecOptions) (*CommandResult, error) {
 	if err := ctx.Err(); err != nil {
@@ -128,6 +130,11 @@ func Exec(ctx context.Context, spec *CommandSpec, opts ExecOptions) (*CommandRes
 	if err != nil {
 		if res != nil && res.Killed != "" && res.Killed != "deadline" && res.Killed != "canceled" && res.Killed != "output_limit" {
 			return res, limitError(spec.Argv[0], res, s.Limits)
+		}
+		if res != nil && res.Killed == "output_limit" && int64(s.Limits.Output) <= max {
+			// The policy's own limit, not a smaller cap of the caller's:
+			// a limit as the others, named so that one knows what to raise.
+			return res, limitMessage(spec.Argv[0], exitStatus{Limit: LimitOutput, Detail: fmt.Sprintf("more than %d bytes of stdout and stderr together", max)}, s.Limits)
 		}
 		return res, fmt.Errorf("run_command %s: %w", spec.Argv[0], err)
 	}

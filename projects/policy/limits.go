@@ -11,8 +11,9 @@ import (
 // Limits bound what one run_command call may use. A project's policy sets
 // them (commands.limits) at most up to the node's caps (Host.MaxLimits,
 // which the node's operator sets); a key left out is DefaultLimits' value.
-// Reaching one ends the call as a failed call (type limit_exceeded, or
-// too_large for the output) naming the limit, with the output so far.
+// Reaching one ends the call as a failed call (type limit_exceeded) naming
+// the limit, with the output so far. (A smaller output cap of the tools'
+// own, tools.Limits.MaxCommandOutput, is too_large.)
 type Limits struct {
 	// Processes is how many processes and threads the command may have at
 	// once, itself and everything it started. The kernel refuses forks
@@ -39,7 +40,7 @@ type Limits struct {
 	// CPUSeconds is the CPU time all its processes may use together.
 	CPUSeconds int `json:"cpu_seconds"`
 	// Output is how many bytes of stdout and stderr together are kept;
-	// past it the command is killed (too_large).
+	// past it the command is killed (limit_exceeded).
 	Output Size `json:"output"`
 }
 

@@ -146,6 +146,7 @@ func limitMessage(program string, st exitStatus, l Limits) error {
 		LimitDisk:      fmt.Sprintf("its limit of %s written to files outside its temp dir", l.Disk),
 		LimitTempSize:  fmt.Sprintf("its limit of %s for its temp dir (/tmp)", l.TempSize),
 		LimitCPU:       fmt.Sprintf("its limit of %d CPU seconds (all its processes together)", l.CPUSeconds),
+		LimitOutput:    fmt.Sprintf("its limit of %s of output", l.Output),
 	}[st.Limit]
 	return &bus.Error{Type: ReasonLimitExceeded, Message: fmt.Sprintf(
 		"run_command %s reached %s (commands.limits.%s; %s) and was ended with everything it started; "+

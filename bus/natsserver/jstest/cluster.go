@@ -33,12 +33,12 @@ func StartCluster(tb testing.TB, n int, opts ...func(i int, o *server.Options)) 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(c.Shutdown)
+	tb.Cleanup(func() { c.Close() })
 	return c
 }
 
 // Start is StartCluster for a TestMain, which has no testing.TB: tempDir
-// makes each server's store directory, and the caller calls Shutdown.
+// makes each server's store directory, and the caller calls Close.
 func Start(n int, tempDir func() string, opts ...func(i int, o *server.Options)) (*Cluster, error) {
 	// Every server names every route so that each knows the cluster's size
 	// from the start (a server that learns of its peers only by gossip
@@ -78,7 +78,7 @@ func Start(n int, tempDir func() string, opts ...func(i int, o *server.Options))
 		}
 		s, err := server.NewServer(o)
 		if err != nil {
-			c.Shutdown()
+			c.Close()
 			return nil, fmt.Errorf("jstest: server %d: %w", i+1, err)
 		}
 		s.Start()
@@ -87,7 +87,7 @@ func Start(n int, tempDir func() string, opts ...func(i int, o *server.Options))
 	}
 	for i, s := range c.Servers {
 		if !s.ReadyForConnections(10 * time.Second) {
-			c.Shutdown()
+			c.Close()
 			return nil, fmt.Errorf("jstest: %s did not accept connections", s.Name())
 		}
 		// A restarted server comes back on the ports it had.
@@ -99,7 +99,7 @@ func Start(n int, tempDir func() string, opts ...func(i int, o *server.Options))
 		}
 	}
 	if err := c.waitForMeta(); err != nil {
-		c.Shutdown()
+		c.Close()
 		return nil, err
 	}
 	return c, nil
@@ -126,12 +126,15 @@ func (c *Cluster) Restart(i int) error {
 	return nil
 }
 
-// Shutdown stops every server and waits for each.
-func (c *Cluster) Shutdown() {
+// Close stops every server and waits for each, as the embedded server's
+// Close does: a server's stop has nothing left to wait for once
+// WaitForShutdown returns, so it takes no context. It returns nil.
+func (c *Cluster) Close() error {
 	for _, s := range c.Servers {
 		s.Shutdown()
 		s.WaitForShutdown()
 	}
+	return nil
 }
 
 // waitForMeta waits until a JetStream meta leader is elected and every

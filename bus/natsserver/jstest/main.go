@@ -34,7 +34,7 @@ func Main(m *testing.M, n int, c **Cluster) int {
 	}
 	*c = started
 	code := m.Run()
-	started.Shutdown()
+	started.Close()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
