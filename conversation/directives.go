@@ -56,6 +56,11 @@ type RunTool struct {
 	// that writes or runs, approved or not; in ModeAsk such a tool waits
 	// for a person's approval unless Approved.
 	Mode string `json:"mode,omitempty"`
+	// Hooked is set once the project's tool.before hook allowed the call
+	// (conversation.hook.decided): the executor runs it without asking
+	// again. Without it, a project that hooks tool.before has the hook
+	// asked and the decision recorded instead of the call run.
+	Hooked bool `json:"hooked,omitempty"`
 }
 
 // Record appends Event, a conversation event the loop decided itself (a

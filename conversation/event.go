@@ -50,7 +50,7 @@ func Types() []string {
 		LLMRequested, LLMCompleted, LLMFailed,
 		ToolRequested, ToolStarted, ToolCompleted, ToolFailed, ToolCancelled, ToolTimeout,
 		ToolApprovalRequested, ToolApproval,
-		Cancel, Resume, Stopped, BudgetExceeded, ModeChanged,
+		Cancel, Resume, Stopped, BudgetExceeded, ModeChanged, HookDecided,
 	}
 }
 

@@ -92,6 +92,9 @@ type call struct {
 	State    string `json:"state"`
 	ArgsErr  string `json:"args_error,omitempty"`
 	Approved bool   `json:"approved,omitempty"`
+	// Hooked: the project's tool.before hook allowed the call (Args are
+	// then the hook's, if it rewrote them); it is not asked again.
+	Hooked bool `json:"hooked,omitempty"`
 }
 
 const (
@@ -124,6 +127,7 @@ type eventData struct {
 	Usage     *Usage          `json:"usage"`
 	CostUSD   float64         `json:"cost_usd"`
 	Mode      string          `json:"mode"`
+	Hook      string          `json:"hook"`
 }
 
 // loopEvent is what the loop reads of a conversation event.
@@ -247,6 +251,8 @@ func (d *decider) decide() {
 		d.runWaiting()
 	case ToolApproval:
 		d.approval()
+	case HookDecided:
+		d.hookDecided()
 	case ToolCompleted, ToolFailed, ToolCancelled, ToolTimeout:
 		c := d.pending(ev.Data.CallID)
 		if c == nil {
@@ -349,7 +355,7 @@ func (d *decider) runWaiting() {
 		c.Approved = c.Approved || st.Approved[c.Name]
 		// The state keeps the args while the call runs: a person's approval
 		// runs it again with them.
-		d.out = append(d.out, RunTool{Conversation: d.key, CallID: id, Name: c.Name, Args: c.Args, Approved: c.Approved, Mode: st.Mode})
+		d.out = append(d.out, RunTool{Conversation: d.key, CallID: id, Name: c.Name, Args: c.Args, Approved: c.Approved, Mode: st.Mode, Hooked: c.Hooked})
 		running++
 	}
 }
@@ -428,7 +434,7 @@ func (d *decider) approval() {
 	}
 	c.State = callRunning
 	c.Approved = true
-	d.out = append(d.out, RunTool{Conversation: d.key, CallID: data.CallID, Name: c.Name, Args: c.Args, Approved: true, Mode: st.Mode})
+	d.out = append(d.out, RunTool{Conversation: d.key, CallID: data.CallID, Name: c.Name, Args: c.Args, Approved: true, Mode: st.Mode, Hooked: c.Hooked})
 }
 
 // mode is the event's mode as the loop keeps it: "" for auto (so that

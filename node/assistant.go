@@ -42,6 +42,8 @@ func (n *Node) newAssistant() *assistant.Assistant {
 		Providers: n.secrets.providers,
 		Secrets:   n.secrets.set,
 		Spent:     n.metrics.spent,
+		AskHook:   n.askHook,
+		RunHook:   projectHost{n}.RunHook,
 	}
 	if n.cfg.Assistant != nil {
 		n.cfg.Assistant(&cfg)

@@ -133,6 +133,11 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 		)
 		op.PublishAllow = append(op.PublishAllow, jetStreamReadOnly...)
 		op.SubscribeAllow = append(op.SubscribeAllow, subjects.All("dlq"))
+		// An operator may answer a project's hooks: a hook decides which
+		// tool calls run and with which arguments, which is an operator's
+		// to say, never a client's. One reply per request received.
+		op.SubscribeAllow = append(op.SubscribeAllow, subjects.All(bus.KindHook))
+		op.ResponsesFor = maxHookResponse
 		return op, nil
 	}
 	return nil, fmt.Errorf("role %q of user %q: want one of %v", role, user, Roles())

@@ -76,6 +76,11 @@ type Config struct {
 	// Backoff chooses the delay before the next attempt of a failed LLM
 	// call (llm.Backoff with a random jitter when nil).
 	Backoff func(attempt int, retryAfter time.Duration) time.Duration
+	// AskHook asks a NATS hook service; RunHook runs a project's local
+	// command hook under its sandbox. Without them a configured hook gets
+	// the project's hooks.default, stated in its decision.
+	AskHook HookAsker
+	RunHook HookRunner
 	// Spent, when set, hears of every conversation.llm.completed handed
 	// to its conversation: the project, the model, the usage and the cost
 	// (priced false: the operator gave the model no price). The node
