@@ -33,6 +33,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projects/assets"
+	"github.com/jido-bus/jido-bus/projects/checkpoint"
 	"github.com/jido-bus/jido-bus/projects/layout"
 	"github.com/jido-bus/jido-bus/projects/mcpclient"
 	"github.com/jido-bus/jido-bus/projects/policy"
@@ -60,6 +61,9 @@ type Config struct {
 	// Artifacts keeps tool outputs over the runner's cap; nil refuses
 	// them with too_large.
 	Artifacts tools.ArtifactStore
+	// Checkpoints keep the files' contents before conversations' tools
+	// change them, for conv rewind (checkpoints.go); nil keeps none.
+	Checkpoints *checkpoint.Store
 	// Limits bound the built-in tools.
 	Limits tools.Limits
 	// Tools are the program's own tools, added to every project's catalog

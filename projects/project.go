@@ -87,6 +87,7 @@ func (e *Engine) build(id string, root *policy.Root, dataDir string, pol *policy
 	ropts := e.cfg.Runner
 	ropts.Sandbox, ropts.Catalog, ropts.Artifacts = e.sandbox(root, pol), cat, e.cfg.Artifacts
 	ropts.Observer = &observer{e: e, id: id}
+	ropts.Checkpoints = e.checkpointer(id)
 	if p.runner, err = tools.NewRunner(ropts); err != nil {
 		return nil, fmt.Errorf("project %s: %w", id, err)
 	}

@@ -61,6 +61,10 @@ type serveConfig struct {
 	emitStreamMaxBytes policy.Size
 
 	sandbox projects.SandboxConfig // what every project's commands may read, their caps (serve --sandbox-*, sandbox: in --config)
+	// checkpointMax is --checkpoint-max-size as given, checkpointBytes
+	// its value (serve_checkpoints.go).
+	checkpointMax   string
+	checkpointBytes int64
 }
 
 func newServeCmd() *cobra.Command {
@@ -200,6 +204,7 @@ start once with --accept-wal-loss to keep the entries before the damage
 	addServeHTTPFlags(cmd, &cfg)
 	addServeSecretFlags(cmd, &cfg)
 	addServeSandboxFlags(cmd, &cfg)
+	addServeCheckpointFlags(cmd, &cfg)
 	addServeEmitStreamFlags(cmd, &cfg)
 	addServeClusterFlags(cmd, &cfg)
 	f.BoolVar(&cfg.acceptWALLoss, "accept-wal-loss", false, "start even if the event log's write-ahead log is damaged, dropping the entries after the damage (they are copied aside)")
@@ -262,6 +267,7 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 		AcceptWALLoss: cfg.acceptWALLoss,
 		HTTP:          cfg.http,
 		Sandbox:       cfg.sandbox,
+		CheckpointMaxBytes: cfg.checkpointBytes,
 		Open:          openRequests(cfg.open),
 		CommandEnv:    cfg.commandEnv,
 		Providers:     cfg.providers,

@@ -41,6 +41,8 @@ type serveFile struct {
 	// gives it none (serve --context-window).
 	ContextWindow int64            `yaml:"context_window"`
 	Sandbox       serveSandboxFile `yaml:"sandbox"`
+	// Checkpoints is the checkpoints: section (serve_checkpoints.go).
+	Checkpoints serveCheckpointsFile `yaml:"checkpoints"`
 	// EmitStream is the emit_stream: section (serve_emitstream.go).
 	EmitStream serveEmitStreamFile `yaml:"emit_stream"`
 	// Cluster is the cluster: section (serve_cluster.go).
@@ -202,6 +204,9 @@ func resolveServeConfig(cmd *cobra.Command, flags *serveConfig, getenv func(stri
 		return cfg, err
 	}
 	if err := resolveServeSandbox(&cfg, file.Sandbox, changed); err != nil {
+		return cfg, err
+	}
+	if err := resolveServeCheckpoints(&cfg, file.Checkpoints, changed); err != nil {
 		return cfg, err
 	}
 	if err := resolveServeEmitStream(&cfg, file.EmitStream, changed); err != nil {

@@ -70,6 +70,13 @@ func (c Client) Approve(ctx context.Context, req ApproveRequest) (Reply, error) 
 	return r, c.call(ctx, VerbApprove, req, &r)
 }
 
+// Rewind puts back the files a conversation changed after a step and
+// forks it there.
+func (c Client) Rewind(ctx context.Context, req RewindRequest) (RewindReply, error) {
+	var r RewindReply
+	return r, c.call(ctx, VerbRewind, req, &r)
+}
+
 // Mode sets a conversation's permission mode.
 func (c Client) Mode(ctx context.Context, req ModeRequest) (Reply, error) {
 	var r Reply

@@ -38,6 +38,7 @@ func Serve(b *natsbus.Bus, s *Service) error {
 		{VerbApprove, natsbus.Typed(s.Approve)},
 		{VerbMode, natsbus.Typed(s.Mode)},
 		{VerbCompact, natsbus.Typed(s.Compact)},
+		{VerbRewind, natsbus.Typed(s.Rewind)},
 	}
 	for _, h := range serial {
 		if err := b.HandleAPI(subj.API(Area, h.verb), h.fn); err != nil {

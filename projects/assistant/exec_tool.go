@@ -89,6 +89,11 @@ func (a *Assistant) runTool(ctx context.Context, x *runtime.ExecContext, c conve
 		} else {
 			data["output"] = rawArgs(res.Data)
 		}
+		if len(res.Changes) > 0 {
+			// Which files this step changed, and from what: conv rewind
+			// reads them back from the log.
+			data["files"] = res.Changes
+		}
 		if hooks.on(conversation.HookToolAfter) && !a.afterAllows(ctx, x, hooks, c, HookOutcome{Status: "completed", Output: rawArgs(res.Data)}) {
 			return
 		}
