@@ -89,6 +89,12 @@ type Config struct {
 	// runs the last run left unfinished (workflow_resume.go); nil
 	// resumes none.
 	Log *eventlog.Log
+	// Worktrees is the folder holding the git worktrees of the
+	// conversations that work in their own (worktree.go), one
+	// <project>/<conversation> folder each; empty: NodeDataDir with
+	// "-worktrees" appended, beside it (never inside it: the data dir is
+	// hidden from every command, and a worktree is a command's root).
+	Worktrees string
 	// CommitTimeout bounds each wait for a commit; 0 means
 	// DefaultCommitTimeout.
 	CommitTimeout time.Duration
@@ -113,6 +119,7 @@ type Engine struct {
 	closed   bool
 
 	watchers assetWatchers // OnAssetsChanged
+	trees    worktreeRoots // the opened roots of conversations' worktrees
 
 	// runCtx is the context of the workflow runs Restore resumed, which
 	// no caller's request holds; Close cancels it and waits for them.
@@ -454,6 +461,7 @@ func (e *Engine) Close() error {
 	for _, p := range ps {
 		p.release()
 	}
+	e.trees.closeAll()
 	return nil
 }
 

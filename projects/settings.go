@@ -27,6 +27,7 @@ import (
 //	  script: .jido/demo.jsonl  # scripted: the turns to play
 //	approval_timeout_ms: 300000 # how long a call waits for a person
 //	instructions: [CLAUDE.md, docs/conventions.md] # more instructions for the model, besides AGENTS.md and .jido/instructions.md
+//	worktree: true              # each conversation in its own git worktree and branch (worktree.go)
 const ConfigFile = "config.yaml"
 
 // maxConfigBytes bounds the settings file.

@@ -18,6 +18,9 @@ type Settings struct {
 	// docs/conventions.md), read after AGENTS.md and before
 	// .jido/instructions.md, as read_file would read them.
 	InstructionPaths []string `yaml:"instructions"`
+	// Worktree: each conversation of the project works in its own git
+	// worktree on its own branch (as conv start --worktree asks for one).
+	Worktree bool `yaml:"worktree"`
 }
 
 // LLMSettings are a project's model settings (.jido/config.yaml): which of
