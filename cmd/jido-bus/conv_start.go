@@ -43,9 +43,9 @@ type convBudget struct {
 
 // convStartOptions are conv start's and conv chat's flags.
 type convStartOptions struct {
-	id     string
-	llm    convLLM
-	system string
+	id       string
+	llm      convLLM
+	system   string
 	budget   convBudget
 	mode     string
 	worktree bool
