@@ -122,9 +122,12 @@ func TestWorktreesThroughTheBinary(t *testing.T) {
 		t.Fatalf("branches: %s", branches)
 	}
 
-	// A command of wt/two, from its worktree: the checkout's files and
-	// the other worktree are not there, the repository is read-only, and
-	// git still reads it.
+	// After a restart, from the log alone, a command of wt/two runs in
+	// its worktree: the checkout's files and the other worktree are not
+	// there, the repository is read-only, and git still reads it (and
+	// finds wt/two's change, which the checkout does not have).
+	rig.node.Kill(t)
+	rig.restart(t)
 	rig.run(t, "conv", "send", "wt/two", "look around")
 	es := rig.awaitAnswer(t, "wt/two", "Looked.")
 	if !es.has("conversation.tool.completed", `"call_id":"x1"`, `No such file or directory`) || es.has("conversation.tool.completed", `"call_id":"x1"`, `first`) || es.has("conversation.tool.completed", `"call_id":"x1"`, `original`) {
