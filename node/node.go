@@ -136,6 +136,10 @@ type Config struct {
 	// (serve --provider), over llm.DefaultEndpoints; projects choose
 	// among them by name.
 	Providers []llm.Endpoint
+	// ContextWindow is the context window, in tokens, of a model whose
+	// provider gives it none (serve --context-window); 0 means
+	// llm.DefaultWindow.
+	ContextWindow int64
 	// SecretEnv names more variables holding the node's credentials
 	// (serve's --http-token-env and http.tokens variables), beside
 	// CredentialEnv, the providers' key variables and JIDO_SECRET_*: none

@@ -18,6 +18,9 @@ type Settings struct {
 	// docs/conventions.md), read after AGENTS.md and before
 	// .jido/instructions.md, as read_file would read them.
 	InstructionPaths []string `yaml:"instructions"`
+	// Hooks are the project's hooks: which points ask a NATS service or a
+	// local command, how long they wait, what they decide unanswered.
+	Hooks HookSettings `yaml:"hooks"`
 	// Worktree: each conversation of the project works in its own git
 	// worktree on its own branch (as conv start --worktree asks for one).
 	Worktree bool `yaml:"worktree"`
