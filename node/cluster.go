@@ -268,6 +268,27 @@ func (n *Node) joinCluster(ctx context.Context) error {
 	return nil
 }
 
+// clusterList is the agent API's cluster-wide list on this node: the
+// membership says which nodes must answer.
+func (n *Node) clusterList() *agentapi.ClusterList {
+	return &agentapi.ClusterList{
+		Conn: n.conn.nc, Subjects: n.subjects, Runtime: n.rt, NodeID: n.cfg.Cluster.NodeID,
+		Live: func() (map[string]bool, error) {
+			m := n.member.Load()
+			if m == nil {
+				return nil, bus.Errorf(bus.ReasonUnavailable, "the node is joining its cluster; retry")
+			}
+			live := map[string]bool{}
+			for _, nd := range m.Status().Nodes {
+				if nd.Alive {
+					live[nd.ID] = true
+				}
+			}
+			return live, nil
+		},
+	}
+}
+
 // releaseTimeout bounds how long a partition given up waits for its
 // agents to commit what they had accepted.
 const releaseTimeout = 10 * time.Second

@@ -195,9 +195,6 @@ type Node struct {
 	member atomic.Pointer[cluster.Member]
 	// memberConn is the membership's own connection to NATS.
 	memberConn *natsConn
-	// clusterListSub answers the other nodes' requests for this node's
-	// agents (cluster_list.go).
-	clusterListSub *nats.Subscription
 	// filing is set once forbidden refusals can be filed as dead letters
 	// (the bus and the dead-letter writer exist).
 	filing atomic.Bool
@@ -481,10 +478,11 @@ func (n *Node) register() error {
 		Refused:        n.metrics.Refused,
 	}
 	if n.cfg.Cluster != nil {
-		if err := n.serveClusterList(); err != nil {
+		list := n.clusterList()
+		if err := list.Serve(); err != nil {
 			return err
 		}
-		agentOpts.List = n.clusterList
+		agentOpts.List = list.List
 	}
 	if err = agentapi.Serve(n.bus, n.rt, agentOpts); err != nil {
 		return err
