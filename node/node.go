@@ -279,6 +279,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("follow the event log for conversation events: %w", err)
 	}
 	n.convPub.Start()
+	types, err := AgentTypes(cfg.Types)
+	if err != nil {
+		return nil, err
+	}
+	n.metrics.knowTypes(types.Names())
 	// The listener comes up before recovery, which may take long: a
 	// supervisor sees the process alive (/healthz) and not yet ready.
 	if cfg.MetricsAddr != "" {
@@ -290,11 +295,6 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		log.Info("metrics", "url", url, "health", strings.TrimSuffix(url, "/metrics")+"/healthz", "ready", strings.TrimSuffix(url, "/metrics")+"/readyz")
 	}
 
-	types, err := AgentTypes(cfg.Types)
-	if err != nil {
-		return nil, err
-	}
-	n.metrics.knowTypes(types.Names())
 	// The bus and the dead-letter writer come before the runtime, which
 	// files through them the signals it refuses (recovery may already).
 	digestKey, err := dlq.LoadKey(cfg.DataDir)
@@ -324,7 +324,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Dispatch:  dispatch.Env{Conn: n.conn.nc, Subjects: subjects, Logger: log, Webhooks: webhooks},
 		Logger:    log,
 		Observer:  n.metrics,
-		OnEmit:    func(string, *bus.Signal) { n.metrics.emitted.Inc() },
+		OnEmit:    func(string, *bus.Signal) { n.metrics.emitted.Add(1) },
 		OnRefused: n.deadLetterRefused,
 	}
 	n.assistant = n.newAssistant()
