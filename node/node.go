@@ -60,6 +60,7 @@ import (
 	"github.com/jido-bus/jido-bus/projects/assistant"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
 	"github.com/jido-bus/jido-bus/projects/projectapi"
+	"github.com/jido-bus/jido-bus/projects/toolservice"
 )
 
 // Directories inside the data directory.
@@ -173,7 +174,7 @@ type Node struct {
 	health   health
 	dlq      *dlq.Writer
 	webhooks *dispatch.WebhookGuard
-	toolSvc  *toolServices // tool_services.go
+	toolSvc  *toolservice.Services
 	secrets  nodeSecrets
 	projects *projects.Engine
 	conv     *convapi.Service
@@ -458,7 +459,7 @@ func (n *Node) register() error {
 	if err = n.bus.HandleAPI(n.subjects.Ping(), n.ping); err != nil {
 		return err
 	}
-	if err = n.startToolServices(); err != nil {
+	if n.toolSvc, err = toolservice.Start(toolservice.Config{Conn: n.conn.nc, Subjects: n.subjects, Engine: n.projects, Logger: n.log}); err != nil {
 		return err
 	}
 	if err = logapi.Serve(n.bus, n.logAPI()); err != nil {
@@ -531,7 +532,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	// hands its partitions over before it stops taking input: what comes
 	// in meanwhile goes to their new owners.
 	errs := []error{n.stopHTTP(ctx), n.leaveCluster(ctx), n.stopInput(ctx), n.metrics.close()}
-	n.toolSvc.stop()
+	_ = n.toolSvc.Close()
 	if n.projects != nil {
 		// Watchers stop before the agents they report to.
 		_ = n.projects.Close()
@@ -580,7 +581,7 @@ func (n *Node) stopInput(ctx context.Context) error {
 
 // abort releases whatever Start got as far as opening, in reverse order.
 func (n *Node) abort() {
-	n.toolSvc.stop()
+	_ = n.toolSvc.Close()
 	n.closeConvPublisher()
 	if n.projects != nil {
 		_ = n.projects.Close()

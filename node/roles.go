@@ -10,6 +10,7 @@ import (
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 	"github.com/jido-bus/jido-bus/projects/projectapi"
+	"github.com/jido-bus/jido-bus/projects/toolservice"
 )
 
 // The roles of the embedded server's users (natsserver's role model; the
@@ -83,7 +84,7 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 			api(projectapi.Area, ">"),
 		},
 		OperatorSubscribe: []string{subjects.All("dlq")},
-		ToolService:       func(user string) *natsserver.Permissions { return toolServicePermissions(subjects, user) },
+		ToolService:       func(user string) *natsserver.Permissions { return toolservice.Permissions(subjects, user) },
 	}
 	// A client looks at projects; opening, closing, reloading and tool
 	// calls (which write files and run programs) are an operator's.
