@@ -62,7 +62,7 @@ func (n *Node) publishTransient(key string, sig bus.Signal) error {
 	if n.emitStream != "" {
 		msg.Header[jetstream.MsgTTLHeader] = []string{emitstream.DeltaTTL.String()}
 	}
-	if err := n.conn.nc.PublishMsg(msg); err != nil {
+	if err := n.conn.NC.PublishMsg(msg); err != nil {
 		return fmt.Errorf("publish %s to %s: %w", sig.ID(), subject, err)
 	}
 	return nil

@@ -75,10 +75,10 @@ func (n *Node) openClusterLog(ctx context.Context) (*jslog.Log, error) {
 	if n.cfg.NATS.URL == "" {
 		return nil, errors.New("cluster mode needs the NATS cluster's URLs (--nats-url nats://a:4222,nats://b:4222,nats://c:4222): the embedded server is one machine")
 	}
-	if err := jslog.CheckCluster(ctx, n.conn.nc, c.MonitorURLs, n.log); err != nil {
+	if err := jslog.CheckCluster(ctx, n.conn.NC, c.MonitorURLs, n.log); err != nil {
 		return nil, err
 	}
-	l, err := jslog.Open(ctx, n.conn.nc, jslog.Options{
+	l, err := jslog.Open(ctx, n.conn.NC, jslog.Options{
 		Prefix: n.subjects.Name(), Partitions: c.partitions(), Replicas: c.Replicas,
 		AllowFewerReplicas: c.AllowFewerReplicas, Limits: n.cfg.Limits,
 	})
@@ -127,7 +127,7 @@ func (n *Node) joinCluster(ctx context.Context) error {
 	n.memberConn = mc
 	var self atomic.Pointer[cluster.Member] // for the callbacks, Leave or not
 	owner := runtime.Owner{Runtime: n.rt, Input: n.bus, Logger: n.log}
-	m, err := cluster.Join(ctx, mc.nc, cluster.Options{
+	m, err := cluster.Join(ctx, mc.NC, cluster.Options{
 		Prefix:             n.subjects.Name(),
 		NodeID:             c.NodeID,
 		Partitions:         c.partitions(),
@@ -135,7 +135,7 @@ func (n *Node) joinCluster(ctx context.Context) error {
 		AllowFewerReplicas: c.AllowFewerReplicas,
 		LeaseTimeout:       c.LeaseTimeout,
 		Logger:             n.log,
-		OnMove:             func(mv cluster.Move) { n.onMove(moves, mv) },
+		OnMove:             cluster.Announce(n.conn.NC, n.subjects, c.NodeID, moves, n.log),
 		OnAcquire:          owner.Acquire,
 		OnRelease: func(p int) {
 			m := self.Load()
@@ -154,7 +154,7 @@ func (n *Node) joinCluster(ctx context.Context) error {
 // membership says which nodes must answer.
 func (n *Node) clusterList() *agentapi.ClusterList {
 	return &agentapi.ClusterList{
-		Conn: n.conn.nc, Subjects: n.subjects, Runtime: n.rt, NodeID: n.cfg.Cluster.NodeID,
+		Conn: n.conn.NC, Subjects: n.subjects, Runtime: n.rt, NodeID: n.cfg.Cluster.NodeID,
 		Live: func() (map[string]bool, error) {
 			m := n.member.Load()
 			if m == nil {
@@ -208,7 +208,7 @@ func (n *Node) leaveCluster(ctx context.Context) error {
 // has stopped.
 func (n *Node) closeMemberConn() {
 	if n.memberConn != nil {
-		n.memberConn.close()
+		_ = n.memberConn.Close()
 		n.memberConn = nil
 	}
 }
@@ -219,7 +219,7 @@ func (n *Node) closeMemberConn() {
 // and check failover; the node must still be Shut down afterwards.
 func (n *Node) Sever() {
 	if n.memberConn != nil {
-		n.memberConn.nc.Close()
+		n.memberConn.NC.Close()
 	}
-	n.conn.nc.Close()
+	n.conn.NC.Close()
 }

@@ -46,6 +46,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus/dispatch"
 	"github.com/jido-bus/jido-bus/bus/emitstream"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/bus/natsserver"
 	"github.com/jido-bus/jido-bus/cluster"
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/convapi"
@@ -161,7 +162,7 @@ type Node struct {
 	cfg      Config
 	log      *slog.Logger
 	subjects bus.Subjects
-	conn     *natsConn
+	conn     *natsserver.Conn
 	evlog    *eventlog.Log
 	rt       *runtime.Runtime
 	store    *projections.Store
@@ -195,7 +196,7 @@ type Node struct {
 	jslog  *jslog.Log
 	member atomic.Pointer[cluster.Member]
 	// memberConn is the membership's own connection to NATS.
-	memberConn *natsConn
+	memberConn *natsserver.Conn
 	// filing is set once forbidden refusals can be filed as dead letters
 	// (the bus and the dead-letter writer exist).
 	filing atomic.Bool
@@ -248,7 +249,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Cluster == nil {
 		// In a cluster the other nodes answer on the prefix too; the
 		// membership refuses a node id already running instead.
-		if err := checkPrefixFree(ctx, n.conn.nc, subjects, n.conn.url); err != nil {
+		if err := natsbus.CheckPrefixFree(ctx, n.conn.NC, subjects, n.conn.URL); err != nil {
 			return nil, err
 		}
 	} else if n.jslog, err = n.openClusterLog(ctx); err != nil {
@@ -256,14 +257,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	// Before recovery, which publishes again the emits a crash left
 	// unconfirmed: the stream must be there to keep them.
-	if (n.conn.srv != nil || cfg.Cluster != nil) && !cfg.NATS.NoJetStream && cfg.EmitStream.On {
+	if (n.conn.Server != nil || cfg.Cluster != nil) && !cfg.NATS.NoJetStream && cfg.EmitStream.On {
 		es := cfg.EmitStream
 		if cfg.Cluster != nil {
 			// Every node of a cluster makes (or checks) the one stream,
 			// replicated as the log is.
 			es.Replicas = cfg.Cluster.replicas()
 		}
-		if n.emitStream, err = emitstream.Ensure(ctx, n.conn.nc, subjects, es); err != nil {
+		if n.emitStream, err = emitstream.Ensure(ctx, n.conn.NC, subjects, es); err != nil {
 			return nil, err
 		}
 	}
@@ -276,7 +277,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	// Conversation events are published from the log's head now, so
 	// whatever recovery and resuming append is published too.
-	if n.convPub, err = convapi.NewPublisher(n.evlog, subjects, n.conn.nc.PublishMsg, log); err != nil {
+	if n.convPub, err = convapi.NewPublisher(n.evlog, subjects, n.conn.NC.PublishMsg, log); err != nil {
 		return nil, fmt.Errorf("follow the event log for conversation events: %w", err)
 	}
 	n.convPub.Start()
@@ -288,7 +289,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	// The listener comes up before recovery, which may take long: a
 	// supervisor sees the process alive (/healthz) and not yet ready.
 	if cfg.MetricsAddr != "" {
-		evlog, nc := n.evlog, n.conn.nc
+		evlog, nc := n.evlog, n.conn.NC
 		url, err := n.metrics.serve(cfg.MetricsAddr, func() readiness { return n.health.check(evlog, nc) })
 		if err != nil {
 			return nil, err
@@ -303,7 +304,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.dlq = dlq.NewWriter(n.evlog, cfg.Limits, log)
-	n.bus = natsbus.New(n.conn.nc, natsbus.Options{
+	n.bus = natsbus.New(n.conn.NC, natsbus.Options{
 		Subjects:     subjects,
 		Limits:       cfg.Limits,
 		Logger:       log,
@@ -311,7 +312,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		OnRefused:    n.metrics.Refused,
 		// Users with roles read their own inbox only, so an answer
 		// anywhere else is one published for them with the node's rights.
-		InboxReplies: cfg.NATS.rolesEnforced(),
+		InboxReplies: cfg.NATS.RolesEnforced(),
 		DigestKey:    digestKey,
 	})
 	if cfg.Cluster != nil {
@@ -322,7 +323,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Store:     n.evlog,
 		Types:     types,
 		Streams:   map[string]string{conversation.AgentType: "conversation", projects.AgentType: projects.StreamPrefix},
-		Dispatch:  dispatch.Env{Conn: n.conn.nc, Subjects: subjects, Logger: log, Webhooks: webhooks},
+		Dispatch:  dispatch.Env{Conn: n.conn.NC, Subjects: subjects, Logger: log, Webhooks: webhooks},
 		Logger:    log,
 		Observer:  n.metrics,
 		OnEmit:    func(string, *bus.Signal) { n.metrics.emitted.Add(1) },
@@ -362,7 +363,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	// for the projections to catch up; they do that in the background.
 	n.conv.Resume(ctx, "the node restarted")
 	n.restoreProjects(ctx)
-	if err := n.openProjects(ctx, cfg.Open); err != nil {
+	if err := n.projects.OpenEach(ctx, cfg.Open); err != nil {
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -385,7 +386,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	// control plane answers; a 200 from /readyz before would send
 	// requests that nothing serves yet.
 	n.health.recovered.Store(true)
-	log.Info("jido-bus ready", "nats", n.conn.url, "embedded", n.conn.srv != nil, "agents_recovered", n.recovered,
+	log.Info("jido-bus ready", "nats", n.conn.URL, "embedded", n.conn.Server != nil, "agents_recovered", n.recovered,
 		"agent_types", types.Names(), "prefix", subjects.All(""), "data_dir", cfg.DataDir, "emit_stream", n.emitStream, "version", cfg.Version)
 	ready = true
 	return n, nil
@@ -421,10 +422,10 @@ func AgentTypes(extra func(*agents.Registry) error) (*agents.Registry, error) {
 }
 
 // URL is the NATS URL clients reach the node at.
-func (n *Node) URL() string { return n.conn.url }
+func (n *Node) URL() string { return n.conn.URL }
 
 // Conn is the node's own NATS connection.
-func (n *Node) Conn() *nats.Conn { return n.conn.nc }
+func (n *Node) Conn() *nats.Conn { return n.conn.NC }
 
 // Runtime is the node's agent runtime.
 func (n *Node) Runtime() *runtime.Runtime { return n.rt }
@@ -459,7 +460,7 @@ func (n *Node) register() error {
 	if err = n.bus.HandleAPI(n.subjects.Ping(), n.ping); err != nil {
 		return err
 	}
-	if n.toolSvc, err = toolservice.Start(toolservice.Config{Conn: n.conn.nc, Subjects: n.subjects, Engine: n.projects, Logger: n.log}); err != nil {
+	if n.toolSvc, err = toolservice.Start(toolservice.Config{Conn: n.conn.NC, Subjects: n.subjects, Engine: n.projects, Logger: n.log}); err != nil {
 		return err
 	}
 	if err = logapi.Serve(n.bus, n.logAPI()); err != nil {
@@ -495,23 +496,6 @@ func (n *Node) register() error {
 		return err
 	}
 	return agentapi.ServeSignals(n.bus, n.rt, agentOpts)
-}
-
-// truncatePrepareTimeout bounds how long a truncation waits for the agent
-// whose stream it cuts to be idle enough for a snapshot.
-const truncatePrepareTimeout = 5 * time.Second
-
-// guardTruncate lets a truncation through the log API go ahead only when
-// the agent recovering from the stream keeps what it needs, snapshotting
-// it first when it runs here.
-func (n *Node) guardTruncate(ctx context.Context, req logapi.TruncateRequest) error {
-	if ownStream(req.Stream) {
-		// The control plane answers, counts and dead-letters the refusal.
-		return bus.Errorf(bus.ReasonForbidden, "%s is the node's own bookkeeping and cannot be truncated: recovery reads it, and every agent would be lost at the next start, or come back wrong; stop agents you no longer need (jido-bus agent stop) instead", req.Stream)
-	}
-	ctx, cancel := context.WithTimeout(ctx, truncatePrepareTimeout)
-	defer cancel()
-	return n.rt.PrepareTruncate(ctx, req.Stream, req.Before, req.DryRun)
 }
 
 // Shutdown stops the node without losing input it took: its
@@ -552,7 +536,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		drainCtx, cancel = context.WithTimeout(drainCtx, drainFor)
 	}
 	defer cancel()
-	if err := n.conn.drain(drainCtx); err != nil {
+	if err := n.conn.Drain(drainCtx); err != nil {
 		errs = append(errs, fmt.Errorf("drain NATS: %w", err))
 	}
 	n.abort()
@@ -620,7 +604,7 @@ func (n *Node) abort() {
 		n.evlog = nil
 	}
 	if n.conn != nil {
-		n.conn.close()
+		_ = n.conn.Close()
 	}
 }
 

@@ -57,12 +57,12 @@ func (n *Node) ping(_ context.Context, req []byte) (any, error) {
 	ran, failed := n.metrics.runtime.Directives()
 	up := time.Since(n.started)
 	counts := n.rt.Counts()
-	ready := n.health.check(n.evlog, n.conn.nc)
+	ready := n.health.check(n.evlog, n.conn.NC)
 	reply := PingReply{
 		Ready:            ready.Ready,
 		Checks:           ready.Checks,
 		Version:          n.cfg.Version,
-		ServerID:         n.conn.nc.ConnectedServerId(),
+		ServerID:         n.conn.NC.ConnectedServerId(),
 		Uptime:           up.Round(time.Millisecond).String(),
 		Agents:           counts.Active + counts.Passive,
 		Stats:            n.bus.Stats(),
@@ -74,7 +74,7 @@ func (n *Node) ping(_ context.Context, req []byte) (any, error) {
 		DirectivesFailed: failed,
 		HTTP:             n.HTTPURL(),
 	}
-	if n.conn.insecure {
+	if n.conn.Insecure {
 		reply.Insecure = true
 		reply.Warning = insecureWarning
 	}
