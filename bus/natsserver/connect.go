@@ -9,7 +9,6 @@ import (
 	"strconv"
 
 	"github.com/nats-io/nats.go"
-
 )
 
 // Setup says where a node's NATS comes from: an embedded server
