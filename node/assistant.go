@@ -41,7 +41,11 @@ func (n *Node) newAssistant() *assistant.Assistant {
 		Limits:    n.cfg.Limits,
 		Providers: n.secrets.providers,
 		Secrets:   n.secrets.set,
-		Spent:     n.metrics.spent,
+		Spent:     n.metrics.spend.Spent,
+		AskHook:   assistant.NATSHooks(n.conn.NC, n.subjects),
+		RunHook:   projectHost{n}.RunHook,
+		// The operator's default window for models without one.
+		ContextWindow: n.cfg.ContextWindow,
 	}
 	if n.cfg.Assistant != nil {
 		n.cfg.Assistant(&cfg)

@@ -88,15 +88,6 @@ func (n *Node) openClusterLog(ctx context.Context) (*jslog.Log, error) {
 	return l, nil
 }
 
-// runtimePartitions divides the runtime's agents by the log's partitions.
-func (c *ClusterConfig) runtimePartitions() *runtime.Partitions {
-	p := c.partitions()
-	return &runtime.Partitions{
-		Of:    func(stream string) int { return jslog.Partition(stream, p) },
-		Index: jslog.IndexStream,
-	}
-}
-
 // busPartitioner routes input by the partition of the agent it is for.
 func (n *Node) busPartitioner() *natsbus.Partitioner {
 	p := n.cfg.Cluster.partitions()

@@ -18,7 +18,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projects/assistant/llm"
+	"github.com/jido-bus/jido-bus/projects/assistant"
 )
 
 // metrics are the node's Prometheus metrics, in a registry of its own:
@@ -30,8 +30,7 @@ type metrics struct {
 	refused     *prometheus.CounterVec
 	emitted     atomic.Uint64
 	runtime     *runtime.Metrics // set by knowTypes
-	llmTokens   *prometheus.CounterVec
-	llmCost     *prometheus.CounterVec
+	spend       *assistant.SpendMetrics
 	srv         *http.Server
 	ln          net.Listener
 	served      chan struct{} // closed when the HTTP server's goroutine ends
@@ -48,14 +47,10 @@ func newMetrics(version string) *metrics {
 	emitted := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "jido_signals_out_total", Help: "Signals agents emitted and lifecycle signals the runtime published.",
 	}, func() float64 { return float64(m.emitted.Load()) })
-	m.llmTokens = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "jido_llm_tokens_total", Help: "Tokens of the conversations' completed LLM calls as their providers reported them, by project, model and direction (input, output).",
-	}, []string{"project", "model", "direction"})
-	m.llmCost = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "jido_llm_cost_usd_total", Help: "USD the conversations' completed LLM calls cost by the operator's price table (providers: prices), by project and model; calls of a model without a price are not counted.",
-	}, []string{"project", "model"})
-	m.reg.MustRegister(m.deadLetters, m.refused, emitted, m.llmTokens, m.llmCost, buildInfo(version),
+	m.spend = assistant.NewSpendMetrics()
+	m.reg.MustRegister(m.deadLetters, m.refused, emitted, buildInfo(version),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(m.spend.Collectors()...)
 	// Every known label starts at zero: a rate or an alert on a reason
 	// that has not happened yet has a series to work on.
 	for _, r := range refusalReasons {
@@ -129,19 +124,6 @@ func (m *metrics) watch(n *Node) {
 func (m *metrics) Committed(agentType string, d time.Duration) { m.runtime.Committed(agentType, d) }
 func (m *metrics) Executed(kind, outcome string)               { m.runtime.Executed(kind, outcome) }
 func (m *metrics) Refused(reason string)                       { m.refused.WithLabelValues(reason).Inc() }
-
-// spent counts one completed LLM call of a project's conversation
-// (assistant.Config.Spent).
-func (m *metrics) spent(project, model string, u llm.Usage, costUSD float64, priced bool) {
-	// A counter panics on a negative amount: a model server reporting
-	// negative usage must not take the node down (its event is refused by
-	// the schema of conversation.llm.completed anyway).
-	m.llmTokens.WithLabelValues(project, model, "input").Add(float64(max(u.InputTokens, 0)))
-	m.llmTokens.WithLabelValues(project, model, "output").Add(float64(max(u.OutputTokens, 0)))
-	if priced {
-		m.llmCost.WithLabelValues(project, model).Add(max(costUSD, 0))
-	}
-}
 
 // serve exposes the registry on http://addr/metrics, and /healthz and
 // /readyz (see healthHandlers) answered from ready.

@@ -138,6 +138,10 @@ type Config struct {
 	// (serve --provider), over llm.DefaultEndpoints; projects choose
 	// among them by name.
 	Providers []llm.Endpoint
+	// ContextWindow is the context window, in tokens, of a model whose
+	// provider gives it none (serve --context-window); 0 means
+	// llm.DefaultWindow.
+	ContextWindow int64
 	// SecretEnv names more variables holding the node's credentials
 	// (serve's --http-token-env and http.tokens variables), beside
 	// CredentialEnv, the providers' key variables and JIDO_SECRET_*: none
@@ -335,7 +339,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	rcfg.Executors = n.assistant.Executors()
 	if cfg.Cluster != nil {
-		rcfg.Store, rcfg.Partitions = n.jslog, cfg.Cluster.runtimePartitions()
+		rcfg.Store, rcfg.Partitions = n.jslog, runtime.LogPartitions(cfg.Cluster.partitions())
 	}
 	if cfg.Runtime != nil {
 		cfg.Runtime(&rcfg)

@@ -53,6 +53,9 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 			// started, through the project's policy.
 			api(convapi.Area, convapi.VerbCancel),
 			api(convapi.Area, convapi.VerbApprove),
+			// And compact it between turns, as it could by sending more:
+			// a summary of its own conversation, by the project's model.
+			api(convapi.Area, convapi.VerbCompact),
 			// Not conv.mode: a client chooses a mode at conv.start (it
 			// could start in auto anyway); changing a running
 			// conversation's mode would lift a plan an operator set.
@@ -83,8 +86,16 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 			// ">": tool.call is two tokens.
 			api(projectapi.Area, ">"),
 		},
-		OperatorSubscribe: []string{subjects.All("dlq")},
-		ToolService:       func(user string) *natsserver.Permissions { return toolservice.Permissions(subjects, user) },
+		OperatorSubscribe: []string{
+			subjects.All("dlq"),
+			// An operator may answer a project's hooks: a hook decides
+			// which tool calls run and with which arguments, which is an
+			// operator's to say, never a client's. One reply per request
+			// received.
+			subjects.All(bus.KindHook),
+		},
+		OperatorResponsesFor: maxHookResponse,
+		ToolService:          func(user string) *natsserver.Permissions { return toolservice.Permissions(subjects, user) },
 	}
 	// A client looks at projects; opening, closing, reloading and tool
 	// calls (which write files and run programs) are an operator's.

@@ -3,6 +3,7 @@ package natsserver
 import (
 	"fmt"
 	"slices"
+	"time"
 )
 
 // The roles a user of the embedded server has. Each is a set of NATS
@@ -58,6 +59,9 @@ type Grants struct {
 	// ClientSubscribe and OperatorSubscribe are what a client may
 	// subscribe to besides its inbox, and what an operator may besides.
 	ClientSubscribe, OperatorSubscribe []string
+	// OperatorResponsesFor lets an operator answer the requests it hears
+	// on OperatorSubscribe (Permissions.ResponsesFor).
+	OperatorResponsesFor time.Duration
 	// EmitStream is the JetStream stream a client may read through pull
 	// consumers of its own.
 	EmitStream string
@@ -84,6 +88,7 @@ func (g Grants) Permissions(role, user string) (*Permissions, error) {
 		op.PublishAllow = append(op.PublishAllow, g.Operator...)
 		op.PublishAllow = append(op.PublishAllow, jetStreamReadOnly...)
 		op.SubscribeAllow = append(op.SubscribeAllow, g.OperatorSubscribe...)
+		op.ResponsesFor = g.OperatorResponsesFor
 		return op, nil
 	}
 	return nil, fmt.Errorf("role %q of user %q: want one of %v", role, user, Roles())

@@ -52,6 +52,7 @@ type serveConfig struct {
 	commandEnv    []string       // what commands may inherit (--command-env); nil: the default
 	providerFlags []string       // --provider as given
 	providers     []llm.Endpoint // the operator's model providers
+	contextWindow int64          // the window of a model without one (0: llm.DefaultWindow)
 	secretEnv     []string       // the variables holding the node's credentials
 
 	emitStream         bool          // keep what agents emit in a JetStream stream (--emit-stream)
@@ -264,6 +265,7 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 		Open:          openRequests(cfg.open),
 		CommandEnv:    cfg.commandEnv,
 		Providers:     cfg.providers,
+		ContextWindow: cfg.contextWindow,
 		SecretEnv:     cfg.secretEnv,
 		EmitStream:    cfg.emitStreamConfig(),
 		Cluster:       cfg.clusterConfig(),

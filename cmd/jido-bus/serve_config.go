@@ -37,7 +37,10 @@ type serveFile struct {
 	HTTP      serveHTTPFile       `yaml:"http"`
 	Commands  serveCommandsFile   `yaml:"commands"`
 	Providers []serveProviderFile `yaml:"providers"`
-	Sandbox   serveSandboxFile    `yaml:"sandbox"`
+	// ContextWindow is the window, in tokens, of a model whose provider
+	// gives it none (serve --context-window).
+	ContextWindow int64            `yaml:"context_window"`
+	Sandbox       serveSandboxFile `yaml:"sandbox"`
 	// EmitStream is the emit_stream: section (serve_emitstream.go).
 	EmitStream serveEmitStreamFile `yaml:"emit_stream"`
 	// Cluster is the cluster: section (serve_cluster.go).

@@ -76,6 +76,12 @@ func (c Client) Mode(ctx context.Context, req ModeRequest) (Reply, error) {
 	return r, c.call(ctx, VerbMode, req, &r)
 }
 
+// Compact compacts a conversation now, between turns.
+func (c Client) Compact(ctx context.Context, req CompactRequest) (Reply, error) {
+	var r Reply
+	return r, c.call(ctx, VerbCompact, req, &r)
+}
+
 func (c Client) call(ctx context.Context, verb string, req, result any) error {
 	r := natsbus.Requester{NC: c.NC, Subjects: c.Subjects, Timeout: c.Timeout, Denials: c.Denials}
 	return r.Call(ctx, Area, verb, req, result)

@@ -63,6 +63,10 @@ type CommandSpec struct {
 	// system is built (its /tmp is a tmpfs of Limits.TempSize); without,
 	// the command's TMPDIR.
 	TempDir string `json:"temp_dir,omitempty"`
+	// Stdin is the command's standard input (a hook's request); without
+	// it stdin is /dev/null. It travels inside the spec, so maxSpec
+	// bounds it.
+	Stdin []byte `json:"stdin,omitempty"`
 }
 
 // shells are programs whose "-c" runs a command line; named in refusals so

@@ -129,14 +129,9 @@ func helperRun(stdin io.Reader) (exitStatus, error) {
 	if err := setRlimits(spec.Limits, nproc); err != nil {
 		return exitStatus{}, fmt.Errorf("sandbox-exec: %w", err)
 	}
-	devnull, err := os.Open(os.DevNull)
-	if err != nil {
-		return exitStatus{}, fmt.Errorf("sandbox-exec: %w", err)
+	if err := commandStdin(spec.Stdin); err != nil {
+		return exitStatus{}, err
 	}
-	if err := unix.Dup2(int(devnull.Fd()), 0); err != nil {
-		return exitStatus{}, fmt.Errorf("sandbox-exec: stdin from /dev/null: %w", err)
-	}
-	devnull.Close()
 	if err := enterDir(&spec); err != nil {
 		return exitStatus{}, err
 	}
