@@ -8,7 +8,11 @@
 // the package of its concern (agentapi, logapi, projectionapi, convapi,
 // projectapi), each told by the node what it needs of the others
 // (admission rules, hosts, hooks); the node's own are ping, its metrics
-// and health, and the dead letters of what it refuses. It may import
+// and health, and the dead letters of what it refuses. Each part exports
+// its own metrics and the node registers them; the NATS setup and roles
+// are natsserver's, the cluster's partition hand-over runtime.Owner's,
+// tool services projects/toolservice's. agents/layers_node_test.go keeps
+// node/ under 2,000 lines and answering nothing on NATS but ping. It may import
 // every package of the module below it (node → internal/frontdoor →
 // projects, conversation/convapi → …); only cmd, internal/bench, e2e and
 // examples import it (agents/layers_test.go checks both).
