@@ -2,6 +2,7 @@ package node
 
 import (
 	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/agents/runtime/agentapi"
 	"github.com/jido-bus/jido-bus/agents/runtime/emitapi"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
 )
@@ -17,9 +18,9 @@ import (
 // logAPI is what the log verbs are served from.
 func (n *Node) logAPI() logapi.API {
 	if n.jslog != nil {
-		return logapi.Replicated{Log: n.jslog, ImportGuard: runtime.GuardImport}
+		return logapi.Replicated{Log: n.jslog, ImportGuard: agentapi.GuardImport}
 	}
-	return logapi.Local{Log: n.evlog, Guard: n.rt.GuardTruncate, ImportGuard: runtime.GuardImport}
+	return logapi.Local{Log: n.evlog, Guard: agentapi.GuardTruncate(n.rt), ImportGuard: agentapi.GuardImport}
 }
 
 // emitLog is what the verb log.emits reads.

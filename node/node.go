@@ -343,7 +343,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	rcfg.Executors = n.assistant.Executors()
 	if cfg.Cluster != nil {
-		rcfg.Store, rcfg.Partitions = n.jslog, runtime.LogPartitions(cfg.Cluster.partitions())
+		rcfg.Store, rcfg.Partitions = n.jslog, agentapi.LogPartitions(cfg.Cluster.partitions())
 	}
 	if cfg.Runtime != nil {
 		cfg.Runtime(&rcfg)

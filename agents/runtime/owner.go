@@ -4,15 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"time"
-
-	"github.com/jido-bus/jido-bus/eventlog/jslog"
 )
-
-// LogPartitions divides the agents by the replicated log's p partitions
-// (eventlog/jslog), for Config.Partitions.
-func LogPartitions(p int) *Partitions {
-	return &Partitions{Of: func(stream string) int { return jslog.Partition(stream, p) }, Index: jslog.IndexStream}
-}
 
 // Owner takes and gives up a cluster's partitions for a runtime and the
 // input that feeds it: the membership's OnAcquire and OnRelease.

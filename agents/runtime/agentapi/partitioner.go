@@ -6,8 +6,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/eventlog/jslog"
 )
 
 // Partitioner routes input by the partition of the agent it is for: a
@@ -45,4 +47,10 @@ func Partitioner(subjects bus.Subjects, of func(stream string) int, serves func(
 		},
 		Serves: serves,
 	}
+}
+
+// LogPartitions divides the agents by the replicated log's p partitions
+// (eventlog/jslog), for runtime.Config.Partitions.
+func LogPartitions(p int) *runtime.Partitions {
+	return &runtime.Partitions{Of: func(stream string) int { return jslog.Partition(stream, p) }, Index: jslog.IndexStream}
 }

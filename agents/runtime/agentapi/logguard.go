@@ -1,10 +1,11 @@
-package runtime
+package agentapi
 
 import (
 	"context"
 	"strings"
 	"time"
 
+	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
 )
@@ -34,7 +35,11 @@ const truncatePrepareTimeout = 5 * time.Second
 // GuardTruncate lets a truncation through the log API go ahead only when
 // the agent recovering from the stream keeps what it needs, snapshotting
 // it first when it runs here (logapi.Local.Guard).
-func (rt *Runtime) GuardTruncate(ctx context.Context, req logapi.TruncateRequest) error {
+func GuardTruncate(rt *runtime.Runtime) func(context.Context, logapi.TruncateRequest) error {
+	return func(ctx context.Context, req logapi.TruncateRequest) error { return guardTruncate(ctx, rt, req) }
+}
+
+func guardTruncate(ctx context.Context, rt *runtime.Runtime, req logapi.TruncateRequest) error {
 	if ownStream(req.Stream) {
 		// The control plane answers, counts and dead-letters the refusal.
 		return bus.Errorf(bus.ReasonForbidden, "%s is the node's own bookkeeping and cannot be truncated: recovery reads it, and every agent would be lost at the next start, or come back wrong; stop agents you no longer need (jido-bus agent stop) instead", req.Stream)
