@@ -2,8 +2,6 @@ package node
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
 
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects"
@@ -58,38 +56,6 @@ func (n *Node) restoreProjects(ctx context.Context) {
 // Projects is the node's project engine.
 func (n *Node) Projects() *projects.Engine { return n.projects }
 
-// openProjects opens the projects of Config.Open. A project already open
-// on that root (restored from the last run) is left as it is; any other
-// refusal stops the start, naming the root.
-func (n *Node) openProjects(ctx context.Context, reqs []projects.OpenRequest) error {
-	for _, req := range reqs {
-		abs, err := filepath.Abs(req.Root)
-		if err != nil {
-			return fmt.Errorf("open %s: %w", req.Root, err)
-		}
-		if id := n.ProjectOn(abs); id != "" {
-			n.log.Info("project already open", "project", id, "root", abs)
-			continue
-		}
-		req.Root = abs
-		if _, err := n.projects.Open(ctx, req); err != nil {
-			return fmt.Errorf("open %s: %w", abs, err)
-		}
-	}
-	return nil
-}
-
-// ProjectOn returns the id of the open project whose root is root (compared
-// as real paths), or "".
-func (n *Node) ProjectOn(root string) string {
-	real, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return ""
-	}
-	for _, p := range n.projects.List() {
-		if p.Root == real {
-			return p.ID
-		}
-	}
-	return ""
-}
+// ProjectOn returns the id of the open project whose root is root
+// (projects.Engine.ProjectOn), or "".
+func (n *Node) ProjectOn(root string) string { return n.projects.ProjectOn(root) }
