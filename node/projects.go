@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"path/filepath"
 
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects"
