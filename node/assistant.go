@@ -42,6 +42,7 @@ func (n *Node) newAssistant() *assistant.Assistant {
 		Providers: n.secrets.providers,
 		Secrets:   n.secrets.set,
 		Spent:     n.metrics.spent,
+		Delegate:  (&delegations{n: n, working: map[string]int{}}).run,
 	}
 	if n.cfg.Assistant != nil {
 		n.cfg.Assistant(&cfg)

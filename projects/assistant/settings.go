@@ -18,6 +18,8 @@ type Settings struct {
 	// docs/conventions.md), read after AGENTS.md and before
 	// .jido/instructions.md, as read_file would read them.
 	InstructionPaths []string `yaml:"instructions"`
+	// Delegation bounds the delegate tool (delegation: in config.yaml).
+	Delegation DelegationSettings `yaml:"delegation"`
 }
 
 // LLMSettings are a project's model settings (.jido/config.yaml): which of
