@@ -175,7 +175,7 @@ func sameJSON(a, b string) bool {
 // gateways on, as `make run` starts it.
 func TestREADMERecipes(t *testing.T) {
 	recipes := readRecipes(t)
-	for _, name := range []string{"quickstart", "publish", "subscribe", "agent", "debug", "instructions", "budget", "a2a", "workflow", "modes"} {
+	for _, name := range []string{"quickstart", "publish", "subscribe", "agent", "debug", "instructions", "budget", "a2a", "workflow", "modes", "delegate"} {
 		if _, ok := recipes[name]; !ok {
 			t.Fatalf("neither README.md nor docs/ has a recipe %q (a shell block after <!-- recipe: %s -->)", name, name)
 		}
@@ -243,4 +243,5 @@ func TestREADMERecipes(t *testing.T) {
 	r.run(t, recipes["a2a"])
 	r.run(t, recipes["workflow"])
 	r.run(t, recipes["modes"])
+	r.run(t, recipes["delegate"])
 }
