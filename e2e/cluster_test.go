@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -257,6 +258,19 @@ func (a *acker) verify(log *jslog.Log, id string) {
 	state, _ := r["state"].(map[string]any)
 	if got := state["count"]; got != float64(len(acked)) {
 		a.t.Errorf("agent %s: count %v, want %d acknowledged increments", id, got, len(acked))
+	}
+	// The state is the one a verified replay of the replicated log comes
+	// to: every decision, whichever node made it, decided again the same.
+	args := []string{"log", "replay", "agent/" + id, "--verify", "-o", "json"}
+	out := runCLI(a.t, []string{"NATS_URL=" + strings.Join(a.nc.Servers(), ",")}, args...).must(a.t, args...)
+	var replayed struct {
+		State map[string]any `json:"state"`
+	}
+	if err := json.Unmarshal([]byte(out), &replayed); err != nil {
+		a.t.Fatalf("agent %s: log replay --verify: %v\n%s", id, err, out)
+	}
+	if !reflect.DeepEqual(replayed.State, state) {
+		a.t.Errorf("agent %s: state %v, its verified replay %v", id, state, replayed.State)
 	}
 }
 

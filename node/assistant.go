@@ -43,6 +43,10 @@ func (n *Node) newAssistant() *assistant.Assistant {
 		Secrets:   n.secrets.set,
 		Spent:     n.metrics.spent,
 		Delegate:  (&delegations{n: n, working: map[string]int{}}).run,
+		AskHook:   n.askHook,
+		RunHook:   projectHost{n}.RunHook,
+		// The operator's default window for models without one.
+		ContextWindow: n.cfg.ContextWindow,
 	}
 	if n.cfg.Assistant != nil {
 		n.cfg.Assistant(&cfg)

@@ -9,6 +9,7 @@ import (
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
 	"github.com/jido-bus/jido-bus/projects/tools"
+	"github.com/jido-bus/jido-bus/projects/checkpoint"
 )
 
 // newProjects makes the node's project engine, with no project open yet
@@ -26,6 +27,16 @@ func (n *Node) newProjects() error {
 		// delegate is the assistant's (node/delegate.go): in the catalog
 		// so that the policy rules it and its Safety holds it to a mode.
 		Tools: []tools.Tool{assistant.DelegateTool()},
+	}
+	if n.cfg.DataDir != "" {
+		// Outside every project (a root holding the data dir is
+		// refused), so no tool reads or rewrites what it kept.
+		cp, err := checkpoint.Open(filepath.Join(n.cfg.DataDir, "checkpoints"), checkpoint.Options{MaxBytes: n.cfg.CheckpointMaxBytes})
+		if err != nil {
+			close(n.engineReady)
+			return err
+		}
+		cfg.Checkpoints = cp
 	}
 	if n.cfg.Projects != nil {
 		n.cfg.Projects(&cfg)

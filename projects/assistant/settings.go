@@ -20,6 +20,9 @@ type Settings struct {
 	InstructionPaths []string `yaml:"instructions"`
 	// Delegation bounds the delegate tool (delegation: in config.yaml).
 	Delegation DelegationSettings `yaml:"delegation"`
+	// Hooks are the project's hooks: which points ask a NATS service or a
+	// local command, how long they wait, what they decide unanswered.
+	Hooks HookSettings `yaml:"hooks"`
 }
 
 // LLMSettings are a project's model settings (.jido/config.yaml): which of
