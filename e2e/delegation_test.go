@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // delegateScript plays a parent that hands "count the lines of
@@ -121,6 +123,12 @@ func TestDelegationSurvivesKill(t *testing.T) {
 	rig.newAssistantProject(t, "team", "", delegateScript(1500), map[string]string{"notes.txt": "one\ntwo\n"})
 	rig.run(t, "conv", "start", "team", "--id", "lead")
 	rig.run(t, "conv", "send", "team/lead", "how long are the notes?")
+	// The child's stream exists once it started: wait for it, then for
+	// its model call.
+	testkit.EventuallyNil(t, "the child conversation started", func() error {
+		_, _, err := tryRun("log", "show", "conversation/team/lead-d1", "--limit", "1", "--nats-url", rig.node.URL)
+		return err
+	})
 	rig.await(t, "team/lead-d1", "the child asking its model", func(es convEvents) bool {
 		return len(es.of("conversation.llm.requested")) == 1
 	})
