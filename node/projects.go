@@ -8,8 +8,8 @@ import (
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
-	"github.com/jido-bus/jido-bus/projects/tools"
 	"github.com/jido-bus/jido-bus/projects/checkpoint"
+	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
 // newProjects makes the node's project engine, with no project open yet
