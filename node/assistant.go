@@ -43,6 +43,7 @@ func (n *Node) newAssistant() *assistant.Assistant {
 		Secrets:   n.secrets.set,
 		Spent:     n.metrics.spend.Spent,
 		AskHook:   assistant.NATSHooks(n.conn.NC, n.subjects),
+		Delegate:  (&delegations{n: n, working: map[string]int{}}).run,
 		RunHook:   projectHost{n}.RunHook,
 		// The operator's default window for models without one.
 		ContextWindow: n.cfg.ContextWindow,

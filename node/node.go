@@ -373,6 +373,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	// Resuming folds each conversation's own stream, so it does not wait
 	// for the projections to catch up; they do that in the background.
 	n.conv.Resume(ctx, "the node restarted")
+	n.resumeDelegations()
 	n.restoreProjects(ctx)
 	if err := n.projects.OpenEach(ctx, cfg.Open); err != nil {
 		return nil, err

@@ -6,7 +6,9 @@ import (
 
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects"
+	"github.com/jido-bus/jido-bus/projects/assistant"
 	"github.com/jido-bus/jido-bus/projects/checkpoint"
+	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
 // newProjects makes the node's project engine, with no project open yet
@@ -21,6 +23,9 @@ func (n *Node) newProjects() error {
 		Logger:      n.log,
 		Sandbox:     n.cfg.Sandbox,
 		Log:         n.evlog,
+		// delegate is the assistant's (node/delegate.go): in the catalog
+		// so that the policy rules it and its Safety holds it to a mode.
+		Tools: []tools.Tool{assistant.DelegateTool()},
 	}
 	if n.cfg.DataDir != "" {
 		// Outside every project (a root holding the data dir is
