@@ -16,8 +16,8 @@ const module = "github.com/jido-bus/jido-bus"
 
 // levels is the dependency line, lowest first:
 //
-//	cmd, e2e, examples, deploy → internal/bench → node → internal/frontdoor →
-//	projects, conversation/convapi → agents/runtime, conversation/views →
+//	cmd, e2e, examples, deploy → internal/bench → node → internal/frontdoor,
+//	internal/delegate → projects, conversation/convapi → agents/runtime, conversation/views →
 //	projections, conversation, cluster → agents, eventlog → bus → schemas →
 //	internal/goroutines, internal/testkit
 //
@@ -43,7 +43,9 @@ var levels = [][]string{
 	{"projects", "conversation/convapi"},
 	// The HTTP listener's checks before the gateways (it knows their
 	// Caller); only the node puts it in front of them.
-	{"internal/frontdoor"},
+	// delegate: the assistant's delegate tool, joining the projects and
+	// the conv.* service.
+	{"internal/frontdoor", "internal/delegate"},
 	{"node"},
 	{"internal/bench"},
 	// deploy: the compose images' probe and the compose smoke.

@@ -145,3 +145,32 @@ func TestDelegationSurvivesKill(t *testing.T) {
 	rig.replayVerifies(t, "team/lead")
 	rig.replayVerifies(t, "team/lead-d1")
 }
+
+// TestDelegationRefusedInAWorktree: a conversation working in its own git
+// worktree cannot delegate — its child would work in the project's
+// checkout, which the worktree keeps it out of — and the checkout is
+// untouched.
+func TestDelegationRefusedInAWorktree(t *testing.T) {
+	rig := &assistantRig{t: t, dataDir: t.TempDir()}
+	rig.restart(t)
+	root := filepath.Join(t.TempDir(), "tree")
+	writeProjectTree(t, root, map[string]string{
+		".jido/config.yaml":  "llm: {provider: scripted, model: demo, script: .jido/script.jsonl}\n",
+		".jido/script.jsonl": `{"text":"Hand on.","tool_calls":[{"id":"w","name":"delegate","args":{"task":"write over the notes"}}]}` + "\n" + `{"text":"Tree done."}` + "\n",
+		"notes.txt":          "original\n",
+	})
+	gitIn(t, root, "init", "-q")
+	gitIn(t, root, "add", "-A")
+	gitIn(t, root, "commit", "-qm", "start")
+	rig.run(t, "project", "open", root, "--id", "tree")
+	rig.run(t, "conv", "start", "tree", "--id", "lead", "--worktree")
+	rig.run(t, "conv", "send", "tree/lead", "in a tree")
+	es := rig.awaitAnswer(t, "tree/lead", "Tree done.")
+	if !es.has("conversation.tool.failed", `"w"`, `"delegation_refused"`, "works in its own worktree") {
+		t.Fatalf("a worktree conversation delegated (its child would work in the checkout):\n%s", es)
+	}
+	if st := gitIn(t, root, "status", "--porcelain"); st != "" {
+		t.Fatalf("the checkout changed:\n%s", st)
+	}
+	rig.replayVerifies(t, "tree/lead")
+}

@@ -14,7 +14,6 @@ import (
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
-	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
 // Directives returns the directive codec a node runs with: the built-in
@@ -34,7 +33,7 @@ func Directives() (*agents.DirectiveCodec, error) {
 func (n *Node) newAssistant() *assistant.Assistant {
 	n.engineReady = make(chan struct{})
 	cfg := assistant.Config{
-		Host:      projectHost{n},
+		Host:      n.host(),
 		Log:       n.evlog,
 		Publish:   n.publishTransient,
 		Logger:    n.log.With("component", "assistant"),
@@ -43,8 +42,10 @@ func (n *Node) newAssistant() *assistant.Assistant {
 		Secrets:   n.secrets.set,
 		Spent:     n.metrics.spend.Spent,
 		AskHook:   assistant.NATSHooks(n.conn.NC, n.subjects),
-		Delegate:  (&delegations{n: n, working: map[string]int{}}).run,
-		RunHook:   projectHost{n}.RunHook,
+		Delegate: func(ctx context.Context, c assistant.DelegateCall) assistant.DelegateResult {
+			return n.delegations.Run(ctx, c)
+		},
+		RunHook: n.host().RunHook,
 		// The operator's default window for models without one.
 		ContextWindow: n.cfg.ContextWindow,
 	}
@@ -73,55 +74,8 @@ func (n *Node) publishTransient(key string, sig bus.Signal) error {
 	return nil
 }
 
-// projectHost is the assistant's view of the node's project engine. Each
-// call waits for the engine to have started; the assistant calls it from
-// its own goroutines only.
-type projectHost struct{ n *Node }
-
-func (h projectHost) engine(ctx context.Context) (*projects.Engine, error) {
-	select {
-	case <-h.n.engineReady:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if h.n.projects == nil {
-		return nil, bus.Errorf(bus.ReasonUnavailable, "the node has no project engine")
-	}
-	return h.n.projects, nil
-}
-
-func (h projectHost) Tools(ctx context.Context, project string) ([]tools.Spec, error) {
-	e, err := h.engine(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return e.Tools(project)
-}
-
-func (h projectHost) CallTool(ctx context.Context, project string, call tools.ToolCall) (tools.Result, error) {
-	e, err := h.engine(ctx)
-	if err != nil {
-		return tools.Result{}, err
-	}
-	return e.CallTool(ctx, project, call)
-}
-
-func (h projectHost) NeedsApproval(ctx context.Context, project, tool, mode string) (bool, string, error) {
-	e, err := h.engine(ctx)
-	if err != nil {
-		return false, "", err
-	}
-	return e.NeedsApproval(project, tool, mode)
-}
-
-func (h projectHost) Settings(ctx context.Context, project string) (assistant.Settings, string, error) {
-	e, err := h.engine(ctx)
-	if err != nil {
-		return assistant.Settings{}, "", err
-	}
-	s, root, err := e.Settings(project)
-	if err != nil && bus.ErrorType(err) == bus.ReasonNotFound {
-		err = fmt.Errorf("%w (a conversation's model comes from its project's .jido/config.yaml; open the project: jido-bus project open PATH --id %s)", err, project)
-	}
-	return s, root, err
+// host is the project engine as the assistant sees it: the assistant
+// starts before the engine, so each call waits for it.
+func (n *Node) host() projects.Awaited {
+	return projects.Awaited{Ready: n.engineReady, Engine: func() *projects.Engine { return n.projects }}
 }

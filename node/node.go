@@ -59,6 +59,7 @@ import (
 	"github.com/jido-bus/jido-bus/eventlog/dlq"
 	"github.com/jido-bus/jido-bus/eventlog/jslog"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
+	"github.com/jido-bus/jido-bus/internal/delegate"
 	"github.com/jido-bus/jido-bus/projections"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 	"github.com/jido-bus/jido-bus/projects"
@@ -190,7 +191,9 @@ type Node struct {
 	secrets  nodeSecrets
 	projects *projects.Engine
 	conv     *convapi.Service
-	convPub  *convapi.Publisher
+	// delegations runs the assistant's delegate calls (set once conv is).
+	delegations *delegate.Delegations
+	convPub     *convapi.Publisher
 	// assistant runs the conversation loop's LLM calls and tool runs;
 	// engineReady is closed once projects is set (or failed to be).
 	assistant   *assistant.Assistant
@@ -373,7 +376,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	// Resuming folds each conversation's own stream, so it does not wait
 	// for the projections to catch up; they do that in the background.
 	n.conv.Resume(ctx, "the node restarted")
-	n.resumeDelegations()
+	n.delegations = delegate.New(n.conv, n.projects, log)
+	delegate.Resume(n.rt, n.evlog, n.assistant, log)
 	n.restoreProjects(ctx)
 	if err := n.projects.OpenEach(ctx, cfg.Open); err != nil {
 		return nil, err

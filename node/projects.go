@@ -2,12 +2,10 @@ package node
 
 import (
 	"context"
-	"path/filepath"
 
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
-	"github.com/jido-bus/jido-bus/projects/checkpoint"
 	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
@@ -16,26 +14,17 @@ import (
 // go to the node's artifact store, the one conversations use.
 func (n *Node) newProjects() error {
 	cfg := projects.Config{
-		Runtime:     n.rt,
-		NodeDataDir: n.cfg.DataDir,
-		Artifacts:   views.Artifacts{Dir: ArtifactsDir(n.cfg.DataDir)},
-		CommandEnv:  n.secrets.inherit,
-		Logger:      n.log,
-		Sandbox:     n.cfg.Sandbox,
-		Log:         n.evlog,
+		Runtime:            n.rt,
+		NodeDataDir:        n.cfg.DataDir,
+		Artifacts:          views.Artifacts{Dir: ArtifactsDir(n.cfg.DataDir)},
+		CommandEnv:         n.secrets.inherit,
+		Logger:             n.log,
+		Sandbox:            n.cfg.Sandbox,
+		Log:                n.evlog,
+		CheckpointMaxBytes: n.cfg.CheckpointMaxBytes,
 		// delegate is the assistant's (node/delegate.go): in the catalog
 		// so that the policy rules it and its Safety holds it to a mode.
 		Tools: []tools.Tool{assistant.DelegateTool()},
-	}
-	if n.cfg.DataDir != "" {
-		// Outside every project (a root holding the data dir is
-		// refused), so no tool reads or rewrites what it kept.
-		cp, err := checkpoint.Open(filepath.Join(n.cfg.DataDir, "checkpoints"), checkpoint.Options{MaxBytes: n.cfg.CheckpointMaxBytes})
-		if err != nil {
-			close(n.engineReady)
-			return err
-		}
-		cfg.Checkpoints = cp
 	}
 	if n.cfg.Projects != nil {
 		n.cfg.Projects(&cfg)

@@ -23,6 +23,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -64,6 +65,12 @@ type Config struct {
 	// Checkpoints keep the files' contents before conversations' tools
 	// change them, for conv rewind (checkpoints.go); nil keeps none.
 	Checkpoints *checkpoint.Store
+	// CheckpointMaxBytes bounds the store NewEngine opens in
+	// NodeDataDir/checkpoints when Checkpoints is nil and NodeDataDir is
+	// set: outside every project (a root holding the data dir is
+	// refused), so no tool reads or rewrites what it kept. 0 means
+	// checkpoint.DefaultMaxBytes.
+	CheckpointMaxBytes int64
 	// Limits bound the built-in tools.
 	Limits tools.Limits
 	// Tools are the program's own tools, added to every project's catalog
@@ -165,6 +172,13 @@ func NewEngine(cfg Config) (*Engine, error) {
 			return nil, fmt.Errorf("projects: node data dir %s: %w", cfg.NodeDataDir, err)
 		}
 		e.nodeDir = pl
+		if cfg.Checkpoints == nil {
+			cp, err := checkpoint.Open(filepath.Join(cfg.NodeDataDir, "checkpoints"), checkpoint.Options{MaxBytes: cfg.CheckpointMaxBytes})
+			if err != nil {
+				return nil, fmt.Errorf("projects: checkpoints: %w", err)
+			}
+			e.cfg.Checkpoints = cp
+		}
 	}
 	if cfg.HomeDir == "" {
 		cfg.HomeDir, _ = os.UserHomeDir()

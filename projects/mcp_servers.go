@@ -211,7 +211,7 @@ func (e *Engine) stopMCPServers(id string) {
 		return
 	}
 	for _, s := range pm.servers {
-		s.Close()
+		_ = s.Close() // nil: it waits, it does not fail
 	}
 }
 

@@ -103,13 +103,15 @@ func Start(o Options) *Server {
 	return s
 }
 
-// Close ends the session and the process behind it, and waits for them.
-func (s *Server) Close() {
+// Close ends the session and the process behind it, and waits for them;
+// what ends them is no error of the caller's, so it returns nil.
+func (s *Server) Close() error {
 	s.cancel()
 	<-s.done
 	s.mu.Lock()
 	s.state.Status, s.cs = StatusStopped, nil
 	s.mu.Unlock()
+	return nil
 }
 
 // WaitStarted waits until the first dial has come to a ready session or

@@ -1,10 +1,16 @@
-package node
+// Package delegate runs the assistant's delegate tool: each call starts a
+// child conversation (the runtime's child of the calling one) through the
+// conv.* service, within the project's bounds, and waits for its answer.
+// It sits above projects and conversation/convapi, which it joins, and
+// below the node, which wires it in.
+package delegate
 
 import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"log/slog"
 	"maps"
 	"regexp"
 	"slices"
@@ -13,28 +19,37 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
-	"github.com/jido-bus/jido-bus/eventlog"
-
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/convapi"
 	"github.com/jido-bus/jido-bus/conversation/views"
+	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assistant"
 	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
-// delegations runs the delegate tool's calls (assistant.Config.Delegate):
+// Delegations runs the delegate tool's calls (assistant.Config.Delegate):
 // each starts a child conversation, the runtime's child of the calling
 // one, and waits for its final answer. working counts the children each
 // conversation has at work, for delegation.max_fanout.
-type delegations struct {
-	n       *Node
+type Delegations struct {
+	conv     *convapi.Service
+	projects *projects.Engine
+	log      *slog.Logger
+
 	mu      sync.Mutex
 	working map[string]int
 }
 
-// run is assistant.Config.Delegate.
-func (g *delegations) run(ctx context.Context, c assistant.DelegateCall) assistant.DelegateResult {
+// New returns the delegate tool's runner over a node's conversations and
+// projects.
+func New(conv *convapi.Service, p *projects.Engine, log *slog.Logger) *Delegations {
+	return &Delegations{conv: conv, projects: p, log: log, working: map[string]int{}}
+}
+
+// Run is assistant.Config.Delegate.
+func (g *Delegations) Run(ctx context.Context, c assistant.DelegateCall) assistant.DelegateResult {
 	project, parentConv, _ := strings.Cut(c.Conversation, "/")
 	child := childConversation(parentConv, c.CallID)
 	key := project + "/" + child
@@ -45,7 +60,7 @@ func (g *delegations) run(ctx context.Context, c assistant.DelegateCall) assista
 		return g.fanoutRefused(project)
 	}
 	defer g.leave(c.Conversation)
-	events, err := g.n.conv.Events(ctx, key)
+	events, err := g.conv.Events(ctx, key)
 	if err != nil {
 		return failed(child, conversation.ReasonDelegation, "read child conversation %s: %v", key, err)
 	}
@@ -64,8 +79,8 @@ func (g *delegations) run(ctx context.Context, c assistant.DelegateCall) assista
 		// The turn that delegated was cancelled: so is the child's. An
 		// answered child stays open, as any conversation (conv send goes on
 		// with it), and stops with its parent, its runtime parent.
-		if _, err := g.n.conv.Cancel(context.WithoutCancel(ctx), convapi.CancelRequest{Conv: key, Reason: "the turn that delegated to it was cancelled"}); err != nil {
-			g.n.log.Warn("cancel a delegated conversation", "conversation", key, "err", err)
+		if _, err := g.conv.Cancel(context.WithoutCancel(ctx), convapi.CancelRequest{Conv: key, Reason: "the turn that delegated to it was cancelled"}); err != nil {
+			g.log.Warn("cancel a delegated conversation", "conversation", key, "err", err)
 		}
 	}
 	return res
@@ -74,7 +89,7 @@ func (g *delegations) run(ctx context.Context, c assistant.DelegateCall) assista
 // start checks the call against its bounds and starts the child
 // conversation: refused past delegation.max_depth or max_fanout, with a
 // tool outside its parent's, or a mode looser than its parent's.
-func (g *delegations) start(ctx context.Context, c assistant.DelegateCall, project, child string) (assistant.DelegateResult, bool) {
+func (g *Delegations) start(ctx context.Context, c assistant.DelegateCall, project, child string) (assistant.DelegateResult, bool) {
 	var args assistant.DelegateArgs
 	if err := json.Unmarshal(c.Args, &args); err != nil {
 		return failed("", tools.ReasonInvalidArgs, "delegate's arguments: %v: give {\"task\": \"…\", \"tools\": [\"read_file\"], \"max_steps\": 10}", err), false
@@ -87,16 +102,22 @@ func (g *delegations) start(ctx context.Context, c assistant.DelegateCall, proje
 	case conversation.CheckMode(args.Mode) != nil:
 		return failed("", tools.ReasonInvalidArgs, "delegate's mode %q: give plan, ask or auto, no looser than this conversation's", args.Mode), false
 	}
-	parent, err := g.n.conv.Events(ctx, c.Conversation)
+	parent, err := g.conv.Events(ctx, c.Conversation)
 	if err != nil || len(parent) == 0 || parent[0].Type != conversation.Started {
 		return failed("", conversation.ReasonDelegation, "read conversation %s, which delegates: %v", c.Conversation, err), false
 	}
 	started := parent[0].Data
+	if wt := started.Worktree; wt != nil {
+		// A child has no worktree of its own, nor a way into its
+		// parent's: it would work in the checkout the worktree keeps
+		// the parent out of.
+		return failed("", conversation.ReasonDelegation, "not delegated: %s works in its own worktree (branch %s) and a child conversation would work in the project's checkout; do the task here", c.Conversation, wt.Branch), false
+	}
 	depth := 1
 	if started.Delegated != nil {
 		depth = started.Delegated.Depth + 1
 	}
-	settings, _, err := g.n.projects.Settings(project)
+	settings, _, err := g.projects.Settings(project)
 	if err != nil {
 		return failed("", conversation.ReasonDelegation, "%s", bus.AsError(err).Message), false
 	}
@@ -134,7 +155,7 @@ func (g *delegations) start(ctx context.Context, c assistant.DelegateCall, proje
 	if args.MaxSteps > 0 {
 		limits = &conversation.Limits{MaxSteps: args.MaxSteps}
 	}
-	_, err = g.n.conv.Start(ctx, convapi.StartRequest{
+	_, err = g.conv.Start(ctx, convapi.StartRequest{
 		Project: project, Conversation: child, Limits: limits, Budget: c.Budget, Mode: mode,
 		By: "delegate:" + c.Conversation, Tools: &handed,
 		Delegated: &conversation.Delegation{Conversation: c.Conversation, CallID: c.CallID, Depth: depth},
@@ -142,7 +163,7 @@ func (g *delegations) start(ctx context.Context, c assistant.DelegateCall, proje
 	if err != nil {
 		return failed("", conversation.ReasonDelegation, "start the child conversation: %s", bus.AsError(err).Message), false
 	}
-	if _, err := g.n.conv.Send(ctx, convapi.SendRequest{Conv: project + "/" + child, Text: args.Task}); err != nil {
+	if _, err := g.conv.Send(ctx, convapi.SendRequest{Conv: project + "/" + child, Text: args.Task}); err != nil {
 		return failed(child, conversation.ReasonDelegation, "give the child conversation its task: %s", bus.AsError(err).Message), false
 	}
 	return assistant.DelegateResult{}, true
@@ -150,11 +171,11 @@ func (g *delegations) start(ctx context.Context, c assistant.DelegateCall, proje
 
 // toolsOf is what a conversation may call: its project's tools as the
 // policy offers them, or the subset it was handed.
-func (g *delegations) toolsOf(project string, handed *[]string) ([]string, error) {
+func (g *Delegations) toolsOf(project string, handed *[]string) ([]string, error) {
 	if handed != nil {
 		return *handed, nil
 	}
-	specs, err := g.n.projects.Tools(project)
+	specs, err := g.projects.Tools(project)
 	if err != nil {
 		return nil, err
 	}
@@ -165,9 +186,9 @@ func (g *delegations) toolsOf(project string, handed *[]string) ([]string, error
 	return names, nil
 }
 
-func (g *delegations) fanoutRefused(project string) assistant.DelegateResult {
+func (g *Delegations) fanoutRefused(project string) assistant.DelegateResult {
 	bounds := assistant.DelegationSettings{}
-	if s, _, err := g.n.projects.Settings(project); err == nil {
+	if s, _, err := g.projects.Settings(project); err == nil {
 		bounds = s.Delegation
 	}
 	return failed("", conversation.ReasonDelegation, "not delegated: this conversation has %d children at work, delegation.max_fanout (.jido/config.yaml); wait for their answers first", bounds.WithDefaults().MaxFanout)
@@ -175,10 +196,10 @@ func (g *delegations) fanoutRefused(project string) assistant.DelegateResult {
 
 // enter counts a child at work for parent; false past max_fanout (a
 // child found again after a restart always counts).
-func (g *delegations) enter(parent string, recovered bool) bool {
+func (g *Delegations) enter(parent string, recovered bool) bool {
 	project, _, _ := strings.Cut(parent, "/")
 	bounds := assistant.DelegationSettings{}
-	if s, _, err := g.n.projects.Settings(project); err == nil {
+	if s, _, err := g.projects.Settings(project); err == nil {
 		bounds = s.Delegation
 	}
 	g.mu.Lock()
@@ -190,7 +211,7 @@ func (g *delegations) enter(parent string, recovered bool) bool {
 	return true
 }
 
-func (g *delegations) leave(parent string) {
+func (g *Delegations) leave(parent string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.working[parent]--; g.working[parent] <= 0 {
@@ -200,9 +221,9 @@ func (g *delegations) leave(parent string) {
 
 // await follows the child conversation key from its start to the end of
 // its task's turn: its final answer, or why it has none.
-func (g *delegations) await(ctx context.Context, key, child string, c assistant.DelegateCall) assistant.DelegateResult {
+func (g *Delegations) await(ctx context.Context, key, child string, c assistant.DelegateCall) assistant.DelegateResult {
 	w := &childTurn{res: assistant.DelegateResult{Child: child}}
-	follow, err := g.n.conv.Follow(ctx, key, 0)
+	follow, err := g.conv.Follow(ctx, key, 0)
 	if err != nil {
 		return failed(child, conversation.ReasonDelegation, "follow child conversation %s: %v", key, err)
 	}
@@ -299,13 +320,13 @@ func childConversation(parent, callID string) string {
 	return id
 }
 
-// resumeDelegations takes up, after a restart, the delegate calls that
+// Resume takes up, after a restart, the delegate calls that
 // were running: the resume left them open, their children resume as
 // every conversation does, and the assistant waits for their answers
 // again.
-func (n *Node) resumeDelegations() {
-	for _, listed := range n.rt.ListSome(runtime.ListOptions{Type: conversation.AgentType}) {
-		info, err := n.rt.State(listed.ID)
+func Resume(rt *runtime.Runtime, evlog *eventlog.Log, a *assistant.Assistant, log *slog.Logger) {
+	for _, listed := range rt.ListSome(runtime.ListOptions{Type: conversation.AgentType}) {
+		info, err := rt.State(listed.ID)
 		if err != nil {
 			continue
 		}
@@ -314,7 +335,7 @@ func (n *Node) resumeDelegations() {
 			continue
 		}
 		status := views.NewStatus()
-		for e, err := range n.evlog.ReadStream(conversation.Stream(listed.ID), eventlog.ReadOptions{Types: conversation.TypePattern}) {
+		for e, err := range evlog.ReadStream(conversation.Stream(listed.ID), eventlog.ReadOptions{Types: conversation.TypePattern}) {
 			if err != nil {
 				break
 			}
@@ -327,13 +348,13 @@ func (n *Node) resumeDelegations() {
 				continue
 			}
 			key := listed.ID
-			n.assistant.ResumeDelegate(key, p.CallID, func(sig bus.Signal) error {
+			a.ResumeDelegate(key, p.CallID, func(sig bus.Signal) error {
 				ctx, cancel := context.WithTimeout(context.Background(), delegateDeliverTimeout)
 				defer cancel()
-				_, err := n.rt.Call(ctx, key, sig)
+				_, err := rt.Call(ctx, key, sig)
 				return err
 			})
-			n.log.Info("delegate call resumed", "conversation", key, "call", p.CallID)
+			log.Info("delegate call resumed", "conversation", key, "call", p.CallID)
 		}
 	}
 }
