@@ -37,6 +37,12 @@ type LLMCall struct {
 	// LLM overrides the project's model settings for this conversation
 	// (from conversation.started); it never holds a key.
 	LLM *LLMConfig `json:"llm,omitempty"`
+	// Hooked is set once the project's turn.start hook allowed the turn
+	// (conversation.hook.decided): the executor makes the call without
+	// asking again. Without it, a project that hooks turn.start has the
+	// hook asked at the turn's first step and the decision recorded
+	// instead of the call made.
+	Hooked bool `json:"hooked,omitempty"`
 }
 
 // RunTool asks for one tool call through the project's runner. Its
