@@ -40,6 +40,12 @@ type LLMCall struct {
 	// Tools, of a delegated conversation, are the only tools offered to
 	// its model (nil: the project's as its policy offers them).
 	Tools *[]string `json:"tools,omitempty"`
+	// Hooked is set once the project's turn.start hook allowed the turn
+	// (conversation.hook.decided): the executor makes the call without
+	// asking again. Without it, a project that hooks turn.start has the
+	// hook asked at the turn's first step and the decision recorded
+	// instead of the call made.
+	Hooked bool `json:"hooked,omitempty"`
 }
 
 // RunTool asks for one tool call through the project's runner. Its

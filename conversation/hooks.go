@@ -19,10 +19,22 @@ const (
 	// HookToolAfter is asked with a call's outcome before the model sees
 	// it: allow, or deny, which replaces the outcome with a failure.
 	HookToolAfter = "tool.after"
+	// HookTurnStart is asked when a user message starts a turn, before
+	// any model call: allow, or deny, which ends the turn failed
+	// hook_denied with the hook's reason. It may not rewrite the message:
+	// the log keeps what the user wrote, and the model reads that.
+	HookTurnStart = "turn.start"
+	// HookTurnEnd is told how a turn ended with the model's final answer
+	// (its text and usage). Its decision is recorded and shown, and
+	// changes nothing: the answer was streamed and logged before the hook
+	// could read it, so a deny flags it, it cannot withhold it.
+	HookTurnEnd = "turn.end"
 )
 
-// HookEvents lists the hook points, in the order of a call.
-func HookEvents() []string { return []string{HookToolBefore, HookToolAfter} }
+// HookEvents lists the hook points, in the order of a turn.
+func HookEvents() []string {
+	return []string{HookTurnStart, HookToolBefore, HookToolAfter, HookTurnEnd}
+}
 
 // Hook decisions.
 const (
@@ -31,8 +43,19 @@ const (
 )
 
 // ReasonHookDenied fails a tool call (before it runs, or its outcome
-// after) that a hook denied.
+// after), or a turn before its first model call, that a hook denied.
 const ReasonHookDenied = "hook_denied"
+
+// ReasonHookRewriteTooLarge fails a tool call whose tool.before hook
+// rewrote the arguments into more than an event may hold: the decision
+// cannot be logged, so the call cannot run on it, and it is not run on
+// the model's arguments either.
+const ReasonHookRewriteTooLarge = "hook_rewrite_too_large"
+
+// ReasonHookUnrecorded fails a tool call or a turn whose hook decision
+// could not be written to the log for another reason: a decision that is
+// not in the log would leave the call or the turn waiting for ever.
+const ReasonHookUnrecorded = "hook_unrecorded"
 
 // hookDecided applies a tool.before decision to the call that waits for
 // it: the executor of its RunTool asked the hook instead of running it.
@@ -42,6 +65,10 @@ const ReasonHookDenied = "hook_denied"
 // the call's outcome.
 func (d *decider) hookDecided() {
 	st, data := d.st, d.ev.Data
+	if data.Hook == HookTurnStart {
+		d.turnHookDecided()
+		return
+	}
 	if data.Hook != HookToolBefore {
 		return
 	}
@@ -62,4 +89,27 @@ func (d *decider) hookDecided() {
 		c.Args = data.Args
 	}
 	d.out = append(d.out, RunTool{Conversation: d.key, CallID: data.CallID, Name: c.Name, Args: c.Args, Approved: c.Approved, Mode: st.Mode, Hooked: true})
+}
+
+// turnHookDecided applies a turn.start decision to the turn whose first
+// model call waits for it (the executor of its LLMCall asked the hook
+// instead of the model; its causationid is the turn's user message).
+// Allowed, the call is made, and no hook is asked again this turn;
+// denied, the turn ends failed hook_denied before any model call.
+func (d *decider) turnHookDecided() {
+	st, ev := d.st, d.ev
+	if st.Turn == "" || ev.CausationID != st.Turn || st.Request == "" || st.TurnHooked {
+		return // the turn ended meanwhile (cancelled), or decided already
+	}
+	if ev.Data.Decision != HookAllow {
+		msg := "a hook denied the turn before the model was asked"
+		if ev.Data.Reason != "" {
+			msg += ": " + ev.Data.Reason
+		}
+		st.Request = ""
+		d.failTurn(ReasonHookDenied, msg)
+		return
+	}
+	st.TurnHooked = true
+	d.out = append(d.out, LLMCall{Conversation: d.key, Request: st.Request, Step: st.Step, Attempt: st.Attempt, LLM: st.LLM, Hooked: true})
 }

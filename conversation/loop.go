@@ -45,6 +45,9 @@ type loopState struct {
 	// Request is the LLM call in flight (its conversation.llm.requested
 	// id), from the moment it is decided.
 	Request string `json:"request,omitempty"`
+	// TurnHooked: the project's turn.start hook allowed the turn; its
+	// LLM calls are made without asking it again.
+	TurnHooked bool `json:"turn_hooked,omitempty"`
 	// Calls counts the tool calls of the turn.
 	Calls int `json:"calls,omitempty"`
 	// Pending are the turn's tool calls without an outcome.
@@ -299,7 +302,7 @@ func (d *decider) startTurn(id string) {
 		d.budgetRecord("budget."+id, id)
 		return
 	}
-	st.Turn, st.Step, st.Calls, st.Ending, st.Queued = id, 1, 0, "", ""
+	st.Turn, st.Step, st.Calls, st.Ending, st.Queued, st.TurnHooked = id, 1, 0, "", "", false
 	st.Pending = nil
 	d.callLLM(1, 0)
 }
@@ -321,7 +324,7 @@ func (d *decider) llmCall(attempt int, delayMS int64) {
 	// call; it needs no turn of its own any more.
 	st.Queued = ""
 	st.Request = fmt.Sprintf("llm.%s.%d.%d", st.Turn, st.Step, attempt)
-	d.out = append(d.out, LLMCall{Conversation: d.key, Request: st.Request, Step: st.Step, Attempt: attempt, DelayMS: delayMS, LLM: st.LLM, Tools: st.Tools})
+	d.out = append(d.out, LLMCall{Conversation: d.key, Request: st.Request, Step: st.Step, Attempt: attempt, DelayMS: delayMS, LLM: st.LLM, Tools: st.Tools, Hooked: st.TurnHooked})
 }
 
 // answered handles the model's answer: its tool calls run (in the order
@@ -561,6 +564,7 @@ func (d *decider) endTurnNow(reason string) {
 func (d *decider) clearTurn() {
 	st := d.st
 	st.Turn, st.Step, st.Attempt, st.Request, st.Calls, st.Ending, st.Queued = "", 0, 0, "", 0, "", ""
+	st.TurnHooked = false
 	st.Pending = nil
 	st.Compact.Resume = false
 }

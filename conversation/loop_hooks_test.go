@@ -63,3 +63,52 @@ func TestLoopHookDeniedReason(t *testing.T) {
 		t.Fatalf("denial: %+v", data.Error)
 	}
 }
+
+// TestLoopHookTurnStart: the executor of a turn's first LLM call asked
+// the turn.start hook instead of the model. An allow makes the same call,
+// hooked, and the turn's later calls stay hooked (no second ask); a deny
+// ends the turn failed hook_denied with the hook's reason, before any
+// model call, and the next message starts a turn of its own that is
+// asked again. A decision for a turn that is over decides nothing, and
+// a turn.end decision is a record only.
+func TestLoopHookTurnStart(t *testing.T) {
+	r := newLoopRun(t)
+	r.expect(r.feed(UserMessage, "u1", "u1", map[string]any{"text": "hi"}), "llm_call(llm.u1.1.1 delay=0)")
+	ds := r.feed(HookDecided, "hook.llm.u1.1.1.turn.start", "u1", map[string]any{"hook": HookTurnStart, "decision": HookAllow, "via": "x"})
+	r.expect(ds, "llm_call(llm.u1.1.1 delay=0)")
+	if c := ds[0].(LLMCall); !c.Hooked || c.Step != 1 || c.Attempt != 1 {
+		t.Fatalf("allowed turn: %+v, want the same call, hooked", c)
+	}
+	r.expect(r.feed(HookDecided, "hook.again", "u1", map[string]any{"hook": HookTurnStart, "decision": HookDeny}), "")
+	r.answer("llm.u1.1.1", "read_file")
+	ds = r.toolDone("read_file-1")
+	if c := ds[0].(LLMCall); !c.Hooked || c.Request != "llm.u1.2.1" {
+		t.Fatalf("the turn's next call: %+v, want it hooked", c)
+	}
+	ds = r.feed(LLMFailed, "llm.u1.2.1.failed", "llm.u1.2.1", map[string]any{"retryable": true, "error": map[string]any{"type": "overloaded"}})
+	if c := ds[0].(LLMCall); !c.Hooked || c.Attempt != 2 {
+		t.Fatalf("a retry: %+v, want it hooked", c)
+	}
+	ds = r.answer("llm.u1.2.2")
+	r.expect(ds, "")
+	r.expect(r.feed(HookDecided, "hook.u1.turn.end", "llm.u1.2.2", map[string]any{"hook": HookTurnEnd, "decision": HookDeny, "reason": "flagged"}), "")
+
+	r.expect(r.feed(UserMessage, "u2", "u2", map[string]any{"text": "rm -rf"}), "llm_call(llm.u2.1.1 delay=0)")
+	ds = r.feed(HookDecided, "hook.llm.u2.1.1.turn.start", "u2", map[string]any{"hook": HookTurnStart, "decision": HookDeny, "reason": "no destruction"})
+	r.expect(ds, "record(conversation.llm.failed turn.u2.hook_denied)")
+	var data struct {
+		Error struct{ Type, Message string }
+	}
+	if err := ds[0].(Record).Event.DataAs(&data); err != nil {
+		t.Fatal(err)
+	}
+	if data.Error.Type != ReasonHookDenied || data.Error.Message != "a hook denied the turn before the model was asked: no destruction" {
+		t.Fatalf("denied turn: %+v", data.Error)
+	}
+	r.expect(r.feed(LLMFailed, "turn.u2.hook_denied", "u2", map[string]any{"error": map[string]any{"type": ReasonHookDenied}}), "")
+	r.expect(r.feed(HookDecided, "hook.late", "u2", map[string]any{"hook": HookTurnStart, "decision": HookAllow}), "")
+	ds = r.feed(UserMessage, "u3", "u3", map[string]any{"text": "hi"})
+	if c := ds[0].(LLMCall); c.Hooked {
+		t.Fatalf("the next turn's call: %+v, want it asked again (not hooked)", c)
+	}
+}

@@ -27,7 +27,7 @@ import (
 //	  script: .jido/demo.jsonl  # scripted: the turns to play
 //	approval_timeout_ms: 300000 # how long a call waits for a person
 //	instructions: [CLAUDE.md, docs/conventions.md] # more instructions for the model, besides AGENTS.md and .jido/instructions.md
-//	hooks: {events: [tool.before], timeout_ms: 2000, default: deny} # ask <prefix>.hook.<project>.<event> (or command: [prog]) about each tool call
+//	hooks: {events: [tool.before], timeout_ms: 2000, default: deny} # ask <prefix>.hook.<project>.<event> (or command: [prog]) about each turn (turn.start, turn.end) and tool call (tool.before, tool.after)
 //	mcp_servers:                # MCP servers whose tools join the catalog as <server>.<tool> (MCPServerConfig)
 //	  notes: {command: [/usr/local/bin/notes-mcp]}
 //	worktree: true              # each conversation in its own git worktree and branch (worktree.go)

@@ -39,6 +39,13 @@ func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtim
 	}
 	a.start(c.Conversation, c.Request, func(ctx context.Context) {
 		settings, root, err := a.cfg.Host.Settings(ctx, projectOf(c.Conversation))
+		if err == nil && !c.Hooked && c.Step == 1 && settings.Hooks.on(conversation.HookTurnStart) {
+			// The loop makes the call again, Hooked, once it reads the
+			// decision; before the request is recorded, so a denied turn
+			// has no model call in its log.
+			a.hookTurnStart(ctx, x, settings.Hooks, c)
+			return
+		}
 		s := settings.LLM.merge(c.LLM)
 		// Recorded once the settings are known, so that it names the
 		// model and provider; a crash before it commits is closed by the
@@ -54,7 +61,7 @@ func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtim
 			a.llmFailed(x, c, 0, &llm.Error{Kind: llm.KindConfig, Message: bus.AsError(err).Message})
 			return
 		}
-		a.complete(ctx, x, c, s, settings.Instructions, root)
+		a.complete(ctx, x, c, s, settings.Instructions, root, settings.Hooks)
 	})
 	return runtime.ExecResult{Kind: runtime.ExecAsync}, nil
 }
@@ -77,7 +84,7 @@ func requestedData(s LLMSettings, c conversation.LLMCall, instructions []string)
 }
 
 // complete makes one attempt and records its outcome.
-func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c conversation.LLMCall, s LLMSettings, instructions, root string) {
+func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c conversation.LLMCall, s LLMSettings, instructions, root string, hooks HookSettings) {
 	if c.DelayMS > 0 {
 		t := time.NewTimer(time.Duration(c.DelayMS) * time.Millisecond)
 		select {
@@ -129,7 +136,12 @@ func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c conv
 		a.llmFailed(x, c, latency, &llm.Error{Kind: reasonEmptyAnswer, Message: fmt.Sprintf("the model (%s) answered with neither text nor tool calls (stop reason %q)", s.Model, resp.StopReason)})
 		return
 	}
-	a.answered(x, c, s, resp, names, h.used, latency)
+	ans, done := a.answered(x, c, s, resp, names, h.used, latency)
+	if done && len(resp.ToolCalls) == 0 && hooks.on(conversation.HookTurnEnd) {
+		// After llm.completed, which ends the turn: the hook is told, and
+		// the conversation does not wait for it.
+		a.hookTurnEnd(ctx, x, hooks, c, ans)
+	}
 }
 
 // refusal adds to a refused request (a 4xx other than the key's) what the
@@ -220,7 +232,9 @@ func (a *Assistant) request(ctx context.Context, key string, s LLMSettings, inst
 
 // answered records a complete answer: the message, its tool calls, then
 // conversation.llm.completed, which the loop acts on.
-func (a *Assistant) answered(x *runtime.ExecContext, c conversation.LLMCall, s LLMSettings, resp llm.Response, names map[string]string, usedBefore func(string) bool, latency time.Duration) {
+// It returns the answer as a turn.end hook is told it, and whether
+// llm.completed was recorded.
+func (a *Assistant) answered(x *runtime.ExecContext, c conversation.LLMCall, s LLMSettings, resp llm.Response, names map[string]string, usedBefore func(string) bool, latency time.Duration) (HookAnswer, bool) {
 	mine := map[string]bool{} // the ids given in this answer
 	used := func(id string) bool { return mine[id] || usedBefore(id) }
 	room := a.room()
@@ -264,9 +278,11 @@ func (a *Assistant) answered(x *runtime.ExecContext, c conversation.LLMCall, s L
 	if priced {
 		data["cost_usd"] = cost
 	}
-	if a.deliver(x, conversation.LLMCompleted, c.Request+".completed", c.Request, data) && a.cfg.Spent != nil {
+	done := a.deliver(x, conversation.LLMCompleted, c.Request+".completed", c.Request, data)
+	if done && a.cfg.Spent != nil {
 		a.cfg.Spent(projectOf(c.Conversation), model, resp.Usage, cost, priced)
 	}
+	return HookAnswer{Text: text, Model: model, Step: c.Step, Usage: conversation.Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens}, CostUSD: cost}, done
 }
 
 // cost is what the answer cost by its provider's price table, as its

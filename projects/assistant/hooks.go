@@ -11,7 +11,10 @@ import (
 	"time"
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
+	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/conversation/views"
+	"github.com/jido-bus/jido-bus/projects/assistant/llm"
 )
 
 // DefaultHookTimeoutMS is how long a hook has to answer when the project
@@ -94,6 +97,23 @@ type HookRequest struct {
 	// Outcome is the call's outcome (tool.after): completed with its
 	// output, or failed with its error.
 	Outcome *HookOutcome `json:"outcome,omitempty"`
+	// Turn is the id of the user message the turn answers (turn.start,
+	// turn.end).
+	Turn string `json:"turn,omitempty"`
+	// Message is the text of that user message (turn.start).
+	Message string `json:"message,omitempty"`
+	// Answer is how the turn ended (turn.end).
+	Answer *HookAnswer `json:"answer,omitempty"`
+}
+
+// HookAnswer is the end of a turn as a turn.end hook sees it: the
+// model's final answer and what its last call used.
+type HookAnswer struct {
+	Text    string             `json:"text"`
+	Model   string             `json:"model,omitempty"`
+	Step    int                `json:"step"`
+	Usage   conversation.Usage `json:"usage"`
+	CostUSD float64            `json:"cost_usd,omitempty"`
 }
 
 // HookOutcome is a tool call's outcome as a tool.after hook sees it.
@@ -134,6 +154,7 @@ type HookRunner func(ctx context.Context, project string, argv []string, stdin [
 // hookDecision is a hook's decision as conversation.hook.decided records it.
 type hookDecision struct {
 	CallID   string          `json:"call_id,omitempty"`
+	Turn     string          `json:"turn,omitempty"`
 	Hook     string          `json:"hook"`
 	Decision string          `json:"decision"`
 	Reason   string          `json:"reason,omitempty"`
@@ -150,7 +171,7 @@ type hookDecision struct {
 // askHook asks the project's hook at event and returns its decision (the
 // project's default, stated, when none answers).
 func (a *Assistant) askHook(ctx context.Context, h HookSettings, project string, req HookRequest) hookDecision {
-	d := hookDecision{CallID: req.CallID, Hook: req.Event}
+	d := hookDecision{CallID: req.CallID, Turn: req.Turn, Hook: req.Event}
 	body, err := json.Marshal(req)
 	if err != nil {
 		return a.hookDefault(h, d, fmt.Sprintf("the hook request could not be encoded: %v", err))
@@ -194,7 +215,9 @@ func (a *Assistant) askHook(ctx context.Context, h HookSettings, project string,
 	default:
 		return a.hookDefault(h, d, fmt.Sprintf("the hook answered decision %q, neither allow nor deny", r.Decision))
 	}
-	d.Decision, d.Reason, d.By = r.Decision, r.Reason, r.By
+	// A reason or a name is a line for a person, not a payload: cut, so
+	// that a talkative hook's decision still fits an event.
+	d.Decision, d.Reason, d.By = r.Decision, cut(r.Reason, maxHookText), cut(r.By, maxHookText)
 	if d.By == "" {
 		d.By = d.Via
 	}
@@ -213,6 +236,9 @@ func (a *Assistant) askHook(ctx context.Context, h HookSettings, project string,
 	}
 	return d
 }
+
+// maxHookText bounds a hook's reason and name as recorded.
+const maxHookText = 2048
 
 func (a *Assistant) hookDefault(h HookSettings, d hookDecision, why string) hookDecision {
 	d.Decision, d.Defaulted = h.fallback(), true
@@ -234,7 +260,17 @@ func (a *Assistant) hookBefore(ctx context.Context, x *runtime.ExecContext, h Ho
 	if ctx.Err() != nil {
 		return // the node is closing: the restart records the call interrupted
 	}
-	a.deliver(x, conversation.HookDecided, "hook."+c.CallID+".before", c.CallID, d)
+	if room := a.room(); room >= 0 && len(d.Args) > room {
+		// The decision cannot be logged, so the loop could never read it:
+		// the call fails, saying why, and the turn goes on.
+		a.deliver(x, conversation.ToolFailed, "tool."+c.CallID+".failed", c.CallID, map[string]any{"call_id": c.CallID,
+			"error": bus.Errorf(conversation.ReasonHookRewriteTooLarge, "not run: the hook (%s) rewrote the arguments of %s into %d bytes, over the %d an event may hold; a hook may rewrite a call only into arguments the log can keep", d.By, c.Name, len(d.Args), room)})
+		return
+	}
+	if !a.deliver(x, conversation.HookDecided, "hook."+c.CallID+".before", c.CallID, d) {
+		a.deliver(x, conversation.ToolFailed, "tool."+c.CallID+".failed", c.CallID, map[string]any{"call_id": c.CallID,
+			"error": bus.Errorf(conversation.ReasonHookUnrecorded, "not run: the hook's decision on %s could not be written to the log (the node's log says why)", c.Name)})
+	}
 }
 
 // hookAfter asks the tool.after hook about call c's outcome and records
@@ -246,4 +282,50 @@ func (a *Assistant) hookAfter(ctx context.Context, x *runtime.ExecContext, h Hoo
 		CallID: c.CallID, Tool: c.Name, Args: rawArgs(c.Args), Mode: c.Mode, Outcome: &out})
 	a.deliver(x, conversation.HookDecided, "hook."+c.CallID+".after", c.CallID, d)
 	return d.Decision == conversation.HookAllow, d.Reason
+}
+
+// hookTurnStart asks the turn.start hook about the turn c starts, with
+// the user's message, and records its decision instead of calling the
+// model; the loop reads it and makes the call (hooked) or ends the turn.
+func (a *Assistant) hookTurnStart(ctx context.Context, x *runtime.ExecContext, h HookSettings, c conversation.LLMCall) {
+	project, turn := projectOf(c.Conversation), turnOf(c.Request)
+	req := HookRequest{Event: conversation.HookTurnStart, Project: project, Conversation: c.Conversation, Turn: turn}
+	if hist, err := a.ctxs.get(c.Conversation); err == nil {
+		req.Message = lastUserText(hist)
+	}
+	d := a.askHook(ctx, h, project, req)
+	if cancelledByTurn(ctx) {
+		a.stopped(ctx, x, c, 0)
+		return
+	}
+	if ctx.Err() != nil {
+		return // the node is closing: the restart records the call interrupted
+	}
+	if !a.deliver(x, conversation.HookDecided, "hook."+c.Request+".turn.start", turn, d) {
+		a.llmFailed(x, c, 0, &llm.Error{Kind: conversation.ReasonHookUnrecorded, Message: "the turn.start hook's decision could not be written to the log (the node's log says why); the model was not asked"})
+	}
+}
+
+// lastUserText is the text of the last user message of a conversation's
+// context: the one that started the turn.
+func lastUserText(h history) string {
+	for i := len(h.msgs) - 1; i >= 0; i-- {
+		if h.msgs[i].Role == views.RoleUser {
+			return h.msgs[i].Content
+		}
+	}
+	return ""
+}
+
+// hookTurnEnd tells the turn.end hook the model's final answer and
+// records its decision, which the loop does not act on: the answer was
+// streamed and logged already; a deny flags it in the log, for whoever
+// reads or subscribes to it.
+func (a *Assistant) hookTurnEnd(ctx context.Context, x *runtime.ExecContext, h HookSettings, c conversation.LLMCall, ans HookAnswer) {
+	project, turn := projectOf(c.Conversation), turnOf(c.Request)
+	d := a.askHook(ctx, h, project, HookRequest{Event: conversation.HookTurnEnd, Project: project, Conversation: c.Conversation, Turn: turn, Answer: &ans})
+	if ctx.Err() != nil {
+		return // cancelled or closing: nothing to tell after all
+	}
+	a.deliver(x, conversation.HookDecided, "hook."+c.Request+".turn.end", c.Request, d)
 }

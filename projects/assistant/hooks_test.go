@@ -39,6 +39,8 @@ func TestAskHookReplies(t *testing.T) {
 	h := HookSettings{Events: []string{conversation.HookToolBefore}, Default: "allow"}
 	before := HookRequest{Event: conversation.HookToolBefore, CallID: "c1", Tool: "write_file"}
 	after := HookRequest{Event: conversation.HookToolAfter, CallID: "c1", Tool: "write_file"}
+	turn := HookRequest{Event: conversation.HookTurnStart, Turn: "u1", Message: "hi"}
+	long := strings.Repeat("r", 3*maxHookText)
 	for _, tc := range []struct {
 		name       string
 		reply      string
@@ -58,6 +60,9 @@ func TestAskHookReplies(t *testing.T) {
 		{name: "no decision", reply: `{"decision":"maybe"}`, req: before, settings: HookSettings{}, decision: "deny", defaulted: true, want: `"maybe"`},
 		{name: "args not an object", reply: `{"decision":"allow","args":[1]}`, req: before, settings: h, decision: "deny", want: "not a JSON object"},
 		{name: "rewrite after", reply: `{"decision":"allow","args":{"x":1}}`, req: after, settings: HookSettings{}, decision: "deny", defaulted: true, want: "only a tool.before"},
+		{name: "turn start", reply: `{"decision":"deny","reason":"not today"}`, req: turn, settings: h, decision: "deny", want: "not today"},
+		{name: "rewrite at turn start", reply: `{"decision":"allow","args":{"text":"other"}}`, req: turn, settings: HookSettings{}, decision: "deny", defaulted: true, want: "only a tool.before"},
+		{name: "long reason", reply: `{"decision":"deny","reason":"` + long + `"}`, req: before, settings: h, decision: "deny", want: long[:maxHookText]},
 	} {
 		a := New(Config{AskHook: func(_ context.Context, project, event string, _ []byte, timeout time.Duration) ([]byte, string, error) {
 			if project != "p1" || event != tc.req.Event || timeout != DefaultHookTimeoutMS*time.Millisecond {
@@ -67,6 +72,9 @@ func TestAskHookReplies(t *testing.T) {
 		}})
 		d := a.askHook(context.Background(), tc.settings, "p1", tc.req)
 		a.Close()
+		if len(d.Reason) > maxHookText+200 || d.Turn != tc.req.Turn {
+			t.Errorf("%s: reason of %d bytes, turn %q: want it cut and the turn named", tc.name, len(d.Reason), d.Turn)
+		}
 		if d.Decision != tc.decision || d.Defaulted != tc.defaulted || string(d.Args) != tc.args ||
 			!strings.Contains(d.Reason+" "+d.By, tc.want) || d.Via != "jido.hook.p1."+tc.req.Event {
 			t.Errorf("%s: %+v", tc.name, d)
