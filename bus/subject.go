@@ -12,6 +12,7 @@ const (
 	KindEmit   = "emit"   // <prefix>.emit.<agent-id>.<type>: what an agent emits
 	KindAPI    = "api"    // <prefix>.api.<area>.<verb>: the control plane
 	KindDLQ    = "dlq"    // <prefix>.dlq.<reason>: dead letters
+	KindHook   = "hook"   // <prefix>.hook.<project>.<event>: a project's hooks, asked by request/reply
 )
 
 // Subjects builds and parses the subject scheme of jido-bus under one
@@ -64,6 +65,13 @@ func (s Subjects) Emit(id, t string) string { return s.prefix() + ".emit." + id 
 
 // API returns the control-plane subject of verb in area ("agent", "start").
 func (s Subjects) API(area, verb string) string { return s.prefix() + ".api." + area + "." + verb }
+
+// Hook returns the subject on which project's hook at event
+// ("tool.before") is asked: services subscribe to it, in a queue group to
+// share the load.
+func (s Subjects) Hook(project, event string) string {
+	return s.prefix() + "." + KindHook + "." + project + "." + event
+}
 
 // Ping returns the subject a node answers health checks on.
 func (s Subjects) Ping() string { return s.prefix() + ".api.ping" }

@@ -100,6 +100,36 @@ type Data struct {
 	// tool.cancelled, cancel, resume, stopped, tool.approval.requested (why
 	// approval is needed), tool.approval (why the decision)
 	Reason string `json:"reason,omitempty"`
+
+	// Window is, in conversation.llm.requested, the context window of the
+	// model asked, in tokens, as the node's operator configured it (or
+	// the default); ContextTokens the estimate of the context sent and
+	// ContextDropped how many of the oldest messages the last-resort
+	// guard of llm_context has dropped so far (see Compacted).
+	Window         int64 `json:"window,omitempty"`
+	ContextTokens  int64 `json:"context_tokens,omitempty"`
+	ContextDropped int   `json:"context_dropped,omitempty"`
+	// Summary, Replaces, TokensBefore and TokensAfter are
+	// conversation.compacted's: the model's summary, what it stands for
+	// and the context's estimated size before and after.
+	Summary      string        `json:"summary,omitempty"`
+	Replaces     *CompactRange `json:"replaces,omitempty"`
+	TokensBefore int64         `json:"tokens_before,omitempty"`
+	TokensAfter  int64         `json:"tokens_after,omitempty"`
+}
+
+// CompactRange is what a conversation.compacted summary stands for: the
+// messages of llm_context from stream sequence FromSeq to ToSeq (every
+// message up to ToSeq but the first task), Messages of them.
+type CompactRange struct {
+	FromSeq  uint64 `json:"from_seq"`
+	ToSeq    uint64 `json:"to_seq"`
+	Messages int    `json:"messages"`
+	// Answers is how many of them were the model's answers (assistant
+	// messages), those an earlier summary replaced included: the summary
+	// says so to the model, which then knows how far the conversation
+	// went (and the scripted provider counts its turns by it).
+	Answers int `json:"answers,omitempty"`
 }
 
 // ForkOrigin is where a forked conversation branched off its parent.

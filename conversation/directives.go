@@ -14,6 +14,7 @@ const (
 	KindRunTool    = "run_tool"
 	KindRecord     = "record"
 	KindCancelTurn = "cancel_turn"
+	KindCompact    = "compact"
 )
 
 // LLMCall asks for one attempt at an LLM completion for conversation
@@ -56,6 +57,11 @@ type RunTool struct {
 	// that writes or runs, approved or not; in ModeAsk such a tool waits
 	// for a person's approval unless Approved.
 	Mode string `json:"mode,omitempty"`
+	// Hooked is set once the project's tool.before hook allowed the call
+	// (conversation.hook.decided): the executor runs it without asking
+	// again. Without it, a project that hooks tool.before has the hook
+	// asked and the decision recorded instead of the call run.
+	Hooked bool `json:"hooked,omitempty"`
 }
 
 // Record appends Event, a conversation event the loop decided itself (a
@@ -74,7 +80,29 @@ type CancelTurn struct {
 	Reason       string `json:"reason,omitempty"`
 }
 
+// Compact asks the model for a summary of conversation Conversation's
+// older messages, with no tools: Instruction is the summarising
+// instruction sent as the system prompt; the messages to replace are
+// those of llm_context before its most recent ones, the first user
+// message (the task) excepted, keeping at least KeepTokens of the most
+// recent (estimated; at least the last turn is always kept) and never
+// splitting a tool call from its result. Its executor records
+// conversation.compacted (causationid Request) with the summary and what
+// it replaces, or conversation.compaction.failed; the summary is in the
+// log, so a replay needs no model.
+type Compact struct {
+	Conversation string `json:"conversation"`
+	Request      string `json:"request"`
+	Instruction  string `json:"instruction"`
+	KeepTokens   int64  `json:"keep_tokens,omitempty"`
+	// Reason is why: window (the context neared the model's window) or
+	// asked (conversation.compact).
+	Reason string     `json:"reason"`
+	LLM    *LLMConfig `json:"llm,omitempty"`
+}
+
 func (LLMCall) DirectiveKind() string    { return KindLLMCall }
+func (Compact) DirectiveKind() string    { return KindCompact }
 func (RunTool) DirectiveKind() string    { return KindRunTool }
 func (Record) DirectiveKind() string     { return KindRecord }
 func (CancelTurn) DirectiveKind() string { return KindCancelTurn }
@@ -87,6 +115,7 @@ func RegisterDirectives(c *agents.DirectiveCodec) error {
 		agents.RegisterDirective[RunTool](c),
 		agents.RegisterDirective[Record](c),
 		agents.RegisterDirective[CancelTurn](c),
+		agents.RegisterDirective[Compact](c),
 	} {
 		if err != nil {
 			return fmt.Errorf("conversation directives: %w", err)

@@ -41,6 +41,21 @@ const (
 	// ModeChanged sets the conversation's permission mode (Data.Mode)
 	// for the tool calls the loop starts after it; by says who.
 	ModeChanged = "conversation.mode"
+
+	// CompactAsked asks the loop to compact the conversation now
+	// (jido-bus conv compact): between turns it compacts at once; one
+	// that slips in during a turn is done before the turn's next LLM
+	// call. by and reason say who and why.
+	CompactAsked = "conversation.compact"
+	// Compacted: the messages of the conversation's llm_context up to
+	// Data.Replaces.ToSeq (but for the first user message, the task) are
+	// replaced by Data.Summary, the model's own summary of them. Its
+	// causationid is the Compact directive's request.
+	Compacted = "conversation.compacted"
+	// CompactionFailed: a compaction was not made (the model failed,
+	// nothing could be replaced, the node stopped); the conversation goes
+	// on uncompacted. Its causationid is the Compact directive's request.
+	CompactionFailed = "conversation.compaction.failed"
 )
 
 // Types lists every conversation event type, transient ones included.
@@ -50,7 +65,8 @@ func Types() []string {
 		LLMRequested, LLMCompleted, LLMFailed,
 		ToolRequested, ToolStarted, ToolCompleted, ToolFailed, ToolCancelled, ToolTimeout,
 		ToolApprovalRequested, ToolApproval,
-		Cancel, Resume, Stopped, BudgetExceeded, ModeChanged,
+		Cancel, Resume, Stopped, BudgetExceeded, ModeChanged, HookDecided,
+		CompactAsked, Compacted, CompactionFailed,
 	}
 }
 

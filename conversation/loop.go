@@ -73,6 +73,8 @@ type loopState struct {
 	// by conversation.started and conversation.mode; each RunTool
 	// carries it, and the runner holds the call to it.
 	Mode string `json:"mode,omitempty"`
+	// Compact is where compaction stands (loop_compact.go).
+	Compact compactState `json:"compact,omitzero"`
 }
 
 // budgetUsed is what a conversation's LLM calls used.
@@ -92,6 +94,9 @@ type call struct {
 	State    string `json:"state"`
 	ArgsErr  string `json:"args_error,omitempty"`
 	Approved bool   `json:"approved,omitempty"`
+	// Hooked: the project's tool.before hook allowed the call (Args are
+	// then the hook's, if it rewrote them); it is not asked again.
+	Hooked bool `json:"hooked,omitempty"`
 }
 
 const (
@@ -124,6 +129,7 @@ type eventData struct {
 	Usage     *Usage          `json:"usage"`
 	CostUSD   float64         `json:"cost_usd"`
 	Mode      string          `json:"mode"`
+	Hook      string          `json:"hook"`
 }
 
 // loopEvent is what the loop reads of a conversation event.
@@ -150,7 +156,7 @@ func Loop(env agents.Env, whole json.RawMessage) (agents.Result, error) {
 	}
 	copied := st.Copied > 0 && ev.Type != Started
 	d := decider{key: env.AgentID, st: &st, ev: &ev, status: env.State.String("status"), copied: copied}
-	d.decide()
+	d.decide(whole)
 	if copied {
 		st.Copied--
 		d.out = nil
@@ -173,9 +179,12 @@ type decider struct {
 	out    []agents.Directive
 }
 
-func (d *decider) decide() {
+func (d *decider) decide(whole json.RawMessage) {
 	st, ev := d.st, d.ev
 	if !st.On && ev.Type != Started {
+		return
+	}
+	if d.compactEvent(whole) {
 		return
 	}
 	switch ev.Type {
@@ -247,6 +256,8 @@ func (d *decider) decide() {
 		d.runWaiting()
 	case ToolApproval:
 		d.approval()
+	case HookDecided:
+		d.hookDecided()
 	case ToolCompleted, ToolFailed, ToolCancelled, ToolTimeout:
 		c := d.pending(ev.Data.CallID)
 		if c == nil {
@@ -285,8 +296,17 @@ func (d *decider) startTurn(id string) {
 	d.callLLM(1, 0)
 }
 
-// callLLM decides attempt of the turn's current step.
+// callLLM decides attempt of the turn's current step; its first attempt
+// waits for a compaction when the context nears the model's window.
 func (d *decider) callLLM(attempt int, delayMS int64) {
+	if attempt == 1 && d.compactFirst() {
+		return
+	}
+	d.llmCall(attempt, delayMS)
+}
+
+// llmCall decides attempt of the turn's current step.
+func (d *decider) llmCall(attempt int, delayMS int64) {
 	st := d.st
 	st.Attempt = attempt
 	// A user message that came during the turn is in the context of this
@@ -349,7 +369,7 @@ func (d *decider) runWaiting() {
 		c.Approved = c.Approved || st.Approved[c.Name]
 		// The state keeps the args while the call runs: a person's approval
 		// runs it again with them.
-		d.out = append(d.out, RunTool{Conversation: d.key, CallID: id, Name: c.Name, Args: c.Args, Approved: c.Approved, Mode: st.Mode})
+		d.out = append(d.out, RunTool{Conversation: d.key, CallID: id, Name: c.Name, Args: c.Args, Approved: c.Approved, Mode: st.Mode, Hooked: c.Hooked})
 		running++
 	}
 }
@@ -428,7 +448,7 @@ func (d *decider) approval() {
 	}
 	c.State = callRunning
 	c.Approved = true
-	d.out = append(d.out, RunTool{Conversation: d.key, CallID: data.CallID, Name: c.Name, Args: c.Args, Approved: true, Mode: st.Mode})
+	d.out = append(d.out, RunTool{Conversation: d.key, CallID: data.CallID, Name: c.Name, Args: c.Args, Approved: true, Mode: st.Mode, Hooked: c.Hooked})
 }
 
 // mode is the event's mode as the loop keeps it: "" for auto (so that
@@ -486,6 +506,13 @@ func (d *decider) endTurn() {
 	d.clearTurn()
 	if queued != "" {
 		d.startTurn(queued)
+		return
+	}
+	// A compaction asked during the turn is done now, between turns.
+	if cs := &d.st.Compact; cs.Asked != "" && cs.Request == "" {
+		asked := cs.Asked
+		cs.Asked = ""
+		d.compact(CompactAsk, "compact."+asked)
 	}
 }
 
@@ -525,6 +552,7 @@ func (d *decider) clearTurn() {
 	st := d.st
 	st.Turn, st.Step, st.Attempt, st.Request, st.Calls, st.Ending, st.Queued = "", 0, 0, "", 0, "", ""
 	st.Pending = nil
+	st.Compact.Resume = false
 }
 
 // record appends a conversation event the loop decided.

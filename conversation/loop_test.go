@@ -81,6 +81,8 @@ func kinds(ds []agents.Directive) string {
 			parts = append(parts, fmt.Sprintf("record(%s %s)", d.Event.Type(), d.Event.ID()))
 		case CancelTurn:
 			parts = append(parts, "cancel_turn")
+		case Compact:
+			parts = append(parts, fmt.Sprintf("compact(%s %s keep=%d)", d.Request, d.Reason, d.KeepTokens))
 		case agents.Schedule:
 			parts = append(parts, fmt.Sprintf("schedule(%s %s %s)", d.Delay, d.Signal.Type(), d.Signal.ID()))
 		case agents.ScheduleCancel:

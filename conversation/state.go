@@ -32,6 +32,13 @@ type LoopStatus struct {
 	// Request is the LLM call the loop decided and has no outcome for
 	// yet (its conversation.llm.requested may not be committed).
 	Request string `json:"request"`
+	// Turn is the user message the turn in progress answers; "" between
+	// turns.
+	Turn string `json:"turn"`
+	// Compact.Request is the compaction in flight.
+	Compact struct {
+		Request string `json:"request"`
+	} `json:"compact"`
 }
 
 // ReadState reads a conversation agent's whole state, as JSON.

@@ -175,7 +175,7 @@ func sameJSON(a, b string) bool {
 // gateways on, as `make run` starts it.
 func TestREADMERecipes(t *testing.T) {
 	recipes := readRecipes(t)
-	for _, name := range []string{"quickstart", "publish", "subscribe", "agent", "debug", "instructions", "budget", "a2a", "workflow", "modes"} {
+	for _, name := range []string{"quickstart", "publish", "subscribe", "agent", "debug", "instructions", "budget", "a2a", "workflow", "modes", "compact", "rewind", "mcp-servers", "hooks"} {
 		if _, ok := recipes[name]; !ok {
 			t.Fatalf("neither README.md nor docs/ has a recipe %q (a shell block after <!-- recipe: %s -->)", name, name)
 		}
@@ -243,4 +243,16 @@ func TestREADMERecipes(t *testing.T) {
 	r.run(t, recipes["a2a"])
 	r.run(t, recipes["workflow"])
 	r.run(t, recipes["modes"])
+	r.run(t, recipes["compact"])
+	// The reader built examples/mcp-server into bin/ beside jido-bus.
+	if _, err := tools.BuildProgram(bin, "./examples/mcp-server"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(bin, "mcp-server"), filepath.Join(bin, "notes-mcp")); err != nil {
+		t.Fatal(err)
+	}
+	r.run(t, recipes["mcp-servers"])
+	// Before hooks, whose recipe leaves the demo denying every tool call.
+	r.run(t, recipes["rewind"])
+	r.run(t, recipes["hooks"])
 }

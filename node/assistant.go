@@ -42,6 +42,10 @@ func (n *Node) newAssistant() *assistant.Assistant {
 		Providers: n.secrets.providers,
 		Secrets:   n.secrets.set,
 		Spent:     n.metrics.spent,
+		AskHook:   n.askHook,
+		RunHook:   projectHost{n}.RunHook,
+		// The operator's default window for models without one.
+		ContextWindow: n.cfg.ContextWindow,
 	}
 	if n.cfg.Assistant != nil {
 		n.cfg.Assistant(&cfg)

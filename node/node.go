@@ -118,6 +118,9 @@ type Config struct {
 	// (run_command): extra reads, hidden files, caps on the limits,
 	// weaker confinement; the zero value is the strictest.
 	Sandbox projects.SandboxConfig
+	// CheckpointMaxBytes bounds the contents kept in DataDir/checkpoints
+	// for conv rewind; 0 means checkpoint.DefaultMaxBytes.
+	CheckpointMaxBytes int64
 	// Open lists projects to open once the node runs, before it says it
 	// is ready (serve --open); one already open on that root is left as
 	// it is, so the same configuration serves again after a restart.
@@ -136,6 +139,10 @@ type Config struct {
 	// (serve --provider), over llm.DefaultEndpoints; projects choose
 	// among them by name.
 	Providers []llm.Endpoint
+	// ContextWindow is the context window, in tokens, of a model whose
+	// provider gives it none (serve --context-window); 0 means
+	// llm.DefaultWindow.
+	ContextWindow int64
 	// SecretEnv names more variables holding the node's credentials
 	// (serve's --http-token-env and http.tokens variables), beside
 	// CredentialEnv, the providers' key variables and JIDO_SECRET_*: none
@@ -357,7 +364,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if n.runner, err = projections.NewRunner(n.evlog, n.store, projections.Options{Logger: log}, views.Projections(views.Options{})...); err != nil {
 		return nil, err
 	}
-	if n.conv, err = convapi.New(convapi.Config{Runtime: n.rt, Log: n.evlog, Runner: n.runner, Projects: n.projects, Bus: n.bus, Logger: log}); err != nil {
+	if n.conv, err = convapi.New(convapi.Config{Runtime: n.rt, Log: n.evlog, Runner: n.runner, Projects: n.projects, Files: n.projects, Bus: n.bus, Logger: log}); err != nil {
 		return nil, err
 	}
 	// Resuming folds each conversation's own stream, so it does not wait

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects"
+	"github.com/jido-bus/jido-bus/projects/checkpoint"
 )
 
 // newProjects makes the node's project engine, with no project open yet
@@ -21,6 +22,16 @@ func (n *Node) newProjects() error {
 		Logger:      n.log,
 		Sandbox:     n.cfg.Sandbox,
 		Log:         n.evlog,
+	}
+	if n.cfg.DataDir != "" {
+		// Outside every project (a root holding the data dir is
+		// refused), so no tool reads or rewrites what it kept.
+		cp, err := checkpoint.Open(filepath.Join(n.cfg.DataDir, "checkpoints"), checkpoint.Options{MaxBytes: n.cfg.CheckpointMaxBytes})
+		if err != nil {
+			close(n.engineReady)
+			return err
+		}
+		cfg.Checkpoints = cp
 	}
 	if n.cfg.Projects != nil {
 		n.cfg.Projects(&cfg)

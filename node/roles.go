@@ -82,6 +82,9 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 			// started, through the project's policy.
 			api(convapi.Area, convapi.VerbCancel),
 			api(convapi.Area, convapi.VerbApprove),
+			// And compact it between turns, as it could by sending more:
+			// a summary of its own conversation, by the project's model.
+			api(convapi.Area, convapi.VerbCompact),
 			// Not conv.mode: a client chooses a mode at conv.start (it
 			// could start in auto anyway); changing a running
 			// conversation's mode would lift a plan an operator set.
@@ -133,6 +136,11 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 		)
 		op.PublishAllow = append(op.PublishAllow, jetStreamReadOnly...)
 		op.SubscribeAllow = append(op.SubscribeAllow, subjects.All("dlq"))
+		// An operator may answer a project's hooks: a hook decides which
+		// tool calls run and with which arguments, which is an operator's
+		// to say, never a client's. One reply per request received.
+		op.SubscribeAllow = append(op.SubscribeAllow, subjects.All(bus.KindHook))
+		op.ResponsesFor = maxHookResponse
 		return op, nil
 	}
 	return nil, fmt.Errorf("role %q of user %q: want one of %v", role, user, Roles())

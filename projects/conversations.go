@@ -35,9 +35,15 @@ func (e *Engine) ConversationStarted(ctx context.Context, id, conv, by string) e
 	return e.send(ctx, id, TypeConvStarted, ConvData{Conversation: conv, ID: id + "/" + conv, By: by})
 }
 
-// ConversationStopped records project.conv.stopped in project id's stream.
+// ConversationStopped records project.conv.stopped in project id's
+// stream, then drops what the conversation kept for a rewind: it ended
+// for good and is never rewound.
 func (e *Engine) ConversationStopped(ctx context.Context, id, conv, reason string) error {
-	return e.send(ctx, id, TypeConvStopped, ConvData{Conversation: conv, ID: id + "/" + conv, Reason: reason})
+	if err := e.send(ctx, id, TypeConvStopped, ConvData{Conversation: conv, ID: id + "/" + conv, Reason: reason}); err != nil {
+		return err
+	}
+	e.forgetStopped(id + "/" + conv)
+	return nil
 }
 
 // Conversations returns the conversations project id's stream records as

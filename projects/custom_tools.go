@@ -72,9 +72,10 @@ func (e *Engine) checkConfigTools() error {
 }
 
 // customTools are the tools project id has beside the built-ins and its
-// assets': Config.Tools, then the service tools that serve it.
+// assets': Config.Tools, its MCP servers' tools, then the service tools
+// that serve it.
 func (e *Engine) customTools(id string) []tools.Tool {
-	ts := slices.Clone(e.cfg.Tools)
+	ts := append(slices.Clone(e.cfg.Tools), e.mcpTools(id)...)
 	e.svc.mu.Lock()
 	defer e.svc.mu.Unlock()
 	for _, st := range e.svc.all {

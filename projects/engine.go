@@ -33,7 +33,9 @@ import (
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/projects/assets"
+	"github.com/jido-bus/jido-bus/projects/checkpoint"
 	"github.com/jido-bus/jido-bus/projects/layout"
+	"github.com/jido-bus/jido-bus/projects/mcpclient"
 	"github.com/jido-bus/jido-bus/projects/policy"
 	"github.com/jido-bus/jido-bus/projects/tools"
 )
@@ -59,6 +61,9 @@ type Config struct {
 	// Artifacts keeps tool outputs over the runner's cap; nil refuses
 	// them with too_large.
 	Artifacts tools.ArtifactStore
+	// Checkpoints keep the files' contents before conversations' tools
+	// change them, for conv rewind (checkpoints.go); nil keeps none.
+	Checkpoints *checkpoint.Store
 	// Limits bound the built-in tools.
 	Limits tools.Limits
 	// Tools are the program's own tools, added to every project's catalog
@@ -79,6 +84,14 @@ type Config struct {
 	// Reload. Debounce is the watcher's (0: assets.DefaultDebounce).
 	NoWatch  bool
 	Debounce time.Duration
+	// MCPRemotes are the streamable-HTTP MCP servers projects may use
+	// (url: in mcp_servers:), the operator's: a project names a URL listed
+	// here, exactly, and the credential sent to it is the one given here,
+	// never a project's.
+	MCPRemotes []MCPRemote
+	// MCPMinBackoff is the first wait before an MCP server that ended is
+	// started again (0: mcpclient.DefaultMinBackoff); tests shorten it.
+	MCPMinBackoff time.Duration
 	// Assets tune the asset loads (KnownTools is the engine's).
 	Assets assets.Options
 	// CommandEnv is what the node's operator lets commands inherit from
@@ -106,6 +119,7 @@ type Engine struct {
 	builtins []tools.Tool
 	builtinC *tools.Catalog
 	svc      serviceTools // SetServiceTools
+	mcp      mcpServers   // the projects' MCP servers (mcp_servers.go)
 
 	mu       sync.Mutex
 	projects map[string]*project // open, or listed with the error that kept them from reopening
@@ -206,6 +220,10 @@ type ProjectInfo struct {
 	Sandbox *policy.Report `json:"sandbox,omitempty"`
 	// Watching is true when file changes reload the assets.
 	Watching bool `json:"watching"`
+	// MCPServers are the states of the MCP servers its config.yaml
+	// lists (mcp_servers:): ready, restarting (its tools then fail with
+	// unavailable) and why.
+	MCPServers []mcpclient.State `json:"mcp_servers,omitempty"`
 }
 
 // Statuses of ProjectInfo.
@@ -309,8 +327,11 @@ func (e *Engine) Open(ctx context.Context, req OpenRequest) (ProjectInfo, error)
 	keep = true
 	e.disown(ctx, id)
 	e.install(p)
+	e.awaitMCPServers(ctx, id)
 	e.log.Info("project opened", "project", id, "root", root.Path(), "policy", source, "skills", len(snap.Skills), "commands", len(snap.Commands), "diagnostics", len(snap.Diagnostics))
-	return p.info(), nil
+	info := p.info()
+	info.MCPServers = e.MCPServers(id)
+	return info, nil
 }
 
 // ValidateID checks a project id: an agent id of one segment (a
@@ -335,6 +356,9 @@ func (e *Engine) install(p *project) {
 	e.mu.Unlock()
 	if !e.cfg.NoWatch && p.err == nil {
 		e.watch(p)
+	}
+	if p.err == nil {
+		e.startMCPServers(p)
 	}
 	e.watchers.notify(p.id)
 }
@@ -374,7 +398,9 @@ func (e *Engine) Get(id string) (ProjectInfo, error) {
 	if err != nil {
 		return ProjectInfo{}, err
 	}
-	return p.info(), nil
+	in := p.info()
+	in.MCPServers = e.MCPServers(id)
+	return in, nil
 }
 
 // List describes every project, open or in error, by id.
@@ -391,6 +417,7 @@ func (e *Engine) List() []ProjectInfo {
 	out := make([]ProjectInfo, len(ps))
 	for i, p := range ps {
 		out[i] = p.info()
+		out[i].MCPServers = e.MCPServers(p.id)
 	}
 	return out
 }
@@ -428,6 +455,7 @@ func (e *Engine) CloseProject(ctx context.Context, id, reason string) error {
 		delete(e.places, id)
 	}
 	e.mu.Unlock()
+	e.stopMCPServers(id)
 	p.release()
 	e.watchers.notify(id)
 	e.log.Info("project closed", "project", id, "reason", reason)
@@ -452,6 +480,7 @@ func (e *Engine) Close() error {
 	e.stopRun()
 	e.resuming.Wait()
 	for _, p := range ps {
+		e.stopMCPServers(p.id)
 		p.release()
 	}
 	return nil

@@ -87,6 +87,7 @@ func (e *Engine) build(id string, root *policy.Root, dataDir string, pol *policy
 	ropts := e.cfg.Runner
 	ropts.Sandbox, ropts.Catalog, ropts.Artifacts = e.sandbox(root, pol), cat, e.cfg.Artifacts
 	ropts.Observer = &observer{e: e, id: id}
+	ropts.Checkpoints = e.checkpointer(id)
 	if p.runner, err = tools.NewRunner(ropts); err != nil {
 		return nil, fmt.Errorf("project %s: %w", id, err)
 	}
@@ -253,13 +254,19 @@ func (e *Engine) Reload(ctx context.Context, id string) (ReloadResult, error) {
 		pol, err = e.reloadPolicy(ctx, p)
 		e.logPolicy(id, pol)
 	}
+	if err == nil {
+		// After the policy: a server started again runs under the new one.
+		err = e.reloadMCPServers(ctx, p)
+	}
 	if !changes.Empty() || pol.Changed {
 		e.watchers.notify(id)
 	}
 	if err != nil {
 		return ReloadResult{}, err
 	}
-	return ReloadResult{Project: p.info(), Changed: !changes.Empty(), Changes: changes, Policy: pol}, nil
+	info := p.info()
+	info.MCPServers = e.MCPServers(id)
+	return ReloadResult{Project: info, Changed: !changes.Empty(), Changes: changes, Policy: pol}, nil
 }
 
 // ReloadResult is Reload's answer: Changed and Changes are the assets';

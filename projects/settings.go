@@ -27,6 +27,9 @@ import (
 //	  script: .jido/demo.jsonl  # scripted: the turns to play
 //	approval_timeout_ms: 300000 # how long a call waits for a person
 //	instructions: [CLAUDE.md, docs/conventions.md] # more instructions for the model, besides AGENTS.md and .jido/instructions.md
+//	hooks: {events: [tool.before], timeout_ms: 2000, default: deny} # ask <prefix>.hook.<project>.<event> (or command: [prog]) about each tool call
+//	mcp_servers:                # MCP servers whose tools join the catalog as <server>.<tool> (MCPServerConfig)
+//	  notes: {command: [/usr/local/bin/notes-mcp]}
 const ConfigFile = "config.yaml"
 
 // maxConfigBytes bounds the settings file.
@@ -53,8 +56,21 @@ func (e *Engine) Settings(id string) (assistant.Settings, string, error) {
 		if err := refuseEndpoint(data); err != nil {
 			return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "%s of project %s: %v", name, id, err)
 		}
-		if err := yaml.UnmarshalWithOptions(data, &s, yaml.DisallowUnknownField()); err != nil {
+		// mcp_servers: is the engine's (mcp_servers.go), read at open;
+		// it is checked here too, so that a mistake in it is said.
+		var f struct {
+			assistant.Settings `yaml:",inline"`
+			MCPServers         map[string]MCPServerConfig `yaml:"mcp_servers"`
+		}
+		if err := yaml.UnmarshalWithOptions(data, &f, yaml.DisallowUnknownField()); err != nil {
 			return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "project %s: %s: %s", id, name, yaml.FormatError(err, false, false))
+		}
+		if err := checkMCPServers(f.MCPServers, name); err != nil {
+			return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "project %s: %v", id, err)
+		}
+		s = f.Settings
+		if err := s.Hooks.Check(); err != nil {
+			return s, p.root, bus.Errorf(bus.ReasonInvalidRequest, "project %s: %s: %v", id, name, err)
 		}
 	}
 	if s.Instructions, s.InstructionFiles, err = instructions(p.box(), p.dataDir, s.InstructionPaths); err != nil {

@@ -30,7 +30,8 @@ running node; ls and show read as follows.
 ` + sourceHelp,
 	}
 	cmd.AddCommand(newConvLsCmd(), newConvShowCmd(), newConvForkCmd(), newConvSendCmd(), newConvFollowCmd(),
-		newConvStartCmd(), newConvChatCmd(), newConvCancelCmd(), newConvDecideCmd("approve"), newConvDecideCmd("deny"), newConvModeCmd())
+		newConvStartCmd(), newConvChatCmd(), newConvCancelCmd(), newConvDecideCmd("approve"), newConvDecideCmd("deny"), newConvModeCmd(), newConvCompactCmd(),
+		newConvRewindCmd())
 	return cmd
 }
 

@@ -68,6 +68,10 @@ var apiVerbs = []apiVerb{
 		note: "`decision` is `approve` or `deny`; `remember: \"" + conversation.RememberConversation + "\"` with an approval approves the tool for the rest of the conversation."},
 	{area: convapi.Area, verb: convapi.VerbMode, req: convapi.ModeRequest{}, rep: convapi.Reply{},
 		note: "`mode` is `plan` (read-only: no tool that writes files or runs programs, by its safety declaration, runs), `ask` (a person approves each such call) or `auto` (the project's policy as it is); it holds for the tool calls started after it, and no mode is looser than the policy. An operator's: a client may choose the mode at conv.start only."},
+	{area: convapi.Area, verb: convapi.VerbCompact, req: convapi.CompactRequest{}, rep: convapi.Reply{},
+		note: "Between turns: the conversation's model summarises its older messages (conversation.compacted) and every later call sends the system prompt, the task, the summary and the recent messages. A conversation in a turn, or being compacted, is refused `conflict`; one driven from outside `invalid_request`. The reply comes once the request is committed; the outcome is in the timeline."},
+	{area: convapi.Area, verb: convapi.VerbRewind, req: convapi.RewindRequest{}, rep: convapi.RewindReply{},
+		note: "Puts back the files the conversation's write_file and edit_file calls changed after stream sequence `to` (from the node's checkpoints, the latest first; a file they created is removed) and forks it there as conv.fork does. A file changed outside the conversation since its last change is refused `changed_outside` unless `force`; `dry_run` changes nothing; run_command's calls are listed in `unchecked`, not undone. An operator's."},
 
 	{area: projectapi.Area, verb: projectapi.VerbOpen, req: projectapi.OpenRequest{}, rep: projectapi.ProjectInfo{}},
 	{area: projectapi.Area, verb: projectapi.VerbClose, req: projectapi.CloseRequest{}, rep: projectapi.CloseReply{}},

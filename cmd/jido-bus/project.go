@@ -11,6 +11,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 
+	"github.com/jido-bus/jido-bus/projects/mcpclient"
 	"github.com/jido-bus/jido-bus/projects/policy"
 	"github.com/jido-bus/jido-bus/projects/projectapi"
 )
@@ -63,7 +64,8 @@ func projectRequest(cmd *cobra.Command, f *liveFlags, verb string, body, result 
 // projectInfoShape is the JSON of open and get.
 const projectInfoShape = `one object: {"id","root","data_dir","stream","policy_source","status":"open"|"error",
 "error":{"type","message"},"digest","version","counts":{"skills","commands","workflows","notes"},
-"diagnostics":N,"tools":N,"protection","watching":bool}.`
+"diagnostics":N,"tools":N,"protection","watching":bool,
+"mcp_servers":[{"name","status":"starting"|"ready"|"restarting","tools":N,"restarts":N,"error"}…]}.`
 
 func newProjectOpenCmd() *cobra.Command {
 	var (
@@ -261,5 +263,18 @@ func printProjectInfo(w io.Writer, asJSON bool, p projectapi.ProjectInfo) error 
 		t.row("COMMAND LIMITS:", s.Limits.String()+" (processes bounded by "+bound+")")
 	}
 	t.row("WATCHING:", p.Watching)
+	for _, m := range p.MCPServers {
+		t.row("MCP SERVER:", mcpServerLine(m))
+	}
 	return t.flush()
+}
+
+// mcpServerLine is one MCP server's state in a line: its name, status,
+// tools and restarts, and why it is down.
+func mcpServerLine(m mcpclient.State) string {
+	line := fmt.Sprintf("%s %s, %d tools, %d restarts", m.Name, m.Status, m.Tools, m.Restarts)
+	if m.Error != "" {
+		line += ": " + oneLine(m.Error)
+	}
+	return line
 }

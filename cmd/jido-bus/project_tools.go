@@ -24,8 +24,10 @@ func newProjectToolsCmd() *cobra.Command {
 run_command when allowed, and one tool per skill (skill_<name>), command
 (command_<name>, a folder's ':' as '-': command_git-commit), workflow
 (workflow_<name>) and the skill graph (skill_graph_search, …), named the
-same in MCP, an LLM's tool list and policy globs. -o json prints each
-tool's input schema too.`,
+same in MCP, an LLM's tool list and policy globs, and the tools of the
+MCP servers its .jido/config.yaml lists (<server>.<tool>), with a line
+per server saying whether it is ready. -o json prints each tool's input
+schema too (project get -o json shows the servers' states).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var reply projectapi.ToolsReply
@@ -40,7 +42,13 @@ tool's input schema too.`,
 			for _, s := range reply.Tools {
 				t.row(s.Name, oneLine(s.Description))
 			}
-			return t.flush()
+			if err := t.flush(); err != nil {
+				return err
+			}
+			for _, m := range reply.MCPServers {
+				fmt.Fprintln(w, "MCP server "+mcpServerLine(m))
+			}
+			return nil
 		},
 	}
 	f.register(cmd)

@@ -52,6 +52,7 @@ type serveConfig struct {
 	commandEnv    []string       // what commands may inherit (--command-env); nil: the default
 	providerFlags []string       // --provider as given
 	providers     []llm.Endpoint // the operator's model providers
+	contextWindow int64          // the window of a model without one (0: llm.DefaultWindow)
 	secretEnv     []string       // the variables holding the node's credentials
 
 	emitStream         bool          // keep what agents emit in a JetStream stream (--emit-stream)
@@ -60,6 +61,10 @@ type serveConfig struct {
 	emitStreamMaxBytes policy.Size
 
 	sandbox projects.SandboxConfig // what every project's commands may read, their caps (serve --sandbox-*, sandbox: in --config)
+	// checkpointMax is --checkpoint-max-size as given, checkpointBytes
+	// its value (serve_checkpoints.go).
+	checkpointMax   string
+	checkpointBytes int64
 }
 
 func newServeCmd() *cobra.Command {
@@ -199,6 +204,7 @@ start once with --accept-wal-loss to keep the entries before the damage
 	addServeHTTPFlags(cmd, &cfg)
 	addServeSecretFlags(cmd, &cfg)
 	addServeSandboxFlags(cmd, &cfg)
+	addServeCheckpointFlags(cmd, &cfg)
 	addServeEmitStreamFlags(cmd, &cfg)
 	addServeClusterFlags(cmd, &cfg)
 	f.BoolVar(&cfg.acceptWALLoss, "accept-wal-loss", false, "start even if the event log's write-ahead log is damaged, dropping the entries after the damage (they are copied aside)")
@@ -252,21 +258,23 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 			Users: cfg.users, TLS: cfg.tls, Insecure: cfg.insecure,
 			NoJetStream: cfg.noJetStream,
 		},
-		Webhooks:      cfg.webhooks,
-		Prefix:        cfg.prefix,
-		Limits:        bus.Limits{MaxDataBytes: cfg.maxDataBytes},
-		Logger:        log,
-		Version:       version,
-		MetricsAddr:   cfg.metrics,
-		AcceptWALLoss: cfg.acceptWALLoss,
-		HTTP:          cfg.http,
-		Sandbox:       cfg.sandbox,
-		Open:          openRequests(cfg.open),
-		CommandEnv:    cfg.commandEnv,
-		Providers:     cfg.providers,
-		SecretEnv:     cfg.secretEnv,
-		EmitStream:    cfg.emitStreamConfig(),
-		Cluster:       cfg.clusterConfig(),
+		Webhooks:           cfg.webhooks,
+		Prefix:             cfg.prefix,
+		Limits:             bus.Limits{MaxDataBytes: cfg.maxDataBytes},
+		Logger:             log,
+		Version:            version,
+		MetricsAddr:        cfg.metrics,
+		AcceptWALLoss:      cfg.acceptWALLoss,
+		HTTP:               cfg.http,
+		Sandbox:            cfg.sandbox,
+		CheckpointMaxBytes: cfg.checkpointBytes,
+		Open:               openRequests(cfg.open),
+		CommandEnv:         cfg.commandEnv,
+		Providers:          cfg.providers,
+		ContextWindow:      cfg.contextWindow,
+		SecretEnv:          cfg.secretEnv,
+		EmitStream:         cfg.emitStreamConfig(),
+		Cluster:            cfg.clusterConfig(),
 	})
 	if err != nil {
 		return err

@@ -37,7 +37,12 @@ type serveFile struct {
 	HTTP      serveHTTPFile       `yaml:"http"`
 	Commands  serveCommandsFile   `yaml:"commands"`
 	Providers []serveProviderFile `yaml:"providers"`
-	Sandbox   serveSandboxFile    `yaml:"sandbox"`
+	// ContextWindow is the window, in tokens, of a model whose provider
+	// gives it none (serve --context-window).
+	ContextWindow int64            `yaml:"context_window"`
+	Sandbox       serveSandboxFile `yaml:"sandbox"`
+	// Checkpoints is the checkpoints: section (serve_checkpoints.go).
+	Checkpoints serveCheckpointsFile `yaml:"checkpoints"`
 	// EmitStream is the emit_stream: section (serve_emitstream.go).
 	EmitStream serveEmitStreamFile `yaml:"emit_stream"`
 	// Cluster is the cluster: section (serve_cluster.go).
@@ -199,6 +204,9 @@ func resolveServeConfig(cmd *cobra.Command, flags *serveConfig, getenv func(stri
 		return cfg, err
 	}
 	if err := resolveServeSandbox(&cfg, file.Sandbox, changed); err != nil {
+		return cfg, err
+	}
+	if err := resolveServeCheckpoints(&cfg, file.Checkpoints, changed); err != nil {
 		return cfg, err
 	}
 	if err := resolveServeEmitStream(&cfg, file.EmitStream, changed); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
 )
 
@@ -28,6 +29,9 @@ type serveProviderFile struct {
 	// Prices are USD per million tokens by model name (the llm.completed
 	// of a priced model records cost_usd).
 	Prices map[string]servePriceFile `yaml:"prices"`
+	// Windows are the models' context windows in tokens, by model name
+	// (a conversation compacts its context near its model's window).
+	Windows map[string]int64 `yaml:"windows"`
 }
 
 // servePriceFile is one model's price in a providers: entry.
@@ -39,13 +43,20 @@ type servePriceFile struct {
 func addServeSecretFlags(cmd *cobra.Command, cfg *serveConfig) {
 	f := cmd.Flags()
 	f.StringSliceVar(&cfg.commandEnv, "command-env", nil, "the variables of the node's environment projects' commands may inherit, e.g. PATH,LANG,GOPATH (a project's commands.env chooses among them; default PATH,LANG,LC_ALL,TERM,TZ; the node's own credentials and keys are never allowed)")
-	f.StringArrayVar(&cfg.providerFlags, "provider", nil, "a model provider projects may choose by name: NAME=KIND[,base_url=URL][,key_env=VAR][,model=M]… with KIND openai (any OpenAI-compatible server) or anthropic; key_env names the variable holding its key (none: no key is sent), model (repeatable) the models allowed (none: any), price=MODEL:IN:OUT (repeatable) what a model costs in USD per million input and output tokens (its llm.completed then records cost_usd). openai and anthropic exist unless redefined (repeatable)")
+	f.StringArrayVar(&cfg.providerFlags, "provider", nil, "a model provider projects may choose by name: NAME=KIND[,base_url=URL][,key_env=VAR][,model=M]… with KIND openai (any OpenAI-compatible server) or anthropic; key_env names the variable holding its key (none: no key is sent), model (repeatable) the models allowed (none: any), price=MODEL:IN:OUT (repeatable) what a model costs in USD per million input and output tokens (its llm.completed then records cost_usd), window=MODEL:TOKENS (repeatable) a model's context window (a conversation compacts near it; default --context-window). openai and anthropic exist unless redefined (repeatable)")
+	f.Int64Var(&cfg.contextWindow, "context-window", 0, fmt.Sprintf("the context window, in tokens, of a model its provider gives none (--provider …,window=MODEL:TOKENS): a conversation compacts its context, asking the model for a summary of the older messages, once it reaches %d %% of its model's window (default %d)", conversation.CompactAtPercent, llm.DefaultWindow))
 }
 
 // resolveServeSecrets completes what commands inherit and the providers
 // from the file's sections (what no flag gave), and names the variables
 // that hold the node's credentials.
 func resolveServeSecrets(cfg *serveConfig, f serveFile, changed func(string) bool) error {
+	if !changed("context-window") {
+		cfg.contextWindow = f.ContextWindow
+	}
+	if w := cfg.contextWindow; w != 0 && w < llm.MinWindow {
+		return fmt.Errorf("--context-window %d: give the context window in tokens, at least %d (e.g. 128000), or leave it out for %d", w, llm.MinWindow, llm.DefaultWindow)
+	}
 	if !changed("command-env") && f.Commands.Env != nil {
 		cfg.commandEnv = f.Commands.Env
 	}
@@ -69,6 +80,9 @@ func resolveServeSecrets(cfg *serveConfig, f serveFile, changed func(string) boo
 					e.Prices = map[string]llm.Price{}
 				}
 				e.Prices[model] = llm.Price{InputPerMTok: price.Input, OutputPerMTok: price.Output}
+			}
+			if len(p.Windows) > 0 {
+				e.Windows = p.Windows
 			}
 			cfg.providers = append(cfg.providers, e)
 		}
@@ -95,7 +109,7 @@ func providerSetting(changed func(string) bool) string {
 
 // parseProviderFlag reads NAME=KIND[,base_url=URL][,key_env=VAR][,model=M]….
 func parseProviderFlag(s string) (llm.Endpoint, error) {
-	const form = "NAME=KIND[,base_url=URL][,key_env=VAR][,model=M]…[,price=MODEL:IN:OUT]…, e.g. --provider local=openai,base_url=http://127.0.0.1:11434/v1,model=llama3.1:8b"
+	const form = "NAME=KIND[,base_url=URL][,key_env=VAR][,model=M]…[,price=MODEL:IN:OUT]…[,window=MODEL:TOKENS]…, e.g. --provider local=openai,base_url=http://127.0.0.1:11434/v1,model=llama3.1:8b"
 	name, rest, ok := strings.Cut(s, "=")
 	if !ok || name == "" || rest == "" {
 		return llm.Endpoint{}, fmt.Errorf("--provider %q: want %s", s, form)
@@ -123,8 +137,20 @@ func parseProviderFlag(s string) (llm.Endpoint, error) {
 				e.Prices = map[string]llm.Price{}
 			}
 			e.Prices[model] = price
+		case "window":
+			// The tokens are the last field, so a model name may hold
+			// colons (llama3.1:8b:8192).
+			j := strings.LastIndexByte(v, ':')
+			tokens, err := strconv.ParseInt(v[j+1:], 10, 64)
+			if j <= 0 || err != nil {
+				return llm.Endpoint{}, fmt.Errorf("--provider %s: window=%s: want MODEL:TOKENS, the model's context window in tokens, e.g. window=gpt-4o-mini:128000", name, v)
+			}
+			if e.Windows == nil {
+				e.Windows = map[string]int64{}
+			}
+			e.Windows[v[:j]] = tokens
 		default:
-			return llm.Endpoint{}, fmt.Errorf("--provider %s: unknown key %q: want base_url, key_env, model or price", name, k)
+			return llm.Endpoint{}, fmt.Errorf("--provider %s: unknown key %q: want base_url, key_env, model, price or window", name, k)
 		}
 	}
 	return e, nil

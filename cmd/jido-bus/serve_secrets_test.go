@@ -70,6 +70,23 @@ providers:
 		cfg.providers[0].Prices["llama3.1:8b"] != (llm.Price{OutputPerMTok: 0.5}) || cfg.providers[0].Prices["m"] != (llm.Price{InputPerMTok: 1, OutputPerMTok: 2}) {
 		t.Fatalf("prices from the flag: %+v %v", cfg.providers, err)
 	}
+	// Windows: in the file by model, on the flag as MODEL:TOKENS; the
+	// default window from --context-window or the file's context_window.
+	windowed := writeConfig(t, `
+context_window: 4000
+providers:
+  - name: local
+    kind: openai
+    windows:
+      gpt-4o-mini: 128000
+`)
+	if cfg, err = serveFlags(t, nil, "--config", windowed); err != nil || cfg.providers[0].Windows["gpt-4o-mini"] != 128000 || cfg.contextWindow != 4000 {
+		t.Fatalf("windows from the file: %+v %d %v", cfg.providers, cfg.contextWindow, err)
+	}
+	if cfg, err = serveFlags(t, nil, "--provider", "local=openai,window=llama3.1:8b:8192", "--context-window", "500"); err != nil ||
+		cfg.providers[0].Windows["llama3.1:8b"] != 8192 || cfg.contextWindow != 500 {
+		t.Fatalf("windows from the flags: %+v %d %v", cfg.providers, cfg.contextWindow, err)
+	}
 	if cfg, err = serveFlags(t, nil, "--command-env", ""); err != nil || cfg.commandEnv == nil || len(cfg.commandEnv) != 0 {
 		t.Fatalf("--command-env '': %q %v, want none (not the default)", cfg.commandEnv, err)
 	}
@@ -92,6 +109,10 @@ func TestServeProviderErrorsSayWhatToWrite(t *testing.T) {
 		{[]string{"--provider", "x=openai,price=m:1"}, "MODEL:IN:OUT"},
 		{[]string{"--provider", "x=openai,price=m:one:2"}, `input price "one"`},
 		{[]string{"--provider", "x=openai,price=m:1:-2"}, "output_per_mtok -2"},
+		{[]string{"--provider", "x=openai,window=m"}, "MODEL:TOKENS"},
+		{[]string{"--provider", "x=openai,window=m:big"}, "MODEL:TOKENS"},
+		{[]string{"--provider", "x=openai,window=m:10"}, "at least 100"},
+		{[]string{"--context-window", "5"}, "--context-window 5"},
 	}
 	for _, c := range cases {
 		_, err := serveFlags(t, nil, c.args...)

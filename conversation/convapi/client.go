@@ -70,10 +70,23 @@ func (c Client) Approve(ctx context.Context, req ApproveRequest) (Reply, error) 
 	return r, c.call(ctx, VerbApprove, req, &r)
 }
 
+// Rewind puts back the files a conversation changed after a step and
+// forks it there.
+func (c Client) Rewind(ctx context.Context, req RewindRequest) (RewindReply, error) {
+	var r RewindReply
+	return r, c.call(ctx, VerbRewind, req, &r)
+}
+
 // Mode sets a conversation's permission mode.
 func (c Client) Mode(ctx context.Context, req ModeRequest) (Reply, error) {
 	var r Reply
 	return r, c.call(ctx, VerbMode, req, &r)
+}
+
+// Compact compacts a conversation now, between turns.
+func (c Client) Compact(ctx context.Context, req CompactRequest) (Reply, error) {
+	var r Reply
+	return r, c.call(ctx, VerbCompact, req, &r)
 }
 
 func (c Client) call(ctx context.Context, verb string, req, result any) error {

@@ -37,6 +37,8 @@ func Serve(b *natsbus.Bus, s *Service) error {
 		{VerbCancel, natsbus.Typed(s.Cancel)},
 		{VerbApprove, natsbus.Typed(s.Approve)},
 		{VerbMode, natsbus.Typed(s.Mode)},
+		{VerbCompact, natsbus.Typed(s.Compact)},
+		{VerbRewind, natsbus.Typed(s.Rewind)},
 	}
 	for _, h := range serial {
 		if err := b.HandleAPI(subj.API(Area, h.verb), h.fn); err != nil {

@@ -49,6 +49,9 @@ type Config struct {
 	// Bus is the node's: Follow subscribes to the assistant's deltas on
 	// its connection. Nil refuses Follow (unavailable).
 	Bus *natsbus.Bus
+	// Files are the project files and checkpoints conv.rewind restores
+	// from (rewind.go); nil refuses conv.rewind (unavailable).
+	Files Files
 	// Now gives the time of the events a fork makes; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -69,6 +72,7 @@ type Service struct {
 	reader   Reader
 	projects Projects
 	bus      *natsbus.Bus
+	files    Files
 	now      func() time.Time
 	logger   *slog.Logger
 }
@@ -86,7 +90,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	return &Service{
 		rt: cfg.Runtime, log: cfg.Log, reader: Reader{Runner: cfg.Runner, Log: cfg.Log},
-		projects: cfg.Projects, bus: cfg.Bus, now: cfg.Now, logger: cfg.Logger,
+		projects: cfg.Projects, bus: cfg.Bus, files: cfg.Files, now: cfg.Now, logger: cfg.Logger,
 	}, nil
 }
 

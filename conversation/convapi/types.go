@@ -21,6 +21,7 @@ const (
 	VerbCancel  = "cancel"
 	VerbApprove = "approve"
 	VerbMode    = "mode"
+	VerbCompact = "compact"
 )
 
 // StartRequest is conv.start's body: a conversation of project Project.
@@ -189,7 +190,15 @@ type ModeRequest struct {
 	By     string `json:"by,omitempty"`
 }
 
-// Reply is the reply of conv.send, conv.cancel, conv.approve and conv.mode: the
+// CompactRequest is conv.compact's body: compact conversation Conv now,
+// between turns. Reason and By are recorded in the event.
+type CompactRequest struct {
+	Conv   string `json:"conv"`
+	Reason string `json:"reason,omitempty"`
+	By     string `json:"by,omitempty"`
+}
+
+// Reply is the reply of conv.send, conv.cancel, conv.approve, conv.mode and conv.compact: the
 // appended event's id and the conversation's stream version after it.
 type Reply struct {
 	ID      string `json:"id"`

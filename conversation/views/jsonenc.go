@@ -23,7 +23,12 @@ func (t *Timeline) AppendJSON(dst []byte) ([]byte, bool) {
 	}
 	dst = append(dst, `{"items":`...)
 	if t.Items == nil {
-		return append(dst, "null}"...), true
+		dst = append(dst, "null"...)
+		if t.Dropped != 0 {
+			dst = append(dst, `,"dropped":`...)
+			dst = strconv.AppendInt(dst, int64(t.Dropped), 10)
+		}
+		return append(dst, '}'), true
 	}
 	dst = append(dst, '[')
 	for i := range t.Items {
@@ -35,7 +40,12 @@ func (t *Timeline) AppendJSON(dst []byte) ([]byte, bool) {
 			return dst, false
 		}
 	}
-	return append(dst, "]}"...), true
+	dst = append(dst, ']')
+	if t.Dropped != 0 {
+		dst = append(dst, `,"dropped":`...)
+		dst = strconv.AppendInt(dst, int64(t.Dropped), 10)
+	}
+	return append(dst, '}'), true
 }
 
 func (it *TimelineItem) appendJSON(dst []byte) ([]byte, bool) {
@@ -146,6 +156,10 @@ func (c *LLMContext) AppendJSON(dst []byte) ([]byte, bool) {
 	dst = strconv.AppendInt(dst, int64(c.Tokens), 10)
 	dst = append(dst, `,"dropped":`...)
 	dst = strconv.AppendInt(dst, int64(c.Dropped), 10)
+	if c.Compacted != 0 {
+		dst = append(dst, `,"compacted":`...)
+		dst = strconv.AppendInt(dst, int64(c.Compacted), 10)
+	}
 	if len(c.Early) > 0 {
 		dst = append(dst, `,"early":`...)
 		if dst, ok = appendMessages(dst, c.Early); !ok {
@@ -221,6 +235,10 @@ func (m *Message) appendJSON(dst []byte) ([]byte, bool) {
 	dst = strconv.AppendUint(dst, m.Seq, 10)
 	dst = append(dst, `,"tokens":`...)
 	dst = strconv.AppendInt(dst, int64(m.Tokens), 10)
+	if m.Pin != "" {
+		dst = append(dst, `,"pin":`...)
+		dst = appendString(dst, m.Pin)
+	}
 	return append(dst, '}'), true
 }
 

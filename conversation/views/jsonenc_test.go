@@ -115,6 +115,7 @@ func drawTimeline(t *rapid.T) *Timeline {
 		}
 		tl.Items = append(tl.Items, it)
 	}
+	tl.Dropped = rapid.IntRange(0, 9).Draw(t, "dropped")
 	return tl
 }
 
@@ -132,6 +133,7 @@ func drawMessages(t *rapid.T, label string) []Message {
 			Request:    jsonText().Draw(t, "request"),
 			Seq:        rapid.Uint64().Draw(t, "seq"),
 			Tokens:     rapid.Int().Draw(t, "tokens"),
+			Pin:        rapid.SampledFrom([]string{"", PinTask, PinSummary}).Draw(t, "pin"),
 		}
 		k := rapid.IntRange(-1, 2).Draw(t, "calls")
 		if k >= 0 {
@@ -150,11 +152,12 @@ func drawLLMContext(t *rapid.T) *LLMContext {
 		return nil
 	}
 	return &LLMContext{
-		Messages: drawMessages(t, "messages"),
-		Tokens:   rapid.Int().Draw(t, "tokens"),
-		Dropped:  rapid.Int().Draw(t, "dropped"),
-		Early:    drawMessages(t, "early"),
-		Held:     drawMessages(t, "held"),
+		Messages:  drawMessages(t, "messages"),
+		Tokens:    rapid.Int().Draw(t, "tokens"),
+		Dropped:   rapid.Int().Draw(t, "dropped"),
+		Compacted: rapid.IntRange(0, 9).Draw(t, "compacted"),
+		Early:     drawMessages(t, "early"),
+		Held:      drawMessages(t, "held"),
 	}
 }
 

@@ -12,15 +12,20 @@ import (
 // version, so changing them rebuilds it.
 type LLMContextOptions struct {
 	// MaxMessages is the most messages kept besides the system message.
-	// Zero means 200.
+	// Zero means 2,000.
 	MaxMessages int
 	// MaxTokens is the most estimated tokens kept (see EstimateTokens),
-	// system message included. Zero means 100,000.
+	// system message included. Zero means 1,000,000.
+	//
+	// Both are a last-resort guard: compaction (conversation.compacted)
+	// keeps the context within the model's window long before, so they
+	// are set above any model's window, and what they drop is counted
+	// (Dropped) and shown.
 	MaxTokens int
 }
 
-func (o LLMContextOptions) maxMessages() int { return cmpOr(o.MaxMessages, 200) }
-func (o LLMContextOptions) maxTokens() int   { return cmpOr(o.MaxTokens, 100_000) }
+func (o LLMContextOptions) maxMessages() int { return cmpOr(o.MaxMessages, 2000) }
+func (o LLMContextOptions) maxTokens() int   { return cmpOr(o.MaxTokens, 1_000_000) }
 
 func cmpOr(v, def int) int {
 	if v <= 0 {
@@ -46,8 +51,15 @@ type LLMContext struct {
 	Messages []Message `json:"messages"`
 	// Tokens is the estimate for Messages.
 	Tokens int `json:"tokens"`
-	// Dropped counts messages trimmed away.
+	// Dropped counts messages the last-resort guard trimmed away
+	// (MaxMessages, MaxTokens): compaction normally keeps the context
+	// well within them, so a count here says it did not keep up. Each
+	// LLM call records the count so far (llm.requested's
+	// context_dropped), and the timeline shows it.
 	Dropped int `json:"dropped"`
+	// Compacted counts the messages summaries replaced
+	// (conversation.compacted).
+	Compacted int `json:"compacted,omitempty"`
 	// Early holds tool results that arrived before their call; each joins
 	// the list right after its call, since providers require that order.
 	Early []Message `json:"early,omitempty"`
@@ -76,6 +88,32 @@ type Message struct {
 	Request string `json:"request,omitempty"`
 	Seq     uint64 `json:"seq"`
 	Tokens  int    `json:"tokens"`
+	// Pin marks the messages that stay at the head of the list, never
+	// trimmed: PinTask, the first user message (the conversation's
+	// task), and PinSummary, the summary of the messages a compaction
+	// replaced (its Seq is the last of them).
+	Pin string `json:"pin,omitempty"`
+}
+
+// Pins of a message.
+const (
+	PinTask    = "task"
+	PinSummary = "summary"
+)
+
+// SummaryHeading introduces a summary in the context the model reads:
+// how many messages it replaces, and how many of them were the
+// assistant's answers.
+const SummaryHeading = "[Summary of the earlier conversation, written when it was compacted; it replaces %d messages, %d of them the assistant's]\n"
+
+// SummaryAnswers reads the count of the assistant's answers from a
+// summary message's heading (0 when content has none).
+func SummaryAnswers(content string) int {
+	var n, answers int
+	if _, err := fmt.Sscanf(content, SummaryHeading, &n, &answers); err != nil {
+		return 0
+	}
+	return answers
 }
 
 // MessageCall is a tool call an assistant message makes. When the model's
@@ -112,7 +150,8 @@ func (LLMContextProjection) Init() *LLMContext              { return &LLMContext
 func (p LLMContextProjection) Version() string {
 	// 3: user messages held until the results of the calls they
 	// interrupted are in.
-	return fmt.Sprintf("3+messages=%d,tokens=%d", p.Options.maxMessages(), p.Options.maxTokens())
+	// 4: the first user message pinned; conversation.compacted.
+	return fmt.Sprintf("4+messages=%d,tokens=%d", p.Options.maxMessages(), p.Options.maxTokens())
 }
 
 // Apply implements projections.Projection.
@@ -129,8 +168,16 @@ func (p LLMContextProjection) Apply(c *LLMContext, e *projections.Entry) *LLMCon
 			return c
 		}
 		m = Message{Role: RoleSystem, Content: d.System}
+	case conversation.Compacted:
+		if d.Replaces != nil && d.Summary != "" {
+			p.compact(c, d)
+		}
+		return c
 	case conversation.UserMessage:
 		m = Message{Role: RoleUser, Content: d.Text, Seq: ev.Seq}
+		if c.first() == len(c.Messages) && !c.hasTask() {
+			m.Pin = PinTask
+		}
 		if c.awaiting() {
 			m.Tokens = EstimateTokens(&m)
 			c.Held = append(c.Held, m)
@@ -295,13 +342,72 @@ func toolOutput(d *conversation.Data) string {
 	return string(d.Output)
 }
 
-// trim drops the oldest messages (never the system message) until the
-// window and the budget hold, or one message besides the system is left.
-func (p LLMContextProjection) trim(c *LLMContext) {
-	first := 0
-	if len(c.Messages) > 0 && c.Messages[0].Role == RoleSystem {
-		first = 1
+// first is the index of the first message that is neither the system
+// message nor pinned: where trimming and compaction begin.
+func (c *LLMContext) first() int {
+	i := 0
+	for i < len(c.Messages) && (c.Messages[i].Role == RoleSystem || c.Messages[i].Pin != "") {
+		i++
 	}
+	return i
+}
+
+// hasTask reports whether the list holds the conversation's task.
+func (c *LLMContext) hasTask() bool {
+	for i := range c.Messages {
+		if c.Messages[i].Pin == PinTask {
+			return true
+		}
+	}
+	return false
+}
+
+// compact replaces every message up to d.Replaces.ToSeq but the system
+// message and the task — a summary before included — with d.Summary,
+// and the results of the calls it replaced with them, so that no tool
+// result is left without its call.
+func (p LLMContextProjection) compact(c *LLMContext, d *conversation.Data) {
+	to := d.Replaces.ToSeq
+	gone := map[string]bool{}
+	out := make([]Message, 0, len(c.Messages))
+	at, n := -1, 0
+	for _, m := range c.Messages {
+		replaced := m.Role != RoleSystem && m.Pin != PinTask && m.Seq <= to
+		if m.Role == RoleTool && gone[m.ToolCallID] {
+			replaced = true
+		}
+		if !replaced {
+			out = append(out, m)
+			continue
+		}
+		for _, tc := range m.ToolCalls {
+			gone[tc.ID] = true
+		}
+		if at < 0 {
+			at = len(out)
+		}
+		n++
+	}
+	if at < 0 {
+		return
+	}
+	sum := Message{Role: RoleUser, Content: fmt.Sprintf(SummaryHeading, d.Replaces.Messages, d.Replaces.Answers) + d.Summary, Seq: to, Pin: PinSummary}
+	sum.Tokens = EstimateTokens(&sum)
+	out = append(out[:at], append([]Message{sum}, out[at:]...)...)
+	c.Messages = out
+	c.Compacted += n
+	c.Tokens = 0
+	for i := range c.Messages {
+		c.Tokens += c.Messages[i].Tokens
+	}
+}
+
+// trim drops the oldest messages (never the system message, the task or
+// a summary) until the window and the budget hold, or one message
+// besides them is left. It is the last resort: compaction keeps the
+// context within the model's window long before.
+func (p LLMContextProjection) trim(c *LLMContext) {
+	first := c.first()
 	drop := 0
 	tokens := c.Tokens
 	over := func() bool {

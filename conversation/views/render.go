@@ -151,7 +151,11 @@ func renderAttempt(a *LLMAttempt) string {
 }
 
 func renderLLMContext(w io.Writer, c *LLMContext) {
-	fmt.Fprintf(w, "messages: %d, tokens (estimate): %d, dropped: %d\n", len(c.Messages), c.Tokens, c.Dropped)
+	fmt.Fprintf(w, "messages: %d, tokens (estimate): %d, dropped: %d", len(c.Messages), c.Tokens, c.Dropped)
+	if c.Compacted > 0 {
+		fmt.Fprintf(w, ", compacted: %d", c.Compacted)
+	}
+	fmt.Fprintln(w)
 	renderMessages(w, c.Messages)
 	if len(c.Held) > 0 {
 		fmt.Fprintf(w, "held until the tool results are in: %d\n", len(c.Held))
@@ -222,6 +226,9 @@ func renderStatus(w io.Writer, s *Status) {
 	fmt.Fprintf(w, "tokens: in %d, out %d\n", s.Usage.InputTokens, s.Usage.OutputTokens)
 	if s.CostUSD > 0 {
 		fmt.Fprintf(w, "cost: %s USD\n", formatUSD(s.CostUSD))
+	}
+	if s.Compactions > 0 {
+		fmt.Fprintf(w, "compactions: %d\n", s.Compactions)
 	}
 	if b := s.Budget; b != nil {
 		var limits []string

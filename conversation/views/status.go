@@ -54,6 +54,8 @@ type Status struct {
 	// recorded conversation.budget.exceeded.
 	Budget         *conversation.Budget `json:"budget,omitempty"`
 	BudgetExceeded string               `json:"budget_exceeded,omitempty"`
+	// Compactions counts the conversation.compacted.
+	Compactions int `json:"compactions,omitempty"`
 	// Mode is the conversation's permission mode: conversation.started's,
 	// then the last conversation.mode's (plan, ask or auto).
 	Mode string `json:"mode"`
@@ -111,7 +113,7 @@ type PendingLLM struct {
 type StatusProjection struct{}
 
 func (StatusProjection) Name() string                   { return ViewStatus }
-func (StatusProjection) Version() string                { return "4" }
+func (StatusProjection) Version() string                { return "5" }
 func (StatusProjection) Selector() projections.Selector { return selector }
 func (StatusProjection) Init() *Status                  { return NewStatus() }
 
@@ -146,6 +148,15 @@ func (s *Status) Fold(ev *Event) {
 		s.LLMFailed = false
 	case conversation.LLMCompleted:
 		s.LLMRequest = nil
+		if d.Usage != nil {
+			s.Usage.InputTokens += d.Usage.InputTokens
+			s.Usage.OutputTokens += d.Usage.OutputTokens
+		}
+		s.CostUSD = conversation.AddUSD(s.CostUSD, d.CostUSD)
+	case conversation.Compacted:
+		// A summary is a model call too: its usage counts, as the loop
+		// counts it toward the budget.
+		s.Compactions++
 		if d.Usage != nil {
 			s.Usage.InputTokens += d.Usage.InputTokens
 			s.Usage.OutputTokens += d.Usage.OutputTokens

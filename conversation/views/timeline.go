@@ -2,6 +2,7 @@ package views
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -15,6 +16,8 @@ import (
 // LLM errors, cancels, resumes and the end.
 type Timeline struct {
 	Items []TimelineItem `json:"items"`
+	// Dropped is the last context_dropped an llm.requested recorded.
+	Dropped int `json:"dropped,omitempty"`
 }
 
 // Kinds of timeline items.
@@ -38,6 +41,16 @@ const (
 	// remember).
 	ItemApproval = "approval"
 	ItemDecision = "decision"
+	// ItemCompact is a conversation.compact (who asked, why);
+	// ItemCompacted a conversation.compacted ("N messages → summary (T
+	// tokens)"), ItemCompactFailed a conversation.compaction.failed (its
+	// error); ItemDropped an LLM call whose context the last-resort guard
+	// trimmed further (llm.requested's context_dropped grew): messages
+	// lost without a summary.
+	ItemCompact       = "compact"
+	ItemCompacted     = "compacted"
+	ItemCompactFailed = "compaction_failed"
+	ItemDropped       = "dropped"
 )
 
 // TimelineItem is one line of a timeline. A tool call is one item from its
@@ -112,7 +125,7 @@ type ToolCall struct {
 type TimelineProjection struct{}
 
 func (TimelineProjection) Name() string                   { return ViewTimeline }
-func (TimelineProjection) Version() string                { return "4" }
+func (TimelineProjection) Version() string                { return "5" }
 func (TimelineProjection) Selector() projections.Selector { return selector }
 func (TimelineProjection) Init() *Timeline                { return &Timeline{Items: []TimelineItem{}} }
 
@@ -170,6 +183,19 @@ func (TimelineProjection) Apply(t *Timeline, e *projections.Entry) *Timeline {
 		item.Kind, item.Text = ItemBudget, d.Reason
 	case conversation.ModeChanged:
 		item.Kind, item.Text = ItemMode, modeText(d)
+	case conversation.CompactAsked:
+		item.Kind, item.Text = ItemCompact, modeText(&conversation.Data{Mode: "asked", By: d.By, Reason: d.Reason})
+	case conversation.Compacted:
+		item.Kind, item.Text = ItemCompacted, compactedText(d)
+	case conversation.CompactionFailed:
+		item.Kind, item.Error = ItemCompactFailed, d.Error
+	case conversation.LLMRequested:
+		if d.ContextDropped <= t.Dropped {
+			return t
+		}
+		item.Kind = ItemDropped
+		item.Text = fmt.Sprintf("%d more of the oldest messages dropped from the context without a summary (%d in all): the last-resort guard of llm_context acted, compaction did not keep up", d.ContextDropped-t.Dropped, d.ContextDropped)
+		t.Dropped = d.ContextDropped
 	case conversation.ToolRequested:
 		call := &ToolCall{CallID: d.CallID, Name: d.Name, Args: d.Args, ArgsError: d.ArgsError, ArgsText: d.ArgsText, State: ToolRequested}
 		// An outcome that arrived first is folded into the call now.
@@ -242,6 +268,16 @@ func stopReason(r string) string {
 
 // modeText says what a conversation.mode set: "ask (by alice: review
 // the edits)".
+// compactedText is what a compaction did: "N messages → summary (T
+// tokens)", T the context's estimate after it, and before.
+func compactedText(d *conversation.Data) string {
+	n := 0
+	if d.Replaces != nil {
+		n = d.Replaces.Messages
+	}
+	return fmt.Sprintf("%d messages → summary (%d tokens; %d before): %s", n, d.TokensAfter, d.TokensBefore, d.Summary)
+}
+
 func modeText(d *conversation.Data) string {
 	var who []string
 	if d.By != "" {

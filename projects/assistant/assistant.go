@@ -76,11 +76,20 @@ type Config struct {
 	// Backoff chooses the delay before the next attempt of a failed LLM
 	// call (llm.Backoff with a random jitter when nil).
 	Backoff func(attempt int, retryAfter time.Duration) time.Duration
+	// AskHook asks a NATS hook service; RunHook runs a project's local
+	// command hook under its sandbox. Without them a configured hook gets
+	// the project's hooks.default, stated in its decision.
+	AskHook HookAsker
+	RunHook HookRunner
 	// Spent, when set, hears of every conversation.llm.completed handed
 	// to its conversation: the project, the model, the usage and the cost
 	// (priced false: the operator gave the model no price). The node
 	// counts them in its metrics.
 	Spent func(project, model string, usage llm.Usage, costUSD float64, priced bool)
+	// ContextWindow is the context window, in tokens, of a model whose
+	// provider gives it none (llm.Endpoint.Windows); 0 means
+	// llm.DefaultWindow.
+	ContextWindow int64
 }
 
 // Assistant holds the executors of the loop's directives and what they
@@ -166,6 +175,7 @@ func (a *Assistant) Executors() map[string]runtime.DirectiveExec {
 		conversation.KindRunTool:    runtime.ExecFunc(a.execRunTool),
 		conversation.KindRecord:     runtime.ExecFunc(execRecord),
 		conversation.KindCancelTurn: runtime.ExecFunc(a.execCancelTurn),
+		conversation.KindCompact:    runtime.ExecFunc(a.execCompact),
 	}
 }
 

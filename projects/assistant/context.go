@@ -2,6 +2,7 @@ package assistant
 
 import (
 	"container/list"
+	"slices"
 	"sync"
 
 	"github.com/jido-bus/jido-bus/conversation"
@@ -43,6 +44,12 @@ type folded struct {
 type history struct {
 	// msgs are the messages to send, in a provider's order.
 	msgs []views.Message
+	// list is llm_context's own list (a copy), in which a compaction
+	// chooses what to replace; tokens its estimate and dropped the
+	// messages the last-resort guard has dropped so far.
+	list    []views.Message
+	tokens  int
+	dropped int
 	// used reports whether the conversation has used a tool call id.
 	used func(string) bool
 	// before is the stream sequence just before user message turn (the
@@ -80,7 +87,7 @@ func (c *contexts) get(key string) (history, error) {
 			f.turns[e.Event.ID()] = e.Seq
 		}
 	}
-	h := history{msgs: f.ctx.Request()}
+	h := history{msgs: f.ctx.Request(), list: slices.Clone(f.ctx.Messages), tokens: f.ctx.Tokens, dropped: f.ctx.Dropped}
 	h.used = func(id string) bool {
 		f.mu.Lock()
 		defer f.mu.Unlock()

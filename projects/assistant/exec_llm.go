@@ -42,7 +42,9 @@ func (a *Assistant) execLLMCall(_ context.Context, d agents.Directive, x *runtim
 		// Recorded once the settings are known, so that it names the
 		// model and provider; a crash before it commits is closed by the
 		// restart all the same (the loop's state holds the request).
-		a.deliver(x, conversation.LLMRequested, c.Request, x.Input.ID(), requestedData(s, c, settings.InstructionFiles))
+		data := requestedData(s, c, settings.InstructionFiles)
+		a.contextData(data, c.Conversation, s)
+		a.deliver(x, conversation.LLMRequested, c.Request, x.Input.ID(), data)
 		if err != nil {
 			if ctx.Err() != nil {
 				a.stopped(ctx, x, c, 0)

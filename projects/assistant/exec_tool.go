@@ -3,6 +3,7 @@ package assistant
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jido-bus/jido-bus/agents"
@@ -42,11 +43,23 @@ func (a *Assistant) execRunTool(_ context.Context, d agents.Directive, x *runtim
 			})
 			return
 		}
+		hooks, ok := a.hooks(ctx, x, c)
+		if !ok {
+			return
+		}
+		if !c.Hooked && hooks.on(conversation.HookToolBefore) {
+			// The loop runs the call again, Hooked, once it reads the
+			// decision; after the mode's check above, so a call the mode
+			// refuses never reaches a hook, and before the policy's ask, so
+			// a person approves the arguments that will run.
+			a.hookBefore(ctx, x, hooks, c)
+			return
+		}
 		if !c.Approved && err == nil && ask {
 			a.askApproval(ctx, x, c, why)
 			return
 		}
-		a.runTool(ctx, x, c, project)
+		a.runTool(ctx, x, c, project, hooks)
 	})
 	return runtime.ExecResult{Kind: runtime.ExecAsync}, nil
 }
@@ -61,7 +74,7 @@ func (a *Assistant) askApproval(ctx context.Context, x *runtime.ExecContext, c c
 	})
 }
 
-func (a *Assistant) runTool(ctx context.Context, x *runtime.ExecContext, c conversation.RunTool, project string) {
+func (a *Assistant) runTool(ctx context.Context, x *runtime.ExecContext, c conversation.RunTool, project string, hooks HookSettings) {
 	a.deliver(x, conversation.ToolStarted, "tool."+c.CallID+".started", c.CallID, map[string]any{"call_id": c.CallID})
 	start := time.Now()
 	res, err := a.cfg.Host.CallTool(ctx, project, tools.ToolCall{ID: c.CallID, Name: c.Name, Args: rawArgs(c.Args), Approved: c.Approved, Conversation: convOf(c.Conversation), Mode: c.Mode})
@@ -75,6 +88,14 @@ func (a *Assistant) runTool(ctx context.Context, x *runtime.ExecContext, c conve
 			data["output_ref"] = res.Artifacts[0]
 		} else {
 			data["output"] = rawArgs(res.Data)
+		}
+		if len(res.Changes) > 0 {
+			// Which files this step changed, and from what: conv rewind
+			// reads them back from the log.
+			data["files"] = res.Changes
+		}
+		if hooks.on(conversation.HookToolAfter) && !a.afterAllows(ctx, x, hooks, c, HookOutcome{Status: "completed", Output: rawArgs(res.Data)}) {
+			return
 		}
 		a.deliver(x, conversation.ToolCompleted, "tool."+c.CallID+".completed", c.CallID, data)
 		return
@@ -93,8 +114,41 @@ func (a *Assistant) runTool(ctx context.Context, x *runtime.ExecContext, c conve
 	case te.Type == tools.ReasonApprovalRequired && !c.Approved:
 		a.askApproval(ctx, x, c, te.Message)
 	default:
+		if hooks.on(conversation.HookToolAfter) && !a.afterAllows(ctx, x, hooks, c, HookOutcome{Status: "failed", Error: bus.Errorf(te.Type, "%s", te.Message)}) {
+			return
+		}
 		a.deliver(x, conversation.ToolFailed, "tool."+c.CallID+".failed", c.CallID, map[string]any{
 			"call_id": c.CallID, "error": bus.Errorf(te.Type, "%s", te.Message), "duration_ms": took.Milliseconds(),
 		})
 	}
+}
+
+// hooks returns the project's hooks for call c; when its settings cannot
+// be read the call is recorded failed (a hook the project configured is
+// never skipped for want of reading it) and ok is false.
+func (a *Assistant) hooks(ctx context.Context, x *runtime.ExecContext, c conversation.RunTool) (HookSettings, bool) {
+	s, _, err := a.cfg.Host.Settings(ctx, projectOf(c.Conversation))
+	if err != nil {
+		a.deliver(x, conversation.ToolFailed, "tool."+c.CallID+".failed", c.CallID, map[string]any{
+			"call_id": c.CallID, "error": bus.Errorf(conversation.ReasonConfig, "not run: the project's settings, which say which hooks to ask, cannot be read: %v", err),
+		})
+		return HookSettings{}, false
+	}
+	return s.Hooks, true
+}
+
+// afterAllows asks the tool.after hook about c's outcome; denied, it
+// records the call failed hook_denied in place of the outcome, which the
+// model then never reads.
+func (a *Assistant) afterAllows(ctx context.Context, x *runtime.ExecContext, hooks HookSettings, c conversation.RunTool, out HookOutcome) bool {
+	ok, why := a.hookAfter(ctx, x, hooks, c, out)
+	if ok {
+		return true
+	}
+	msg := fmt.Sprintf("a hook denied the outcome of %s", c.Name)
+	if why != "" {
+		msg += ": " + why
+	}
+	a.deliver(x, conversation.ToolFailed, "tool."+c.CallID+".failed", c.CallID, map[string]any{"call_id": c.CallID, "error": bus.Errorf(conversation.ReasonHookDenied, "%s", msg)})
+	return false
 }

@@ -63,6 +63,14 @@ type CommandSpec struct {
 	// system is built (its /tmp is a tmpfs of Limits.TempSize); without,
 	// the command's TMPDIR.
 	TempDir string `json:"temp_dir,omitempty"`
+	// Stdin is the command's standard input (a hook's request); without
+	// it stdin is /dev/null. It travels inside the spec, so maxSpec
+	// bounds it.
+	Stdin []byte `json:"stdin,omitempty"`
+	// Stdio, set by Exec, says the program's stdin is the pipe the helper
+	// got at helperStdinFD (ExecOptions.Stdin), for as long as it runs;
+	// Stdin is then empty.
+	Stdio bool `json:"stdio,omitempty"`
 }
 
 // shells are programs whose "-c" runs a command line; named in refusals so

@@ -48,6 +48,13 @@ type ExecOptions struct {
 	// lacks the rest (the helper never uses more than it is told, and
 	// never applies what the kernel has not).
 	Confinement *Confinement
+	// Stdin and Stdout, when set, are the program's stdin and stdout for
+	// as long as it runs, instead of /dev/null and the captured output: a
+	// server that speaks a protocol on them (an MCP server over stdio).
+	// Both or neither are set. The caller keeps its ends of the pipes and
+	// closes the ones it passed here once Exec returns. Stdout is then not
+	// captured nor capped; stderr is, as always.
+	Stdin, Stdout *os.File
 }
 
 // CommandResult is what a command did.
@@ -108,6 +115,13 @@ func Exec(ctx context.Context, spec *CommandSpec, opts ExecOptions) (*CommandRes
 	defer os.RemoveAll(tmp)
 	s.TempDir = tmp
 	s.Namespaces = prot.Namespaces
+	if (opts.Stdin == nil) != (opts.Stdout == nil) {
+		return nil, errors.New("run_command: ExecOptions.Stdin and Stdout go together")
+	}
+	s.Stdio = opts.Stdin != nil
+	if s.Stdio && len(s.Stdin) > 0 {
+		return nil, errors.New("run_command: a spec's Stdin and ExecOptions.Stdin are two standard inputs; give one")
+	}
 	absent := missingEntries(spec.Root, spec.Protect)
 	temp := tmp
 	attr := plainAttr()
@@ -123,7 +137,7 @@ func Exec(ctx context.Context, spec *CommandSpec, opts ExecOptions) (*CommandRes
 	if err != nil {
 		return nil, fmt.Errorf("run_command: encode the spec: %w", err)
 	}
-	res, err := run(ctx, helper, attr, data, max)
+	res, err := run(ctx, helper, attr, data, max, opts.Stdin, opts.Stdout)
 	if res != nil {
 		res.Warning = joinWarnings(warning, createdWarning(spec.Root, absent))
 	}
@@ -172,7 +186,7 @@ func closeAll(fs ...*os.File) {
 	}
 }
 
-func run(ctx context.Context, helper []string, attr *syscall.SysProcAttr, spec []byte, max int64) (*CommandResult, error) {
+func run(ctx context.Context, helper []string, attr *syscall.SysProcAttr, spec []byte, max int64, stdin, stdout *os.File) (*CommandResult, error) {
 	p, err := newPipes()
 	if err != nil {
 		return nil, err
@@ -182,7 +196,13 @@ func run(ctx context.Context, helper []string, attr *syscall.SysProcAttr, spec [
 	cmd.Stdin = bytes.NewReader(spec)
 	cmd.Stdout, cmd.Stderr = p.outW, p.errW
 	cmd.ExtraFiles = []*os.File{p.stW} // fd 3, helperStatusFD
-	cmd.Env = []string{}               // the helper needs nothing; the program gets spec.Env
+	if stdin != nil {
+		// fd 4, helperStdinFD: the helper reads the spec on its own
+		// stdin, then gives this one to the program.
+		cmd.ExtraFiles = append(cmd.ExtraFiles, stdin)
+		cmd.Stdout = stdout
+	}
+	cmd.Env = []string{} // the helper needs nothing; the program gets spec.Env
 	cmd.Dir = "/"
 	cmd.SysProcAttr = attr // Setpgid, and with namespaces the new namespaces
 	start := time.Now()

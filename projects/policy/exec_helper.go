@@ -29,6 +29,10 @@ const HelperArg = "sandbox-exec"
 // written when the command ended or could not start.
 const helperStatusFD = 3
 
+// helperStdinFD is the program's stdin when the spec says Stdio: the
+// helper's own stdin carried the spec.
+const helperStdinFD = 4
+
 // maxSpec bounds the spec the helper reads.
 const maxSpec = 4 << 20
 
@@ -129,14 +133,13 @@ func helperRun(stdin io.Reader) (exitStatus, error) {
 	if err := setRlimits(spec.Limits, nproc); err != nil {
 		return exitStatus{}, fmt.Errorf("sandbox-exec: %w", err)
 	}
-	devnull, err := os.Open(os.DevNull)
-	if err != nil {
-		return exitStatus{}, fmt.Errorf("sandbox-exec: %w", err)
+	setStdin := func() error { return commandStdin(spec.Stdin) }
+	if spec.Stdio {
+		setStdin = callerStdin
 	}
-	if err := unix.Dup2(int(devnull.Fd()), 0); err != nil {
-		return exitStatus{}, fmt.Errorf("sandbox-exec: stdin from /dev/null: %w", err)
+	if err := setStdin(); err != nil {
+		return exitStatus{}, err
 	}
-	devnull.Close()
 	if err := enterDir(&spec); err != nil {
 		return exitStatus{}, err
 	}
@@ -159,6 +162,16 @@ func helperRun(stdin io.Reader) (exitStatus, error) {
 		return exitStatus{}, bus.Errorf(bus.ReasonUnavailable, "sandbox-exec: %v", err)
 	}
 	return supervise(&spec, watch)
+}
+
+// callerStdin points fd 0 at the pipe Exec passed at helperStdinFD
+// (ExecOptions.Stdin): a server's requests, for as long as it runs.
+func callerStdin() error {
+	if err := unix.Dup2(helperStdinFD, 0); err != nil {
+		return fmt.Errorf("sandbox-exec: stdin from the caller's pipe: %w", err)
+	}
+	unix.Close(helperStdinFD)
+	return nil
 }
 
 // helperWarmThreads is how many threads the helper starts before the

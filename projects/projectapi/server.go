@@ -41,7 +41,7 @@ func Serve(b *natsbus.Bus, e *projects.Engine) error {
 				return ToolsReply{}, err
 			}
 			ts, err := e.ToolDetails(r.Project)
-			return ToolsReply{Tools: ts}, err
+			return ToolsReply{Tools: ts, MCPServers: e.MCPServers(r.Project)}, err
 		}),
 		VerbAssets: natsbus.Typed(func(_ context.Context, r AssetsRequest) (AssetsReply, error) {
 			if err := named(r.Project); err != nil {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/assets"
+	"github.com/jido-bus/jido-bus/projects/mcpclient"
 	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
@@ -92,6 +93,10 @@ type ReloadReply = projects.ReloadResult
 // what an in-process one does.
 type ToolsReply struct {
 	Tools []tools.Detail `json:"tools"`
+	// MCPServers are the states of the project's MCP servers: a server
+	// that is restarting keeps its tools listed, and they fail with
+	// unavailable until it is ready again.
+	MCPServers []mcpclient.State `json:"mcp_servers,omitempty"`
 }
 
 // ToolCallRequest is tool.call's body. ID is the caller's id for the call

@@ -40,7 +40,7 @@ func writeFileTool() Tool {
 			if err := decodeArgs(c, &a); err != nil {
 				return nil, err
 			}
-			if err := c.Sandbox.WriteFile(c.Name, a.Path, []byte(a.Content), 0o644); err != nil {
+			if err := c.writeFile(a.Path, []byte(a.Content)); err != nil {
 				return nil, err
 			}
 			return writeOutput{Path: a.Path, Bytes: len(a.Content)}, nil
@@ -99,7 +99,7 @@ func editFileTool(l Limits) Tool {
 				n = 1
 			}
 			text = strings.Replace(text, a.Old, a.New, n)
-			if err := c.Sandbox.WriteFile(c.Name, a.Path, []byte(text), 0o644); err != nil {
+			if err := c.writeFile(a.Path, []byte(text)); err != nil {
 				return nil, err
 			}
 			return writeOutput{Path: a.Path, Bytes: len(text), Replacements: n}, nil

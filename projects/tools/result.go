@@ -53,6 +53,11 @@ type Result struct {
 	// output is a Texter and inline: a gateway that shows the text beside
 	// the data takes it here instead of decoding Data again.
 	Text string `json:"-"`
+	// Changes are the files the call wrote (and its steps, a
+	// workflow's), in order, with the hashes of their contents before
+	// and after; the previous contents are in the runner's checkpoints.
+	// Only a conversation's calls have them.
+	Changes []FileChange `json:"-"`
 }
 
 // Texter is an output with a text of its own (the member its tool names

@@ -47,6 +47,9 @@ type Options struct {
 	// DefaultTimeout is the timeout of a tool that names none; 0 means
 	// DefaultTimeout.
 	DefaultTimeout time.Duration
+	// Checkpoints keep a file's content before a conversation's call
+	// writes it (Result.Changes); nil keeps none.
+	Checkpoints Checkpointer
 }
 
 // Runner runs a project's tool calls: the one path every call takes (see
@@ -64,6 +67,8 @@ type Runner struct {
 	slots     chan struct{}
 	cap       int
 	timeout   time.Duration
+	// checkpoints is Options.Checkpoints.
+	checkpoints Checkpointer
 }
 
 // NewRunner returns a runner over o.
@@ -74,7 +79,7 @@ func NewRunner(o Options) (*Runner, error) {
 	if o.Catalog == nil {
 		return nil, errors.New("tools: a runner needs a Catalog")
 	}
-	r := &Runner{obs: o.Observer, artifacts: o.Artifacts, cap: o.OutputCap, timeout: o.DefaultTimeout}
+	r := &Runner{obs: o.Observer, artifacts: o.Artifacts, cap: o.OutputCap, timeout: o.DefaultTimeout, checkpoints: o.Checkpoints}
 	r.sandbox.Store(o.Sandbox)
 	if r.obs == nil {
 		r.obs = nopObserver{}
@@ -164,9 +169,14 @@ func (r *Runner) runResumed(ctx context.Context, tc ToolCall, parent string, tak
 		}
 	}
 	var out ran
+	ctx, changes, own := withChanges(ctx)
 	if e == nil {
 		out, e = r.execute(ctx, p, parent, takeSlot, done)
 		res.Logs = out.logs
+	}
+	if own {
+		// A call's files are its own and its steps' (a workflow's).
+		res.Changes = changes.take()
 	}
 	ev := Event{CallID: tc.ID, Parent: parent, Conversation: tc.Conversation, Tool: tc.Name, Duration: time.Since(start)}
 	if quiet {
@@ -301,7 +311,7 @@ func (r *Runner) execute(ctx context.Context, p *prepared, parent string, takeSl
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	call := &Call{ID: tc.ID, Parent: parent, Name: tc.Name, Args: p.args, Sandbox: p.sandbox, runner: r, conversation: tc.Conversation, mode: modeFor(tc.Mode), done: done}
+	call := &Call{ID: tc.ID, Parent: parent, Name: tc.Name, Args: p.args, Sandbox: p.sandbox, runner: r, conversation: tc.Conversation, mode: modeFor(tc.Mode), done: done, changes: changesOf(ctx)}
 	var o outcome
 	if e.tool.HonoursContext {
 		o = r.runInline(tctx, e, call, takeSlot)

@@ -87,8 +87,10 @@ type Call struct {
 	// done are the steps a resumed workflow call ran before the node
 	// stopped (Runner.Resume); nil for any other call.
 	done []assets.StepOutput
-	mu   sync.Mutex
-	logs []string
+	// changes collects the files this call (and its workflow) wrote.
+	changes *fileChanges
+	mu      sync.Mutex
+	logs    []string
 }
 
 // maxLogs bounds the log lines one call keeps.

@@ -31,6 +31,11 @@ type Endpoint struct {
 	// Prices are what its models cost, by model name; a model without
 	// one records no cost_usd.
 	Prices map[string]Price `json:"prices,omitempty"`
+	// Windows are its models' context windows in tokens, by model name;
+	// a model without one has the node's default (serve
+	// --context-window, else DefaultWindow). A conversation compacts its
+	// context when it nears its model's window.
+	Windows map[string]int64 `json:"windows,omitempty"`
 }
 
 // DefaultEndpoints are the providers every node has unless its operator
@@ -105,6 +110,11 @@ func (e Endpoint) Validate() error {
 	}
 	for _, m := range slices.Sorted(maps.Keys(e.Prices)) {
 		if err := e.Prices[m].validate(e.Name, m); err != nil {
+			return err
+		}
+	}
+	for _, m := range slices.Sorted(maps.Keys(e.Windows)) {
+		if err := validateWindow(e.Name, m, e.Windows[m]); err != nil {
 			return err
 		}
 	}

@@ -10,6 +10,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"regexp"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -32,6 +35,15 @@ type scriptLine struct {
 	// every request past the script, so a conversation goes on for as
 	// long as a person types (the demo's "my script has ended" line).
 	Repeat bool `json:"repeat"`
+	// Summary makes the line an answer to a compaction's request
+	// (Request.Summary) instead of a turn: the k-th such request gets
+	// the k-th summary line (the last one past them).
+	Summary bool `json:"summary"`
+	// Expect is text the request must hold (in its system prompt or a
+	// message): a request without it fails bad_request, so a script can
+	// check what the model was sent — that the task is still there after
+	// a compaction, say.
+	Expect string `json:"expect"`
 }
 
 type scriptToolCall struct {
@@ -63,6 +75,10 @@ type scripted struct {
 	turns []scriptTurn
 	// repeat: the last turn answers every request past the script.
 	repeat bool
+	// summaries are the summary lines, in order; summarised counts the
+	// summary requests answered (in memory).
+	summaries  []scriptLine
+	summarised int
 
 	mu sync.Mutex
 	// failures counts the failing lines already returned per request
@@ -76,6 +92,8 @@ type scripted struct {
 //	{"text":"…","tool_calls":[{"id":"…","name":"…","args":{…}}],"usage":{"input_tokens":1,"output_tokens":2},"delay_ms":0,"chunk":8}
 //	{"fail":{"kind":"server","status":500,"message":"…","retry_after_ms":0}}
 //	{"text":"…","repeat":true}
+//	{"text":"…","summary":true}
+//	{"text":"…","expect":"text the request must hold"}
 //
 // A tool call has "args" (a JSON value, sent as its compact text) or
 // "args_text" (raw text, possibly invalid JSON); its id defaults to
@@ -85,7 +103,8 @@ type scripted struct {
 // Which line answers is decided by the request alone, so a replay or a
 // restart gets the same answer: turn n answers a request holding n assistant
 // messages. A turn is a successful line with the failing lines before it;
-// the k-th attempt of the same request (same system prompt and messages)
+// (a summary of a compacted conversation counts as the answers it
+// replaces); the k-th attempt of the same request (same system prompt and messages)
 // gets the turn's k-th line. The count of failures already returned is kept
 // in memory per request, so after a restart a turn's failures happen again.
 // A request past the last turn is a config error, unless the last line
@@ -124,6 +143,10 @@ func newScripted(cfg Config) (Provider, error) {
 		line, err := parseScriptLine(raw)
 		if err != nil {
 			return nil, configError("llm script %s line %d: %v", cfg.Script, n, err)
+		}
+		if line.Summary {
+			s.summaries = append(s.summaries, line)
+			continue
 		}
 		if s.repeat {
 			return nil, configError("llm script %s line %d follows a line with \"repeat\": true, which answers every request past the script: only the last line may repeat", cfg.Script, n)
@@ -169,6 +192,9 @@ func parseScriptLine(raw []byte) (scriptLine, error) {
 			return line, fmt.Errorf("tool call %d has both args and args_text: keep one", i)
 		}
 	}
+	if line.Summary && (len(line.ToolCalls) > 0 || line.Repeat || line.Text == "") {
+		return line, errors.New("a line with \"summary\": true answers a compaction's request with its text: give it text, and neither tool calls nor repeat")
+	}
 	if line.Repeat && (len(line.ToolCalls) > 0 || line.Fail != nil) {
 		return line, errors.New("a line with \"repeat\": true answers every request past the script, so it may hold neither tool calls (they would be called for ever) nor fail")
 	}
@@ -181,6 +207,11 @@ func parseScriptLine(raw []byte) (scriptLine, error) {
 	}
 	return line, nil
 }
+
+// summaryAnswers finds, in the heading of a compacted conversation's
+// summary (views.SummaryHeading), how many of the assistant's answers it
+// replaces.
+var summaryAnswers = regexp.MustCompile(`^\[Summary of the earlier conversation, written when it was compacted; it replaces \d+ messages, (\d+) of them the assistant's\]`)
 
 // fingerprint identifies a request for counting its failed attempts.
 func fingerprint(req Request) [32]byte {
@@ -201,10 +232,21 @@ func (s *scripted) Complete(ctx context.Context, req Request, onDelta func(Delta
 	if err := ctx.Err(); err != nil {
 		return Response{}, Classify(err)
 	}
+	if req.Summary {
+		return s.summary(ctx, req, onDelta)
+	}
 	turn := 0
 	for _, m := range req.Messages {
-		if m.Role == RoleAssistant {
+		switch {
+		case m.Role == RoleAssistant:
 			turn++
+		case m.Role == RoleUser:
+			// A compacted conversation's summary says how many answers
+			// it stands for: they count as the turns they were.
+			if sm := summaryAnswers.FindStringSubmatch(m.Content); sm != nil {
+				n, _ := strconv.Atoi(sm[1])
+				turn += n
+			}
 		}
 	}
 	if turn >= len(s.turns) {
@@ -229,8 +271,46 @@ func (s *scripted) Complete(ctx context.Context, req Request, onDelta func(Delta
 	return s.play(ctx, turn, line, req, onDelta)
 }
 
+// summary answers a compaction's request: the next summary line, or,
+// for a script without any, a summary made from the request's text.
+func (s *scripted) summary(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
+	s.mu.Lock()
+	k := s.summarised
+	s.summarised++
+	s.mu.Unlock()
+	if len(s.summaries) == 0 {
+		var text string
+		for _, m := range req.Messages {
+			text += m.Content
+		}
+		if len(text) > 200 {
+			text = text[:200]
+		}
+		line := scriptLine{Text: "Scripted summary of: " + text}
+		return s.play(ctx, 0, line, req, onDelta)
+	}
+	return s.play(ctx, 0, s.summaries[min(k, len(s.summaries)-1)], req, onDelta)
+}
+
+// holds reports whether the request holds text in its system prompt or
+// a message.
+func holds(req Request, text string) bool {
+	if strings.Contains(req.System, text) {
+		return true
+	}
+	for _, m := range req.Messages {
+		if strings.Contains(m.Content, text) {
+			return true
+		}
+	}
+	return false
+}
+
 // play streams one line.
 func (s *scripted) play(ctx context.Context, turn int, line scriptLine, req Request, onDelta func(Delta)) (Response, error) {
+	if line.Expect != "" && !holds(req, line.Expect) {
+		return Response{}, &Error{Kind: KindBadRequest, Status: 400, Message: fmt.Sprintf("scripted: the request does not hold the text the script expects (%q)", line.Expect)}
+	}
 	delay := time.Duration(line.DelayMs) * time.Millisecond
 	pause := func() error {
 		if delay == 0 {

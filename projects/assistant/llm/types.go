@@ -26,6 +26,11 @@ type Request struct {
 	Temperature *float64
 	// MaxTokens overrides the configured output limit when > 0.
 	MaxTokens int
+	// Summary marks a compaction's request (a summarising instruction,
+	// the transcript to summarise, no tools). Providers send it as any
+	// other; the scripted provider answers it from its script's summary
+	// lines, so that a script's turns are not shifted by it.
+	Summary bool
 }
 
 // Message is one message of the conversation.
