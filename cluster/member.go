@@ -122,6 +122,13 @@ func newSession() string {
 func (m *Member) heartbeat(now time.Time) []byte {
 	r := m.rec
 	r.Heartbeat = now.UTC()
+	r.Recovering = nil
+	for p, h := range m.held {
+		if h.state == acquiring {
+			r.Recovering = append(r.Recovering, p)
+		}
+	}
+	slices.Sort(r.Recovering)
 	b, _ := json.Marshal(r)
 	return b
 }

@@ -53,6 +53,11 @@ type nodeRecord struct {
 	// Leaving is set by Leave: the others no longer hand partitions to
 	// the node.
 	Leaving bool `json:"leaving,omitempty"`
+	// Recovering lists the partitions the bucket names the node the
+	// owner of whose agents it is still bringing back from the log
+	// (OnAcquire runs): the node is behind on them and their signals are
+	// refused unavailable until it catches up.
+	Recovering []int `json:"recovering,omitempty"`
 }
 
 // partitionRecord is the value of "partitions.<n>". Owner "" is vacant

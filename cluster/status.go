@@ -34,14 +34,25 @@ type NodeStatus struct {
 	// node's own clock (not the observer's).
 	LastHeartbeat time.Time     `json:"last_heartbeat_node_clock"`
 	LeaseTimeout  time.Duration `json:"lease_timeout_ns"`
-	// Alive: from a Member, its record changed within its lease timeout
-	// on the member's clock. From ReadStatus, which reads once, its last
-	// heartbeat is within its lease timeout of the reader's clock: that
-	// compares two machines' clocks and is only as good as they agree.
+	// HeartbeatAge is how far behind its liveness the node is: from a
+	// Member, how long ago on the member's clock it saw the record
+	// change; from ReadStatus, the reader's clock now minus the time the
+	// JetStream server stored the record (the server's clock, the same
+	// for every node, never the node's own). A live node rewrites its
+	// record every quarter of its lease timeout.
+	HeartbeatAge time.Duration `json:"heartbeat_age_ns"`
+	// Alive: its HeartbeatAge is within its lease timeout. From
+	// ReadStatus that compares the reader's clock with the server's and is
+	// only as good as they agree.
 	Alive   bool `json:"alive"`
 	Leaving bool `json:"leaving"`
 	// Owned is how many partitions name it the owner.
 	Owned int `json:"owned"`
+	// Recovering lists, as of its last heartbeat, the partitions it owns
+	// whose agents it is still bringing back from the log: it is behind
+	// on them, and their signals are answered unavailable until it is
+	// not. Empty when the node serves everything it owns.
+	Recovering []int `json:"recovering"`
 }
 
 // PartitionStatus is one partition's record; Owner "" is vacant.
@@ -66,7 +77,7 @@ func (m *Member) Status() Status {
 			continue
 		}
 		alive := m.view.alive(id, m.opts.LeaseTimeout, now) || (id == m.opts.NodeID && now.Sub(m.nodeLease) < m.opts.fenceAfter())
-		st.Nodes = append(st.Nodes, nodeStatus(n.rec, alive))
+		st.Nodes = append(st.Nodes, nodeStatus(n.rec, now.Sub(n.changed), alive))
 	}
 	for p, pv := range m.view.parts {
 		st.Owners = append(st.Owners, PartitionStatus{Partition: p, Owner: pv.rec.Owner, Epoch: pv.rec.Epoch, Since: pv.rec.Since})
@@ -75,9 +86,13 @@ func (m *Member) Status() Status {
 	return st
 }
 
-func nodeStatus(r nodeRecord, alive bool) NodeStatus {
+func nodeStatus(r nodeRecord, age time.Duration, alive bool) NodeStatus {
+	recovering := r.Recovering
+	if recovering == nil {
+		recovering = []int{}
+	}
 	return NodeStatus{ID: r.ID, Host: r.Host, PID: r.PID, Started: r.Started, LastHeartbeat: r.Heartbeat,
-		LeaseTimeout: msDuration(r.LeaseTimeoutMS), Alive: alive, Leaving: r.Leaving}
+		LeaseTimeout: msDuration(r.LeaseTimeoutMS), HeartbeatAge: age, Alive: alive, Leaving: r.Leaving, Recovering: recovering}
 }
 
 // finish sorts the nodes and counts their partitions.
@@ -110,8 +125,10 @@ func (st *Status) finish() {
 var ErrNoCluster = errors.New("no cluster")
 
 // ReadStatus reads the cluster's bucket once, for a command line: nodes
-// with their last heartbeat (by each node's clock) and whether it is
-// within its lease timeout of this machine's clock, partitions with owner,
+// with their last heartbeat (by each node's clock), its age (this
+// machine's clock against the server's time of the record) and whether
+// that is within the node's lease timeout, the partitions each node is
+// still recovering, partitions with owner,
 // epoch and since when.
 func ReadStatus(ctx context.Context, nc *nats.Conn, prefix string) (Status, error) {
 	if prefix == "" {
@@ -146,7 +163,6 @@ func ReadStatus(ctx context.Context, nc *nats.Conn, prefix string) (Status, erro
 	for p := range owners {
 		owners[p].Partition = p
 	}
-	now := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
@@ -169,8 +185,8 @@ func ReadStatus(ctx context.Context, nc *nats.Conn, prefix string) (Status, erro
 					continue
 				}
 				r.ID = node
-				alive := now.Sub(r.Heartbeat) <= msDuration(r.LeaseTimeoutMS)
-				st.Nodes = append(st.Nodes, nodeStatus(r, alive))
+				age := time.Since(e.Created())
+				st.Nodes = append(st.Nodes, nodeStatus(r, age, age <= msDuration(r.LeaseTimeoutMS)))
 			case p < cfg.Partitions:
 				var r partitionRecord
 				if json.Unmarshal(e.Value(), &r) == nil {

@@ -14,8 +14,8 @@ import (
 // the replicated log, where the agents' entries are (the node's own log
 // holds none of them): streams, show, verify and replay --verify of an
 // agent's history, with the runtime's snapshot in the replicated log's
-// snapshot stream; what the replicated log cannot do (truncate, the
-// global log, a node's own dead letters) is refused saying so.
+// snapshot stream; what the replicated log cannot do (the global log, a
+// node's own dead letters) is refused saying so.
 func TestClusterLogThroughTheCLI(t *testing.T) {
 	c := startNATSCluster(t)
 	n1 := clusterNode(t, c, "n1", t.TempDir())
@@ -142,7 +142,6 @@ func TestClusterLogThroughTheCLI(t *testing.T) {
 		args []string
 		says string
 	}{
-		{[]string{"log", "truncate", "agent/c1", "--before", "3", "--yes"}, "the replicated log is not truncated"},
 		{[]string{"log", "tail", "--all"}, "the replicated log has no global order"},
 		{[]string{"log", "show", "dlq"}, "keeps its dead letters in its own data dir"},
 		{[]string{"log", "emits"}, "name an agent's stream"},

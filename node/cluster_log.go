@@ -11,14 +11,15 @@ import (
 // single node its own; in cluster mode the replicated log, which holds
 // every agent's entries and reads the same on every node, so any node
 // may answer. The node's own log then holds only its dead letters, which
-// the replicated API refuses to stand in for (logapi.Replicated), as it
-// refuses truncation: the runtime's guard (snapshot the agent first) is
-// for the node's own log only.
+// the replicated API refuses to stand in for (logapi.Replicated). A
+// truncation is guarded as on one node: the runtime snapshots the agent
+// first when this node owns it, and otherwise the cut must be covered by
+// the agent's snapshot in the replicated log.
 
 // logAPI is what the log verbs are served from.
 func (n *Node) logAPI() logapi.API {
 	if n.jslog != nil {
-		return logapi.Replicated{Log: n.jslog, ImportGuard: agentapi.GuardImport}
+		return logapi.Replicated{Log: n.jslog, Guard: agentapi.GuardTruncate(n.rt), ImportGuard: agentapi.GuardImport}
 	}
 	return logapi.Local{Log: n.evlog, Guard: agentapi.GuardTruncate(n.rt), ImportGuard: agentapi.GuardImport}
 }

@@ -39,9 +39,17 @@ type TruncateStore interface {
 // error is a *bus.Error of type ReasonTruncateRefused that says what to
 // do instead, or the log's error (not_found for an unknown stream).
 func CheckTruncate(store TruncateStore, stream string, before uint64) error {
+	return checkTruncateIn(store, IndexStream, stream, before)
+}
+
+// checkTruncateIn is CheckTruncate with the agent of stream listed in the
+// index stream index: in a cluster each partition has its own
+// (Partitions.Index), and reading another would find no agent and let
+// any cut through.
+func checkTruncateIn(store TruncateStore, index, stream string, before uint64) error {
 	if strings.HasPrefix(stream, "runtime/") {
 		what := "it is the runtime's own bookkeeping"
-		if stream == IndexStream {
+		if stream == IndexStream || strings.HasPrefix(stream, IndexStream+"/") {
 			what = "it lists the agents recovery brings back: every agent would be lost at the next start"
 		}
 		return bus.Errorf(ReasonTruncateRefused, "%s cannot be truncated: %s; stop agents you no longer need (jido-bus agent stop) instead", stream, what)
@@ -54,7 +62,7 @@ func CheckTruncate(store TruncateStore, stream string, before uint64) error {
 	if cut <= info.First {
 		return nil // nothing goes
 	}
-	id, born, live, err := agentOfStream(store, stream)
+	id, born, live, err := agentOfStream(store, index, stream)
 	if err != nil || !live {
 		return err
 	}
@@ -93,19 +101,19 @@ func safeCut(store Store, stream string) uint64 {
 // agentOfStream folds the index to find the agent, started and not
 // stopped, whose stream is stream, and the sequence its incarnation was
 // started at.
-func agentOfStream(store Store, stream string) (id string, born uint64, live bool, err error) {
+func agentOfStream(store Store, index, stream string) (id string, born uint64, live bool, err error) {
 	registered := map[string]bool{} // agent id → registered
 	byStream := ""
-	for e, err := range store.ReadStream(IndexStream, eventlog.ReadOptions{}) {
+	for e, err := range store.ReadStream(index, eventlog.ReadOptions{}) {
 		if errors.Is(err, eventlog.ErrNotFound) {
 			break
 		}
 		if err != nil {
-			return "", 0, false, fmt.Errorf("read %s: %w", IndexStream, err)
+			return "", 0, false, fmt.Errorf("read %s: %w", index, err)
 		}
 		var rec indexRecord
 		if err := json.Unmarshal(e.Event.Data(), &rec); err != nil {
-			return "", 0, false, fmt.Errorf("%s entry %d: %w", IndexStream, e.Seq, err)
+			return "", 0, false, fmt.Errorf("%s entry %d: %w", index, e.Seq, err)
 		}
 		switch e.Event.Type() {
 		case TypeRegistered:
@@ -149,7 +157,8 @@ func (rt *Runtime) PrepareTruncate(ctx context.Context, stream string, before ui
 	if !ok {
 		return errors.New("runtime: the store cannot describe its streams")
 	}
-	err := CheckTruncate(store, stream, before)
+	index := rt.indexFor(stream)
+	err := checkTruncateIn(store, index, stream, before)
 	if bus.ErrorType(err) != ReasonTruncateRefused || strings.HasPrefix(stream, "runtime/") {
 		return err
 	}
@@ -176,7 +185,7 @@ func (rt *Runtime) PrepareTruncate(ctx context.Context, stream string, before ui
 			return bus.Errorf(ReasonTruncateRefused, "truncate %s: agent %s stayed busy (%v); try again when it is idle", stream, id, ctx.Err())
 		}
 	}
-	return CheckTruncate(store, stream, before)
+	return checkTruncateIn(store, index, stream, before)
 }
 
 // agentWithStream returns the id of the agent, active or passive, whose

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,7 +26,7 @@ func newClusterCmd() *cobra.Command {
 
 const clusterStatusShape = `one object: {"bucket","partitions":P,"replicas":R,
 "nodes":[{"id","host","pid","started","last_heartbeat_node_clock","lease_timeout_ns",
-"alive","leaving","owned"}…],"owners":[{"partition","owner","epoch","since"}…]}; an
+"heartbeat_age_ns","alive","leaving","owned","recovering":[P…]}…],"owners":[{"partition","owner","epoch","since"}…]}; an
 owner "" is a vacant partition.`
 
 func newClusterStatusCmd() *cobra.Command {
@@ -39,10 +40,15 @@ under --prefix jido). It reads the bucket directly: no node has to answer,
 and any NATS client that may read the bucket sees the same (nats kv ls,
 nats kv get).
 
-A node's last heartbeat is the node's own clock; ALIVE compares it with
-this machine's clock against the node's lease timeout, so it is only as
-right as the two clocks agree. The nodes themselves judge each other by
-their records changing, on their own clocks.`,
+Each node's lag: HEARTBEAT AGE is how long ago the JetStream server
+stored the node's last heartbeat (this machine's clock against the
+server's; a live node writes one every quarter of its lease timeout), and
+ALIVE says whether that is within the node's lease timeout, so it is only
+as right as the two clocks agree. RECOVERING lists the partitions the
+node owns whose agents it is still bringing back from the log, as of its
+last heartbeat: their signals are answered unavailable until it has
+caught up. The nodes themselves judge each other by their records
+changing, on their own clocks.`,
 		Example: `  jido-bus cluster status --server nats://a:4222
   jido-bus cluster status -o json`,
 		Args: cobra.NoArgs,
@@ -77,8 +83,7 @@ their records changing, on their own clocks.`,
 func printClusterStatus(cmd *cobra.Command, st cluster.Status) error {
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "bucket %s: %d partitions, %d replicas\n\n", st.Bucket, st.Partitions, st.Replicas)
-	now := time.Now()
-	nodes := newTable(w, "NODE", "ALIVE", "OWNS", "HOST", "PID", "STARTED", "LAST HEARTBEAT (NODE'S CLOCK)")
+	nodes := newTable(w, "NODE", "ALIVE", "OWNS", "RECOVERING", "HEARTBEAT AGE", "HOST", "PID", "STARTED")
 	for _, n := range st.Nodes {
 		alive := "no"
 		switch {
@@ -87,8 +92,11 @@ func printClusterStatus(cmd *cobra.Command, st cluster.Status) error {
 		case n.Alive:
 			alive = "yes"
 		}
-		nodes.row(n.ID, alive, n.Owned, n.Host, n.PID, n.Started.Local().Format(time.DateTime),
-			fmt.Sprintf("%s (%s ago)", n.LastHeartbeat.Local().Format(time.DateTime), now.Sub(n.LastHeartbeat).Round(100*time.Millisecond)))
+		recovering := "-"
+		if len(n.Recovering) > 0 {
+			recovering = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(n.Recovering)), ","), "[]")
+		}
+		nodes.row(n.ID, alive, n.Owned, recovering, n.HeartbeatAge.Round(100*time.Millisecond), n.Host, n.PID, n.Started.Local().Format(time.DateTime))
 	}
 	if err := nodes.flush(); err != nil {
 		return err

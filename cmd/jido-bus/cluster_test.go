@@ -37,8 +37,13 @@ func TestClusterStatus(t *testing.T) {
 	if st.Bucket != "CS_CLUSTER" || st.Partitions != 4 || len(st.Nodes) != 1 || len(st.Owners) != 4 {
 		t.Fatalf("status %+v", st)
 	}
-	if n := st.Nodes[0]; n.ID != "n1" || !n.Alive || n.Owned != 4 {
-		t.Errorf("node %+v: want n1, alive, owning 4", n)
+	if n := st.Nodes[0]; n.ID != "n1" || !n.Alive || n.Owned != 4 || n.HeartbeatAge <= 0 {
+		t.Errorf("node %+v: want n1, alive, owning 4, with its heartbeat's age", n)
+	}
+	for _, field := range []string{`"heartbeat_age_ns":`, `"recovering":[]`} {
+		if !strings.Contains(out, field) {
+			t.Errorf("JSON without %s (each node's lag):\n%s", field, out)
+		}
 	}
 	for _, o := range st.Owners {
 		if o.Owner != "n1" || o.Epoch != 1 {
@@ -50,7 +55,7 @@ func TestClusterStatus(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, want := range []string{"bucket CS_CLUSTER: 4 partitions, 3 replicas", "NODE", "n1", "yes", "PARTITION", "OWNER"} {
+	for _, want := range []string{"bucket CS_CLUSTER: 4 partitions, 3 replicas", "NODE", "n1", "yes", "RECOVERING", "HEARTBEAT AGE", "PARTITION", "OWNER"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table does not say %q:\n%s", want, out)
 		}

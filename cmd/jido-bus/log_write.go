@@ -154,7 +154,13 @@ from) keeps what recovery needs: through a running node the agent is
 snapshotted first; on a data directory with no node running, a cut past
 the agent's latest snapshot is refused and the message says how far you
 may cut. The runtime's own streams (runtime/agents, the list of agents)
-are never truncated.`,
+are never truncated.
+
+Through a cluster node the replicated log is truncated the same way, in
+whole appends: one that straddles --before stays whole, and a stream's
+last append always stays (it carries the version every commit is fenced
+on). A node that does not own the agent cannot snapshot it: the cut must
+then be covered by the agent's snapshot, and the refusal says how far.`,
 		Example: `  jido-bus log truncate agent/c1 --before 1000 --dry-run
   jido-bus log truncate agent/c1 --before 1000
   jido-bus log truncate agent/c1 --before 1000 --yes   # in a script`,

@@ -1,8 +1,11 @@
 package jslog
 
 import (
+	"errors"
 	"fmt"
 	"iter"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
@@ -42,7 +45,13 @@ func (l *Log) ReadStream(stream string, o eventlog.ReadOptions) iter.Seq2[eventl
 		}
 		// The messages to read, in reading order, and the range of
 		// versions wanted.
-		lo, hi := uint64(1), version
+		// A truncated stream begins past version 1: a read from before
+		// its first entry is gone, as on the Pebble log.
+		lo, hi := refs[0].first, version
+		if !o.Backward && o.From != 0 && o.From < lo {
+			yield(eventlog.Entry{}, &eventlog.GoneError{Stream: stream, Seq: o.From, First: lo})
+			return
+		}
 		if o.Backward {
 			if o.From != 0 && o.From < hi {
 				hi = o.From
@@ -61,6 +70,11 @@ func (l *Log) ReadStream(stream string, o eventlog.ReadOptions) iter.Seq2[eventl
 			ctx, cancel := l.timeout()
 			m, err := l.parts[part].GetMsg(ctx, refs[i].seq)
 			cancel()
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				// Truncated (by another node) since this Log indexed it.
+				yield(eventlog.Entry{}, fmt.Errorf("read %s at sequence %d: the entries from version %d were truncated: %w", stream, refs[i].seq, refs[i].first, eventlog.ErrGone))
+				return false
+			}
 			if err != nil {
 				yield(eventlog.Entry{}, fmt.Errorf("read %s at sequence %d: %w", stream, refs[i].seq, err))
 				return false
@@ -111,6 +125,9 @@ func (l *Log) index(stream string) ([]msgRef, uint64, int, error) {
 	ctx, cancel := l.timeout()
 	defer cancel()
 	if err := l.sync(ctx, st); err != nil {
+		return nil, 0, 0, err
+	}
+	if err := l.trim(ctx, st); err != nil {
 		return nil, 0, 0, err
 	}
 	return append([]msgRef(nil), st.msgs...), st.version, st.part, nil

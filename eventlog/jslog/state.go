@@ -1,6 +1,7 @@
 package jslog
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"errors"
@@ -73,6 +74,49 @@ func (st *streamState) apply(seq uint64, first uint64, ids []eventRef) {
 	st.version = first + uint64(len(ids)) - 1
 }
 
+// forgetBefore drops what st knows of the messages below sequence seq,
+// removed by a truncation: the stream's entries now begin at version
+// first (in the message at seq, or later).
+func (st *streamState) forgetBefore(seq, first uint64) {
+	i, _ := slices.BinarySearchFunc(st.msgs, seq, func(m msgRef, s uint64) int { return cmp.Compare(m.seq, s) })
+	st.msgs = slices.Clone(st.msgs[i:])
+	for k, pos := range st.ids {
+		if pos.Seq < first {
+			delete(st.ids, k)
+		}
+	}
+	if len(st.msgs) == 0 {
+		st.version = max(st.version, first-1)
+	}
+}
+
+// gone reports whether the message at seq is no longer in ps (an error
+// reading it is not taken for an answer: false).
+func (l *Log) gone(ctx context.Context, ps jetstream.Stream, seq uint64) bool {
+	_, err := ps.GetMsg(ctx, seq)
+	return errors.Is(err, jetstream.ErrMsgNotFound)
+}
+
+// trim drops from st the messages a truncation (by any Log) removed
+// since st last read the subject's first message.
+func (l *Log) trim(ctx context.Context, st *streamState) error {
+	if len(st.msgs) == 0 {
+		return nil
+	}
+	fm, err := l.parts[st.part].GetMsg(ctx, 1, jetstream.WithGetMsgSubject(st.subject))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", st.name, err)
+	}
+	if fm.Sequence > st.msgs[0].seq {
+		h, err := readHeader(fm)
+		if err != nil {
+			return &eventlog.CorruptError{Stream: st.name, GlobalSeq: fm.Sequence, Reason: err.Error()}
+		}
+		st.forgetBefore(fm.Sequence, h.first())
+	}
+	return nil
+}
+
 func (st *streamState) reset() {
 	st.loaded, st.lastSeq, st.version, st.msgs = false, 0, 0, nil
 	st.ids = map[string]eventlog.Position{}
@@ -107,6 +151,19 @@ func (l *Log) sync(ctx context.Context, st *streamState) error {
 			}
 		}
 		h, ids, err := decodeRefs(m)
+		if err == nil && st.lastSeq == 0 && st.version == 0 && h.first() > 1 {
+			// The subject's first message is past version 1: the stream
+			// was truncated (TruncateBefore), and its versions go on from
+			// the first one kept.
+			st.version = h.first() - 1
+		}
+		if err == nil && st.lastSeq != 0 && h.first() > st.version+1 && st.lastSeq < m.Sequence && l.gone(ctx, ps, st.lastSeq) {
+			// The last message this Log knew is gone, so every one
+			// before it is too (a truncation purges a prefix of the
+			// subject, by this Log or another): the stream goes on from
+			// this message.
+			st.forgetBefore(m.Sequence, h.first())
+		}
 		if err != nil || h.first() != st.version+1 {
 			if err == nil {
 				err = fmt.Errorf("it starts at version %d, the stream is at %d", h.first(), st.version)

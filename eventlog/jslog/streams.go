@@ -145,7 +145,20 @@ func (l *Log) head(ctx context.Context, stream string) (eventlog.StreamInfo, err
 	if err != nil {
 		return eventlog.StreamInfo{}, &eventlog.CorruptError{Stream: stream, GlobalSeq: m.Sequence, Reason: err.Error()}
 	}
-	return eventlog.StreamInfo{Stream: stream, Head: h.version, First: 1, Count: h.version}, nil
+	first := uint64(1)
+	if h.first() > 1 {
+		// Perhaps truncated: the first entry is the first message's.
+		fm, err := l.parts[p].GetMsg(ctx, 1, jetstream.WithGetMsgSubject(l.logSubject(stream, p)))
+		if err != nil {
+			return eventlog.StreamInfo{}, fmt.Errorf("stream %s: %w", stream, err)
+		}
+		fh, err := readHeader(fm)
+		if err != nil {
+			return eventlog.StreamInfo{}, &eventlog.CorruptError{Stream: stream, GlobalSeq: fm.Sequence, Reason: err.Error()}
+		}
+		first = fh.first()
+	}
+	return eventlog.StreamInfo{Stream: stream, Head: h.version, First: first, Count: h.version - first + 1}, nil
 }
 
 // Stream describes one log stream (as Streams does): an error wrapping

@@ -92,7 +92,9 @@ func (l *Log) verifyMessage(p int, m *jetstream.RawStreamMsg, heads map[string]u
 			Reason: fmt.Sprintf("%s has header %s %q, its subject says %s", where, hdrStream, got, name)})
 	}
 	first, last := entries[0].Seq, entries[len(entries)-1].Seq
-	if prev := heads[name]; first != prev+1 {
+	// The first message of a stream may begin past version 1: the
+	// stream was truncated below it (TruncateBefore).
+	if prev, seen := heads[name]; seen && first != prev+1 {
 		r.Damaged = append(r.Damaged, &eventlog.CorruptError{Stream: name, Seq: first, GlobalSeq: m.Sequence,
 			Reason: fmt.Sprintf("%s starts at version %d, the stream was at %d: the versions of %s are not consecutive", where, first, prev, name)})
 	}

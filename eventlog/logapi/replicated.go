@@ -2,6 +2,7 @@ package logapi
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/jido-bus/jido-bus/bus"
@@ -11,8 +12,8 @@ import (
 
 // ReasonClusterUnsupported is the machine word of a log request a
 // cluster node does not serve from the replicated log (a read of the
-// global log, a truncation, a node's own dead letters); the message says
-// what to do instead.
+// global log, a node's own dead letters); the message says what to do
+// instead.
 const ReasonClusterUnsupported = "cluster_unsupported"
 
 // Replicated runs the log operations on a cluster's replicated log
@@ -21,19 +22,19 @@ const ReasonClusterUnsupported = "cluster_unsupported"
 // ReasonClusterUnsupported, never answered from the node's own log:
 //   - reading the global log (no stream named): the partitions have no
 //     order between them;
-//   - truncating: the partition streams refuse deletes, because a
-//     stream's versions are its messages in order and the commit fence is
-//     its last message;
 //   - the stream dlq: each node keeps its dead letters in its own data
 //     dir, which no other node reads.
 //
-// Listing, reading one stream, importing into one stream and verifying
-// work as on a node's own log.
+// Listing, reading one stream, importing into one stream, verifying and
+// truncating work as on a node's own log; a truncation removes whole
+// appends and always keeps a stream's last one (jslog.Log.TruncateBefore).
 type Replicated struct {
 	Log *jslog.Log
 	// VerifyProgress, if not nil, is called during Verify with the number
 	// of entries checked so far.
 	VerifyProgress func(checked uint64)
+	// Guard, if not nil, is asked before every truncation (dry runs too).
+	Guard TruncateGuard
 	// ImportGuard, if not nil, is asked before every import; its error
 	// is the reply.
 	ImportGuard func(ctx context.Context, req ImportRequest) error
@@ -84,9 +85,40 @@ func (c Replicated) Verify(ctx context.Context, _ VerifyRequest) (eventlog.Verif
 	return c.Log.Verify(ctx, c.VerifyProgress)
 }
 
-// Truncate is refused: see Replicated.
-func (c Replicated) Truncate(_ context.Context, req TruncateRequest) (TruncateReply, error) {
-	return TruncateReply{}, bus.Errorf(ReasonClusterUnsupported, "truncate %s: the replicated log is not truncated (its partition streams refuse deletes: a stream's versions are its messages in order, and every commit is fenced on its last one); the agents recover from their snapshots, so its length costs disk, not recovery time: give the JetStream servers the storage, and stop agents you no longer need (jido-bus agent stop)", req.Stream)
+// Truncate removes a stream's entries below req.Before, once Guard
+// agrees; with req.DryRun it only says what would go.
+func (c Replicated) Truncate(ctx context.Context, req TruncateRequest) (TruncateReply, error) {
+	if req.Before == 0 {
+		return TruncateReply{}, bus.Errorf(bus.ReasonInvalidRequest, "truncate %s: before must be a sequence of 1 or more", req.Stream)
+	}
+	if err := eventlog.ValidateStream(req.Stream); err != nil {
+		return TruncateReply{}, fmt.Errorf("truncate: %w", err)
+	}
+	if err := c.refuseDeadLetters(req.Stream); err != nil {
+		return TruncateReply{}, err
+	}
+	if _, err := c.Log.Stream(req.Stream); err != nil {
+		return TruncateReply{}, err
+	}
+	cut := req.Before
+	if c.Guard != nil {
+		if err := c.Guard(ctx, req); err != nil {
+			return TruncateReply{}, err
+		}
+		// What the guard made safe is the stream as it left it (an agent
+		// snapshotted at its head): the cut is fixed there, so an entry
+		// appended since is kept.
+		info, err := c.Log.Stream(req.Stream)
+		if err != nil {
+			return TruncateReply{}, err
+		}
+		cut = min(cut, info.Head+1)
+	}
+	r, err := c.Log.TruncateBefore(ctx, req.Stream, cut, req.DryRun)
+	if err != nil {
+		return TruncateReply{}, err
+	}
+	return TruncateReply{Removed: r.Removed, From: r.From, To: r.To, Bytes: r.Bytes, DryRun: req.DryRun}, nil
 }
 
 // refuseDeadLetters refuses the stream dlq, which is each node's own.

@@ -103,14 +103,18 @@ func TestReplicatedRefusesWhatItCannotServe(t *testing.T) {
 		{"global read backward", func() error { _, err := c.Read(ctx, ReadRequest{Backward: true, Limit: 1}); return err }, ReasonClusterUnsupported, "ACME_LOG_<n>"},
 		{"dead letters", func() error { _, err := c.Read(ctx, ReadRequest{Stream: "dlq"}); return err }, ReasonClusterUnsupported, "nats sub 'acme.dlq.>'"},
 		{"import dead letters", func() error { _, err := c.Import(ctx, ImportRequest{Stream: "dlq", Events: event}); return err }, ReasonClusterUnsupported, "own data dir"},
-		{"truncate", func() error {
-			_, err := c.Truncate(ctx, TruncateRequest{Stream: "agent/a", Before: 3})
+		{"truncate dead letters", func() error {
+			_, err := c.Truncate(ctx, TruncateRequest{Stream: "dlq", Before: 3})
 			return err
-		}, ReasonClusterUnsupported, "not truncated"},
-		{"truncate dry run", func() error {
-			_, err := c.Truncate(ctx, TruncateRequest{Stream: "agent/a", Before: 3, DryRun: true})
+		}, ReasonClusterUnsupported, "own data dir"},
+		{"truncate unknown stream", func() error {
+			_, err := c.Truncate(ctx, TruncateRequest{Stream: "agent/zz", Before: 3})
 			return err
-		}, ReasonClusterUnsupported, "not truncated"},
+		}, bus.ReasonNotFound, "agent/zz"},
+		{"truncate before 0", func() error {
+			_, err := c.Truncate(ctx, TruncateRequest{Stream: "agent/a"})
+			return err
+		}, bus.ReasonInvalidRequest, "1 or more"},
 		{"unknown stream", func() error { _, err := c.Read(ctx, ReadRequest{Stream: "agent/zz"}); return err }, bus.ReasonNotFound, "agent/zz"},
 		{"invalid stream", func() error { _, err := c.Read(ctx, ReadRequest{Stream: "a//b"}); return err }, eventlog.ReasonInvalidStream, "empty segment"},
 		{"bad pattern", func() error { _, err := c.Read(ctx, ReadRequest{Stream: "agent/a", Types: "a.**.**"}); return err }, bus.ReasonInvalidPattern, ""},
@@ -157,5 +161,60 @@ func TestReplicatedPageReportsDamage(t *testing.T) {
 	}
 	if len(page.Damaged) != 1 || page.Damaged[0].Seq != 2 || page.More {
 		t.Fatalf("page = %+v; want seq 2 listed as damaged", page)
+	}
+}
+
+// TestReplicatedTruncates: through NATS, a truncation of the replicated
+// log asks the guard first (dry runs too), says what would go without
+// changing anything on a dry run, and removes it otherwise; a guard's
+// refusal is the reply and nothing goes.
+func TestReplicatedTruncates(t *testing.T) {
+	ctx := context.Background()
+	srv := natstest.RunServer(t)
+	nc := natstest.Connect(t, srv)
+	l, err := jslog.Open(t.Context(), nc, jslog.Options{Prefix: "acme", Partitions: 3, Replicas: 1, AllowFewerReplicas: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 5; i++ {
+		if _, err := l.Append(t.Context(), "agent/a", eventlog.AnyVersion, signal(t, "user.created", fmt.Sprintf("a%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var asked []TruncateRequest
+	guard := func(_ context.Context, req TruncateRequest) error {
+		asked = append(asked, req)
+		if req.Before > 4 {
+			return bus.Errorf("truncate_refused", "recovery needs seq 4 on")
+		}
+		return nil
+	}
+	subjects := bus.Subjects{Prefix: "acme"}
+	serve(t, natstest.Connect(t, srv), Replicated{Log: l, Guard: guard}, subjects, nil)
+	c := Client{NC: natstest.Connect(t, srv), Subjects: subjects}
+
+	if _, err := c.Truncate(ctx, TruncateRequest{Stream: "agent/a", Before: 5}); bus.ErrorType(err) != "truncate_refused" {
+		t.Fatalf("a cut the guard refuses: %v, want its refusal", err)
+	}
+	dry, err := c.Truncate(ctx, TruncateRequest{Stream: "agent/a", Before: 4, DryRun: true})
+	if err != nil || dry.Removed != 3 || dry.From != 1 || dry.To != 3 || dry.Bytes == 0 || !dry.DryRun {
+		t.Fatalf("dry run = %+v, %v; want 1-3", dry, err)
+	}
+	if info, _ := l.Stream("agent/a"); info.First != 1 {
+		t.Fatalf("after the dry run the stream begins at %d", info.First)
+	}
+	r, err := c.Truncate(ctx, TruncateRequest{Stream: "agent/a", Before: 4})
+	if err != nil || r.Removed != 3 || r.From != 1 || r.To != 3 || r.DryRun {
+		t.Fatalf("truncate = %+v, %v; want 1-3", r, err)
+	}
+	if len(asked) != 3 || !asked[1].DryRun || asked[2].DryRun {
+		t.Fatalf("the guard was asked %+v; want every request, dry run included", asked)
+	}
+	page, err := c.Read(ctx, ReadRequest{Stream: "agent/a"})
+	if err != nil || len(page.Entries) != 2 || page.Entries[0].Seq != 4 {
+		t.Fatalf("read after truncation = %+v, %v; want 4 and 5", page, err)
+	}
+	if _, err := c.Read(ctx, ReadRequest{Stream: "agent/a", From: 2}); bus.ErrorType(err) != eventlog.ReasonGone {
+		t.Fatalf("read from a truncated position: %v, want %s", err, eventlog.ReasonGone)
 	}
 }
