@@ -22,6 +22,7 @@ func (n *Node) newProjects() error {
 		Logger:      n.log,
 		Sandbox:     n.cfg.Sandbox,
 		Log:         n.evlog,
+		MCPRemotes:  n.cfg.MCPRemotes,
 	}
 	if n.cfg.DataDir != "" {
 		// Outside every project (a root holding the data dir is
