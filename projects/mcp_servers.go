@@ -342,7 +342,7 @@ func (e *Engine) httpDial(name, url string) mcpclient.Dial {
 	i := slices.IndexFunc(e.cfg.MCPRemotes, func(r MCPRemote) bool { return r.URL == url })
 	return func(ctx context.Context) (mcp.Transport, func() error, error) {
 		if i < 0 {
-			return nil, nil, fmt.Errorf("%w: MCP server %s: url %s is not one the node's operator lets projects use; ask them to add it (projects.Config.MCPRemotes), or remove it from mcp_servers", mcpclient.ErrRefused, name, url)
+			return nil, nil, fmt.Errorf("%w: MCP server %s: url %s is not one the node's operator lets projects use; ask them to allow it (serve --mcp-remote URL, or mcp_remotes in its --config), or remove it from mcp_servers", mcpclient.ErrRefused, name, url)
 		}
 		r := e.cfg.MCPRemotes[i]
 		u, err := neturl.Parse(r.URL)
