@@ -62,7 +62,7 @@ func NewAgent() (*agents.Definition, error) { return NewAgentWith(Loop) }
 // give the same result, which is what lets a replay re-decide a whole
 // conversation. Its operations must leave alone the members the conversation
 // agent keeps itself (status, events, last_event_id, pending_tools,
-// llm_request); they are applied after those.
+// llm_request, worktree); they are applied after those.
 //
 // Loop is the one a node runs: it turns a user message into an LLM call,
 // an answer's tool calls into tool runs, and their results into the next
@@ -91,7 +91,8 @@ const conversationState = `{
     "events": {"type": "integer", "minimum": 0, "default": 0},
     "last_event_id": {"type": "string", "default": ""},
     "pending_tools": {"type": "object", "additionalProperties": {"type": "string"}, "default": {}},
-    "llm_request": {"type": "string", "default": "", "description": "id of the conversation.llm.requested in flight"}
+    "llm_request": {"type": "string", "default": "", "description": "id of the conversation.llm.requested in flight"},
+    "worktree": {"type": "string", "default": "", "description": "the branch of the git worktree the conversation works in (conversation.started's); empty: the project's checkout"}
   }
 }`
 
@@ -170,6 +171,10 @@ func ingest(reg *schemas.Registry, env agents.Env, params json.RawMessage) (agen
 		agents.SetPath{Path: []string{"last_event_id"}, Value: env.Origin.ID},
 	}
 	switch typ {
+	case Started:
+		if data.Worktree != nil {
+			ops = append(ops, agents.SetPath{Path: []string{"worktree"}, Value: data.Worktree.Branch})
+		}
 	case ToolRequested:
 		ops = append(ops, agents.SetPath{Path: []string{"pending_tools", data.CallID}, Value: data.Name})
 	case ToolCompleted, ToolFailed, ToolCancelled, ToolTimeout:

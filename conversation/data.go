@@ -28,6 +28,9 @@ type Data struct {
 	// started, mode: the conversation's permission mode (ModePlan,
 	// ModeAsk, ModeAuto; absent: ModeAuto), from then on
 	Mode string `json:"mode,omitempty"`
+	// started: the git worktree the conversation works in (nil: the
+	// project's checkout)
+	Worktree *Worktree `json:"worktree,omitempty"`
 	// started: the project's assistant drives the conversation (its
 	// loop is on); false for a conversation driven from outside.
 	Assistant bool `json:"assistant,omitempty"`

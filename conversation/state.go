@@ -20,8 +20,11 @@ type AgentState struct {
 	// id (the tool's name).
 	PendingTools map[string]string `json:"pending_tools"`
 	// LLMRequest is the conversation.llm.requested in flight.
-	LLMRequest string     `json:"llm_request"`
-	Loop       LoopStatus `json:"loop"`
+	LLMRequest string `json:"llm_request"`
+	// Worktree is the branch of the git worktree the conversation works
+	// in (conversation.started's); "": the project's checkout.
+	Worktree string     `json:"worktree"`
+	Loop     LoopStatus `json:"loop"`
 }
 
 // LoopStatus is the part of the loop's state others read.

@@ -175,7 +175,7 @@ func sameJSON(a, b string) bool {
 // gateways on, as `make run` starts it.
 func TestREADMERecipes(t *testing.T) {
 	recipes := readRecipes(t)
-	for _, name := range []string{"quickstart", "publish", "subscribe", "agent", "debug", "instructions", "budget", "a2a", "workflow", "modes", "compact", "rewind", "mcp-servers", "hooks"} {
+	for _, name := range []string{"quickstart", "publish", "subscribe", "agent", "debug", "instructions", "budget", "a2a", "workflow", "modes", "compact", "rewind", "mcp-servers", "hooks", "worktrees"} {
 		if _, ok := recipes[name]; !ok {
 			t.Fatalf("neither README.md nor docs/ has a recipe %q (a shell block after <!-- recipe: %s -->)", name, name)
 		}
@@ -255,4 +255,5 @@ func TestREADMERecipes(t *testing.T) {
 	// Before hooks, whose recipe leaves the demo denying every tool call.
 	r.run(t, recipes["rewind"])
 	r.run(t, recipes["hooks"])
+	r.run(t, recipes["worktrees"])
 }

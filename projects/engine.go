@@ -102,6 +102,12 @@ type Config struct {
 	// runs the last run left unfinished (workflow_resume.go); nil
 	// resumes none.
 	Log *eventlog.Log
+	// Worktrees is the folder holding the git worktrees of the
+	// conversations that work in their own (worktree.go), one
+	// <project>/<conversation> folder each; empty: NodeDataDir with
+	// "-worktrees" appended, beside it (never inside it: the data dir is
+	// hidden from every command, and a worktree is a command's root).
+	Worktrees string
 	// CommitTimeout bounds each wait for a commit; 0 means
 	// DefaultCommitTimeout.
 	CommitTimeout time.Duration
@@ -127,6 +133,7 @@ type Engine struct {
 	closed   bool
 
 	watchers assetWatchers // OnAssetsChanged
+	trees    worktreeRoots // the opened roots of conversations' worktrees
 
 	// runCtx is the context of the workflow runs Restore resumed, which
 	// no caller's request holds; Close cancels it and waits for them.
@@ -483,6 +490,7 @@ func (e *Engine) Close() error {
 		e.stopMCPServers(p.id)
 		p.release()
 	}
+	e.trees.closeAll()
 	return nil
 }
 

@@ -82,6 +82,7 @@ func (e *Engine) hiddenFromCommands() []string {
 	if e.nodeDir.path != "" {
 		out = append(out, e.nodeDir.path)
 	}
+	out = append(out, e.worktreeDirs()...)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, pl := range e.places {

@@ -30,6 +30,7 @@ import (
 //	hooks: {events: [tool.before], timeout_ms: 2000, default: deny} # ask <prefix>.hook.<project>.<event> (or command: [prog]) about each tool call
 //	mcp_servers:                # MCP servers whose tools join the catalog as <server>.<tool> (MCPServerConfig)
 //	  notes: {command: [/usr/local/bin/notes-mcp]}
+//	worktree: true              # each conversation in its own git worktree and branch (worktree.go)
 const ConfigFile = "config.yaml"
 
 // maxConfigBytes bounds the settings file.

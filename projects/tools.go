@@ -38,6 +38,9 @@ func (e *Engine) CallTool(ctx context.Context, id string, call tools.ToolCall) (
 	if err != nil {
 		return tools.Result{}, err
 	}
+	if call.Conversation != "" {
+		call.Within = e.worktreeOf(p, call.Conversation)
+	}
 	return p.runner.Run(ctx, call)
 }
 

@@ -31,7 +31,7 @@ running node; ls and show read as follows.
 	}
 	cmd.AddCommand(newConvLsCmd(), newConvShowCmd(), newConvForkCmd(), newConvSendCmd(), newConvFollowCmd(),
 		newConvStartCmd(), newConvChatCmd(), newConvCancelCmd(), newConvDecideCmd("approve"), newConvDecideCmd("deny"), newConvModeCmd(), newConvCompactCmd(),
-		newConvRewindCmd())
+		newConvRewindCmd(), newConvStopCmd())
 	return cmd
 }
 
@@ -62,9 +62,9 @@ func newConvLsCmd() *cobra.Command {
 				if f.json {
 					return writeList(cmd.OutOrStdout(), "conversations", all, nil)
 				}
-				tw := newTable(cmd.OutOrStdout(), "CONV", "STATE", "PENDING", "TOKENS IN", "TOKENS OUT", "COST USD", "LAST SEQ", "UPDATED", "FORKED FROM")
+				tw := newTable(cmd.OutOrStdout(), "CONV", "STATE", "PENDING", "TOKENS IN", "TOKENS OUT", "COST USD", "LAST SEQ", "UPDATED", "FORKED FROM", "BRANCH")
 				for _, c := range all {
-					tw.row(c.Conv, c.State, c.PendingTools, c.TokensIn, c.TokensOut, strconv.FormatFloat(c.CostUSD, 'f', -1, 64), c.LastSeq, c.UpdatedAt.Format(time.RFC3339), c.Parent)
+					tw.row(c.Conv, c.State, c.PendingTools, c.TokensIn, c.TokensOut, strconv.FormatFloat(c.CostUSD, 'f', -1, 64), c.LastSeq, c.UpdatedAt.Format(time.RFC3339), c.Parent, c.Branch)
 				}
 				return tw.flush()
 			})

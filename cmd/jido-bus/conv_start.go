@@ -31,6 +31,7 @@ type convStartBody struct {
 	System       string      `json:"system,omitempty"`
 	Budget       *convBudget `json:"budget,omitempty"`
 	Mode         string      `json:"mode,omitempty"`
+	Worktree     bool        `json:"worktree,omitempty"`
 }
 
 // convBudget is conv start's --max-tokens and --max-cost: the `budget`
@@ -42,11 +43,12 @@ type convBudget struct {
 
 // convStartOptions are conv start's and conv chat's flags.
 type convStartOptions struct {
-	id     string
-	llm    convLLM
-	system string
-	budget convBudget
-	mode   string
+	id       string
+	llm      convLLM
+	system   string
+	budget   convBudget
+	mode     string
+	worktree bool
 }
 
 func (o *convStartOptions) register(cmd *cobra.Command, idFlag bool) {
@@ -59,11 +61,12 @@ func (o *convStartOptions) register(cmd *cobra.Command, idFlag bool) {
 	fs.StringVar(&o.system, "system", "", "system prompt of this conversation")
 	fs.Int64Var(&o.budget.MaxTokens, "max-tokens", 0, "the most tokens (input plus output, all turns) the conversation's model calls may use; once reached the turn ends with conversation.budget.exceeded (default no limit)")
 	fs.StringVar(&o.mode, "mode", "", "permission mode: plan (read-only: no tool that writes or runs), ask (a person approves each tool call that writes or runs) or auto (the project's policy as it is; the default); conv mode changes it later")
+	fs.BoolVar(&o.worktree, "worktree", false, "work in the conversation's own git worktree on branch jido/<conversation> (the project must be a git repository with a commit); conv stop --remove-worktree removes it")
 	fs.Float64Var(&o.budget.MaxCostUSD, "max-cost", 0, "the most USD the conversation's model calls may cost, by the node operator's prices (providers: prices); once reached the turn ends with conversation.budget.exceeded (default no limit)")
 }
 
 func (o *convStartOptions) body(project string) convStartBody {
-	b := convStartBody{Project: project, Conversation: o.id, System: o.system, Mode: o.mode}
+	b := convStartBody{Project: project, Conversation: o.id, System: o.system, Mode: o.mode, Worktree: o.worktree}
 	if o.llm != (convLLM{}) {
 		llm := o.llm
 		b.LLM = &llm
@@ -130,11 +133,20 @@ output) or cost that many USD (by the operator's price table), the turn
 ends with conversation.budget.exceeded instead of asking the model again,
 and every later message gets the same event. To go on, start a new
 conversation, or fork this one (conv fork): a fork's budget counts its
-own calls.`,
+own calls.
+
+--worktree (or worktree: true in the project's .jido/config.yaml) gives
+the conversation its own git worktree, on branch jido/<conversation>,
+in a folder beside the node's data dir: every tool call of the
+conversation has it as its root, under the project's policy, so two
+conversations never edit the same files and the checkout is untouched.
+conv ls shows the branch; conv stop keeps the worktree, or removes it
+with --remove-worktree.`,
 		Example: `  jido-bus conv start demo
   jido-bus conv start demo --id review --model gpt-4.1 --system "Answer in one paragraph."
   jido-bus conv start demo --max-tokens 200000 --max-cost 2.50
-  jido-bus conv start demo --mode plan`,
+  jido-bus conv start demo --mode plan
+  jido-bus conv start demo --id fix --worktree`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.Contains(args[0], "/") {

@@ -1,8 +1,8 @@
 // Package convapi runs the conversations of a node and serves them over
 // NATS, JSON request/reply on <prefix>.api.conv.<verb>:
 //
-//	start    {"project":"p1","conversation":"c1","system","llm","limits","budget","mode"} → Info {"project","conversation","id":"p1/c1","stream","status"}
-//	stop     {"project":"p1","conversation":"c1","reason"}                → {"project","conversation"}
+//	start    {"project":"p1","conversation":"c1","system","llm","limits","budget","mode","worktree"} → Info {"project","conversation","id":"p1/c1","stream","status"}
+//	stop     {"project":"p1","conversation":"c1","reason","worktree"}     → {"project","conversation","worktree"}
 //	ls       {"project","after","limit"}                                  → {"conversations":[Summary…],"next"}
 //	show     {"conv":"p1/c1","view","seq"}                                → {"conv","view","position","state"}
 //	fork     {"conv":"p1/c1","seq":N,"as"}                                → {"conv","stream","events","version"}

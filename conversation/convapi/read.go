@@ -63,6 +63,9 @@ func (r Reader) List(_ context.Context, req ListRequest) (ListReply, error) {
 		}
 		sum := Summary{Conv: key, State: s.State, PendingTools: len(s.PendingTools), LastSeq: s.LastSeq, UpdatedAt: s.UpdatedAt,
 			TokensIn: s.Usage.InputTokens, TokensOut: s.Usage.OutputTokens, CostUSD: s.CostUSD}
+		if s.Worktree != nil {
+			sum.Branch = s.Worktree.Branch
+		}
 		if s.Parent != nil {
 			sum.Parent = fmt.Sprintf("%s@%d", s.Parent.Conversation, s.Parent.Seq)
 		}

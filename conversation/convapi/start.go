@@ -59,10 +59,16 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (Info, error) {
 	} else if !errors.Is(err, eventlog.ErrNotFound) {
 		return Info{}, fmt.Errorf("conversation %s: look its stream up: %w", key, err)
 	}
-	if _, err := s.rt.Start(ctx, runtime.StartRequest{Type: conversation.AgentType, ID: key, Parent: &runtime.ParentRef{ID: req.Project, Tag: conv}}); err != nil {
+	wt, err := s.startWorktree(ctx, conv, req)
+	if err != nil {
 		return Info{}, err
 	}
-	if err := s.started(ctx, key, conv, req); err != nil {
+	if _, err := s.rt.Start(ctx, runtime.StartRequest{Type: conversation.AgentType, ID: key, Parent: &runtime.ParentRef{ID: req.Project, Tag: conv}}); err != nil {
+		s.dropWorktree(ctx, key, req.Project, conv, wt)
+		return Info{}, err
+	}
+	if err := s.started(ctx, key, conv, req, wt); err != nil {
+		s.dropWorktree(ctx, key, req.Project, conv, wt)
 		// Whatever half started is stopped, so nothing runs unlisted; the
 		// id stays used (its stream has the start).
 		if serr := s.rt.Stop(context.WithoutCancel(ctx), key, "start failed"); serr != nil && bus.ErrorType(serr) != bus.ReasonNotFound {
@@ -76,12 +82,12 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (Info, error) {
 
 // started gives the new conversation its conversation.started and
 // records it in the project's stream.
-func (s *Service) started(ctx context.Context, key, conv string, req StartRequest) error {
+func (s *Service) started(ctx context.Context, key, conv string, req StartRequest, wt *conversation.Worktree) error {
 	// A conversation of a project talks to its model: the loop is on.
 	cctx, cancel := context.WithTimeout(ctx, commitTimeout)
 	err := s.appendStarted(cctx, key, conversation.Data{
 		ProjectID: req.Project, ConversationID: conv, System: req.System,
-		Assistant: true, LLM: req.LLM, Limits: req.Limits, Budget: req.Budget, Mode: req.Mode, Loop: conversation.LoopVersion, By: req.By,
+		Assistant: true, LLM: req.LLM, Limits: req.Limits, Budget: req.Budget, Mode: req.Mode, Worktree: wt, Loop: conversation.LoopVersion, By: req.By,
 	})
 	cancel()
 	if err != nil {
@@ -124,6 +130,9 @@ func (s *Service) Stop(ctx context.Context, req StopRequest) (StopReply, error) 
 	if err := conversation.ValidateID(conv); err != nil {
 		return reply, err
 	}
+	if err := checkWorktreeHow(req.Worktree); err != nil {
+		return reply, err
+	}
 	reason := req.Reason
 	if reason == "" {
 		reason = "stopped"
@@ -132,6 +141,14 @@ func (s *Service) Stop(ctx context.Context, req StopRequest) (StopReply, error) 
 	running := slices.Contains(s.children(project), key)
 	listed := slices.Contains(s.projects.Conversations(project), conv)
 	if !running && !listed {
+		// Stopped already, with its worktree kept: removing it later is
+		// the one thing left to do.
+		if req.Worktree == WorktreeRemove {
+			if wt, err := s.endWorktree(ctx, project, conv, req.Worktree); err != nil || wt != nil {
+				reply.Worktree = wt
+				return reply, err
+			}
+		}
 		return reply, bus.Errorf(bus.ReasonNotFound, "project %s has no conversation %q running; list them with conv ls --project %s", project, conv, project)
 	}
 	if running {
@@ -145,6 +162,11 @@ func (s *Service) Stop(ctx context.Context, req StopRequest) (StopReply, error) 
 		return reply, fmt.Errorf("record the stop in project %s: %w", project, err)
 	}
 	s.logger.Info("conversation stopped", "project", project, "conversation", key, "reason", reason)
+	wt, err := s.endWorktree(ctx, project, conv, req.Worktree)
+	if err != nil {
+		return reply, fmt.Errorf("conversation %s stopped; its worktree: %w", key, err)
+	}
+	reply.Worktree = wt
 	return reply, nil
 }
 

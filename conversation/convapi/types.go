@@ -52,6 +52,11 @@ type StartRequest struct {
 	// callers only (json "-"): a request over NATS cannot make its
 	// conversation another caller's task.
 	By string `json:"-"`
+	// Worktree asks for the conversation to work in its own git worktree
+	// on its own branch (as worktree: true in the project's
+	// .jido/config.yaml does for all): refused for a project that is not
+	// a git repository.
+	Worktree bool `json:"worktree,omitempty"`
 }
 
 // Info is conv.start's reply: the conversation started.
@@ -72,12 +77,17 @@ type StopRequest struct {
 	Project      string `json:"project"`
 	Conversation string `json:"conversation"`
 	Reason       string `json:"reason,omitempty"`
+	// Worktree says what becomes of the conversation's git worktree, if
+	// it has one: WorktreeKeep (the default) or WorktreeRemove.
+	Worktree string `json:"worktree,omitempty"`
 }
 
 // StopReply is conv.stop's reply.
 type StopReply struct {
 	Project      string `json:"project"`
 	Conversation string `json:"conversation"`
+	// Worktree is what became of its git worktree (absent: it had none).
+	Worktree *conversation.WorktreeEnd `json:"worktree,omitempty"`
 }
 
 // ListRequest lists conversations, in key order: those of Project (all
@@ -120,6 +130,9 @@ type Summary struct {
 	TokensIn  int64   `json:"tokens_in"`
 	TokensOut int64   `json:"tokens_out"`
 	CostUSD   float64 `json:"cost_usd"`
+	// Branch is the branch of the git worktree the conversation works
+	// in ("": the project's checkout).
+	Branch string `json:"branch,omitempty"`
 }
 
 // ShowRequest asks for one read model (View, default timeline) of

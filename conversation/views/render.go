@@ -223,6 +223,9 @@ func renderStatus(w io.Writer, s *Status) {
 	if s.Mode != "" {
 		fmt.Fprintf(w, "mode: %s\n", s.Mode)
 	}
+	if wt := s.Worktree; wt != nil {
+		fmt.Fprintf(w, "worktree: %s, branch %s\n", wt.Path, wt.Branch)
+	}
 	fmt.Fprintf(w, "tokens: in %d, out %d\n", s.Usage.InputTokens, s.Usage.OutputTokens)
 	if s.CostUSD > 0 {
 		fmt.Fprintf(w, "cost: %s USD\n", formatUSD(s.CostUSD))

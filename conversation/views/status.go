@@ -59,6 +59,9 @@ type Status struct {
 	// Mode is the conversation's permission mode: conversation.started's,
 	// then the last conversation.mode's (plan, ask or auto).
 	Mode string `json:"mode"`
+	// Worktree is the git worktree the conversation works in
+	// (conversation.started's; nil: the project's checkout).
+	Worktree *conversation.Worktree `json:"worktree,omitempty"`
 	// LastSeq and LastEventID name the last conversation event folded.
 	LastSeq     uint64    `json:"last_seq"`
 	LastEventID string    `json:"last_event_id,omitempty"`
@@ -137,6 +140,7 @@ func (s *Status) Fold(ev *Event) {
 	case conversation.Started:
 		s.Project, s.Conversation, s.Parent, s.Budget = d.ProjectID, d.ConversationID, d.Parent, d.Budget
 		s.Mode = conversation.EffectiveMode(d.Mode)
+		s.Worktree = d.Worktree
 	case conversation.ModeChanged:
 		s.Mode = conversation.EffectiveMode(d.Mode)
 	case conversation.UserMessage:

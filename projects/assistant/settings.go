@@ -21,6 +21,9 @@ type Settings struct {
 	// Hooks are the project's hooks: which points ask a NATS service or a
 	// local command, how long they wait, what they decide unanswered.
 	Hooks HookSettings `yaml:"hooks"`
+	// Worktree: each conversation of the project works in its own git
+	// worktree on its own branch (as conv start --worktree asks for one).
+	Worktree bool `yaml:"worktree"`
 }
 
 // LLMSettings are a project's model settings (.jido/config.yaml): which of

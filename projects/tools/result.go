@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/jido-bus/jido-bus/conversation"
+	"github.com/jido-bus/jido-bus/projects/policy"
 )
 
 // ToolCall is one request to run a tool. ID is the caller's id for the
@@ -33,6 +34,12 @@ type ToolCall struct {
 	// to it by the tool's Safety before the policy is asked. Only the
 	// assistant sets it; it is never read from a request.
 	Mode string `json:"-"`
+	// Within, when set, is the sandbox the call runs in instead of the
+	// runner's, made from the runner's current one (so a policy reload
+	// reaches it): a conversation's own git worktree as its root under
+	// the project's policy. It is passed to the calls a workflow makes.
+	// Only the engine sets it; it is never read from a request.
+	Within func(*policy.Sandbox) (*policy.Sandbox, error) `json:"-"`
 }
 
 // Result is the outcome of one call, in the shape replies carry:

@@ -270,6 +270,13 @@ func (r *Runner) prepare(tc ToolCall) (*prepared, *Error) {
 		return nil, err
 	}
 	sandbox := r.sandbox.Load()
+	if tc.Within != nil {
+		within, err := tc.Within(sandbox)
+		if err != nil {
+			return nil, toError(tc.Name, err)
+		}
+		sandbox = within
+	}
 	if tc.Approved {
 		approved := *sandbox // the Host (the operator's rules) goes with it
 		approved.Policy = sandbox.Policy.Approving(tc.Name)
@@ -311,7 +318,7 @@ func (r *Runner) execute(ctx context.Context, p *prepared, parent string, takeSl
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	call := &Call{ID: tc.ID, Parent: parent, Name: tc.Name, Args: p.args, Sandbox: p.sandbox, runner: r, conversation: tc.Conversation, mode: modeFor(tc.Mode), done: done, changes: changesOf(ctx)}
+	call := &Call{ID: tc.ID, Parent: parent, Name: tc.Name, Args: p.args, Sandbox: p.sandbox, runner: r, conversation: tc.Conversation, mode: modeFor(tc.Mode), within: tc.Within, done: done, changes: changesOf(ctx)}
 	var o outcome
 	if e.tool.HonoursContext {
 		o = r.runInline(tctx, e, call, takeSlot)

@@ -84,6 +84,8 @@ type Call struct {
 	// mode is the permission mode the calls this one makes run under
 	// (modeFor the call's own).
 	mode string
+	// within is the ToolCall's Within, for the calls this one makes.
+	within func(*policy.Sandbox) (*policy.Sandbox, error)
 	// done are the steps a resumed workflow call ran before the node
 	// stopped (Runner.Resume); nil for any other call.
 	done []assets.StepOutput
@@ -118,7 +120,7 @@ func (c *Call) takeLogs() []string {
 // in this call's concurrency slot (a workflow holding the only slot must
 // still be able to run its steps).
 func (c *Call) Run(ctx context.Context, tc ToolCall) (Result, error) {
-	tc.Conversation, tc.Mode = c.conversation, c.mode
+	tc.Conversation, tc.Mode, tc.Within = c.conversation, c.mode, c.within
 	return c.runner.run(ctx, tc, c.ID, false)
 }
 
