@@ -31,6 +31,14 @@ type Data struct {
 	// started: the git worktree the conversation works in (nil: the
 	// project's checkout)
 	Worktree *Worktree `json:"worktree,omitempty"`
+	// started, of a delegated conversation: its parent and depth
+	// (DelegateTool); tool.completed and tool.failed of a delegate call:
+	// ConversationID names the child.
+	Delegated *Delegation `json:"delegated,omitempty"`
+	// started: the tools the conversation may call (nil: every tool its
+	// project offers); a delegated conversation gets a subset of its
+	// parent's.
+	Tools *[]string `json:"tools,omitempty"`
 	// started: the project's assistant drives the conversation (its
 	// loop is on); false for a conversation driven from outside.
 	Assistant bool `json:"assistant,omitempty"`

@@ -37,6 +37,9 @@ type LLMCall struct {
 	// LLM overrides the project's model settings for this conversation
 	// (from conversation.started); it never holds a key.
 	LLM *LLMConfig `json:"llm,omitempty"`
+	// Tools, of a delegated conversation, are the only tools offered to
+	// its model (nil: the project's as its policy offers them).
+	Tools *[]string `json:"tools,omitempty"`
 }
 
 // RunTool asks for one tool call through the project's runner. Its
@@ -57,6 +60,9 @@ type RunTool struct {
 	// that writes or runs, approved or not; in ModeAsk such a tool waits
 	// for a person's approval unless Approved.
 	Mode string `json:"mode,omitempty"`
+	// Budget, of a DelegateTool call under a budget, is what is left of
+	// the conversation's when the call starts: the child's own budget.
+	Budget *Budget `json:"budget,omitempty"`
 	// Hooked is set once the project's tool.before hook allowed the call
 	// (conversation.hook.decided): the executor runs it without asking
 	// again. Without it, a project that hooks tool.before has the hook

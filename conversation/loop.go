@@ -73,6 +73,9 @@ type loopState struct {
 	// by conversation.started and conversation.mode; each RunTool
 	// carries it, and the runner holds the call to it.
 	Mode string `json:"mode,omitempty"`
+	// Tools are the tools a delegated conversation may call (nil: every
+	// tool; see loop_delegate.go).
+	Tools *[]string `json:"tools,omitempty"`
 	// Compact is where compaction stands (loop_compact.go).
 	Compact compactState `json:"compact,omitzero"`
 }
@@ -129,6 +132,7 @@ type eventData struct {
 	Usage     *Usage          `json:"usage"`
 	CostUSD   float64         `json:"cost_usd"`
 	Mode      string          `json:"mode"`
+	Tools     *[]string       `json:"tools"`
 	Hook      string          `json:"hook"`
 }
 
@@ -198,6 +202,7 @@ func (d *decider) decide(whole json.RawMessage) {
 		st.LLM = ev.Data.LLM
 		st.Budget = ev.Data.Budget
 		st.Mode = d.mode()
+		st.Tools = ev.Data.Tools
 	case ModeChanged:
 		// It holds for the calls started after it, this turn's pending
 		// ones too; a call running or waiting for a person keeps the mode
@@ -264,6 +269,9 @@ func (d *decider) decide(whole json.RawMessage) {
 			return
 		}
 		delete(st.Pending, ev.Data.CallID)
+		if c.Name == DelegateTool {
+			d.delegated()
+		}
 		d.runWaiting()
 		d.maybeNextStep()
 	case Cancel, Stopped:
@@ -313,7 +321,7 @@ func (d *decider) llmCall(attempt int, delayMS int64) {
 	// call; it needs no turn of its own any more.
 	st.Queued = ""
 	st.Request = fmt.Sprintf("llm.%s.%d.%d", st.Turn, st.Step, attempt)
-	d.out = append(d.out, LLMCall{Conversation: d.key, Request: st.Request, Step: st.Step, Attempt: attempt, DelayMS: delayMS, LLM: st.LLM})
+	d.out = append(d.out, LLMCall{Conversation: d.key, Request: st.Request, Step: st.Step, Attempt: attempt, DelayMS: delayMS, LLM: st.LLM, Tools: st.Tools})
 }
 
 // answered handles the model's answer: its tool calls run (in the order
@@ -329,6 +337,8 @@ func (d *decider) answered() {
 	for _, id := range d.order(callRequested) {
 		c := st.Pending[id]
 		switch {
+		case !d.allowed(c.Name):
+			d.close(id, c, ToolFailed, ReasonNotDelegated, d.notDelegated(c.Name))
 		case c.ArgsErr != "":
 			d.close(id, c, ToolFailed, reasonInvalidArgs, fmt.Sprintf("the arguments of %s are not valid JSON: %s", c.Name, c.ArgsErr))
 		case c.Index > lim.MaxToolCalls:
@@ -369,7 +379,7 @@ func (d *decider) runWaiting() {
 		c.Approved = c.Approved || st.Approved[c.Name]
 		// The state keeps the args while the call runs: a person's approval
 		// runs it again with them.
-		d.out = append(d.out, RunTool{Conversation: d.key, CallID: id, Name: c.Name, Args: c.Args, Approved: c.Approved, Mode: st.Mode, Hooked: c.Hooked})
+		d.out = append(d.out, RunTool{Conversation: d.key, CallID: id, Name: c.Name, Args: c.Args, Approved: c.Approved, Mode: st.Mode, Hooked: c.Hooked, Budget: d.childBudget(c.Name)})
 		running++
 	}
 }
@@ -448,7 +458,7 @@ func (d *decider) approval() {
 	}
 	c.State = callRunning
 	c.Approved = true
-	d.out = append(d.out, RunTool{Conversation: d.key, CallID: data.CallID, Name: c.Name, Args: c.Args, Approved: true, Mode: st.Mode, Hooked: c.Hooked})
+	d.out = append(d.out, RunTool{Conversation: d.key, CallID: data.CallID, Name: c.Name, Args: c.Args, Approved: true, Mode: st.Mode, Hooked: c.Hooked, Budget: d.childBudget(c.Name)})
 }
 
 // mode is the event's mode as the loop keeps it: "" for auto (so that

@@ -175,7 +175,7 @@ func sameJSON(a, b string) bool {
 // gateways on, as `make run` starts it.
 func TestREADMERecipes(t *testing.T) {
 	recipes := readRecipes(t)
-	for _, name := range []string{"quickstart", "publish", "subscribe", "agent", "debug", "instructions", "budget", "a2a", "workflow", "modes", "compact", "rewind", "mcp-servers", "hooks", "worktrees"} {
+	for _, name := range []string{"quickstart", "publish", "subscribe", "agent", "debug", "instructions", "budget", "a2a", "workflow", "modes", "compact", "rewind", "mcp-servers", "delegate", "hooks", "worktrees"} {
 		if _, ok := recipes[name]; !ok {
 			t.Fatalf("neither README.md nor docs/ has a recipe %q (a shell block after <!-- recipe: %s -->)", name, name)
 		}
@@ -243,6 +243,8 @@ func TestREADMERecipes(t *testing.T) {
 	r.run(t, recipes["a2a"])
 	r.run(t, recipes["workflow"])
 	r.run(t, recipes["modes"])
+	// Before hooks too: it runs tools.
+	r.run(t, recipes["delegate"])
 	r.run(t, recipes["compact"])
 	// The reader built examples/mcp-server into bin/ beside jido-bus.
 	if _, err := tools.BuildProgram(bin, "./examples/mcp-server"); err != nil {

@@ -77,7 +77,7 @@ func TestWorktreesThroughTheBinary(t *testing.T) {
 	rig.run(t, "conv", "send", "wt/one", "write it")
 	one := rig.awaitAnswer(t, "wt/one", "Done.")
 	rig.run(t, "conv", "send", "wt/two", "write it")
-	rig.awaitAnswer(t, "wt/two", "Done.")
+	twoFirst := rig.awaitAnswer(t, "wt/two", "Done.")
 	rig.run(t, "conv", "send", "wt/two", "write it again")
 	two := rig.awaitAnswer(t, "wt/two", "Done again.")
 	for conv, es := range map[string]convEvents{"wt/one": one, "wt/two": two} {
@@ -120,6 +120,16 @@ func TestWorktreesThroughTheBinary(t *testing.T) {
 	rig.showSays(t, "wt/two", "status", "worktree: "+twoDir+", branch jido/two")
 	if branches := gitIn(t, root, "branch", "--list", "jido/*"); !strings.Contains(branches, "jido/one") || !strings.Contains(branches, "jido/two") {
 		t.Fatalf("branches: %s", branches)
+	}
+
+	// A rewind of a worktree conversation compares and puts back files
+	// in its worktree, never in the checkout.
+	rig.run(t, "conv", "rewind", "wt/two", "--to="+seqArg(turnEnd(twoFirst)), "--as", "wt/back")
+	if got := readText(t, filepath.Join(twoDir, "notes.txt")); got != "first\n" {
+		t.Errorf("after conv rewind of wt/two to its first turn, its worktree's notes.txt = %q, want %q", got, "first\n")
+	}
+	if got := readText(t, filepath.Join(root, "notes.txt")); got != "original\n" {
+		t.Errorf("conv rewind of a worktree conversation wrote into the checkout: notes.txt = %q", got)
 	}
 
 	// After a restart, from the log alone, a command of wt/two runs in

@@ -41,8 +41,9 @@ func (n *Node) newAssistant() *assistant.Assistant {
 		Limits:    n.cfg.Limits,
 		Providers: n.secrets.providers,
 		Secrets:   n.secrets.set,
-		Spent:     n.metrics.spent,
-		AskHook:   n.askHook,
+		Spent:     n.metrics.spend.Spent,
+		AskHook:   assistant.NATSHooks(n.conn.NC, n.subjects),
+		Delegate:  (&delegations{n: n, working: map[string]int{}}).run,
 		RunHook:   projectHost{n}.RunHook,
 		// The operator's default window for models without one.
 		ContextWindow: n.cfg.ContextWindow,
@@ -66,7 +67,7 @@ func (n *Node) publishTransient(key string, sig bus.Signal) error {
 	if n.emitStream != "" {
 		msg.Header[jetstream.MsgTTLHeader] = []string{emitstream.DeltaTTL.String()}
 	}
-	if err := n.conn.nc.PublishMsg(msg); err != nil {
+	if err := n.conn.NC.PublishMsg(msg); err != nil {
 		return fmt.Errorf("publish %s to %s: %w", sig.ID(), subject, err)
 	}
 	return nil

@@ -2,15 +2,10 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/agents/runtime/agentapi"
@@ -73,9 +68,6 @@ func (c *ClusterConfig) replicas() int {
 	return c.Replicas
 }
 
-// serverCheckTimeout bounds reading the servers' settings at start.
-const serverCheckTimeout = 10 * time.Second
-
 // openClusterLog checks that the servers keep what they acknowledge and
 // opens the replicated log.
 func (n *Node) openClusterLog(ctx context.Context) (*jslog.Log, error) {
@@ -83,25 +75,10 @@ func (n *Node) openClusterLog(ctx context.Context) (*jslog.Log, error) {
 	if n.cfg.NATS.URL == "" {
 		return nil, errors.New("cluster mode needs the NATS cluster's URLs (--nats-url nats://a:4222,nats://b:4222,nats://c:4222): the embedded server is one machine")
 	}
-	checkCtx, cancel := context.WithTimeout(ctx, serverCheckTimeout)
-	defer cancel()
-	var servers []jslog.ServerSettings
-	var err error
-	if len(c.MonitorURLs) > 0 {
-		servers, err = fetchQuorum(checkCtx, c.MonitorURLs, n.log)
-	} else {
-		servers, err = jslog.FetchServerSettingsSys(checkCtx, n.conn.nc)
-		if err != nil {
-			err = fmt.Errorf("%w; or give the servers' monitoring URLs with --nats-monitor http://host:8222,…", err)
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("cluster mode checks that every NATS server fsyncs each write before it acknowledges it: %w", err)
-	}
-	if err := jslog.CheckServers(servers); err != nil {
+	if err := jslog.CheckCluster(ctx, n.conn.NC, c.MonitorURLs, n.log); err != nil {
 		return nil, err
 	}
-	l, err := jslog.Open(ctx, n.conn.nc, jslog.Options{
+	l, err := jslog.Open(ctx, n.conn.NC, jslog.Options{
 		Prefix: n.subjects.Name(), Partitions: c.partitions(), Replicas: c.Replicas,
 		AllowFewerReplicas: c.AllowFewerReplicas, Limits: n.cfg.Limits,
 	})
@@ -111,97 +88,17 @@ func (n *Node) openClusterLog(ctx context.Context) (*jslog.Log, error) {
 	return l, nil
 }
 
-// fetchQuorum reads the settings of the servers at urls, all at once and
-// each within perServerTimeout, tolerating fewer than half of them down: a
-// node must be able to start while a NATS server is away (the cluster's
-// quorum holds without it; looking up a stopped container's name alone
-// can take seconds), and a server that comes back with unsafe settings is
-// caught at the next start.
-func fetchQuorum(ctx context.Context, urls []string, log interface{ Warn(string, ...any) }) ([]jslog.ServerSettings, error) {
-	type answer struct {
-		s   []jslog.ServerSettings
-		err error
-	}
-	answers := make([]answer, len(urls))
-	var wg sync.WaitGroup
-	for i, u := range urls {
-		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(ctx, perServerTimeout)
-			defer cancel()
-			answers[i].s, answers[i].err = jslog.FetchServerSettings(ctx, []string{u})
-		})
-	}
-	wg.Wait()
-	var servers []jslog.ServerSettings
-	var errs []error
-	for _, a := range answers {
-		if a.err != nil {
-			errs = append(errs, a.err)
-			continue
-		}
-		servers = append(servers, a.s...)
-	}
-	if len(servers) < len(urls)/2+1 {
-		return nil, fmt.Errorf("%d of %d servers answered (a majority must): %w", len(servers), len(urls), errors.Join(errs...))
-	}
-	for _, err := range errs {
-		log.Warn("a NATS server's settings could not be read; checked the others", "err", err)
-	}
-	return servers, nil
-}
-
-// perServerTimeout bounds reading one server's settings.
-const perServerTimeout = 3 * time.Second
-
-// runtimePartitions divides the runtime's agents by the log's partitions.
-func (c *ClusterConfig) runtimePartitions() *runtime.Partitions {
-	p := c.partitions()
-	return &runtime.Partitions{
-		Of:    func(stream string) int { return jslog.Partition(stream, p) },
-		Index: jslog.IndexStream,
-	}
-}
-
-// busPartitioner routes input by the partition of the agent it is for:
-// a signal by its subject's agent id, an agent verb by its request's id.
+// busPartitioner routes input by the partition of the agent it is for.
 func (n *Node) busPartitioner() *natsbus.Partitioner {
 	p := n.cfg.Cluster.partitions()
-	byID := map[string]bool{}
-	for _, verb := range []string{agentapi.VerbStart, agentapi.VerbStop, agentapi.VerbState, agentapi.VerbWhereis, agentapi.VerbCall, agentapi.VerbCast, agentapi.VerbAwait} {
-		byID[n.subjects.API("agent", verb)] = true
-	}
-	agentPrefix := n.subjects.Name() + ".agent."
-	return &natsbus.Partitioner{
-		Of: func(msg *nats.Msg) (int, bool) {
-			var id string
-			switch {
-			case strings.HasPrefix(msg.Subject, agentPrefix):
-				addr, err := n.subjects.Parse(msg.Subject)
-				if err != nil {
-					return 0, false // refused where it arrived
-				}
-				id = addr.AgentID
-			case byID[msg.Subject]:
-				var req struct {
-					ID string `json:"id"`
-				}
-				if json.Unmarshal(msg.Data, &req) != nil || bus.ValidateAgentID(req.ID) != nil {
-					return 0, false // no id (a start picks one here) or bad input, answered here
-				}
-				id = req.ID
-			default:
-				return 0, false
-			}
-			return jslog.Partition("agent/"+id, p), true
-		},
+	return agentapi.Partitioner(n.subjects, func(stream string) int { return jslog.Partition(stream, p) },
 		// The runtime serves what it has brought back; the membership
 		// says, on this call's clock, whether the lease still holds (a
 		// node resuming from a pause forwards at once).
-		Serves: func(part int) bool {
+		func(part int) bool {
 			m := n.member.Load()
 			return n.rt != nil && n.rt.Serves(part) && (m == nil || m.Owns(part))
-		},
-	}
+		})
 }
 
 // joinCluster takes the node's share of the partitions: each one it is
@@ -220,7 +117,8 @@ func (n *Node) joinCluster(ctx context.Context) error {
 	}
 	n.memberConn = mc
 	var self atomic.Pointer[cluster.Member] // for the callbacks, Leave or not
-	m, err := cluster.Join(ctx, mc.nc, cluster.Options{
+	owner := runtime.Owner{Runtime: n.rt, Input: n.bus, Logger: n.log}
+	m, err := cluster.Join(ctx, mc.NC, cluster.Options{
 		Prefix:             n.subjects.Name(),
 		NodeID:             c.NodeID,
 		Partitions:         c.partitions(),
@@ -228,36 +126,11 @@ func (n *Node) joinCluster(ctx context.Context) error {
 		AllowFewerReplicas: c.AllowFewerReplicas,
 		LeaseTimeout:       c.LeaseTimeout,
 		Logger:             n.log,
-		OnMove:             func(mv cluster.Move) { n.onMove(moves, mv) },
-		OnAcquire: func(ctx context.Context, p int, epoch uint64) error {
-			agents, err := n.rt.Acquire(ctx, p)
-			if err != nil {
-				_ = n.rt.Release(ctx, p)
-				return err
-			}
-			if err := n.bus.ServePartition(p); err != nil {
-				_ = n.rt.Release(ctx, p)
-				return err
-			}
-			n.log.Info("partition acquired", "partition", p, "epoch", epoch, "agents", agents)
-			return nil
-		},
+		OnMove:             cluster.Announce(n.conn.NC, n.subjects, c.NodeID, moves, n.log),
+		OnAcquire:          owner.Acquire,
 		OnRelease: func(p int) {
-			n.bus.StopPartition(p)
-			ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
-			defer cancel()
-			if m := self.Load(); m == nil || !m.HandingOver(p) {
-				// The lease was lost or ran out: another node may be
-				// deciding for p already, so what the agents had
-				// accepted is refused (their senders retry there), not
-				// committed here. A commit of this node's that passed the
-				// log's fence would leave its directives to a new owner
-				// that read the agent before it.
-				cancel()
-			}
-			if err := n.rt.Release(ctx, p); err != nil && ctx.Err() == nil {
-				n.log.Error("release partition", "partition", p, "err", err)
-			}
+			m := self.Load()
+			owner.Release(p, m != nil && m.HandingOver(p))
 		},
 	})
 	if err != nil {
@@ -268,9 +141,26 @@ func (n *Node) joinCluster(ctx context.Context) error {
 	return nil
 }
 
-// releaseTimeout bounds how long a partition given up waits for its
-// agents to commit what they had accepted.
-const releaseTimeout = 10 * time.Second
+// clusterList is the agent API's cluster-wide list on this node: the
+// membership says which nodes must answer.
+func (n *Node) clusterList() *agentapi.ClusterList {
+	return &agentapi.ClusterList{
+		Conn: n.conn.NC, Subjects: n.subjects, Runtime: n.rt, NodeID: n.cfg.Cluster.NodeID,
+		Live: func() (map[string]bool, error) {
+			m := n.member.Load()
+			if m == nil {
+				return nil, bus.Errorf(bus.ReasonUnavailable, "the node is joining its cluster; retry")
+			}
+			live := map[string]bool{}
+			for _, nd := range m.Status().Nodes {
+				if nd.Alive {
+					live[nd.ID] = true
+				}
+			}
+			return live, nil
+		},
+	}
+}
 
 // ClusterLost is closed when the node can no longer be a member of its
 // cluster (another process took its node id, or its connection closed):
@@ -309,7 +199,7 @@ func (n *Node) leaveCluster(ctx context.Context) error {
 // has stopped.
 func (n *Node) closeMemberConn() {
 	if n.memberConn != nil {
-		n.memberConn.close()
+		_ = n.memberConn.Close()
 		n.memberConn = nil
 	}
 }
@@ -320,7 +210,7 @@ func (n *Node) closeMemberConn() {
 // and check failover; the node must still be Shut down afterwards.
 func (n *Node) Sever() {
 	if n.memberConn != nil {
-		n.memberConn.nc.Close()
+		n.memberConn.NC.Close()
 	}
-	n.conn.nc.Close()
+	n.conn.NC.Close()
 }

@@ -1,12 +1,9 @@
 package node
 
 import (
-	"iter"
-
 	"github.com/jido-bus/jido-bus/agents/runtime"
-	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/eventlog/jslog"
+	"github.com/jido-bus/jido-bus/agents/runtime/agentapi"
+	"github.com/jido-bus/jido-bus/agents/runtime/emitapi"
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
 )
 
@@ -21,27 +18,15 @@ import (
 // logAPI is what the log verbs are served from.
 func (n *Node) logAPI() logapi.API {
 	if n.jslog != nil {
-		return logapi.Replicated{Log: n.jslog, ImportGuard: n.guardImport}
+		return logapi.Replicated{Log: n.jslog, ImportGuard: agentapi.GuardImport}
 	}
-	return logapi.Local{Log: n.evlog, Guard: n.guardTruncate, ImportGuard: n.guardImport}
+	return logapi.Local{Log: n.evlog, Guard: agentapi.GuardTruncate(n.rt), ImportGuard: agentapi.GuardImport}
 }
 
 // emitLog is what the verb log.emits reads.
 func (n *Node) emitLog() runtime.EmitLog {
 	if n.jslog != nil {
-		return replicatedEmits{n.jslog}
+		return emitapi.Replicated{Log: n.jslog}
 	}
 	return n.evlog
-}
-
-// replicatedEmits is the replicated log as log.emits reads it: one
-// agent's stream at a time, since the partitions have no order between
-// them.
-type replicatedEmits struct{ *jslog.Log }
-
-func (r replicatedEmits) ReadAll(eventlog.ReadOptions) iter.Seq2[eventlog.Entry, error] {
-	return func(yield func(eventlog.Entry, error) bool) {
-		yield(eventlog.Entry{}, bus.Errorf(logapi.ReasonClusterUnsupported,
-			"the replicated log has no order across its partitions: name an agent's stream (jido-bus log emits agent/<id>), or subscribe to %s.emit.> for every agent's emits as they happen", r.Prefix()))
-	}
 }

@@ -1,15 +1,11 @@
 package node
 
 import (
-	"context"
-	"strings"
-
 	"github.com/nats-io/nats.go"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/codec"
 	"github.com/jido-bus/jido-bus/bus/natsserver"
-	"github.com/jido-bus/jido-bus/eventlog/logapi"
 )
 
 // HeaderUser names, on a forbidden dead letter, the user the server
@@ -65,18 +61,4 @@ func (n *Node) forbidden(subject, user string, err error) {
 		h.Set(HeaderUser, user)
 	}
 	n.bus.DeadLetter(&nats.Msg{Subject: subject, Header: h}, err)
-}
-
-// ownStream says whether stream is the node's own bookkeeping, which no
-// API request may truncate or import into: the agent index among them,
-// whose loss loses every agent at the next start.
-func ownStream(stream string) bool { return strings.HasPrefix(stream, "runtime/") }
-
-// guardImport refuses imports into the node's own streams.
-func (n *Node) guardImport(_ context.Context, req logapi.ImportRequest) error {
-	if !ownStream(req.Stream) {
-		return nil
-	}
-	// The control plane answers, counts and dead-letters the refusal.
-	return bus.Errorf(bus.ReasonForbidden, "%s is the node's own bookkeeping: nothing may be imported into it (forged entries there would change which agents come back at the next start)", req.Stream)
 }

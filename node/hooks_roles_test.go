@@ -20,7 +20,7 @@ func TestHookAnsweringIsAnOperators(t *testing.T) {
 	n := startWithUsers(t, "acme")
 	const subject = "acme.hook.p1.tool.before"
 	ask := func() ([]byte, string, error) {
-		return n.askHook(context.Background(), "p1", "tool.before", []byte(`{"tool":"write_file"}`), 5*time.Second)
+		return assistant.NATSHooks(n.Conn(), n.subjects)(context.Background(), "p1", "tool.before", []byte(`{"tool":"write_file"}`), 5*time.Second)
 	}
 	client := connectAs(t, n, RoleClient)
 	if _, err := client.Subscribe(subject, func(m *nats.Msg) { _ = m.Respond([]byte(`{"decision":"allow"}`)) }); err != nil {

@@ -2,9 +2,7 @@ package node
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"time"
 
@@ -27,13 +25,11 @@ type HTTPConfig struct {
 	frontdoor.Options
 }
 
-// httpServer is the running listener.
+// httpServer is the running listener, and the MCP gateway closed with it
+// (its hook on the engine).
 type httpServer struct {
-	srv    *http.Server
-	url    string
-	served chan struct{}
-	cancel context.CancelFunc // ends the requests' contexts (streams)
-	mcp    *mcpgw.Gateway     // closed with the listener (its hook on the engine)
+	*frontdoor.Listener
+	mcp *mcpgw.Gateway
 }
 
 // gatewayMounts returns what the front door serves beside its own
@@ -55,23 +51,7 @@ func (n *Node) serveHTTP(cfg HTTPConfig) error {
 	if cfg.Listen == "" {
 		return nil
 	}
-	host, _, err := net.SplitHostPort(cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("--http %q: want HOST:PORT, e.g. 127.0.0.1:8080: %w", cfg.Listen, err)
-	}
 	o := cfg.Options
-	if err := o.Check(); err != nil {
-		return fmt.Errorf("--http: %w", err)
-	}
-	if isLoopback(host) {
-		o.AllowHosts = append(append([]string(nil), o.AllowHosts...), "localhost", "127.0.0.1", "::1")
-		if net.ParseIP(host) == nil {
-			o.AllowHosts = append(o.AllowHosts, host)
-		}
-	} else if !o.Authenticated() {
-		return fmt.Errorf("%w: refusing to serve HTTP on %s without a token: anyone who reaches it could call every project's tools. "+
-			"Give a token from the environment (serve --http-token-env VAR, or http.token_env in --config), or listen on loopback (--http 127.0.0.1:8080)", ErrUnprotected, cfg.Listen)
-	}
 	o.OnRefused = n.httpRefused
 	// An agent card says how to authenticate: a client reads it first.
 	o.Public = append(append([]string(nil), o.Public...), a2agw.Public()...)
@@ -79,24 +59,13 @@ func (n *Node) serveHTTP(cfg HTTPConfig) error {
 		evlog := n.evlog
 		o.Healthy = func() error { return evlog.Failed() }
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("--http: listen on %s: %w (choose another address)", cfg.Listen, err)
-	}
-	base, cancel := context.WithCancel(context.Background())
 	mcp := mcpgw.New(n.MCPHost(), mcpgw.Options{Version: n.cfg.Version, Logger: n.log.With("component", "mcp")})
-	srv := frontdoor.NewServer(o, frontdoor.New(o, n.gatewayMounts("http://"+ln.Addr().String(), o, mcp)))
-	srv.BaseContext = func(net.Listener) context.Context { return base }
-	h := &httpServer{srv: srv, url: "http://" + ln.Addr().String(), served: make(chan struct{}), cancel: cancel, mcp: mcp}
-	go func() {
-		defer close(h.served)
-		// Serve returns ErrServerClosed once stopHTTP shuts it down.
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			n.log.Error("http: the listener stopped", "err", err)
-		}
-	}()
-	n.http = h
-	n.log.Info("http", "url", h.url, "tokens", len(o.Tokens), "project_tokens", len(o.ProjectTokens), "allow_origins", o.AllowOrigins)
+	l, err := frontdoor.Listen(cfg.Listen, o, func(url string) map[string]http.Handler { return n.gatewayMounts(url, o, mcp) }, n.log)
+	if err != nil {
+		mcp.Close()
+		return err
+	}
+	n.http = &httpServer{l, mcp}
 	return nil
 }
 
@@ -106,7 +75,7 @@ func (n *Node) HTTPURL() string {
 	if n.http == nil {
 		return ""
 	}
-	return n.http.url
+	return n.http.URL()
 }
 
 // stopHTTP stops taking HTTP requests, ends the streams in flight (their
@@ -118,12 +87,7 @@ func (n *Node) stopHTTP(ctx context.Context) error {
 		return nil
 	}
 	n.http = nil
-	h.cancel()
-	err := h.srv.Shutdown(ctx)
-	if err != nil {
-		err = errors.Join(fmt.Errorf("http: drain: %w", err), h.srv.Close())
-	}
-	<-h.served
+	err := h.Shutdown(ctx)
 	h.mcp.Close()
 	return err
 }

@@ -7,34 +7,33 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
-	"github.com/jido-bus/jido-bus/bus/natsbus"
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/eventlog"
-	"github.com/jido-bus/jido-bus/projects/assistant/llm"
+	"github.com/jido-bus/jido-bus/projects/assistant"
 )
 
-// metrics are the node's Prometheus metrics, in a registry of its own.
+// metrics are the node's Prometheus metrics, in a registry of its own:
+// its own counts of what it refuses and emits, and the collectors of the
+// parts it runs (each beside what it measures).
 type metrics struct {
-	reg           *prometheus.Registry
-	deadLetters   *prometheus.CounterVec
-	refused       *prometheus.CounterVec
-	emitted       prometheus.Counter
-	commitLatency *prometheus.HistogramVec
-	directives    *prometheus.CounterVec
-	llmTokens     *prometheus.CounterVec
-	llmCost       *prometheus.CounterVec
-	srv           *http.Server
-	ln            net.Listener
-	served        chan struct{} // closed when the HTTP server's goroutine ends
+	reg         *prometheus.Registry
+	deadLetters *prometheus.CounterVec
+	refused     *prometheus.CounterVec
+	emitted     atomic.Uint64
+	runtime     *runtime.Metrics // set by knowTypes
+	spend       *assistant.SpendMetrics
+	srv         *http.Server
+	ln          net.Listener
+	served      chan struct{} // closed when the HTTP server's goroutine ends
 }
 
 func newMetrics(version string) *metrics {
@@ -45,34 +44,18 @@ func newMetrics(version string) *metrics {
 	m.refused = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "jido_signals_refused_total", Help: "Inputs refused, each once, by reason: signals the door, the node or the agent runtime refused before committing them, control-plane requests refused (unreadable, at shutdown, over a limit).",
 	}, []string{"reason"})
-	m.emitted = prometheus.NewCounter(prometheus.CounterOpts{
+	emitted := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "jido_signals_out_total", Help: "Signals agents emitted and lifecycle signals the runtime published.",
-	})
-	m.commitLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name: "jido_commit_seconds", Help: "Time to commit one decision (signal, directives, version) durably to the log, by agent type.",
-		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16),
-	}, []string{"agent_type"})
-	m.directives = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "jido_directives_total", Help: "Directive executions by kind and outcome (ok, async, stop, failed, dropped, unknown).",
-	}, []string{"kind", "outcome"})
-	m.llmTokens = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "jido_llm_tokens_total", Help: "Tokens of the conversations' completed LLM calls as their providers reported them, by project, model and direction (input, output).",
-	}, []string{"project", "model", "direction"})
-	m.llmCost = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "jido_llm_cost_usd_total", Help: "USD the conversations' completed LLM calls cost by the operator's price table (providers: prices), by project and model; calls of a model without a price are not counted.",
-	}, []string{"project", "model"})
-	m.reg.MustRegister(m.deadLetters, m.refused, m.emitted, m.commitLatency, m.directives, m.llmTokens, m.llmCost, buildInfo(version),
+	}, func() float64 { return float64(m.emitted.Load()) })
+	m.spend = assistant.NewSpendMetrics()
+	m.reg.MustRegister(m.deadLetters, m.refused, emitted, buildInfo(version),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg.MustRegister(m.spend.Collectors()...)
 	// Every known label starts at zero: a rate or an alert on a reason
 	// that has not happened yet has a series to work on.
 	for _, r := range refusalReasons {
 		m.refused.WithLabelValues(r)
 		m.deadLetters.WithLabelValues(r)
-	}
-	for _, k := range directiveKinds {
-		for _, o := range directiveOutcomes {
-			m.directives.WithLabelValues(k, o)
-		}
 	}
 	return m
 }
@@ -90,25 +73,11 @@ var refusalReasons = []string{
 	conversation.ReasonInvalidEvent, conversation.ReasonUnknownEvent, conversation.ReasonTransientEvent,
 }
 
-// directiveKinds and directiveOutcomes are the labels of
-// jido_directives_total known in advance: the built-in kinds (custom ones
-// appear when they first run) and every outcome.
-var (
-	directiveKinds = []string{
-		agents.KindEmit, agents.KindError, agents.KindSpawnAgent, agents.KindStopChild, agents.KindSchedule,
-		agents.KindScheduleCancel, agents.KindCron, agents.KindCronCancel, agents.KindRunInstruction, agents.KindStop,
-	}
-	directiveOutcomes = []string{
-		runtime.OutcomeOK, runtime.OutcomeAsync, runtime.OutcomeStop, runtime.OutcomeFailed,
-		runtime.OutcomeDropped, runtime.OutcomeUnknown,
-	}
-)
-
-// knowTypes starts the per-type series of the agent types registered.
+// knowTypes registers the runtime's metrics, with the series of the
+// agent types registered.
 func (m *metrics) knowTypes(types []string) {
-	for _, t := range types {
-		m.commitLatency.WithLabelValues(t)
-	}
+	m.runtime = runtime.NewMetrics(types)
+	m.reg.MustRegister(m.runtime.Collectors()...)
 }
 
 // buildInfo is jido_build_info: 1, labelled with what this build is.
@@ -144,57 +113,17 @@ func buildInfo(version string) prometheus.Collector {
 	return g
 }
 
-// watch adds the gauges and counters read from the running parts.
+// watch registers the collectors of the running parts.
 func (m *metrics) watch(n *Node) {
-	stat := func(f func(natsbus.Stats) uint64) func() float64 {
-		return func() float64 { return float64(f(n.bus.Stats())) }
-	}
-	counts := func(f func(runtime.Counts) int) func() float64 {
-		return func() float64 { return float64(f(n.rt.Counts())) }
-	}
-	m.reg.MustRegister(
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "jido_signals_in_total", Help: "Signals received on NATS and decoded."}, stat(func(s natsbus.Stats) uint64 { return s.Received })),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "jido_api_requests_total", Help: "Control-plane requests served."}, stat(func(s natsbus.Stats) uint64 { return s.APIRequests })),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "jido_agents_active", Help: "Agents with their state in memory."}, counts(func(c runtime.Counts) int { return c.Active })),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "jido_agents_passive", Help: "Agents kept as an index entry only, until their next signal."}, counts(func(c runtime.Counts) int { return c.Passive })),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "jido_agents_failed_recovery", Help: "Agents that failed at recovery, listed as failed until stopped."}, counts(func(c runtime.Counts) int { return c.Failed })),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "jido_queue_depth", Help: "Signals and directives waiting, over all active agents."}, counts(func(c runtime.Counts) int { return c.Queued })),
-		projectionLag{n},
-	)
+	m.reg.MustRegister(n.bus.Collectors()...)
+	m.reg.MustRegister(n.rt.Collector(), n.runner.LagCollector())
 }
 
-// projectionLag reports each projection's entries behind the log's head.
-type projectionLag struct{ n *Node }
-
-var lagDesc = prometheus.NewDesc("jido_projection_lag_entries", "Log entries a projection has not folded yet.", []string{"projection"}, nil)
-
-func (p projectionLag) Describe(ch chan<- *prometheus.Desc) { ch <- lagDesc }
-
-func (p projectionLag) Collect(ch chan<- prometheus.Metric) {
-	for _, st := range p.n.runner.Status() {
-		ch <- prometheus.MustNewConstMetric(lagDesc, prometheus.GaugeValue, float64(st.Lag), st.Name)
-	}
-}
-
-// runtime.Observer
-func (m *metrics) Committed(agentType string, d time.Duration) {
-	m.commitLatency.WithLabelValues(agentType).Observe(d.Seconds())
-}
-func (m *metrics) Executed(kind, outcome string) { m.directives.WithLabelValues(kind, outcome).Inc() }
-func (m *metrics) Refused(reason string)         { m.refused.WithLabelValues(reason).Inc() }
-
-// spent counts one completed LLM call of a project's conversation
-// (assistant.Config.Spent).
-func (m *metrics) spent(project, model string, u llm.Usage, costUSD float64, priced bool) {
-	// A counter panics on a negative amount: a model server reporting
-	// negative usage must not take the node down (its event is refused by
-	// the schema of conversation.llm.completed anyway).
-	m.llmTokens.WithLabelValues(project, model, "input").Add(float64(max(u.InputTokens, 0)))
-	m.llmTokens.WithLabelValues(project, model, "output").Add(float64(max(u.OutputTokens, 0)))
-	if priced {
-		m.llmCost.WithLabelValues(project, model).Add(max(costUSD, 0))
-	}
-}
+// Committed and Executed (runtime.Observer) are the runtime's metrics';
+// Refused counts every input refused, the runtime's among them.
+func (m *metrics) Committed(agentType string, d time.Duration) { m.runtime.Committed(agentType, d) }
+func (m *metrics) Executed(kind, outcome string)               { m.runtime.Executed(kind, outcome) }
+func (m *metrics) Refused(reason string)                       { m.refused.WithLabelValues(reason).Inc() }
 
 // serve exposes the registry on http://addr/metrics, and /healthz and
 // /readyz (see healthHandlers) answered from ready.

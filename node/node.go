@@ -8,7 +8,11 @@
 // the package of its concern (agentapi, logapi, projectionapi, convapi,
 // projectapi), each told by the node what it needs of the others
 // (admission rules, hosts, hooks); the node's own are ping, its metrics
-// and health, and the dead letters of what it refuses. It may import
+// and health, and the dead letters of what it refuses. Each part exports
+// its own metrics and the node registers them; the NATS setup and roles
+// are natsserver's, the cluster's partition hand-over runtime.Owner's,
+// tool services projects/toolservice's. agents/layers_node_test.go keeps
+// node/ under 2,000 lines and answering nothing on NATS but ping. It may import
 // every package of the module below it (node → internal/frontdoor →
 // projects, conversation/convapi → …); only cmd, internal/bench, e2e and
 // examples import it (agents/layers_test.go checks both).
@@ -46,6 +50,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus/dispatch"
 	"github.com/jido-bus/jido-bus/bus/emitstream"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
+	"github.com/jido-bus/jido-bus/bus/natsserver"
 	"github.com/jido-bus/jido-bus/cluster"
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/conversation/convapi"
@@ -60,6 +65,7 @@ import (
 	"github.com/jido-bus/jido-bus/projects/assistant"
 	"github.com/jido-bus/jido-bus/projects/assistant/llm"
 	"github.com/jido-bus/jido-bus/projects/projectapi"
+	"github.com/jido-bus/jido-bus/projects/toolservice"
 )
 
 // Directories inside the data directory.
@@ -170,7 +176,7 @@ type Node struct {
 	cfg      Config
 	log      *slog.Logger
 	subjects bus.Subjects
-	conn     *natsConn
+	conn     *natsserver.Conn
 	evlog    *eventlog.Log
 	rt       *runtime.Runtime
 	store    *projections.Store
@@ -183,7 +189,7 @@ type Node struct {
 	health   health
 	dlq      *dlq.Writer
 	webhooks *dispatch.WebhookGuard
-	toolSvc  *toolServices // tool_services.go
+	toolSvc  *toolservice.Services
 	secrets  nodeSecrets
 	projects *projects.Engine
 	conv     *convapi.Service
@@ -204,10 +210,7 @@ type Node struct {
 	jslog  *jslog.Log
 	member atomic.Pointer[cluster.Member]
 	// memberConn is the membership's own connection to NATS.
-	memberConn *natsConn
-	// clusterListSub answers the other nodes' requests for this node's
-	// agents (cluster_list.go).
-	clusterListSub *nats.Subscription
+	memberConn *natsserver.Conn
 	// filing is set once forbidden refusals can be filed as dead letters
 	// (the bus and the dead-letter writer exist).
 	filing atomic.Bool
@@ -260,7 +263,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Cluster == nil {
 		// In a cluster the other nodes answer on the prefix too; the
 		// membership refuses a node id already running instead.
-		if err := checkPrefixFree(ctx, n.conn.nc, subjects, n.conn.url); err != nil {
+		if err := natsbus.CheckPrefixFree(ctx, n.conn.NC, subjects, n.conn.URL); err != nil {
 			return nil, err
 		}
 	} else if n.jslog, err = n.openClusterLog(ctx); err != nil {
@@ -268,14 +271,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	// Before recovery, which publishes again the emits a crash left
 	// unconfirmed: the stream must be there to keep them.
-	if (n.conn.srv != nil || cfg.Cluster != nil) && !cfg.NATS.NoJetStream && cfg.EmitStream.On {
+	if (n.conn.Server != nil || cfg.Cluster != nil) && !cfg.NATS.NoJetStream && cfg.EmitStream.On {
 		es := cfg.EmitStream
 		if cfg.Cluster != nil {
 			// Every node of a cluster makes (or checks) the one stream,
 			// replicated as the log is.
 			es.Replicas = cfg.Cluster.replicas()
 		}
-		if n.emitStream, err = emitstream.Ensure(ctx, n.conn.nc, subjects, es); err != nil {
+		if n.emitStream, err = emitstream.Ensure(ctx, n.conn.NC, subjects, es); err != nil {
 			return nil, err
 		}
 	}
@@ -288,14 +291,19 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	// Conversation events are published from the log's head now, so
 	// whatever recovery and resuming append is published too.
-	if n.convPub, err = convapi.NewPublisher(n.evlog, subjects, n.conn.nc.PublishMsg, log); err != nil {
+	if n.convPub, err = convapi.NewPublisher(n.evlog, subjects, n.conn.NC.PublishMsg, log); err != nil {
 		return nil, fmt.Errorf("follow the event log for conversation events: %w", err)
 	}
 	n.convPub.Start()
+	types, err := AgentTypes(cfg.Types)
+	if err != nil {
+		return nil, err
+	}
+	n.metrics.knowTypes(types.Names())
 	// The listener comes up before recovery, which may take long: a
 	// supervisor sees the process alive (/healthz) and not yet ready.
 	if cfg.MetricsAddr != "" {
-		evlog, nc := n.evlog, n.conn.nc
+		evlog, nc := n.evlog, n.conn.NC
 		url, err := n.metrics.serve(cfg.MetricsAddr, func() readiness { return n.health.check(evlog, nc) })
 		if err != nil {
 			return nil, err
@@ -303,11 +311,6 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		log.Info("metrics", "url", url, "health", strings.TrimSuffix(url, "/metrics")+"/healthz", "ready", strings.TrimSuffix(url, "/metrics")+"/readyz")
 	}
 
-	types, err := AgentTypes(cfg.Types)
-	if err != nil {
-		return nil, err
-	}
-	n.metrics.knowTypes(types.Names())
 	// The bus and the dead-letter writer come before the runtime, which
 	// files through them the signals it refuses (recovery may already).
 	digestKey, err := dlq.LoadKey(cfg.DataDir)
@@ -315,7 +318,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.dlq = dlq.NewWriter(n.evlog, cfg.Limits, log)
-	n.bus = natsbus.New(n.conn.nc, natsbus.Options{
+	n.bus = natsbus.New(n.conn.NC, natsbus.Options{
 		Subjects:     subjects,
 		Limits:       cfg.Limits,
 		Logger:       log,
@@ -323,7 +326,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		OnRefused:    n.metrics.Refused,
 		// Users with roles read their own inbox only, so an answer
 		// anywhere else is one published for them with the node's rights.
-		InboxReplies: cfg.NATS.rolesEnforced(),
+		InboxReplies: cfg.NATS.RolesEnforced(),
 		DigestKey:    digestKey,
 	})
 	if cfg.Cluster != nil {
@@ -334,10 +337,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Store:     n.evlog,
 		Types:     types,
 		Streams:   map[string]string{conversation.AgentType: "conversation", projects.AgentType: projects.StreamPrefix},
-		Dispatch:  dispatch.Env{Conn: n.conn.nc, Subjects: subjects, Logger: log, Webhooks: webhooks},
+		Dispatch:  dispatch.Env{Conn: n.conn.NC, Subjects: subjects, Logger: log, Webhooks: webhooks},
 		Logger:    log,
 		Observer:  n.metrics,
-		OnEmit:    func(string, *bus.Signal) { n.metrics.emitted.Inc() },
+		OnEmit:    func(string, *bus.Signal) { n.metrics.emitted.Add(1) },
 		OnRefused: n.deadLetterRefused,
 	}
 	n.assistant = n.newAssistant()
@@ -346,7 +349,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	rcfg.Executors = n.assistant.Executors()
 	if cfg.Cluster != nil {
-		rcfg.Store, rcfg.Partitions = n.jslog, cfg.Cluster.runtimePartitions()
+		rcfg.Store, rcfg.Partitions = n.jslog, agentapi.LogPartitions(cfg.Cluster.partitions())
 	}
 	if cfg.Runtime != nil {
 		cfg.Runtime(&rcfg)
@@ -373,8 +376,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	// Resuming folds each conversation's own stream, so it does not wait
 	// for the projections to catch up; they do that in the background.
 	n.conv.Resume(ctx, "the node restarted")
+	n.resumeDelegations()
 	n.restoreProjects(ctx)
-	if err := n.openProjects(ctx, cfg.Open); err != nil {
+	if err := n.projects.OpenEach(ctx, cfg.Open); err != nil {
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -397,7 +401,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	// control plane answers; a 200 from /readyz before would send
 	// requests that nothing serves yet.
 	n.health.recovered.Store(true)
-	log.Info("jido-bus ready", "nats", n.conn.url, "embedded", n.conn.srv != nil, "agents_recovered", n.recovered,
+	log.Info("jido-bus ready", "nats", n.conn.URL, "embedded", n.conn.Server != nil, "agents_recovered", n.recovered,
 		"agent_types", types.Names(), "prefix", subjects.All(""), "data_dir", cfg.DataDir, "emit_stream", n.emitStream, "version", cfg.Version)
 	ready = true
 	return n, nil
@@ -433,10 +437,10 @@ func AgentTypes(extra func(*agents.Registry) error) (*agents.Registry, error) {
 }
 
 // URL is the NATS URL clients reach the node at.
-func (n *Node) URL() string { return n.conn.url }
+func (n *Node) URL() string { return n.conn.URL }
 
 // Conn is the node's own NATS connection.
-func (n *Node) Conn() *nats.Conn { return n.conn.nc }
+func (n *Node) Conn() *nats.Conn { return n.conn.NC }
 
 // Runtime is the node's agent runtime.
 func (n *Node) Runtime() *runtime.Runtime { return n.rt }
@@ -471,7 +475,7 @@ func (n *Node) register() error {
 	if err = n.bus.HandleAPI(n.subjects.Ping(), n.ping); err != nil {
 		return err
 	}
-	if err = n.startToolServices(); err != nil {
+	if n.toolSvc, err = toolservice.Start(toolservice.Config{Conn: n.conn.NC, Subjects: n.subjects, Engine: n.projects, Logger: n.log}); err != nil {
 		return err
 	}
 	if err = logapi.Serve(n.bus, n.logAPI()); err != nil {
@@ -491,10 +495,11 @@ func (n *Node) register() error {
 		Refused:        n.metrics.Refused,
 	}
 	if n.cfg.Cluster != nil {
-		if err := n.serveClusterList(); err != nil {
+		list := n.clusterList()
+		if err := list.Serve(); err != nil {
 			return err
 		}
-		agentOpts.List = n.clusterList
+		agentOpts.List = list.List
 	}
 	if err = agentapi.Serve(n.bus, n.rt, agentOpts); err != nil {
 		return err
@@ -506,23 +511,6 @@ func (n *Node) register() error {
 		return err
 	}
 	return agentapi.ServeSignals(n.bus, n.rt, agentOpts)
-}
-
-// truncatePrepareTimeout bounds how long a truncation waits for the agent
-// whose stream it cuts to be idle enough for a snapshot.
-const truncatePrepareTimeout = 5 * time.Second
-
-// guardTruncate lets a truncation through the log API go ahead only when
-// the agent recovering from the stream keeps what it needs, snapshotting
-// it first when it runs here.
-func (n *Node) guardTruncate(ctx context.Context, req logapi.TruncateRequest) error {
-	if ownStream(req.Stream) {
-		// The control plane answers, counts and dead-letters the refusal.
-		return bus.Errorf(bus.ReasonForbidden, "%s is the node's own bookkeeping and cannot be truncated: recovery reads it, and every agent would be lost at the next start, or come back wrong; stop agents you no longer need (jido-bus agent stop) instead", req.Stream)
-	}
-	ctx, cancel := context.WithTimeout(ctx, truncatePrepareTimeout)
-	defer cancel()
-	return n.rt.PrepareTruncate(ctx, req.Stream, req.Before, req.DryRun)
 }
 
 // Shutdown stops the node without losing input it took: its
@@ -543,7 +531,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 	// hands its partitions over before it stops taking input: what comes
 	// in meanwhile goes to their new owners.
 	errs := []error{n.stopHTTP(ctx), n.leaveCluster(ctx), n.stopInput(ctx), n.metrics.close()}
-	n.toolSvc.stop()
+	_ = n.toolSvc.Close()
 	if n.projects != nil {
 		// Watchers stop before the agents they report to.
 		_ = n.projects.Close()
@@ -563,7 +551,7 @@ func (n *Node) Shutdown(ctx context.Context) error {
 		drainCtx, cancel = context.WithTimeout(drainCtx, drainFor)
 	}
 	defer cancel()
-	if err := n.conn.drain(drainCtx); err != nil {
+	if err := n.conn.Drain(drainCtx); err != nil {
 		errs = append(errs, fmt.Errorf("drain NATS: %w", err))
 	}
 	n.abort()
@@ -592,7 +580,7 @@ func (n *Node) stopInput(ctx context.Context) error {
 
 // abort releases whatever Start got as far as opening, in reverse order.
 func (n *Node) abort() {
-	n.toolSvc.stop()
+	_ = n.toolSvc.Close()
 	n.closeConvPublisher()
 	if n.projects != nil {
 		_ = n.projects.Close()
@@ -631,7 +619,7 @@ func (n *Node) abort() {
 		n.evlog = nil
 	}
 	if n.conn != nil {
-		n.conn.close()
+		_ = n.conn.Close()
 	}
 }
 

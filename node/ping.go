@@ -4,9 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus/natsbus"
 )
@@ -57,46 +54,27 @@ func (n *Node) ping(_ context.Context, req []byte) (any, error) {
 	}
 	// total adds up the samples of c's series that keep accepts: a
 	// handful of series, read without gathering the whole registry.
-	total := func(c prometheus.Collector, keep func(*dto.Metric) bool) (sum uint64) {
-		ch := make(chan prometheus.Metric)
-		go func() { c.Collect(ch); close(ch) }()
-		for m := range ch {
-			var d dto.Metric
-			if m.Write(&d) != nil || (keep != nil && !keep(&d)) {
-				continue
-			}
-			sum += uint64(d.GetCounter().GetValue()) + d.GetHistogram().GetSampleCount()
-		}
-		return sum
-	}
-	failed := func(d *dto.Metric) bool {
-		for _, l := range d.GetLabel() {
-			if l.GetName() == "outcome" {
-				return l.GetValue() == runtime.OutcomeFailed
-			}
-		}
-		return false
-	}
+	ran, failed := n.metrics.runtime.Directives()
 	up := time.Since(n.started)
 	counts := n.rt.Counts()
-	ready := n.health.check(n.evlog, n.conn.nc)
+	ready := n.health.check(n.evlog, n.conn.NC)
 	reply := PingReply{
 		Ready:            ready.Ready,
 		Checks:           ready.Checks,
 		Version:          n.cfg.Version,
-		ServerID:         n.conn.nc.ConnectedServerId(),
+		ServerID:         n.conn.NC.ConnectedServerId(),
 		Uptime:           up.Round(time.Millisecond).String(),
 		Agents:           counts.Active + counts.Passive,
 		Stats:            n.bus.Stats(),
 		UptimeMS:         up.Milliseconds(),
 		Counts:           counts,
-		Commits:          total(n.metrics.commitLatency, nil),
-		Emitted:          total(n.metrics.emitted, nil),
-		Directives:       total(n.metrics.directives, nil),
-		DirectivesFailed: total(n.metrics.directives, failed),
+		Commits:          n.metrics.runtime.Commits(),
+		Emitted:          n.metrics.emitted.Load(),
+		Directives:       ran,
+		DirectivesFailed: failed,
 		HTTP:             n.HTTPURL(),
 	}
-	if n.conn.insecure {
+	if n.conn.Insecure {
 		reply.Insecure = true
 		reply.Warning = insecureWarning
 	}

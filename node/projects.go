@@ -2,12 +2,13 @@ package node
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 
 	"github.com/jido-bus/jido-bus/conversation/views"
 	"github.com/jido-bus/jido-bus/projects"
+	"github.com/jido-bus/jido-bus/projects/assistant"
 	"github.com/jido-bus/jido-bus/projects/checkpoint"
+	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
 // newProjects makes the node's project engine, with no project open yet
@@ -23,6 +24,9 @@ func (n *Node) newProjects() error {
 		Sandbox:     n.cfg.Sandbox,
 		Log:         n.evlog,
 		MCPRemotes:  n.cfg.MCPRemotes,
+		// delegate is the assistant's (node/delegate.go): in the catalog
+		// so that the policy rules it and its Safety holds it to a mode.
+		Tools: []tools.Tool{assistant.DelegateTool()},
 	}
 	if n.cfg.DataDir != "" {
 		// Outside every project (a root holding the data dir is
@@ -59,38 +63,6 @@ func (n *Node) restoreProjects(ctx context.Context) {
 // Projects is the node's project engine.
 func (n *Node) Projects() *projects.Engine { return n.projects }
 
-// openProjects opens the projects of Config.Open. A project already open
-// on that root (restored from the last run) is left as it is; any other
-// refusal stops the start, naming the root.
-func (n *Node) openProjects(ctx context.Context, reqs []projects.OpenRequest) error {
-	for _, req := range reqs {
-		abs, err := filepath.Abs(req.Root)
-		if err != nil {
-			return fmt.Errorf("open %s: %w", req.Root, err)
-		}
-		if id := n.ProjectOn(abs); id != "" {
-			n.log.Info("project already open", "project", id, "root", abs)
-			continue
-		}
-		req.Root = abs
-		if _, err := n.projects.Open(ctx, req); err != nil {
-			return fmt.Errorf("open %s: %w", abs, err)
-		}
-	}
-	return nil
-}
-
-// ProjectOn returns the id of the open project whose root is root (compared
-// as real paths), or "".
-func (n *Node) ProjectOn(root string) string {
-	real, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return ""
-	}
-	for _, p := range n.projects.List() {
-		if p.Root == real {
-			return p.ID
-		}
-	}
-	return ""
-}
+// ProjectOn returns the id of the open project whose root is root
+// (projects.Engine.ProjectOn), or "".
+func (n *Node) ProjectOn(root string) string { return n.projects.ProjectOn(root) }

@@ -1,8 +1,6 @@
 package node
 
 import (
-	"fmt"
-
 	"github.com/jido-bus/jido-bus/agents/runtime/agentapi"
 	"github.com/jido-bus/jido-bus/agents/runtime/emitapi"
 	"github.com/jido-bus/jido-bus/bus"
@@ -12,57 +10,30 @@ import (
 	"github.com/jido-bus/jido-bus/eventlog/logapi"
 	"github.com/jido-bus/jido-bus/projections/projectionapi"
 	"github.com/jido-bus/jido-bus/projects/projectapi"
+	"github.com/jido-bus/jido-bus/projects/toolservice"
 )
 
-// The roles a user of the embedded server has. Each is a set of NATS
-// permissions built from the node's prefix, enforced by the server itself:
-// a message a role does not allow never reaches the node.
+// The roles of the embedded server's users (natsserver's role model; the
+// node says which of its verbs each reaches, in RolePermissions).
 const (
-	// RoleAdmin may do everything, JetStream and the log's mutating
-	// verbs (truncate, import) included.
-	RoleAdmin = "admin"
-	// RoleOperator is a client that also controls agents (start, stop)
-	// and projects (open, close, reload, tool calls), stops and forks
-	// conversations, reads the log (streams, show, tail, export, verify),
-	// rebuilds projections, reads dead letters and reads
-	// JetStream's state; it creates and deletes nothing in JetStream and
-	// cannot truncate or import.
-	RoleOperator = "operator"
-	// RoleClient sends signals (<prefix>.agent.>, <prefix>.signal.>),
-	// calls and casts through the API, reads agent and conversation state,
-	// sends to conversations (and cancels their turns, answers their
-	// tool approvals), lists and reads projects (ls, get, tools,
-	// assets, diagnostics), starts and lists conversations (conv.start,
-	// conv.ls, conv.show), subscribes to what agents emit and reads it
-	// back from the log (log.emits: the same events, with their
-	// positions, and nothing else of the log).
-	RoleClient = "client"
-	// RoleToolService is a program that offers tools to the node's
-	// projects (tool_services.go): it announces and withdraws them on
-	// <prefix>.tools.announce and .withdraw, hears calls on
-	// <prefix>.tools.call.<its user name>.> only (not another service's),
-	// and answers each once. It reads nothing of the node and calls no
-	// verb: the tools it offers are its only way in, and they run under
-	// each project's policy.
-	RoleToolService = "toolservice"
+	RoleAdmin       = natsserver.RoleAdmin
+	RoleOperator    = natsserver.RoleOperator
+	RoleClient      = natsserver.RoleClient
+	RoleToolService = natsserver.RoleToolService
 )
 
-// Roles lists the roles: client, operator and admin, each allowed what the
-// one before it is and more, then toolservice, allowed only its own. A new
-// slice each time, so no caller can change what another sees.
-func Roles() []string { return []string{RoleClient, RoleOperator, RoleAdmin, RoleToolService} }
+// Roles lists the roles (natsserver.Roles).
+func Roles() []string { return natsserver.Roles() }
 
-// InboxPrefix is the inbox prefix a user must use (nats.CustomInboxPrefix,
-// the NATS CLI's --inbox-prefix): every role but admin may subscribe to
-// its own inbox only, so that no client reads another's replies.
-func InboxPrefix(user string) string { return "_INBOX_" + user }
+// InboxPrefix is the inbox prefix a user must use (natsserver.InboxPrefix).
+func InboxPrefix(user string) string { return natsserver.InboxPrefix(user) }
 
 // RolePermissions returns the NATS permissions of role for user under
 // subjects' prefix; nil for an admin (no restriction).
 func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserver.Permissions, error) {
 	api := subjects.API
-	client := &natsserver.Permissions{
-		PublishAllow: []string{
+	g := natsserver.Grants{
+		Client: []string{
 			subjects.All(bus.KindAgent),
 			subjects.All(bus.KindSignal),
 			subjects.Ping(),
@@ -99,30 +70,11 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 			api(projectionapi.AreaProjection, projectionapi.VerbList),
 			api(projectionapi.AreaProjection, projectionapi.VerbGet),
 		},
-		SubscribeAllow: []string{subjects.All(bus.KindEmit), InboxPrefix(user) + ".>"},
-	}
-	// What agents emitted, from the emit stream: what a service that was
-	// down reads to catch up, with any JetStream client.
-	client.PublishAllow = append(client.PublishAllow, emitStreamReader(emitstream.Name(subjects))...)
-	// A client looks at projects; opening, closing, reloading and tool
-	// calls (which write files and run programs) are an operator's.
-	for _, verb := range projectapi.ReadVerbs() {
-		client.PublishAllow = append(client.PublishAllow, api(projectapi.Area, verb))
-	}
-	// The project area's conversation verbs of the release before
-	// answer where they went (convapi.MovedVerbs); a client reaches the
-	// answer for those it could send.
-	client.PublishAllow = append(client.PublishAllow, api(projectapi.Area, "conv.start"), api(projectapi.Area, "conv.ls"))
-	switch role {
-	case RoleAdmin:
-		return nil, nil
-	case RoleToolService:
-		return toolServicePermissions(subjects, user), nil
-	case RoleClient:
-		return client, nil
-	case RoleOperator:
-		op := client
-		op.PublishAllow = append(op.PublishAllow,
+		ClientSubscribe: []string{subjects.All(bus.KindEmit)},
+		// What agents emitted, from the emit stream: what a service that
+		// was down reads to catch up, with any JetStream client.
+		EmitStream: emitstream.Name(subjects),
+		Operator: []string{
 			api("agent", "*"),
 			api("log", logapi.VerbStreams),
 			api("log", logapi.VerbShow),
@@ -133,49 +85,26 @@ func RolePermissions(role string, subjects bus.Subjects, user string) (*natsserv
 			api(convapi.Area, "*"),
 			// ">": tool.call is two tokens.
 			api(projectapi.Area, ">"),
-		)
-		op.PublishAllow = append(op.PublishAllow, jetStreamReadOnly...)
-		op.SubscribeAllow = append(op.SubscribeAllow, subjects.All("dlq"))
-		// An operator may answer a project's hooks: a hook decides which
-		// tool calls run and with which arguments, which is an operator's
-		// to say, never a client's. One reply per request received.
-		op.SubscribeAllow = append(op.SubscribeAllow, subjects.All(bus.KindHook))
-		op.ResponsesFor = maxHookResponse
-		return op, nil
+		},
+		OperatorSubscribe: []string{
+			subjects.All("dlq"),
+			// An operator may answer a project's hooks: a hook decides
+			// which tool calls run and with which arguments, which is an
+			// operator's to say, never a client's. One reply per request
+			// received.
+			subjects.All(bus.KindHook),
+		},
+		OperatorResponsesFor: maxHookResponse,
+		ToolService:          func(user string) *natsserver.Permissions { return toolservice.Permissions(subjects, user) },
 	}
-	return nil, fmt.Errorf("role %q of user %q: want one of %v", role, user, Roles())
-}
-
-// emitStreamReader are the JetStream API subjects a client needs to read
-// the emit stream through a pull consumer of its own, ephemeral or named
-// (`nats consumer add --pull`, `nats consumer next`, nats.go's
-// jetstream.Stream.CreateOrUpdateConsumer and Consumer.Fetch, Messages,
-// Consume): the stream's info, creating a consumer and reading its info,
-// asking for the next messages (they come on the client's inbox), and
-// acknowledging them. Deleting or purging the stream, removing its
-// messages, deleting a consumer (another service's position) and every
-// other stream stay with admins.
-func emitStreamReader(stream string) []string {
-	return []string{
-		"$JS.API.STREAM.INFO." + stream,
-		"$JS.API.CONSUMER.CREATE." + stream,        // ephemeral, as clients before nats-server 2.9 ask
-		"$JS.API.CONSUMER.CREATE." + stream + ".>", // named: .<consumer> or .<consumer>.<filter>
-		"$JS.API.CONSUMER.INFO." + stream + ".*",
-		"$JS.API.CONSUMER.MSG.NEXT." + stream + ".*",
-		"$JS.ACK." + stream + ".>",
+	// A client looks at projects; opening, closing, reloading and tool
+	// calls (which write files and run programs) are an operator's.
+	for _, verb := range projectapi.ReadVerbs() {
+		g.Client = append(g.Client, api(projectapi.Area, verb))
 	}
-}
-
-// jetStreamReadOnly are the JetStream API subjects that only read: account
-// info, stream and consumer names, lists and info (`nats stream ls`,
-// `nats stream info`). Creating, updating, deleting and purging stay with
-// admins.
-var jetStreamReadOnly = []string{
-	"$JS.API.INFO",
-	"$JS.API.STREAM.NAMES",
-	"$JS.API.STREAM.LIST",
-	"$JS.API.STREAM.INFO.*",
-	"$JS.API.CONSUMER.NAMES.*",
-	"$JS.API.CONSUMER.LIST.*",
-	"$JS.API.CONSUMER.INFO.*.*",
+	// The project area's conversation verbs of the release before
+	// answer where they went (convapi.MovedVerbs); a client reaches the
+	// answer for those it could send.
+	g.Client = append(g.Client, api(projectapi.Area, "conv.start"), api(projectapi.Area, "conv.ls"))
+	return g.Permissions(role, user)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/projects"
 	"github.com/jido-bus/jido-bus/projects/tools"
+	"github.com/jido-bus/jido-bus/projects/toolservice"
 )
 
 // TestToolServiceRole: on a node with users, a user of role toolservice
@@ -28,9 +29,9 @@ func TestToolServiceRole(t *testing.T) {
 	}
 	svc := connectAs(t, n, RoleToolService)
 	if _, err := svc.Subscribe(p+".tools.call.toolservice.echo", func(m *nats.Msg) {
-		var req ToolRequest
+		var req toolservice.Request
 		_ = json.Unmarshal(m.Data, &req)
-		out, _ := json.Marshal(ToolReply{Output: req.Args})
+		out, _ := json.Marshal(toolservice.Reply{Output: req.Args})
 		_ = m.Respond(out)
 	}); err != nil {
 		t.Fatal(err)
@@ -87,7 +88,7 @@ func TestToolAnnounceRefusals(t *testing.T) {
 		}
 		return string(rep.Data)
 	}
-	big := `"` + strings.Repeat("x", maxSchema) + `"`
+	big := `"` + strings.Repeat("x", toolservice.MaxSchema) + `"`
 	for _, c := range []struct{ body, want string }{
 		{`not json`, "not a JSON tool announce"},
 		{`{"name":"read_file","input_schema":{"type":"object"},"subject":"jido.tools.call.x"}`, "starts with svc_"},
@@ -98,7 +99,7 @@ func TestToolAnnounceRefusals(t *testing.T) {
 		{`{"name":"svc_x","input_schema":{"type":"object"},"subject":"jido.tools.call.x","timeout":3600}`, "timeout"},
 		{`{"name":"svc_x","input_schema":{"$ref":"file:///etc/passwd"},"subject":"jido.tools.call.x"}`, "self-contained"},
 		{`{"name":"svc_x","input_schema":{"type":"object","description":` + big + `},"subject":"jido.tools.call.x"}`, "at most"},
-		{`{"name":"svc_x","input_schema":{"type":"object"},"subject":"jido.tools.call.x","pad":"` + strings.Repeat("x", maxAnnounce) + `"}`, "at most"},
+		{`{"name":"svc_x","input_schema":{"type":"object"},"subject":"jido.tools.call.x","pad":"` + strings.Repeat("x", toolservice.MaxAnnounce) + `"}`, "at most"},
 	} {
 		if out := ask("jido.tools.announce", c.body); !strings.Contains(out, `"ok":false`) || !strings.Contains(out, c.want) {
 			t.Errorf("announce %.80s: %s, want a refusal saying %q", c.body, out, c.want)
@@ -107,7 +108,7 @@ func TestToolAnnounceRefusals(t *testing.T) {
 	if out := ask("jido.tools.withdraw", `{"name":"svc_x","subject":"jido.tools.call.x"}`); !strings.Contains(out, `"ok":false`) {
 		t.Errorf("withdraw of a tool never offered: %s", out)
 	}
-	for i := range maxServiceTools {
+	for i := range toolservice.MaxTools {
 		body := fmt.Sprintf(`{"name":"svc_%d","input_schema":{"type":"object"},"subject":"jido.tools.call.x"}`, i)
 		if out := ask("jido.tools.announce", body); !strings.Contains(out, `"ok":true`) {
 			t.Fatalf("announce %d: %s", i, out)

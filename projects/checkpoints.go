@@ -3,9 +3,11 @@ package projects
 import (
 	"errors"
 	"io/fs"
+	"strings"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/projects/checkpoint"
+	"github.com/jido-bus/jido-bus/projects/policy"
 	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
@@ -34,14 +36,14 @@ func (e *Engine) checkpointer(id string) tools.Checkpointer {
 // (convapi.Files): a project's files as they are now, the contents kept
 // before its conversations changed them, and writing them back.
 
-// FileHash is checkpoint.Hash of file path of project now, "" when it
-// does not exist.
-func (e *Engine) FileHash(project, path string) (string, error) {
-	p, err := e.usable(project)
+// FileHash is checkpoint.Hash of file path now, in the root conversation
+// key (<project>/<conversation>) works in, "" when it does not exist.
+func (e *Engine) FileHash(key, path string) (string, error) {
+	root, err := e.convRoot(key)
 	if err != nil {
 		return "", err
 	}
-	data, err := p.box().Root.ReadFile(path, tools.MaxCheckpointBytes)
+	data, err := root.ReadFile(path, tools.MaxCheckpointBytes)
 	if err != nil {
 		if bus.ErrorType(err) == bus.ReasonNotFound || isNotExist(err) {
 			return "", nil
@@ -51,15 +53,14 @@ func (e *Engine) FileHash(project, path string) (string, error) {
 	return checkpoint.Hash(data), nil
 }
 
-// RestoreFile writes content to file path of project; nil content
-// removes the file (it did not exist). It writes through the project's
-// root, so the path cannot lead out of it.
-func (e *Engine) RestoreFile(project, path string, content []byte) error {
-	p, err := e.usable(project)
+// RestoreFile writes content to file path in the root conversation key
+// works in; nil content removes the file (it did not exist). It writes
+// through that root, so the path cannot lead out of it.
+func (e *Engine) RestoreFile(key, path string, content []byte) error {
+	root, err := e.convRoot(key)
 	if err != nil {
 		return err
 	}
-	root := p.box().Root
 	if content == nil {
 		if err := root.Remove(path); err != nil && bus.ErrorType(err) != bus.ReasonNotFound && !isNotExist(err) {
 			return err
@@ -67,6 +68,32 @@ func (e *Engine) RestoreFile(project, path string, content []byte) error {
 		return nil
 	}
 	return root.WriteFile(path, content, 0o644)
+}
+
+// convRoot is the root conversation key works in: its own worktree when
+// it was started with one — a rewind must put files back where its tools
+// wrote them, never into the checkout — else its project's.
+func (e *Engine) convRoot(key string) (*policy.Root, error) {
+	id, conv, ok := strings.Cut(key, "/")
+	if !ok {
+		return nil, bus.Errorf(bus.ReasonInvalidRequest, "conversation %q is not <project>/<conversation>", key)
+	}
+	p, err := e.usable(id)
+	if err != nil {
+		return nil, err
+	}
+	branch, err := e.worktreeBranch(key)
+	if err != nil {
+		return nil, bus.Errorf(bus.ReasonUnavailable, "cannot tell whether conversation %s works in a worktree (%v); nothing was done", key, err)
+	}
+	if branch == "" {
+		return p.box().Root, nil
+	}
+	root, err := e.trees.open(key, e.worktreePath(id, conv))
+	if err != nil {
+		return nil, bus.Errorf(bus.ReasonUnavailable, "the worktree of conversation %s (branch %s) cannot be opened: %v; nothing was done in the checkout instead", key, branch, err)
+	}
+	return root, nil
 }
 
 // CheckpointContent is a content kept before a change

@@ -10,7 +10,7 @@ import (
 	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
-// ServiceTool is a tool a service offers over NATS (node/tool_services.go)
+// ServiceTool is a tool a service offers over NATS (projects/toolservice)
 // to some projects: its Func forwards the call to the service. It runs
 // through each project's runner like a built-in: validated against its
 // input schema, authorized by the project's policy, its start and outcome

@@ -8,6 +8,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // greetSkill uses every hook of a skill: Mount fills its state from the
@@ -76,6 +77,10 @@ func TestSkillHooksThroughTheRuntime(t *testing.T) {
 	if _, err := h.call("g", "greet.greet", map[string]string{"name": "bob"}); bus.ErrorType(err) != agents.ReasonNoRoute {
 		t.Fatalf("the default verb, not configured: %v, want no_route", err)
 	}
+	// Emits run after the call is answered: wait for both.
+	testkit.Eventually(t, "both emits", func() bool {
+		return len(h.emittedOf("greet.said")) > 0 && len(h.emittedOf("greet.transformed")) > 0
+	})
 	said, transformed := h.emittedOf("greet.said"), h.emittedOf("greet.transformed")
 	if len(said) != 1 || string(said[0].Data()) != `{"text":"hi ANN"}` || len(transformed) != 1 || string(transformed[0].Data()) != `{"directives":1}` {
 		t.Fatalf("emitted said %v, transformed %v", said, transformed)

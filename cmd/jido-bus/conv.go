@@ -62,9 +62,9 @@ func newConvLsCmd() *cobra.Command {
 				if f.json {
 					return writeList(cmd.OutOrStdout(), "conversations", all, nil)
 				}
-				tw := newTable(cmd.OutOrStdout(), "CONV", "STATE", "PENDING", "TOKENS IN", "TOKENS OUT", "COST USD", "LAST SEQ", "UPDATED", "FORKED FROM", "BRANCH")
+				tw := newTable(cmd.OutOrStdout(), "CONV", "STATE", "PENDING", "TOKENS IN", "TOKENS OUT", "COST USD", "LAST SEQ", "UPDATED", "FORKED FROM", "PARENT", "BRANCH")
 				for _, c := range all {
-					tw.row(c.Conv, c.State, c.PendingTools, c.TokensIn, c.TokensOut, strconv.FormatFloat(c.CostUSD, 'f', -1, 64), c.LastSeq, c.UpdatedAt.Format(time.RFC3339), c.Parent, c.Branch)
+					tw.row(c.Conv, c.State, c.PendingTools, c.TokensIn, c.TokensOut, strconv.FormatFloat(c.CostUSD, 'f', -1, 64), c.LastSeq, c.UpdatedAt.Format(time.RFC3339), c.Parent, c.DelegatedBy, c.Branch)
 				}
 				return tw.flush()
 			})
@@ -73,7 +73,7 @@ func newConvLsCmd() *cobra.Command {
 	cmd.Flags().StringVar(&project, "project", "", "only the conversations of this project")
 	f.register(cmd)
 	documentJSON(cmd, `{"conversations":[{"conv","state","pending_tools","last_seq",
-"updated_at","parent"?,"tokens_in","tokens_out","cost_usd"}…],"next":null} (every conversation: the pages are
+"updated_at","parent"?,"delegated_by"?,"tokens_in","tokens_out","cost_usd"}…],"next":null} (every conversation: the pages are
 joined).`)
 	return cmd
 }

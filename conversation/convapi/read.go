@@ -69,6 +69,9 @@ func (r Reader) List(_ context.Context, req ListRequest) (ListReply, error) {
 		if s.Parent != nil {
 			sum.Parent = fmt.Sprintf("%s@%d", s.Parent.Conversation, s.Parent.Seq)
 		}
+		if s.Delegated != nil {
+			sum.DelegatedBy = s.Delegated.Conversation
+		}
 		body, err := json.Marshal(sum)
 		if err != nil {
 			return ListReply{}, fmt.Errorf("encode the summary of %s: %w", key, err)

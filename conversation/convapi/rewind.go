@@ -14,13 +14,15 @@ import (
 
 // Files is what conv.rewind needs of the node's project files and of the
 // checkpoint store that keeps their contents before a conversation's
-// tools changed them (the project engine is one). Paths are a project's.
+// tools changed them (the project engine is one). Paths are relative to
+// the root conversation conv works in: its project's checkout, or its own
+// worktree when it has one.
 type Files interface {
 	// FileHash is the sha256:<hex> of the file now, "" when it does not
 	// exist.
-	FileHash(project, path string) (string, error)
+	FileHash(conv, path string) (string, error)
 	// RestoreFile writes content to the file; nil removes it.
-	RestoreFile(project, path string, content []byte) error
+	RestoreFile(conv, path string, content []byte) error
 	// CheckpointContent is the content of a hash the store kept.
 	CheckpointContent(hash string) ([]byte, error)
 	// ShareCheckpoints makes conversation conv hold the hashes too.
@@ -68,7 +70,6 @@ func (s *Service) Rewind(ctx context.Context, req RewindRequest) (RewindReply, e
 	if err := s.idle(req.Conv); err != nil {
 		return RewindReply{}, err
 	}
-	project, _, _ := cut(req.Conv)
 	files, unchecked, kept, end, err := s.changesAfter(req.Conv, req.To)
 	if err != nil {
 		return RewindReply{}, err
@@ -84,7 +85,7 @@ func (s *Service) Rewind(ctx context.Context, req RewindRequest) (RewindReply, e
 		if c.first.Before == "" {
 			f.Action = "remove"
 		}
-		now, err := s.files.FileHash(project, c.first.Path)
+		now, err := s.files.FileHash(req.Conv, c.first.Path)
 		if err != nil {
 			return RewindReply{}, fmt.Errorf("rewind %s: read %s: %w", req.Conv, c.first.Path, err)
 		}
@@ -121,7 +122,7 @@ func (s *Service) Rewind(ctx context.Context, req RewindRequest) (RewindReply, e
 	// The latest changed first: the reverse of the order they were made.
 	for i := len(reply.Files) - 1; i >= 0; i-- {
 		f := &reply.Files[i]
-		if err := s.files.RestoreFile(project, f.Path, contents[f.Path]); err != nil {
+		if err := s.files.RestoreFile(req.Conv, f.Path, contents[f.Path]); err != nil {
 			return reply, bus.Errorf(bus.ReasonUnavailable, "rewind %s: forked into %s, but %s could not be put back (%v); the files after it in the list are put back, those before it are not: restore them by hand", req.Conv, as, f.Path, err)
 		}
 		f.Done = true

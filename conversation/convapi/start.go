@@ -63,7 +63,11 @@ func (s *Service) Start(ctx context.Context, req StartRequest) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	if _, err := s.rt.Start(ctx, runtime.StartRequest{Type: conversation.AgentType, ID: key, Parent: &runtime.ParentRef{ID: req.Project, Tag: conv}}); err != nil {
+	parent := &runtime.ParentRef{ID: req.Project, Tag: conv}
+	if req.Delegated != nil {
+		parent = &runtime.ParentRef{ID: req.Delegated.Conversation, Tag: conv}
+	}
+	if _, err := s.rt.Start(ctx, runtime.StartRequest{Type: conversation.AgentType, ID: key, Parent: parent}); err != nil {
 		s.dropWorktree(ctx, key, req.Project, conv, wt)
 		return Info{}, err
 	}
@@ -88,6 +92,7 @@ func (s *Service) started(ctx context.Context, key, conv string, req StartReques
 	err := s.appendStarted(cctx, key, conversation.Data{
 		ProjectID: req.Project, ConversationID: conv, System: req.System,
 		Assistant: true, LLM: req.LLM, Limits: req.Limits, Budget: req.Budget, Mode: req.Mode, Worktree: wt, Loop: conversation.LoopVersion, By: req.By,
+		Delegated: req.Delegated, Tools: req.Tools,
 	})
 	cancel()
 	if err != nil {
@@ -171,14 +176,27 @@ func (s *Service) Stop(ctx context.Context, req StopRequest) (StopReply, error) 
 }
 
 // children returns the agent ids of project's conversations: the
-// runtime's children of its agent, sorted.
+// runtime's children of its agent and, delegated, theirs, sorted.
 func (s *Service) children(project string) []string {
-	info, err := s.rt.State(project)
-	if err != nil {
-		return nil
+	var ids []string
+	next := []string{project}
+	for len(next) > 0 && len(ids) < maxConversationTree {
+		info, err := s.rt.State(next[0])
+		next = next[1:]
+		if err != nil {
+			continue
+		}
+		for id := range maps.Values(info.Children) {
+			ids = append(ids, id)
+			next = append(next, id)
+		}
 	}
-	return conversation.Under(project, maps.Values(info.Children))
+	return conversation.Under(project, slices.Values(ids))
 }
+
+// maxConversationTree bounds the walk of a project's conversations and
+// their delegated children (depth and fan-out bound each tree).
+const maxConversationTree = 100_000
 
 func (s *Service) info(project, conv, key string) Info {
 	in := Info{Project: project, Conversation: conv, ID: key, Stream: conversation.Stream(key), Status: runtime.StatusRunning}

@@ -57,6 +57,13 @@ type StartRequest struct {
 	// .jido/config.yaml does for all): refused for a project that is not
 	// a git repository.
 	Worktree bool `json:"worktree,omitempty"`
+	// Delegated and Tools start a delegated conversation (Go callers
+	// only, the node's delegate tool): the runtime's child of the
+	// conversation that delegated to it, so that it stops with it, with
+	// that conversation and its depth, and the tools it may call, in its
+	// conversation.started.
+	Delegated *conversation.Delegation `json:"-"`
+	Tools     *[]string                `json:"-"`
 }
 
 // Info is conv.start's reply: the conversation started.
@@ -125,6 +132,8 @@ type Summary struct {
 	LastSeq      uint64    `json:"last_seq"`
 	UpdatedAt    time.Time `json:"updated_at"`
 	Parent       string    `json:"parent,omitempty"`
+	// DelegatedBy is the conversation that delegated to this one.
+	DelegatedBy string `json:"delegated_by,omitempty"`
 	// TokensIn, TokensOut and CostUSD sum the conversation's LLM calls
 	// (cost: of the models its node's operator priced).
 	TokensIn  int64   `json:"tokens_in"`

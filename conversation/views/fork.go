@@ -71,6 +71,9 @@ func Fork(parentKey string, entries []eventlog.Entry, seq uint64, newKey string,
 		// The mode it started in (the copied conversation.mode events
 		// follow): a fork is never a way out of a plan.
 		Mode: started.Data.Mode,
+		// A fork of a delegated conversation keeps its tools and depth:
+		// a fork is no way out of a delegation's bounds either.
+		Tools: started.Data.Tools, Delegated: started.Data.Delegated,
 		// The fork is decided from now on by the loop of today; the
 		// parent's events it copies are folded, not acted on.
 		Loop:   conversation.LoopVersion,

@@ -139,6 +139,10 @@ func (c *ToolCall) appendJSON(dst []byte) ([]byte, bool) {
 		dst = append(dst, `,"result_seq":`...)
 		dst = strconv.AppendUint(dst, c.ResultSeq, 10)
 	}
+	if c.Child != "" {
+		dst = append(dst, `,"child":`...)
+		dst = appendString(dst, c.Child)
+	}
 	return append(dst, '}'), true
 }
 

@@ -83,6 +83,9 @@ func renderTimeline(w io.Writer, t *Timeline) {
 			if c.ResultSeq > 0 {
 				line += fmt.Sprintf(" (seq %d)", c.ResultSeq)
 			}
+			if c.Child != "" {
+				line += " delegated → " + c.Child
+			}
 			fmt.Fprintln(w, line)
 		case it.Approval != nil:
 			fmt.Fprintln(w, renderApproval(it))
@@ -187,6 +190,9 @@ func renderStatus(w io.Writer, s *Status) {
 	fmt.Fprintf(w, "state: %s\n", s.State)
 	if s.Parent != nil {
 		fmt.Fprintf(w, "forked from: %s at seq %d (event %s)\n", s.Parent.Conversation, s.Parent.Seq, s.Parent.EventID)
+	}
+	if g := s.Delegated; g != nil {
+		fmt.Fprintf(w, "delegated by: %s (call %s, depth %d)\n", g.Conversation, g.CallID, g.Depth)
 	}
 	if r := s.LLMRequest; r != nil {
 		where := fmt.Sprintf("seq %d", r.Seq)

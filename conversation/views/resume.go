@@ -61,6 +61,10 @@ func interruptions(key string, st *Status, at time.Time, why string, keepApprova
 		switch {
 		case p.State == ToolAwaitingApproval && keepApprovals:
 			continue
+		case p.Name == conversation.DelegateTool && p.State == ToolRunning && keepApprovals:
+			// Its child conversation resumes as this one does; the node
+			// waits for its answer again (assistant.ResumeDelegate).
+			continue
 		case p.State == ToolDenied:
 			todo = append(todo, work{p.Seq, func() error {
 				return add(conversation.ToolFailed, "tool."+p.CallID+".failed", p.CallID, conversation.Data{

@@ -29,7 +29,9 @@ type Status struct {
 	Project      string                   `json:"project,omitempty"`
 	Conversation string                   `json:"conversation,omitempty"`
 	Parent       *conversation.ForkOrigin `json:"parent,omitempty"`
-	State        string                   `json:"state"`
+	// Delegated names the conversation that delegated to this one.
+	Delegated *conversation.Delegation `json:"delegated,omitempty"`
+	State     string                   `json:"state"`
 	// PendingTools are the tool calls requested and without an outcome, in
 	// the order they were requested.
 	PendingTools []PendingTool `json:"pending_tools"`
@@ -139,6 +141,7 @@ func (s *Status) Fold(ev *Event) {
 	switch ev.Type {
 	case conversation.Started:
 		s.Project, s.Conversation, s.Parent, s.Budget = d.ProjectID, d.ConversationID, d.Parent, d.Budget
+		s.Delegated = d.Delegated
 		s.Mode = conversation.EffectiveMode(d.Mode)
 		s.Worktree = d.Worktree
 	case conversation.ModeChanged:

@@ -119,6 +119,9 @@ type ToolCall struct {
 	Reason    string                    `json:"reason,omitempty"`
 	// ResultSeq is the stream sequence of the outcome; 0 while pending.
 	ResultSeq uint64 `json:"result_seq,omitempty"`
+	// Child is the conversation a delegate call started (its id in the
+	// project), from the call's outcome.
+	Child string `json:"child,omitempty"`
 }
 
 // TimelineProjection folds conversation events into a Timeline.
@@ -140,6 +143,9 @@ func (TimelineProjection) Apply(t *Timeline, e *projections.Entry) *Timeline {
 	switch ev.Type {
 	case conversation.Started:
 		item.Kind, item.Text = ItemStarted, d.Title
+		if g := d.Delegated; g != nil {
+			item.Text = strings.TrimSpace(fmt.Sprintf("%s delegated by %s (call %s, depth %d)", d.Title, g.Conversation, g.CallID, g.Depth))
+		}
 	case conversation.UserMessage:
 		item.Kind, item.Text = ItemUser, d.Text
 	case conversation.AssistantMessage:
@@ -249,8 +255,10 @@ func updateCall(c *ToolCall, ev *Event) {
 		return
 	case conversation.ToolCompleted:
 		c.State, c.Output, c.OutputRef = ToolCompleted, d.Output, d.OutputRef
+		c.Child = d.ConversationID
 	case conversation.ToolFailed:
 		c.State, c.Error = ToolFailed, d.Error
+		c.Child = d.ConversationID
 	case conversation.ToolCancelled:
 		c.State, c.Reason = ToolCancelled, d.Reason
 	case conversation.ToolTimeout:

@@ -86,6 +86,10 @@ type Config struct {
 	// (priced false: the operator gave the model no price). The node
 	// counts them in its metrics.
 	Spent func(project, model string, usage llm.Usage, costUSD float64, priced bool)
+	// Delegate runs a delegate tool call (DelegateTool): it starts the
+	// child conversation, or finds it after a restart, and waits for its
+	// answer. Nil: a delegate call fails, as a tool this node lacks.
+	Delegate func(ctx context.Context, c DelegateCall) DelegateResult
 	// ContextWindow is the context window, in tokens, of a model whose
 	// provider gives it none (llm.Endpoint.Windows); 0 means
 	// llm.DefaultWindow.

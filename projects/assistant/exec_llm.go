@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -88,7 +89,7 @@ func (a *Assistant) complete(ctx context.Context, x *runtime.ExecContext, c conv
 		}
 	}
 	start := time.Now()
-	req, names, h, err := a.request(ctx, c.Conversation, s, instructions)
+	req, names, h, err := a.request(ctx, c.Conversation, s, instructions, c.Tools)
 	if err != nil {
 		a.llmFailed(x, c, 0, llm.Classify(err))
 		return
@@ -168,7 +169,7 @@ const reasonEmptyAnswer = "empty_answer"
 // project's instructions, then the conversation's system prompt), the
 // conversation's llm_context and the project's tools under their API
 // names (names maps them back).
-func (a *Assistant) request(ctx context.Context, key string, s LLMSettings, instructions string) (llm.Request, map[string]string, history, error) {
+func (a *Assistant) request(ctx context.Context, key string, s LLMSettings, instructions string, only *[]string) (llm.Request, map[string]string, history, error) {
 	h, err := a.ctxs.get(key)
 	if err != nil {
 		return llm.Request{}, nil, h, fmt.Errorf("read the context of %s: %w", key, err)
@@ -181,6 +182,9 @@ func (a *Assistant) request(ctx context.Context, key string, s LLMSettings, inst
 	names := make(map[string]string, len(specs))
 	apiName := make(map[string]string, len(specs))
 	for _, sp := range specs {
+		if only != nil && !slices.Contains(*only, sp.Name) {
+			continue // a delegated conversation is offered its parent's choice
+		}
 		names[sp.APIName] = sp.Name
 		apiName[sp.Name] = sp.APIName
 		req.Tools = append(req.Tools, llm.Tool{Name: sp.APIName, Description: sp.Description, InputSchema: sp.InputSchema})

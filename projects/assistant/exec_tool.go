@@ -26,6 +26,12 @@ import (
 // hears so.
 func (a *Assistant) execRunTool(_ context.Context, d agents.Directive, x *runtime.ExecContext) (runtime.ExecResult, error) {
 	c := d.(conversation.RunTool)
+	if c.Name == conversation.DelegateTool && a.cfg.Delegate != nil && x.Recovered {
+		// The child conversation resumes as every conversation does; the
+		// call waits for its answer again.
+		a.start(c.Conversation, c.CallID, func(ctx context.Context) { a.runDelegate(ctx, x, c) })
+		return runtime.ExecResult{Kind: runtime.ExecAsync}, nil
+	}
 	if x.Recovered {
 		a.deliver(x, conversation.ToolFailed, "interrupted."+c.CallID, c.CallID, map[string]any{
 			"call_id": c.CallID,
@@ -57,6 +63,10 @@ func (a *Assistant) execRunTool(_ context.Context, d agents.Directive, x *runtim
 		}
 		if !c.Approved && err == nil && ask {
 			a.askApproval(ctx, x, c, why)
+			return
+		}
+		if c.Name == conversation.DelegateTool && a.cfg.Delegate != nil {
+			a.runDelegate(ctx, x, c)
 			return
 		}
 		a.runTool(ctx, x, c, project, hooks)

@@ -18,6 +18,8 @@ type Settings struct {
 	// docs/conventions.md), read after AGENTS.md and before
 	// .jido/instructions.md, as read_file would read them.
 	InstructionPaths []string `yaml:"instructions"`
+	// Delegation bounds the delegate tool (delegation: in config.yaml).
+	Delegation DelegationSettings `yaml:"delegation"`
 	// Hooks are the project's hooks: which points ask a NATS service or a
 	// local command, how long they wait, what they decide unanswered.
 	Hooks HookSettings `yaml:"hooks"`

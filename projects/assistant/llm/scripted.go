@@ -35,6 +35,11 @@ type scriptLine struct {
 	// every request past the script, so a conversation goes on for as
 	// long as a person types (the demo's "my script has ended" line).
 	Repeat bool `json:"repeat"`
+	// For makes the line one of the script a conversation plays whose
+	// first user message holds this text (a delegated child's task), so
+	// one file plays a parent and its children; lines without it are the
+	// script of every other conversation.
+	For string `json:"for"`
 	// Summary makes the line an answer to a compaction's request
 	// (Request.Summary) instead of a turn: the k-th such request gets
 	// the k-th summary line (the last one past them).
@@ -72,9 +77,9 @@ type scripted struct {
 	description
 	model string
 	path  string
-	turns []scriptTurn
-	// repeat: the last turn answers every request past the script.
-	repeat bool
+	// scripts are the file's scripts: "" for its lines without "for",
+	// then one per "for" text, in the order of their first line.
+	scripts []*script
 	// summaries are the summary lines, in order; summarised counts the
 	// summary requests answered (in memory).
 	summaries  []scriptLine
@@ -132,7 +137,6 @@ func newScripted(cfg Config) (Provider, error) {
 	}
 	s := &scripted{description: describe(Config{Provider: ProviderScripted, Model: model, Script: cfg.Script}, ""),
 		model: model, path: cfg.Script, failures: map[[32]byte]int{}}
-	var cur scriptTurn
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 16<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -148,27 +152,80 @@ func newScripted(cfg Config) (Provider, error) {
 			s.summaries = append(s.summaries, line)
 			continue
 		}
-		if s.repeat {
+		sp := s.script(line.For)
+		if sp.repeat {
 			return nil, configError("llm script %s line %d follows a line with \"repeat\": true, which answers every request past the script: only the last line may repeat", cfg.Script, n)
 		}
-		s.repeat = line.Repeat
-		cur.lines = append(cur.lines, line)
-		cur.lineNo = append(cur.lineNo, n)
+		sp.repeat = line.Repeat
+		sp.cur.lines = append(sp.cur.lines, line)
+		sp.cur.lineNo = append(sp.cur.lineNo, n)
 		if line.Fail == nil {
-			s.turns = append(s.turns, cur)
-			cur = scriptTurn{}
+			sp.turns = append(sp.turns, sp.cur)
+			sp.cur = scriptTurn{}
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, configError("llm script %s: %v", cfg.Script, err)
 	}
-	if len(cur.lines) > 0 {
-		s.turns = append(s.turns, cur) // trailing failures: a turn that never succeeds
+	for _, sp := range s.scripts {
+		if len(sp.cur.lines) > 0 {
+			sp.turns = append(sp.turns, sp.cur) // trailing failures: a turn that never succeeds
+		}
 	}
-	if len(s.turns) == 0 {
+	if len(s.scripts) == 0 {
 		return nil, configError("llm script %s has no turns: write one JSON object per line", cfg.Script)
 	}
 	return s, nil
+}
+
+// script is the turns of one conversation's part of a script file.
+type script struct {
+	// forText is the text the first user message holds ("" for every
+	// other conversation).
+	forText string
+	turns   []scriptTurn
+	// repeat: the last turn answers every request past the script.
+	repeat bool
+	cur    scriptTurn
+}
+
+// script returns the script of lines "for" forText, made on its first
+// line.
+func (s *scripted) script(forText string) *script {
+	for _, sp := range s.scripts {
+		if sp.forText == forText {
+			return sp
+		}
+	}
+	sp := &script{forText: forText}
+	s.scripts = append(s.scripts, sp)
+	return sp
+}
+
+// scriptOf returns the script that plays req's conversation: the first
+// whose "for" text its first user message holds, else the lines without
+// "for".
+func (s *scripted) scriptOf(req Request) (*script, error) {
+	first := ""
+	for _, m := range req.Messages {
+		if m.Role == RoleUser {
+			first = m.Content
+			break
+		}
+	}
+	var def *script
+	for _, sp := range s.scripts {
+		switch {
+		case sp.forText == "":
+			def = sp
+		case strings.Contains(first, sp.forText):
+			return sp, nil
+		}
+	}
+	if def == nil {
+		return nil, configError("the llm script %s has no line for this conversation: its first message holds none of the \"for\" texts, and every line has one", s.path)
+	}
+	return def, nil
 }
 
 func parseScriptLine(raw []byte) (scriptLine, error) {
@@ -235,6 +292,10 @@ func (s *scripted) Complete(ctx context.Context, req Request, onDelta func(Delta
 	if req.Summary {
 		return s.summary(ctx, req, onDelta)
 	}
+	sp, err := s.scriptOf(req)
+	if err != nil {
+		return Response{}, err
+	}
 	turn := 0
 	for _, m := range req.Messages {
 		switch {
@@ -249,13 +310,13 @@ func (s *scripted) Complete(ctx context.Context, req Request, onDelta func(Delta
 			}
 		}
 	}
-	if turn >= len(s.turns) {
-		if !s.repeat {
-			return Response{}, configError("the llm script %s has no more turns: it has %d, the conversation asks for turn %d (a last line with \"repeat\": true answers every request past the script)", s.path, len(s.turns), turn+1)
+	if turn >= len(sp.turns) {
+		if !sp.repeat {
+			return Response{}, configError("the llm script %s has no more turns: it has %d, the conversation asks for turn %d (a last line with \"repeat\": true answers every request past the script)", s.path, len(sp.turns), turn+1)
 		}
-		turn = len(s.turns) - 1
+		turn = len(sp.turns) - 1
 	}
-	t := s.turns[turn]
+	t := sp.turns[turn]
 	fp := fingerprint(req)
 	s.mu.Lock()
 	k := s.failures[fp]

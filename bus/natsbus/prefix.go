@@ -1,4 +1,4 @@
-package node
+package natsbus
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // only runs when something subscribes and does not answer.
 const prefixProbeTimeout = 2 * time.Second
 
-// checkPrefixFree refuses to start a node where another already answers
+// CheckPrefixFree refuses to start a node where another already answers
 // on the prefix. Each node keeps its own log and agents, and signals are
 // not partitioned between nodes yet: both would take every signal, so a
 // call to an agent of one would be answered not_found by the other and
@@ -25,7 +25,7 @@ const prefixProbeTimeout = 2 * time.Second
 // one of them answer each request.) No answer in time, or a probe the
 // server does not allow, is taken as "free": the check guards against a
 // mistake, it is not a lock.
-func checkPrefixFree(ctx context.Context, nc *nats.Conn, subjects bus.Subjects, url string) error {
+func CheckPrefixFree(ctx context.Context, nc *nats.Conn, subjects bus.Subjects, url string) error {
 	ctx, cancel := context.WithTimeout(ctx, prefixProbeTimeout)
 	defer cancel()
 	_, err := nc.RequestWithContext(ctx, subjects.Ping(), nil)

@@ -1,4 +1,4 @@
-package node
+package agentapi
 
 import (
 	"context"
@@ -22,11 +22,25 @@ import (
 // clusterListTimeout bounds the wait for every node's list.
 const clusterListTimeout = 5 * time.Second
 
-func (n *Node) clusterAgentsSubject() string { return n.subjects.Name() + ".cluster.agents" }
+// ClusterList answers and asks the cluster's agent-list requests for one
+// node; its List is Options.List on a cluster's node.
+type ClusterList struct {
+	Conn     *nats.Conn
+	Subjects bus.Subjects
+	Runtime  *runtime.Runtime
+	// NodeID names this node in its answers.
+	NodeID string
+	// Live returns the ids of the cluster's live nodes, or an error
+	// (unavailable) while the node is still joining.
+	Live func() (map[string]bool, error)
+}
 
-// serveClusterList answers the other nodes' requests for this node's list.
-func (n *Node) serveClusterList() error {
-	sub, err := n.conn.nc.Subscribe(n.clusterAgentsSubject(), func(msg *nats.Msg) {
+func (c *ClusterList) subject() string { return c.Subjects.Name() + ".cluster.agents" }
+
+// Serve answers the other nodes' requests for this node's list, until the
+// connection drains.
+func (c *ClusterList) Serve() error {
+	_, err := c.Conn.Subscribe(c.subject(), func(msg *nats.Msg) {
 		var opts runtime.ListOptions
 		var body []byte
 		err := json.Unmarshal(msg.Data, &opts)
@@ -34,10 +48,10 @@ func (n *Node) serveClusterList() error {
 			body, err = json.Marshal(struct {
 				Agents []runtime.Info `json:"agents"`
 				Node   string         `json:"node"`
-			}{n.rt.ListSome(opts), n.cfg.Cluster.NodeID})
+			}{c.Runtime.ListSome(opts), c.NodeID})
 		}
-		if err == nil && int64(len(body)) > n.conn.nc.MaxPayload() {
-			err = bus.Errorf(bus.ReasonTooLarge, "node %s's part of the list is %d bytes, over the max payload: ask for a smaller limit", n.cfg.Cluster.NodeID, len(body))
+		if err == nil && int64(len(body)) > c.Conn.MaxPayload() {
+			err = bus.Errorf(bus.ReasonTooLarge, "node %s's part of the list is %d bytes, over the max payload: ask for a smaller limit", c.NodeID, len(body))
 		}
 		if err != nil {
 			body = bus.ErrorReply(err)
@@ -45,36 +59,29 @@ func (n *Node) serveClusterList() error {
 		_ = msg.Respond(body)
 	})
 	if err != nil {
-		return fmt.Errorf("subscribe %s: %w", n.clusterAgentsSubject(), err)
+		return fmt.Errorf("subscribe %s: %w", c.subject(), err)
 	}
-	n.clusterListSub = sub
 	return nil
 }
 
-// clusterList asks every live node for its agents and merges the lists.
-func (n *Node) clusterList(ctx context.Context, opts runtime.ListOptions) ([]runtime.Info, error) {
-	m := n.member.Load()
-	if m == nil {
-		return nil, bus.Errorf(bus.ReasonUnavailable, "the node is joining its cluster; retry")
-	}
-	live := map[string]bool{}
-	for _, nd := range m.Status().Nodes {
-		if nd.Alive {
-			live[nd.ID] = true
-		}
+// List asks every live node for its agents and merges the lists.
+func (c *ClusterList) List(ctx context.Context, opts runtime.ListOptions) ([]runtime.Info, error) {
+	live, err := c.Live()
+	if err != nil {
+		return nil, err
 	}
 	req, err := json.Marshal(opts)
 	if err != nil {
 		return nil, err
 	}
-	inbox := n.conn.nc.NewRespInbox()
+	inbox := c.Conn.NewRespInbox()
 	replies := make(chan *nats.Msg, 64)
-	sub, err := n.conn.nc.ChanSubscribe(inbox, replies)
+	sub, err := c.Conn.ChanSubscribe(inbox, replies)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = sub.Unsubscribe() }()
-	if err := n.conn.nc.PublishRequest(n.clusterAgentsSubject(), inbox, req); err != nil {
+	if err := c.Conn.PublishRequest(c.subject(), inbox, req); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, clusterListTimeout)

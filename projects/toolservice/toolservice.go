@@ -1,10 +1,21 @@
-package node
+// Package toolservice lets a program in any language offer tools to the
+// node's projects over NATS (the toolservice role). It publishes an
+// announce on <prefix>.tools.announce (again within its ttl, or its tools
+// go away), answers each call by request/reply on its own subject under
+// <prefix>.tools.call., and may withdraw a tool at once on
+// <prefix>.tools.withdraw. The node cannot check what a service's tool
+// really does, so it takes no declared safety: every service tool counts
+// as one that writes (its start is committed before the call is sent), and
+// its name starts with svc_, so that a project's policy rules them all
+// with one glob (svc_*: ask).
+package toolservice
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 	"sync"
@@ -18,22 +29,13 @@ import (
 	"github.com/jido-bus/jido-bus/projects/tools"
 )
 
-// Tool services: a program in any language offers tools to the node's
-// projects over NATS. It publishes an announce on <prefix>.tools.announce
-// (again within its ttl, or its tools go away), answers each call by
-// request/reply on its own subject under <prefix>.tools.call., and may
-// withdraw a tool at once on <prefix>.tools.withdraw. The node cannot
-// check what a service's tool really does, so it takes no declared
-// safety: every service tool counts as one that writes (its start is
-// committed before the call is sent), and its name starts with svc_, so
-// that a project's policy rules them all with one glob (svc_*: ask).
 const (
-	// ServiceToolPrefix starts every service tool's name.
-	ServiceToolPrefix = "svc_"
-	// maxAnnounce bounds an announce message; maxSchema each of its
+	// NamePrefix starts every service tool's name.
+	NamePrefix = "svc_"
+	// MaxAnnounce bounds an announce message; MaxSchema each of its
 	// schemas; maxToolReply a call's reply.
-	maxAnnounce  = 256 << 10
-	maxSchema    = 64 << 10
+	MaxAnnounce  = 256 << 10
+	MaxSchema    = 64 << 10
 	maxToolReply = 1 << 20
 	// defaultToolTTL is an announce's lifetime when it names none;
 	// maxToolTTL the longest it may name.
@@ -41,25 +43,25 @@ const (
 	maxToolTTL     = time.Hour
 	// maxToolTimeout bounds the timeout an announce may ask for its calls.
 	maxToolTimeout = 5 * time.Minute
-	// maxServiceTools bounds the tools offered at once: each new one
+	// MaxTools bounds the tools offered at once: each new one
 	// rebuilds every open project's catalog.
-	maxServiceTools = 256
+	MaxTools = 256
 )
 
-// toolServicePermissions are RoleToolService's: announce, withdraw, hear
+// Permissions are natsserver.RoleToolService's: announce, withdraw, hear
 // calls on <prefix>.tools.call.<user>.>, answer them (for as long as a
 // call may last, and a margin) and read the replies to its announces.
-func toolServicePermissions(subjects bus.Subjects, user string) *natsserver.Permissions {
+func Permissions(subjects bus.Subjects, user string) *natsserver.Permissions {
 	p := subjects.Name()
 	return &natsserver.Permissions{
 		PublishAllow:   []string{p + ".tools.announce", p + ".tools.withdraw"},
-		SubscribeAllow: []string{p + ".tools.call." + user + ".>", InboxPrefix(user) + ".>"},
+		SubscribeAllow: []string{p + ".tools.call." + user + ".>", natsserver.InboxPrefix(user) + ".>"},
 		ResponsesFor:   maxToolTimeout + time.Minute,
 	}
 }
 
-// ToolAnnounce is the body of <prefix>.tools.announce.
-type ToolAnnounce struct {
+// Announce is the body of <prefix>.tools.announce.
+type Announce struct {
 	Name         string          `json:"name"`
 	Description  string          `json:"description"`
 	InputSchema  json.RawMessage `json:"input_schema"`
@@ -77,30 +79,41 @@ type ToolAnnounce struct {
 	TimeoutSeconds float64 `json:"timeout,omitempty"`
 }
 
-// ToolWithdraw is the body of <prefix>.tools.withdraw: the tool and the
+// Withdraw is the body of <prefix>.tools.withdraw: the tool and the
 // subject that announced it.
-type ToolWithdraw struct {
+type Withdraw struct {
 	Name    string `json:"name"`
 	Subject string `json:"subject"`
 }
 
-// ToolRequest is what a service receives for one call; it answers with a
+// Request is what a service receives for one call; it answers with a
 // ToolReply.
-type ToolRequest struct {
+type Request struct {
 	CallID string          `json:"call_id"`
 	Tool   string          `json:"tool"`
 	Args   json.RawMessage `json:"args"`
 }
 
-// ToolReply is a service's answer: Output, or Error (type and message).
-type ToolReply struct {
+// Reply is a service's answer: Output, or Error (type and message).
+type Reply struct {
 	Output json.RawMessage `json:"output,omitempty"`
 	Error  *tools.Error    `json:"error,omitempty"`
 }
 
-// toolServices keeps the tools services announced and their expiries.
-type toolServices struct {
-	n    *Node
+// Config is what the services need of the node.
+type Config struct {
+	Conn     *nats.Conn
+	Subjects bus.Subjects
+	// Engine gets the tools offered, whenever they change.
+	Engine interface {
+		SetServiceTools([]projects.ServiceTool) error
+	}
+	Logger *slog.Logger
+}
+
+// Services keeps the tools services announced and their expiries.
+type Services struct {
+	cfg  Config
 	mu   sync.Mutex
 	byID map[string]*offer // by tool name
 	subs []*nats.Subscription
@@ -115,30 +128,28 @@ type offer struct {
 	timer   *time.Timer
 }
 
-func (n *Node) announceSubject() string { return n.subjects.Name() + ".tools.announce" }
-func (n *Node) withdrawSubject() string { return n.subjects.Name() + ".tools.withdraw" }
-func (n *Node) callPrefix() string      { return n.subjects.Name() + ".tools.call." }
+func (ts *Services) callPrefix() string { return ts.cfg.Subjects.Name() + ".tools.call." }
 
-// startToolServices subscribes to announces and withdrawals.
-func (n *Node) startToolServices() error {
-	ts := &toolServices{n: n, byID: map[string]*offer{}}
-	for subj, h := range map[string]nats.MsgHandler{n.announceSubject(): ts.onAnnounce, n.withdrawSubject(): ts.onWithdraw} {
-		sub, err := n.conn.nc.Subscribe(subj, h)
+// Start subscribes to announces and withdrawals.
+func Start(cfg Config) (*Services, error) {
+	ts := &Services{cfg: cfg, byID: map[string]*offer{}}
+	p := cfg.Subjects.Name()
+	for subj, h := range map[string]nats.MsgHandler{p + ".tools.announce": ts.onAnnounce, p + ".tools.withdraw": ts.onWithdraw} {
+		sub, err := cfg.Conn.Subscribe(subj, h)
 		if err != nil {
-			ts.stop()
-			return fmt.Errorf("subscribe to %s: %w", subj, err)
+			_ = ts.Close()
+			return nil, fmt.Errorf("subscribe to %s: %w", subj, err)
 		}
 		ts.subs = append(ts.subs, sub)
 	}
-	n.toolSvc = ts
-	return nil
+	return ts, nil
 }
 
-// stop unsubscribes and stops every expiry; the tools stay in the
-// catalogs of projects that are closing anyway.
-func (ts *toolServices) stop() {
+// Close unsubscribes and stops every expiry; the tools stay in the
+// catalogs of projects that are closing anyway. A nil Services closes too.
+func (ts *Services) Close() error {
 	if ts == nil {
-		return
+		return nil
 	}
 	for _, s := range ts.subs {
 		_ = s.Unsubscribe()
@@ -149,6 +160,7 @@ func (ts *toolServices) stop() {
 	for _, o := range ts.byID {
 		o.timer.Stop()
 	}
+	return nil
 }
 
 func respond(m *nats.Msg, err error) {
@@ -162,16 +174,16 @@ func respond(m *nats.Msg, err error) {
 	_ = m.Respond(body)
 }
 
-func (ts *toolServices) onAnnounce(m *nats.Msg) {
+func (ts *Services) onAnnounce(m *nats.Msg) {
 	err := ts.announce(m.Data)
 	if err != nil {
-		ts.n.log.Warn("tool announce refused", "err", err)
+		ts.cfg.Logger.Warn("tool announce refused", "err", err)
 	}
 	respond(m, err)
 }
 
-func (ts *toolServices) onWithdraw(m *nats.Msg) {
-	var w ToolWithdraw
+func (ts *Services) onWithdraw(m *nats.Msg) {
+	var w Withdraw
 	err := json.Unmarshal(m.Data, &w)
 	if err == nil {
 		err = ts.withdraw(w)
@@ -180,24 +192,24 @@ func (ts *toolServices) onWithdraw(m *nats.Msg) {
 }
 
 // announce checks a and adds or refreshes its tool.
-func (ts *toolServices) announce(data []byte) error {
-	if len(data) > maxAnnounce {
-		return fmt.Errorf("announce of %d bytes: at most %d", len(data), maxAnnounce)
+func (ts *Services) announce(data []byte) error {
+	if len(data) > MaxAnnounce {
+		return fmt.Errorf("announce of %d bytes: at most %d", len(data), MaxAnnounce)
 	}
-	var a ToolAnnounce
+	var a Announce
 	if err := json.Unmarshal(data, &a); err != nil {
 		return fmt.Errorf("announce is not a JSON tool announce: %v", err)
 	}
-	if !strings.HasPrefix(a.Name, ServiceToolPrefix) {
-		return fmt.Errorf("tool %q: a service tool's name starts with %s", a.Name, ServiceToolPrefix)
+	if !strings.HasPrefix(a.Name, NamePrefix) {
+		return fmt.Errorf("tool %q: a service tool's name starts with %s", a.Name, NamePrefix)
 	}
 	// The node sends calls with its own rights: a subject elsewhere (the
 	// node's API, JetStream's) would make it a deputy of the announcer.
-	if rest, ok := strings.CutPrefix(a.Subject, ts.n.callPrefix()); !ok || rest == "" || strings.ContainsAny(a.Subject, "*> \t\r\n") {
-		return fmt.Errorf("tool %s: subject %q: calls go to a subject under %s (no wildcards)", a.Name, a.Subject, ts.n.callPrefix())
+	if rest, ok := strings.CutPrefix(a.Subject, ts.callPrefix()); !ok || rest == "" || strings.ContainsAny(a.Subject, "*> \t\r\n") {
+		return fmt.Errorf("tool %s: subject %q: calls go to a subject under %s (no wildcards)", a.Name, a.Subject, ts.callPrefix())
 	}
-	if len(a.InputSchema) > maxSchema || len(a.OutputSchema) > maxSchema {
-		return fmt.Errorf("tool %s: a schema is at most %d bytes", a.Name, maxSchema)
+	if len(a.InputSchema) > MaxSchema || len(a.OutputSchema) > MaxSchema {
+		return fmt.Errorf("tool %s: a schema is at most %d bytes", a.Name, MaxSchema)
 	}
 	ttl := time.Duration(a.TTLSeconds * float64(time.Second))
 	switch {
@@ -223,8 +235,8 @@ func (ts *toolServices) announce(data []byte) error {
 	if old != nil && old.subject != a.Subject {
 		return fmt.Errorf("tool %s is offered by the service on %s; withdraw it there first or pick another name", a.Name, old.subject)
 	}
-	if old == nil && len(ts.byID) >= maxServiceTools {
-		return fmt.Errorf("tool %s: %d service tools are offered already, the most a node takes; withdraw some", a.Name, maxServiceTools)
+	if old == nil && len(ts.byID) >= MaxTools {
+		return fmt.Errorf("tool %s: %d service tools are offered already, the most a node takes; withdraw some", a.Name, MaxTools)
 	}
 	if old != nil && old.raw == string(data) {
 		// The service's regular re-announce: the catalogs stay as they are.
@@ -247,12 +259,12 @@ func (ts *toolServices) announce(data []byte) error {
 	}
 	o.timer = time.AfterFunc(ttl, func() { ts.expire(a.Name, o) })
 	if old == nil {
-		ts.n.log.Info("service tool announced", "tool", a.Name, "subject", a.Subject, "ttl", ttl)
+		ts.cfg.Logger.Info("service tool announced", "tool", a.Name, "subject", a.Subject, "ttl", ttl)
 	}
 	return nil
 }
 
-func (ts *toolServices) withdraw(w ToolWithdraw) error {
+func (ts *Services) withdraw(w Withdraw) error {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	o := ts.byID[w.Name]
@@ -261,12 +273,12 @@ func (ts *toolServices) withdraw(w ToolWithdraw) error {
 	}
 	o.timer.Stop()
 	delete(ts.byID, w.Name)
-	ts.n.log.Info("service tool withdrawn", "tool", w.Name)
+	ts.cfg.Logger.Info("service tool withdrawn", "tool", w.Name)
 	return ts.publishLocked()
 }
 
 // expire removes o unless a later announce replaced it.
-func (ts *toolServices) expire(name string, o *offer) {
+func (ts *Services) expire(name string, o *offer) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	// A re-announce that raced the timer moved until and reset the timer.
@@ -274,14 +286,14 @@ func (ts *toolServices) expire(name string, o *offer) {
 		return
 	}
 	delete(ts.byID, name)
-	ts.n.log.Info("service tool expired: not announced again within its ttl", "tool", name)
+	ts.cfg.Logger.Info("service tool expired: not announced again within its ttl", "tool", name)
 	if err := ts.publishLocked(); err != nil {
-		ts.n.log.Error("service tools not updated", "err", err)
+		ts.cfg.Logger.Error("service tools not updated", "err", err)
 	}
 }
 
 // publishLocked hands the current offers to the engine.
-func (ts *toolServices) publishLocked() error {
+func (ts *Services) publishLocked() error {
 	names := make([]string, 0, len(ts.byID))
 	for n := range ts.byID {
 		names = append(names, n)
@@ -291,17 +303,17 @@ func (ts *toolServices) publishLocked() error {
 	for _, n := range names {
 		all = append(all, ts.byID[n].tool)
 	}
-	return ts.n.projects.SetServiceTools(all)
+	return ts.cfg.Engine.SetServiceTools(all)
 }
 
 // tool is the catalog entry of a: its Func sends the call to a.Subject
 // and waits for the reply within the call's timeout.
-func (ts *toolServices) tool(a ToolAnnounce, timeout time.Duration) tools.Tool {
+func (ts *Services) tool(a Announce, timeout time.Duration) tools.Tool {
 	desc := a.Description
 	if a.Safety != nil {
 		desc += fmt.Sprintf(" (the service declares reads=%t writes=%t runs=%t; not verified)", a.Safety.Reads, a.Safety.Writes, a.Safety.Runs)
 	}
-	nc, subject, name := ts.n.conn.nc, a.Subject, a.Name
+	nc, subject, name := ts.cfg.Conn, a.Subject, a.Name
 	return tools.Tool{
 		Name: a.Name, Description: desc,
 		InputSchema: a.InputSchema, OutputSchema: a.OutputSchema,
@@ -311,7 +323,7 @@ func (ts *toolServices) tool(a ToolAnnounce, timeout time.Duration) tools.Tool {
 		Timeout:        timeout,
 		HonoursContext: true,
 		Func: func(ctx context.Context, c *tools.Call) (any, error) {
-			req, _ := json.Marshal(ToolRequest{CallID: c.ID, Tool: name, Args: c.Args})
+			req, _ := json.Marshal(Request{CallID: c.ID, Tool: name, Args: c.Args})
 			m, err := nc.RequestWithContext(ctx, subject, req)
 			switch {
 			case errors.Is(err, nats.ErrNoResponders):
@@ -324,7 +336,7 @@ func (ts *toolServices) tool(a ToolAnnounce, timeout time.Duration) tools.Tool {
 			if len(m.Data) > maxToolReply {
 				return nil, tools.Errorf("too_large", "tool %s: the service's reply of %d bytes is over %d", name, len(m.Data), maxToolReply)
 			}
-			var r ToolReply
+			var r Reply
 			if err := json.Unmarshal(m.Data, &r); err != nil {
 				return nil, tools.Errorf(tools.ReasonToolFailed, "tool %s: the service's reply is not {\"output\":…} or {\"error\":…}: %v", name, err)
 			}
