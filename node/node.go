@@ -128,6 +128,9 @@ type Config struct {
 	// CheckpointMaxBytes bounds the contents kept in DataDir/checkpoints
 	// for conv rewind; 0 means checkpoint.DefaultMaxBytes.
 	CheckpointMaxBytes int64
+	// MCPRemotes are the streamable-HTTP MCP servers projects may use
+	// (serve --mcp-remote); their token variables belong in SecretEnv.
+	MCPRemotes []projects.MCPRemote
 	// Open lists projects to open once the node runs, before it says it
 	// is ready (serve --open); one already open on that root is left as
 	// it is, so the same configuration serves again after a restart.

@@ -22,7 +22,8 @@ func (n *Node) newProjects() error {
 		Sandbox:            n.cfg.Sandbox,
 		Log:                n.evlog,
 		CheckpointMaxBytes: n.cfg.CheckpointMaxBytes,
-		// delegate is the assistant's (node/delegate.go): in the catalog
+		MCPRemotes:         n.cfg.MCPRemotes,
+		// delegate is the assistant's (internal/delegate): in the catalog
 		// so that the policy rules it and its Safety holds it to a mode.
 		Tools: []tools.Tool{assistant.DelegateTool()},
 	}

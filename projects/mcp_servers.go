@@ -342,28 +342,29 @@ func (e *Engine) httpDial(name, url string) mcpclient.Dial {
 	i := slices.IndexFunc(e.cfg.MCPRemotes, func(r MCPRemote) bool { return r.URL == url })
 	return func(ctx context.Context) (mcp.Transport, func() error, error) {
 		if i < 0 {
-			return nil, nil, fmt.Errorf("%w: MCP server %s: url %s is not one the node's operator lets projects use; ask them to add it (projects.Config.MCPRemotes), or remove it from mcp_servers", mcpclient.ErrRefused, name, url)
+			return nil, nil, fmt.Errorf("%w: MCP server %s: url %s is not one the node's operator lets projects use; ask them to allow it (serve --mcp-remote URL, or mcp_remotes in its --config), or remove it from mcp_servers", mcpclient.ErrRefused, name, url)
 		}
 		r := e.cfg.MCPRemotes[i]
 		u, err := neturl.Parse(r.URL)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: MCP server %s: the operator's url %s: %v", mcpclient.ErrRefused, name, r.URL, err)
 		}
-		client := &http.Client{Transport: bearer{env: r.BearerEnv, host: u.Host, next: http.DefaultTransport}}
+		client := &http.Client{Transport: bearer{env: r.BearerEnv, scheme: u.Scheme, host: u.Host, next: http.DefaultTransport}}
 		return &mcp.StreamableClientTransport{Endpoint: r.URL, HTTPClient: client, MaxRetries: -1}, func() error { return nil }, nil
 	}
 }
 
 // bearer adds the operator's token, read from the node's environment at
-// each request, as Authorization, to requests for the operator's host
-// only: a server that redirects elsewhere does not pass the token on.
+// each request, as Authorization, to requests for the operator's scheme
+// and host only: a server that redirects elsewhere, or from https to
+// plain http on the same host, does not pass the token on.
 type bearer struct {
-	env, host string
-	next      http.RoundTripper
+	env, scheme, host string
+	next              http.RoundTripper
 }
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	if b.env != "" && r.URL.Host == b.host {
+	if b.env != "" && r.URL.Scheme == b.scheme && r.URL.Host == b.host {
 		if tok := os.Getenv(b.env); tok != "" {
 			r = r.Clone(r.Context())
 			r.Header.Set("Authorization", "Bearer "+tok)

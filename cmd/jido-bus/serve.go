@@ -65,6 +65,9 @@ type serveConfig struct {
 	// its value (serve_checkpoints.go).
 	checkpointMax   string
 	checkpointBytes int64
+
+	mcpRemoteFlags []string             // --mcp-remote as given
+	mcpRemotes     []projects.MCPRemote // the HTTP MCP servers projects may use (serve_mcp.go)
 }
 
 func newServeCmd() *cobra.Command {
@@ -119,6 +122,9 @@ provider's key or a JIDO_SECRET_* variable. Model providers are the
 operator's: openai (key in $OPENAI_API_KEY) and anthropic
 ($ANTHROPIC_API_KEY), and more with --provider NAME=KIND,base_url=URL,
 key_env=VAR; a project's .jido/config.yaml chooses one by name and a model.
+Streamable-HTTP MCP servers are the operator's too: a project's
+mcp_servers: reaches only a URL listed with --mcp-remote URL,bearer_env=VAR,
+and the token in VAR goes to that host only.
 
 With --cluster the node is one of several on a NATS cluster with
 JetStream (--nats-url nats://a:4222,nats://b:4222,…, whose servers must
@@ -184,7 +190,7 @@ start once with --accept-wal-loss to keep the entries before the damage
 	f.StringVar(&cfg.natsURL, "nats-url", "", "connect to this NATS server instead of starting an embedded one (nats://host:port)")
 	addDataDirFlag(cmd, &cfg.dataDir)
 	f.StringVar(&cfg.prefix, "prefix", bus.DefaultPrefix, "first token(s) of every jido-bus subject")
-	f.StringVar(&cfg.configPath, "config", "", "YAML file of settings (listen, data_dir, prefix, users, tls, insecure, metrics, webhooks, http, commands, providers, sandbox); flags override it")
+	f.StringVar(&cfg.configPath, "config", "", "YAML file of settings (listen, data_dir, prefix, users, tls, insecure, metrics, webhooks, http, commands, providers, context_window, sandbox, checkpoints, mcp_remotes, emit_stream, cluster); flags override it")
 	f.StringVar(&cfg.user, "user", "", "the admin clients log in as (embedded server), or the user the node gives (--nats-url); env JIDO_USER, default admin; its password from $JIDO_PASSWORD")
 	f.StringVar(&cfg.password, "password", "", "password of --user; prefer $JIDO_PASSWORD (ps shows command lines)")
 	f.StringVar(&cfg.token, "token", "", "token of the one admin (embedded server; excludes users), or the token the node gives (--nats-url); prefer $JIDO_TOKEN")
@@ -205,6 +211,7 @@ start once with --accept-wal-loss to keep the entries before the damage
 	addServeSecretFlags(cmd, &cfg)
 	addServeSandboxFlags(cmd, &cfg)
 	addServeCheckpointFlags(cmd, &cfg)
+	addServeMCPFlags(cmd, &cfg)
 	addServeEmitStreamFlags(cmd, &cfg)
 	addServeClusterFlags(cmd, &cfg)
 	f.BoolVar(&cfg.acceptWALLoss, "accept-wal-loss", false, "start even if the event log's write-ahead log is damaged, dropping the entries after the damage (they are copied aside)")
@@ -268,6 +275,7 @@ func runServe(ctx context.Context, cfg serveConfig) error {
 		HTTP:               cfg.http,
 		Sandbox:            cfg.sandbox,
 		CheckpointMaxBytes: cfg.checkpointBytes,
+		MCPRemotes:         cfg.mcpRemotes,
 		Open:               openRequests(cfg.open),
 		CommandEnv:         cfg.commandEnv,
 		Providers:          cfg.providers,

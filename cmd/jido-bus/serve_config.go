@@ -47,6 +47,8 @@ type serveFile struct {
 	EmitStream serveEmitStreamFile `yaml:"emit_stream"`
 	// Cluster is the cluster: section (serve_cluster.go).
 	Cluster serveClusterFile `yaml:"cluster"`
+	// MCPRemotes is the mcp_remotes: section (serve_mcp.go).
+	MCPRemotes []serveMCPRemoteFile `yaml:"mcp_remotes"`
 }
 
 // serveUser is one entry of the file's users: a name, a role, and either a
@@ -201,6 +203,9 @@ func resolveServeConfig(cmd *cobra.Command, flags *serveConfig, getenv func(stri
 		return cfg, err
 	}
 	if err := resolveServeSecrets(&cfg, file, changed); err != nil {
+		return cfg, err
+	}
+	if err := resolveServeMCP(&cfg, file.MCPRemotes, changed, getenv); err != nil {
 		return cfg, err
 	}
 	if err := resolveServeSandbox(&cfg, file.Sandbox, changed); err != nil {
