@@ -33,6 +33,7 @@ import (
 	"github.com/jido-bus/jido-bus/agents/runtime"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/goroutines"
 	"github.com/jido-bus/jido-bus/projects/assets"
 	"github.com/jido-bus/jido-bus/projects/checkpoint"
 	"github.com/jido-bus/jido-bus/projects/layout"
@@ -146,7 +147,7 @@ type Engine struct {
 	// no caller's request holds; Close cancels it and waits for them.
 	runCtx   context.Context
 	stopRun  context.CancelFunc
-	resuming sync.WaitGroup
+	resuming goroutines.Group
 }
 
 // NewEngine returns an engine with no project open; Restore brings back

@@ -133,16 +133,20 @@ func (e *Engine) resumeWorkflows(ctx context.Context, p *project) {
 		}
 		tc := tools.ToolCall{ID: run.call.CallID, Name: run.call.Tool, Args: run.call.Args}
 		e.log.Info("workflow resumed", "project", p.id, "call", tc.ID, "tool", tc.Name, "steps_done", len(done))
-		e.resuming.Add(1)
-		go func() {
-			defer e.resuming.Done()
+		started := e.resuming.Go(func() {
 			res, err := p.runner.Resume(e.runCtx, tc, done)
 			if err != nil {
 				e.log.Warn("resumed workflow failed", "project", p.id, "call", tc.ID, "err", err)
 				return
 			}
 			e.log.Info("resumed workflow completed", "project", p.id, "call", res.CallID)
-		}()
+		})
+		if !started {
+			// The engine closes: the run stays unfinished in the log and
+			// the next start resumes it.
+			e.log.Info("workflow not resumed: the engine is closing", "project", p.id, "call", tc.ID)
+			return
+		}
 	}
 }
 

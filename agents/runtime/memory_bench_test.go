@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"runtime"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/eventlog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // discardStore commits nothing and remembers nothing, so that what a
@@ -121,21 +123,22 @@ func measureAgents(b *testing.B, n int) {
 
 // waitIdle waits until no agent has work queued or a loop running.
 func waitIdle(b *testing.B, rt *Runtime) {
-	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		busy := false
+	// A million agents may take minutes to settle: longer than a test's
+	// Eventually waits.
+	err := testkit.Poll(5*time.Minute, func() error {
 		rt.mu.RLock()
+		defer rt.mu.RUnlock()
 		for _, s := range rt.agents {
 			s.mu.Lock()
-			busy = s.inboxRunning || s.queueRunning || len(s.inbox) > 0 || len(s.queue) > 0 || len(s.effects) > 0
+			busy := s.inboxRunning || s.queueRunning || len(s.inbox) > 0 || len(s.queue) > 0 || len(s.effects) > 0
 			s.mu.Unlock()
 			if busy {
-				break
+				return errors.New("busy")
 			}
 		}
-		rt.mu.RUnlock()
-		if !busy {
-			return
-		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal("agents still busy after 5 minutes")
 	}
-	b.Fatal("agents still busy after 5 minutes")
 }

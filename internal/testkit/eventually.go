@@ -56,6 +56,12 @@ func fail(t testing.TB, what string, err error) {
 // errNotYet is what Eventually's condition says while it is false.
 var errNotYet = errors.New("not yet")
 
+// Poll is Eventually's wait for a caller without a test to fail — a test
+// cluster's set-up, a benchmark's own deadline: it calls cond, backing off
+// as Eventually does, until it returns nil or timeout has passed, and
+// returns cond's last error.
+func Poll(timeout time.Duration, cond func() error) error { return poll(timeout, cond) }
+
 // poll calls cond until it returns nil or timeout has passed since the
 // first call, and returns cond's last error.
 func poll(timeout time.Duration, cond func() error) error {

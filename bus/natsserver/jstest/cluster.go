@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
@@ -140,8 +141,9 @@ func (c *Cluster) Close() error {
 // waitForMeta waits until a JetStream meta leader is elected and every
 // server is current with it: only then are stream creations answered.
 func (c *Cluster) waitForMeta() error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	// Elections run on the servers' own timers and announce nothing a
+	// caller outside can wait on, so poll the state.
+	err := testkit.Poll(30*time.Second, func() error {
 		ready, leader := true, false
 		for _, s := range c.Servers {
 			if !s.JetStreamEnabled() || !s.JetStreamIsCurrent() {
@@ -151,16 +153,15 @@ func (c *Cluster) waitForMeta() error {
 				leader = true
 			}
 		}
-		if ready && leader {
-			return nil
+		if !ready || !leader {
+			return errors.New("not yet")
 		}
-		if time.Now().After(deadline) {
-			return errors.New("jstest: no JetStream meta leader after 30s; the cluster did not form")
-		}
-		// Elections run on the servers' own timers and announce nothing
-		// a caller outside can wait on, so poll the state briefly.
-		time.Sleep(20 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		return errors.New("jstest: no JetStream meta leader after 30s; the cluster did not form")
 	}
+	return nil
 }
 
 // URLs is the client URLs of every server, comma-separated, as nats.Connect
