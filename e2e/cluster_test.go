@@ -20,6 +20,7 @@ import (
 	"github.com/jido-bus/jido-bus/bus/natsserver/jstest"
 	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/eventlog/jslog"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // The cluster tests run jido-bus nodes, as child processes of the real
@@ -317,16 +318,19 @@ func (a *acker) verifyEmits(ids []string) {
 	// ones may still be on their way when the load stops.
 	var short []string
 	lostInFlight := 0
-	for range 300 {
+	var infoErr error
+	_ = testkit.Poll(30*time.Second, func() error {
 		info, err := st.Info(a.t.Context(), jetstream.WithSubjectFilter("jido.emit.*.counter.changed"))
-		if err != nil {
-			a.t.Fatal(err)
+		if infoErr = err; err != nil {
+			return err
 		}
 		if info.Config.Replicas != 3 {
-			a.t.Fatalf("the emit stream has %d replicas, want the log's 3", info.Config.Replicas)
+			a.t.Errorf("the emit stream has %d replicas, want the log's 3", info.Config.Replicas)
+			return nil
 		}
 		short, lostInFlight = short[:0], 0
 		a.mu.Lock()
+		defer a.mu.Unlock()
 		for _, id := range ids {
 			got, want := info.State.Subjects["jido.emit."+id+".counter.changed"], uint64(len(a.acked[id]))
 			switch {
@@ -338,11 +342,13 @@ func (a *acker) verifyEmits(ids []string) {
 				lostInFlight += int(want - got)
 			}
 		}
-		a.mu.Unlock()
 		if len(short) == 0 || a.t.Failed() {
-			break
+			return nil
 		}
-		time.Sleep(100 * time.Millisecond)
+		return errors.New("emits still on their way")
+	})
+	if infoErr != nil {
+		a.t.Fatalf("the emit stream's info: %v", infoErr)
 	}
 	if len(short) > 0 {
 		a.t.Errorf("the emit stream is missing emits after 30s, more than the %d NATS servers that went down can explain: %v", a.serversLost, short)
