@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/goccy/go-yaml"
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/conversation"
 	"github.com/jido-bus/jido-bus/projects/policy"
@@ -82,7 +84,11 @@ func (e *Engine) StartWorktree(ctx context.Context, id, conv string, asked bool)
 	if !asked {
 		s, _, err := e.Settings(id)
 		if err != nil {
-			return nil, fmt.Errorf("project %s: cannot tell whether its conversations work in worktrees: %w", id, err)
+			// A mistake elsewhere in the config fails every model call of
+			// the conversation, saying what, so nothing of it runs; its
+			// worktree key alone decides here, and a file no YAML reader
+			// reads runs nothing either.
+			s.Worktree = e.worktreeKey(p)
 		}
 		if !s.Worktree {
 			return nil, nil
@@ -331,4 +337,21 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
 	}
 	return strings.TrimSpace(out.String()), nil
+}
+
+// worktreeKey is the worktree key of project p's config read on its own,
+// for a config the strict Settings refuses for a mistake elsewhere; false
+// when the file is missing or no YAML at all.
+func (e *Engine) worktreeKey(p *project) bool {
+	data, err := p.rootDir.ReadFile(path.Join(p.dataDir, ConfigFile), maxConfigBytes)
+	if err != nil {
+		return false
+	}
+	var f struct {
+		Worktree bool `yaml:"worktree"`
+	}
+	if yaml.Unmarshal(data, &f) != nil {
+		return false
+	}
+	return f.Worktree
 }
