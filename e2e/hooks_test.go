@@ -95,8 +95,10 @@ func TestHooksOnTheBusThroughTheBinary(t *testing.T) {
 	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	to := any("b.txt")
-	rewriteTo.Store(&to)
+	// Each value is stored afresh: the replicas read it on their own
+	// goroutines.
+	rewrite := func(v any) { rewriteTo.Store(&v) }
+	rewrite("b.txt")
 	es = rig.hookedTurn(t, "hk", "rewrite")
 	if !es.has("conversation.hook.decided", `"decision":"allow"`, `"args":{"content":"one","path":"b.txt"}`, `"by":"go-rewriter"`) ||
 		len(es.call("conversation.tool.completed", "w1")) != 1 {
@@ -108,12 +110,12 @@ func TestHooksOnTheBusThroughTheBinary(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "a.txt")); err == nil {
 		t.Fatal("a.txt was written: the model's arguments ran, not the hook's")
 	}
-	to = 7 // not a string: the tool's input schema refuses it
+	rewrite(7) // not a string: the tool's input schema refuses it
 	es = rig.hookedTurn(t, "hk", "invalid")
 	if !es.has("conversation.tool.failed", `"type":"invalid_args"`, "at /path: got number") {
 		t.Fatalf("a rewrite into invalid arguments:\n%s", es)
 	}
-	to = "../escape.txt" // outside the root: the sandbox refuses it
+	rewrite("../escape.txt") // outside the root: the sandbox refuses it
 	es = rig.hookedTurn(t, "hk", "escape")
 	if len(es.call("conversation.tool.completed", "w1")) != 0 || !es.has("conversation.tool.failed", "outside") {
 		t.Fatalf("a rewrite out of the project:\n%s", es)

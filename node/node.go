@@ -373,7 +373,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if n.runner, err = projections.NewRunner(n.evlog, n.store, projections.Options{Logger: log}, views.Projections(views.Options{})...); err != nil {
 		return nil, err
 	}
-	if n.conv, err = convapi.New(convapi.Config{Runtime: n.rt, Log: n.evlog, Runner: n.runner, Projects: n.projects, Files: n.projects, Bus: n.bus, Logger: log}); err != nil {
+	if n.conv, err = convapi.New(convapi.Config{Runtime: n.rt, Log: n.evlog, Runner: n.runner, Projects: n.projects, Files: n.projects, InFlight: n.assistant.InFlight, Bus: n.bus, Logger: log}); err != nil {
 		return nil, err
 	}
 	// Resuming folds each conversation's own stream, so it does not wait

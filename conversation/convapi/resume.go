@@ -59,7 +59,7 @@ func (s *Service) resume(ctx context.Context, key, why string) error {
 	// never committed; it is interrupted all the same, so the loop asks
 	// again rather than wait for it forever.
 	if info, err := s.rt.State(key); err == nil {
-		if as, err := conversation.ReadState(info.State); err == nil && as.Loop.Request != "" && (st.LLMRequest == nil || st.LLMRequest.EventID != as.Loop.Request) {
+		if as, err := conversation.ReadState(info.State); err == nil && as.Loop.Request != "" && (st.LLMRequest == nil || st.LLMRequest.EventID != as.Loop.Request) && !s.callRuns(key, as.Loop.Request) {
 			ev, err := s.llmInterrupted(key, as.Loop.Request, why)
 			if err != nil {
 				return err
@@ -84,4 +84,12 @@ func (s *Service) llmInterrupted(key, req, why string) (bus.Signal, error) {
 	return conversation.NewEvent(key, conversation.LLMFailed, "interrupted."+req, req, s.now().UTC(), conversation.Data{
 		Error: bus.Errorf(conversation.ReasonInterrupted, "LLM call %s did not finish: %s", req, why),
 	})
+}
+
+// callRuns reports whether LLM call req of conversation key runs in this
+// process: a retry the loop decided after the restart (the recovered call
+// closed interrupted by its executor), whose request is recorded once its
+// project's settings are read — not work the restart left unfinished.
+func (s *Service) callRuns(key, req string) bool {
+	return s.inFlight != nil && s.inFlight(key, req)
 }

@@ -38,6 +38,10 @@ type Projects interface {
 // Config configures a Service. Runtime, Log, Runner and Projects are
 // required.
 type Config struct {
+	// InFlight reports whether this process makes LLM call req of
+	// conversation key now (the assistant's); Resume leaves such a call
+	// alone. Nil: none is.
+	InFlight func(key, req string) bool
 	// Runtime runs the conversation agents (type conversation.AgentType).
 	Runtime *runtime.Runtime
 	// Log is the node's event log, which holds each conversation's stream.
@@ -73,6 +77,7 @@ type Service struct {
 	projects Projects
 	bus      *natsbus.Bus
 	files    Files
+	inFlight func(key, req string) bool
 	now      func() time.Time
 	logger   *slog.Logger
 }
@@ -90,7 +95,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	return &Service{
 		rt: cfg.Runtime, log: cfg.Log, reader: Reader{Runner: cfg.Runner, Log: cfg.Log},
-		projects: cfg.Projects, bus: cfg.Bus, files: cfg.Files, now: cfg.Now, logger: cfg.Logger,
+		projects: cfg.Projects, bus: cfg.Bus, files: cfg.Files, inFlight: cfg.InFlight, now: cfg.Now, logger: cfg.Logger,
 	}, nil
 }
 

@@ -195,6 +195,17 @@ func (a *Assistant) Close() error {
 // start runs work for conversation key under id, cancellable by
 // CancelTurn and by Close. Once Close has begun, work does not run (as
 // work Close stopped, the restart records it interrupted).
+// InFlight reports whether this process is making call id (an LLM
+// request, a tool call) of conversation key now: a node's resume after a
+// restart must not close as interrupted a call the loop decided again
+// after the restart and that runs (convapi.Config.InFlight).
+func (a *Assistant) InFlight(key, id string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.inflight[key][id]
+	return ok
+}
+
 func (a *Assistant) start(key, id string, work func(ctx context.Context)) {
 	ctx, cancel := context.WithCancelCause(a.ctx)
 	a.mu.Lock()
