@@ -198,6 +198,12 @@ func (e *Engine) runMCPServers(p *project, cfg map[string]MCPServerConfig) {
 	}
 	e.mcp.all[p.id] = &projectMCP{cfg: cfg, servers: ss}
 	e.mcp.mu.Unlock()
+	// A server may have listed its tools before it was registered here,
+	// and its OnChange then rebuilt the catalog without them: rebuild
+	// once they are all findable.
+	if len(ss) > 0 {
+		e.mcpChanged(p)
+	}
 }
 
 // stopMCPServers stops project id's servers and waits for their
