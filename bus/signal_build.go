@@ -185,6 +185,24 @@ func HasSource(s *Signal) bool {
 	return s.Source() != ""
 }
 
+// SourceString returns s.Source() without building the string when the
+// source is a plain absolute path, as every agent's is ("/agent/<id>"):
+// the sdk's getter runs url.URL.String, an allocation for each signal
+// encoded for NATS. Any other shape takes the getter.
+func SourceString(s *Signal) string {
+	if ec, ok := s.Context.(*event.EventContextV1); ok && ec != nil && isPlainURLPath(&ec.Source.URL) {
+		return ec.Source.URL.Path
+	}
+	return s.Source()
+}
+
+// isPlainURLPath reports whether u.String() is u.Path: a URL with a plain
+// absolute path (isPlainPath) and nothing else.
+func isPlainURLPath(u *url.URL) bool {
+	return u.Scheme == "" && u.Opaque == "" && u.User == nil && u.Host == "" && u.RawPath == "" &&
+		!u.ForceQuery && u.RawQuery == "" && u.Fragment == "" && isPlainPath(u.Path)
+}
+
 func hasSource(ec *event.EventContextV1) bool {
 	// URIRef.String builds a string; the zero URL is empty without it, and
 	// nearly every other source is surely not empty.

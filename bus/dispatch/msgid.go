@@ -17,5 +17,12 @@ const HeaderMsgID = "Nats-Msg-Id"
 // their sources. The same emit published again after a crash has the same
 // source and id, hence the same MsgID.
 func MsgID(s *bus.Signal) string {
-	return strconv.Quote(s.Source()) + " " + strconv.Quote(s.ID())
+	return string(appendMsgID(nil, s))
+}
+
+// appendMsgID appends MsgID(s) to dst.
+func appendMsgID(dst []byte, s *bus.Signal) []byte {
+	dst = strconv.AppendQuote(dst, bus.SourceString(s))
+	dst = append(dst, ' ')
+	return strconv.AppendQuote(dst, s.ID())
 }

@@ -54,12 +54,15 @@ func PositionFrom(ctx context.Context) (Position, bool) {
 	return p, ok
 }
 
-// setHeaders writes p into h.
-func (p Position) setHeaders(h nats.Header) {
-	h[HeaderStream] = []string{p.Stream}
-	h[HeaderSeq] = []string{strconv.FormatUint(p.Seq, 10)}
-	h[HeaderGlobalSeq] = []string{strconv.FormatUint(p.GlobalSeq, 10)}
-	h[HeaderEmitIndex] = []string{strconv.Itoa(p.Index)}
+// appendHeaders appends p's Jido-Seq, Jido-Global-Seq and Jido-Emit-Index
+// values to dst, one after the other, and returns where each ends.
+func (p Position) appendHeaders(dst []byte) (_ []byte, seqEnd, globalEnd, indexEnd int) {
+	dst = strconv.AppendUint(dst, p.Seq, 10)
+	seqEnd = len(dst)
+	dst = strconv.AppendUint(dst, p.GlobalSeq, 10)
+	globalEnd = len(dst)
+	dst = strconv.AppendInt(dst, int64(p.Index), 10)
+	return dst, seqEnd, globalEnd, len(dst)
 }
 
 // PositionOf reads the Position from the headers of an emit; ok is false
