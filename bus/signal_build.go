@@ -41,6 +41,10 @@ func ParseSource(s string) Source {
 // nil.
 func (s Source) Err() error { return s.err }
 
+// URIRef returns the source as SetSource would store it in a CloudEvents
+// 1.0 context, or the error it would have recorded.
+func (s Source) URIRef() (types.URIRef, error) { return s.ref, s.err }
+
 // isPlainPath reports whether url.Parse(s) is exactly url.URL{Path: s}: s
 // starts with one '/' (two would start an authority) and holds only
 // unreserved characters and '/', which url.Parse neither unescapes nor

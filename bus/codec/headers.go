@@ -44,7 +44,6 @@ type header struct {
 type attrHeaders struct {
 	found bool
 	known [numAttrs]header // key == "" when absent
-	ext   []header         // sorted by name
 	// rawBytes is the length of every attribute value as sent.
 	rawBytes int
 }
@@ -55,9 +54,15 @@ type attrHeaders struct {
 // two values of one header) is refused, since which of the two a reader
 // took would otherwise depend on map order. Of several faults the one on
 // the first attribute name in order is reported, so the same message is
-// always refused the same way.
-func readAttrHeaders(h nats.Header) (attrHeaders, error) {
+// always refused the same way. The extension headers are appended to
+// ext and returned sorted by name: the caller may back ext with an array
+// on its stack (a cast carries one to three: causation, correlation,
+// trace), where a growing slice was an allocation or two per inbound
+// signal. They are kept out of attrHeaders, which error messages quote:
+// escape analysis would move the array to the heap with them.
+func readAttrHeaders(h nats.Header, ext []header) (attrHeaders, []header, error) {
 	var a attrHeaders
+	ext = ext[:0]
 	var fault string // the lower-case name the error is about
 	var faultErr error
 	fail := func(name string, err error) {
@@ -96,19 +101,19 @@ func readAttrHeaders(h nats.Header) (attrHeaders, error) {
 			a.known[i] = hd
 			continue
 		}
-		a.ext = append(a.ext, hd)
+		ext = append(ext, hd)
 	}
-	if len(a.ext) > 1 {
-		slices.SortFunc(a.ext, func(x, y header) int {
+	if len(ext) > 1 {
+		slices.SortFunc(ext, func(x, y header) int {
 			return cmp.Or(strings.Compare(x.name, y.name), strings.Compare(x.key, y.key))
 		})
-		for i := 1; i < len(a.ext); i++ {
-			if a.ext[i].name == a.ext[i-1].name {
-				fail(a.ext[i].name, duplicate(a.ext[i-1].key, a.ext[i].key))
+		for i := 1; i < len(ext); i++ {
+			if ext[i].name == ext[i-1].name {
+				fail(ext[i].name, duplicate(ext[i-1].key, ext[i].key))
 			}
 		}
 	}
-	return a, faultErr
+	return a, ext, faultErr
 }
 
 func duplicate(k1, k2 string) error {

@@ -31,11 +31,20 @@ func BenchmarkBusDecode(b *testing.B) {
 	if err := bus.SetJSONData(&sig, append(data, '}')); err != nil {
 		b.Fatal(err)
 	}
+	// The same cast as an agent's answer carries it: its causation and
+	// correlation.
+	ext := sig.Clone()
+	ext.SetExtension(bus.ExtCausationID, "01JDQ7ZV3M6Y2S3QK0F5N8C9TB")
+	ext.SetExtension(bus.ExtCorrelationID, "conv-7")
 	bs := New(nil, Options{})
 	const subject = "jido.agent.counter-17.counter.increment"
-	for _, mode := range []codec.Mode{codec.Binary, codec.Structured} {
-		b.Run(mode.String(), func(b *testing.B) {
-			msg, err := codec.Encode(subject, &sig, mode)
+	for _, c := range []struct {
+		name string
+		sig  *bus.Signal
+		mode codec.Mode
+	}{{"binary", &sig, codec.Binary}, {"binary_extensions", &ext, codec.Binary}, {"structured", &sig, codec.Structured}} {
+		b.Run(c.name, func(b *testing.B) {
+			msg, err := codec.Encode(subject, c.sig, c.mode)
 			if err != nil {
 				b.Fatal(err)
 			}
