@@ -34,10 +34,12 @@ type Decoder struct {
 // Errors are *bus.Error values naming what is wrong; Decode never panics.
 func (d *Decoder) Decode(msg *nats.Msg, subjectType string) (bus.Signal, Mode, error) {
 	max := d.Limits.DataLimit()
-	ct, err := headerOnce(msg.Header, HeaderContentType)
-	if err != nil {
-		return bus.Signal{}, Binary, err
+	var extBuf [4]header // see readAttrHeaders
+	attrs, ext, attrErr := readAttrHeaders(msg.Header, extBuf[:0])
+	if attrs.contentTypes > 1 {
+		return bus.Signal{}, Binary, bus.Errorf(bus.ReasonMalformed, "header %s is sent more than once; send one", HeaderContentType)
 	}
+	ct := attrs.contentType
 	if isStructured(ct) {
 		if limit := structuredLimit(max, d.Limits.InputAttributeBytes()); limit > 0 && len(msg.Data) > limit {
 			return bus.Signal{}, Structured, bus.Errorf(bus.ReasonTooLarge, "structured body is %d bytes, more than data of %d bytes and attributes within the limits take", len(msg.Data), max)
@@ -51,7 +53,7 @@ func (d *Decoder) Decode(msg *nats.Msg, subjectType string) (bus.Signal, Mode, e
 	if max > 0 && len(msg.Data) > max {
 		return bus.Signal{}, Binary, bus.Errorf(bus.ReasonTooLarge, "data is %d bytes, the limit is %d", len(msg.Data), max)
 	}
-	s, found, err := decodeBinary(msg, ct, d.Limits.InputAttributeBytes())
+	s, found, err := decodeBinary(msg, &attrs, ext, attrErr, ct, d.Limits.InputAttributeBytes())
 	if err != nil {
 		return bus.Signal{}, Binary, err
 	}
@@ -130,16 +132,15 @@ func isStructured(contentType string) bool {
 	return strings.EqualFold(strings.TrimSpace(mt), ContentTypeStructured)
 }
 
-// decodeBinary reads the ce- headers of msg; contentType is its
-// content-type header, the data's type when no ce-datacontenttype says
-// it. found is false when msg has none, which makes it a plain message.
+// decodeBinary reads the ce- headers of msg, as readAttrHeaders found
+// them (a, ext, and its error); contentType is its content-type header,
+// the data's type when no ce-datacontenttype says it. found is false when
+// msg has none, which makes it a plain message.
 // Every value is checked as a CloudEvents string once percent-decoded, and
 // the error names the header it came in. maxAttr is the input attribute
 // limit (negative for none): headers far over it are refused before they
 // are decoded one by one.
-func decodeBinary(msg *nats.Msg, contentType string, maxAttr int) (s bus.Signal, found bool, err error) {
-	var extBuf [4]header
-	a, ext, err := readAttrHeaders(msg.Header, extBuf[:0])
+func decodeBinary(msg *nats.Msg, a *attrHeaders, ext []header, err error, contentType string, maxAttr int) (s bus.Signal, found bool, _ error) {
 	if !a.found || err != nil {
 		return s, a.found, err
 	}
