@@ -14,7 +14,8 @@ import (
 // it (agents/runtime execEmit): the default nats target, the agent's own
 // emit subject, a Position in the context, and a signal shaped as a
 // counter's answer to a cast (an id derived from its input's, the agent's
-// source, its input as causation, the decision's time, JSON data). The
+// source, its input as causation, the decision's time, JSON data), its
+// position in a context derived for it as execEmit derives one. The
 // allocations per op are the emit path's budget per signal; the embedded
 // server takes what is published, flushed at the end.
 func BenchmarkRuntimeEmit(b *testing.B) {
@@ -28,7 +29,7 @@ func BenchmarkRuntimeEmit(b *testing.B) {
 	if err := bus.SetJSONData(&sig, map[string]int{"count": 3}); err != nil {
 		b.Fatal(err)
 	}
-	ctx := WithPosition(context.Background(), Position{Stream: "agent/counter-17", Seq: 4242, GlobalSeq: 1234567, Index: 0})
+	pos := Position{Stream: "agent/counter-17", Seq: 4242, GlobalSeq: 1234567, Index: 0}
 	for _, mode := range []string{ModeBinary, ModeStructured} {
 		b.Run(mode, func(b *testing.B) {
 			d, err := New(Config{Mode: mode}, Env{Conn: nc})
@@ -37,7 +38,7 @@ func BenchmarkRuntimeEmit(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := d.Dispatch(ctx, "counter-17", &sig); err != nil {
+				if err := d.Dispatch(WithPosition(context.Background(), pos), "counter-17", &sig); err != nil {
 					b.Fatal(err)
 				}
 			}
