@@ -24,9 +24,9 @@ type Message struct {
 	vals []string // backs the header values, one capped slice each
 }
 
-// maxKeptHeaders bounds the header values a Message keeps room for
-// between signals, so that one signal with many extensions does not keep
-// a large array alive in a pool.
+// maxKeptHeaders bounds the headers a Message keeps room for between
+// signals, so that one signal with many extensions does not keep a large
+// map and array alive in a pool.
 const maxKeptHeaders = 64
 
 // EncodeInto encodes s into m on subject, as Encode does, replacing what
@@ -40,9 +40,12 @@ func (m *Message) EncodeInto(subject string, s *bus.Signal, mode Mode) error {
 // Reset empties m, keeping its map and array, and lets go of the last
 // signal's data.
 func (m *Message) Reset() {
-	if m.Msg.Header == nil {
+	switch {
+	case m.Msg.Header == nil || len(m.Msg.Header) > maxKeptHeaders:
+		// A map that grew for a signal with many extensions is let go,
+		// as clear would keep its size.
 		m.Msg.Header = make(nats.Header, 16)
-	} else {
+	default:
 		clear(m.Msg.Header)
 	}
 	if cap(m.vals) > maxKeptHeaders {
