@@ -22,7 +22,22 @@ func MsgID(s *bus.Signal) string {
 
 // appendMsgID appends MsgID(s) to dst.
 func appendMsgID(dst []byte, s *bus.Signal) []byte {
-	dst = strconv.AppendQuote(dst, bus.SourceString(s))
+	dst = appendQuoted(dst, bus.SourceString(s))
 	dst = append(dst, ' ')
-	return strconv.AppendQuote(dst, s.ID())
+	return appendQuoted(dst, s.ID())
+}
+
+// appendQuoted appends strconv.Quote(v) to dst. Sources and ids are
+// nearly always printable ASCII without '"' or '\\', which Quote writes
+// as they are between quotes; strconv decodes rune by rune to find that
+// out (8% of an emit's Dispatch in BenchmarkRuntimeEmit's profile).
+func appendQuoted(dst []byte, v string) []byte {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return strconv.AppendQuote(dst, v)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, v...)
+	return append(dst, '"')
 }
