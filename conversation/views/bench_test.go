@@ -17,12 +17,15 @@ import (
 	"github.com/jido-bus/jido-bus/projections"
 )
 
-// benchTurn is one cycle of a conversation's events; conversations repeat
-// it (after conversation.started) until they have their share of events.
-var benchTurn = []struct {
+// benchStep is one event of a turn: its type and data.
+type benchStep struct {
 	typ  string
 	data string
-}{
+}
+
+// benchTurn is one cycle of a conversation's events; conversations repeat
+// it (after conversation.started) until they have their share of events.
+var benchTurn = []benchStep{
 	{conversation.UserMessage, `{"text":"Please look at the failing test in parser_test.go and fix it."}`},
 	{conversation.LLMRequested, `{"model":"m1"}`},
 	{conversation.LLMCompleted, `{"model":"m1","usage":{"input_tokens":1200,"output_tokens":80},"latency_ms":900}`},
@@ -34,6 +37,41 @@ var benchTurn = []struct {
 	{conversation.LLMCompleted, `{"model":"m1","usage":{"input_tokens":1500,"output_tokens":120},"latency_ms":1100}`},
 	{conversation.AssistantMessage, `{"text":"The test expects a trailing newline; the parser drops it. Fixed."}`},
 }
+
+// assistantTurn is benchTurn as the assistant's loop and executor write
+// it: llm.requested names the step, attempt, provider and the context's
+// window and size (and the instruction files sent), llm.completed the cost
+// and the stop reason, conversation.started the loop's version and mode,
+// and the tool call is a write_file whose result lists the file it
+// changed. benchTurn has only the members the first read models used,
+// which a rebuild from a real log does not see.
+var assistantTurn = []benchStep{
+	{conversation.UserMessage, `{"text":"Please look at the failing test in parser_test.go and fix it."}`},
+	{conversation.LLMRequested, `{"attempt":1,"context_tokens":1180,"instructions":["AGENTS.md"],"model":"m1","provider":"openai","step":1,"window":128000}`},
+	{conversation.LLMCompleted, `{"model":"m1","usage":{"input_tokens":1200,"output_tokens":80},"latency_ms":900,"stop_reason":"tool_use","tool_calls":1,"cost_usd":0.0042}`},
+	{conversation.AssistantMessage, `{"text":"I will fix the test.","tool_calls":1}`},
+	{conversation.ToolRequested, `{"call_id":"CALL","name":"write_file","args":{"path":"parser_test.go","content":"package parser\n"}}`},
+	{conversation.ToolStarted, `{"call_id":"CALL"}`},
+	{conversation.ToolCompleted, `{"call_id":"CALL","output":"wrote 15 bytes","duration_ms":4,"files":[{"path":"parser_test.go","before":"sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08","after":"sha256:60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752"}]}`},
+	{conversation.LLMRequested, `{"attempt":1,"context_tokens":1490,"instructions":["AGENTS.md"],"model":"m1","provider":"openai","step":2,"window":128000}`},
+	{conversation.LLMCompleted, `{"model":"m1","usage":{"input_tokens":1500,"output_tokens":120},"latency_ms":1100,"stop_reason":"end_turn","cost_usd":0.0061}`},
+	{conversation.AssistantMessage, `{"text":"The test expects a trailing newline; the parser drops it. Fixed."}`},
+}
+
+// benchShape is how the fixture's conversations are written: their turn
+// and the data of their conversation.started (%[1]d the project's number,
+// %[2]d the conversation's).
+type benchShape struct {
+	name    string
+	turn    []benchStep
+	started string
+}
+
+var (
+	benchShapeBench = benchShape{"bench", benchTurn, `{"project_id":"p%[1]d","conversation_id":"c%[2]d","system":"You are a coding assistant."}`}
+	// benchShapeAssistant is a log as the assistant writes it.
+	benchShapeAssistant = benchShape{"assistant", assistantTurn, `{"project_id":"p%[1]d","conversation_id":"c%[2]d","system":"You are a coding assistant.","assistant":true,"loop":2,"mode":"auto"}`}
+)
 
 type benchFixture struct {
 	dir           string
@@ -47,7 +85,7 @@ const benchDirEnv = "CONV_BENCH_DIR"
 
 var (
 	fixtureMu sync.Mutex
-	fixtures  = map[int]*benchFixture{}
+	fixtures  = map[string]*benchFixture{}
 )
 
 // removeFixtures deletes the logs the benchmarks built.
@@ -64,17 +102,21 @@ func removeFixtures() {
 // fixture builds, once per process, a log of events conversation events
 // across convs conversations. Conversations run a hundred at a time,
 // interleaved event by event, as concurrent conversations do.
-func fixture(b *testing.B, events, convs int) *benchFixture {
+func fixture(b *testing.B, events, convs int, shape benchShape) *benchFixture {
 	fixtureMu.Lock()
 	defer fixtureMu.Unlock()
-	if f, ok := fixtures[events]; ok {
+	name := "events-" + strconv.Itoa(events)
+	if shape.name != benchShapeBench.name {
+		name += "-" + shape.name
+	}
+	if f, ok := fixtures[name]; ok {
 		return f
 	}
 	f := &benchFixture{events: events, convs: convs}
 	if keep := os.Getenv(benchDirEnv); keep != "" {
-		f.dir, f.keep = filepath.Join(keep, "events-"+strconv.Itoa(events)), true
+		f.dir, f.keep = filepath.Join(keep, name), true
 		if _, err := os.Stat(filepath.Join(f.dir, "complete")); err == nil {
-			fixtures[events] = f
+			fixtures[name] = f
 			return f
 		}
 		if err := os.RemoveAll(f.dir); err != nil {
@@ -90,8 +132,8 @@ func fixture(b *testing.B, events, convs int) *benchFixture {
 		}
 		f.dir = dir
 	}
-	fixtures[events] = f
-	buildLog(b, filepath.Join(f.dir, "log"), events, convs)
+	fixtures[name] = f
+	buildLog(b, filepath.Join(f.dir, "log"), events, convs, shape)
 	// The timed part measures a rebuild from a log at rest.
 	eventlogtest.Settle(b, filepath.Join(f.dir, "log"))
 	if err := os.WriteFile(filepath.Join(f.dir, "complete"), nil, 0o644); err != nil {
@@ -101,7 +143,7 @@ func fixture(b *testing.B, events, convs int) *benchFixture {
 }
 
 // buildLog appends the fixture's events to a new log in dir.
-func buildLog(b *testing.B, dir string, events, convs int) {
+func buildLog(b *testing.B, dir string, events, convs int, shape benchShape) {
 	l, err := eventlog.Open(dir, eventlog.Options{NoSync: true})
 	if err != nil {
 		b.Fatal(err)
@@ -115,12 +157,12 @@ func buildLog(b *testing.B, dir string, events, convs int) {
 			parts := make([]eventlog.StreamAppend, 0, active)
 			for c := first; c < min(first+active, convs); c++ {
 				key := fmt.Sprintf("p%d/c%d", c%10, c)
-				typ, data := conversation.Started, fmt.Sprintf(`{"project_id":"p%d","conversation_id":"c%d","system":"You are a coding assistant."}`, c%10, c)
+				typ, data := conversation.Started, fmt.Sprintf(shape.started, c%10, c)
 				if i > 0 {
-					step := benchTurn[(i-1)%len(benchTurn)]
+					step := shape.turn[(i-1)%len(shape.turn)]
 					typ, data = step.typ, step.data
 					if data[2:9] == "call_id" {
-						data = fmt.Sprintf(`{"call_id":"k%d"`, (i-1)/len(benchTurn)) + data[len(`{"call_id":"CALL"`):]
+						data = fmt.Sprintf(`{"call_id":"k%d"`, (i-1)/len(shape.turn)) + data[len(`{"call_id":"CALL"`):]
 					}
 				}
 				s := bus.Signal{}
@@ -143,16 +185,29 @@ func buildLog(b *testing.B, dir string, events, convs int) {
 // BenchmarkRebuild folds a whole log into the four read models from an
 // empty projection store: one op is one full rebuild. The 1,000,000-event
 // log (10,000 conversations) is built once per process, which takes a
-// while; run it with -bench 'Rebuild/events=1000000' -benchtime 1x.
+// while; run it with -bench 'Rebuild/events=1000000' -benchtime 1x. The
+// shape=assistant runs fold events written as the assistant writes them
+// (assistantTurn).
 func BenchmarkRebuild(b *testing.B) {
-	for _, size := range []struct{ events, convs int }{{100_000, 1_000}, {1_000_000, 10_000}} {
-		b.Run(fmt.Sprintf("events=%d/conversations=%d", size.events, size.convs), func(b *testing.B) {
-			f := fixture(b, size.events, size.convs)
+	for _, size := range []struct {
+		events, convs int
+		shape         benchShape
+	}{
+		{100_000, 1_000, benchShapeBench}, {1_000_000, 10_000, benchShapeBench},
+		{100_000, 1_000, benchShapeAssistant}, {1_000_000, 10_000, benchShapeAssistant},
+	} {
+		name := fmt.Sprintf("events=%d/conversations=%d", size.events, size.convs)
+		if size.shape.name != benchShapeBench.name {
+			name += "/shape=" + size.shape.name
+		}
+		b.Run(name, func(b *testing.B) {
+			f := fixture(b, size.events, size.convs, size.shape)
 			l, err := eventlog.Open(filepath.Join(f.dir, "log"), eventlog.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer l.Close()
+			b.ReportAllocs()
 			b.ResetTimer()
 			var elapsed time.Duration
 			for range b.N {
