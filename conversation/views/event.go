@@ -24,10 +24,13 @@ type Event struct {
 }
 
 // decoded is shared by the four read models, so each entry's data is
-// decoded once however many of them a runner folds.
-var decoded = projections.NewMemo(decodeEntry)
+// decoded once however many of them a runner folds. The entries a runner
+// folds come from the log and own their memory, which never changes, so
+// the members of their data are views of it, not copies.
+var decoded = projections.NewMemo(func(e *eventlog.Entry) *Event { return decodeEntry(e, true) })
 
-func decodeEntry(e *eventlog.Entry) *Event {
+// decodeEntry decodes e; shared as in conversation.DecodeDataInto.
+func decodeEntry(e *eventlog.Entry, shared bool) *Event {
 	ev := &Event{
 		Type:        e.Event.Type(),
 		ID:          e.Event.ID(),
@@ -41,18 +44,17 @@ func decodeEntry(e *eventlog.Entry) *Event {
 		ev.Time = e.Time
 	}
 	if data := e.Event.Data(); len(data) > 0 {
-		d, err := conversation.DecodeData(data)
-		if err != nil {
-			d = conversation.Data{}
+		if err := conversation.DecodeDataInto(&ev.Data, data, shared); err != nil {
+			ev.Data = conversation.Data{}
 			ev.Invalid = err.Error()
 		}
-		ev.Data = d
 	}
 	return ev
 }
 
-// Decode returns the Event of a log entry, for folds outside a runner.
-func Decode(e eventlog.Entry) *Event { return decodeEntry(&e) }
+// Decode returns the Event of a log entry, for folds outside a runner. Its
+// data shares no memory with the entry.
+func Decode(e eventlog.Entry) *Event { return decodeEntry(&e, false) }
 
 // The read models are projections.Preparers: a runner decodes each entry
 // on the goroutine that reads the log ahead of the fold, and the first
