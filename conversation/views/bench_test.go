@@ -240,3 +240,76 @@ func BenchmarkRebuild(b *testing.B) {
 		})
 	}
 }
+
+// foldedBenchConversation folds one conversation of the fixture's shape,
+// its 100 events, into the four read models, without a log.
+func foldedBenchConversation(b *testing.B, shape benchShape) (*Timeline, *LLMContext, *Status, *Diagnostics, []*projections.Entry) {
+	var entries []*projections.Entry
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 100 {
+		typ, data := conversation.Started, fmt.Sprintf(shape.started, 1, 1)
+		if i > 0 {
+			step := shape.turn[(i-1)%len(shape.turn)]
+			typ, data = step.typ, step.data
+			if data[2:9] == "call_id" {
+				data = fmt.Sprintf(`{"call_id":"k%d"`, (i-1)/len(shape.turn)) + data[len(`{"call_id":"CALL"`):]
+			}
+		}
+		s := bus.Signal{}
+		s.SetSpecVersion(bus.SpecVersion)
+		s.SetType(typ)
+		s.SetID(fmt.Sprintf("e%d", i))
+		s.SetSource("/bench")
+		s.SetTime(t0.Add(time.Duration(i) * time.Second))
+		s.SetExtension(bus.ExtCausationID, fmt.Sprintf("e%d", max(i-1, 0)))
+		s.SetData("application/json", []byte(data))
+		entries = append(entries, projections.NewEntry(eventlog.Entry{Stream: conversation.Stream("p1/c1"), Seq: uint64(i + 1), GlobalSeq: uint64(i + 1), Event: s}))
+	}
+	tl, lc, st, dg := TimelineProjection{}.Init(), LLMContextProjection{}.Init(), StatusProjection{}.Init(), DiagnosticsProjection{}.Init()
+	for _, e := range entries {
+		tl = TimelineProjection{}.Apply(tl, e)
+		lc = LLMContextProjection{}.Apply(lc, e)
+		st = StatusProjection{}.Apply(st, e)
+		dg = DiagnosticsProjection{}.Apply(dg, e)
+	}
+	return tl, lc, st, dg, entries
+}
+
+// BenchmarkEncodeStates encodes the timeline and llm_context of a
+// 100-event conversation as a checkpoint does (AppendJSON into a reused
+// buffer).
+func BenchmarkEncodeStates(b *testing.B) {
+	for _, shape := range []benchShape{benchShapeBench, benchShapeAssistant} {
+		b.Run("shape="+shape.name, func(b *testing.B) {
+			tl, lc, _, _, _ := foldedBenchConversation(b, shape)
+			var buf []byte
+			b.ReportAllocs()
+			for b.Loop() {
+				var ok1, ok2 bool
+				buf, ok1 = tl.AppendJSON(buf[:0])
+				buf, ok2 = lc.AppendJSON(buf)
+				if !ok1 || !ok2 {
+					b.Fatal("AppendJSON declined")
+				}
+			}
+			b.SetBytes(int64(len(buf)))
+		})
+	}
+}
+
+// BenchmarkDecodeEvents decodes the events of a 100-event conversation as
+// a runner does, into an Event it reuses; per op, one event.
+func BenchmarkDecodeEvents(b *testing.B) {
+	for _, shape := range []benchShape{benchShapeBench, benchShapeAssistant} {
+		b.Run("shape="+shape.name, func(b *testing.B) {
+			_, _, _, _, entries := foldedBenchConversation(b, shape)
+			ev := new(Event)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				decodeInto(ev, &entries[i%len(entries)].Entry, true)
+				i++
+			}
+		})
+	}
+}
