@@ -244,9 +244,14 @@ func BenchmarkRebuild(b *testing.B) {
 // foldedBenchConversation folds one conversation of the fixture's shape,
 // its 100 events, into the four read models, without a log.
 func foldedBenchConversation(b *testing.B, shape benchShape) (*Timeline, *LLMContext, *Status, *Diagnostics, []*projections.Entry) {
+	return foldedBenchEvents(b, shape, 100)
+}
+
+// foldedBenchEvents is foldedBenchConversation of n events.
+func foldedBenchEvents(b *testing.B, shape benchShape, n int) (*Timeline, *LLMContext, *Status, *Diagnostics, []*projections.Entry) {
 	var entries []*projections.Entry
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := range 100 {
+	for i := range n {
 		typ, data := conversation.Started, fmt.Sprintf(shape.started, 1, 1)
 		if i > 0 {
 			step := shape.turn[(i-1)%len(shape.turn)]
@@ -308,6 +313,41 @@ func BenchmarkDecodeEvents(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				decodeInto(ev, &entries[i%len(entries)].Entry, true)
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkFoldConversation folds a conversation of the assistant's shape
+// into the four read models, its events decoded beforehand; per op, one
+// event. With 2,000 events it shows what each event costs in a long
+// conversation: a fold that searches the whole state per event grows
+// with it.
+func BenchmarkFoldConversation(b *testing.B) {
+	for _, n := range []int{100, 2000} {
+		b.Run(fmt.Sprintf("events=%d", n), func(b *testing.B) {
+			_, _, _, _, entries := foldedBenchEvents(b, benchShapeAssistant, n)
+			for _, e := range entries {
+				decoded.Of(e)
+			}
+			b.ReportAllocs()
+			var (
+				tl *Timeline
+				lc *LLMContext
+				st *Status
+				dg *Diagnostics
+			)
+			i := 0
+			for b.Loop() {
+				if i%n == 0 {
+					tl, lc, st, dg = TimelineProjection{}.Init(), LLMContextProjection{}.Init(), StatusProjection{}.Init(), DiagnosticsProjection{}.Init()
+				}
+				e := entries[i%n]
+				tl = TimelineProjection{}.Apply(tl, e)
+				lc = LLMContextProjection{}.Apply(lc, e)
+				st = StatusProjection{}.Apply(st, e)
+				dg = DiagnosticsProjection{}.Apply(dg, e)
 				i++
 			}
 		})

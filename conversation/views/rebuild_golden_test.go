@@ -490,3 +490,58 @@ func (g *convGen) rare(turn int) {
 		g.emit(conversation.UserMessage, "", "", `{"text":null,"index":"x"}`)
 	}
 }
+
+// TestFoldAfterEveryReloadMatches folds every conversation of the rich
+// corpus twice into each read model: straight, and with the state encoded
+// and decoded again after every event, as a Runner does when it evicts a
+// state and reads it back from the store. What a read model keeps only in
+// memory (Timeline's count of orphan outcomes) must not change the result.
+func TestFoldAfterEveryReloadMatches(t *testing.T) {
+	dir := t.TempDir()
+	l, err := eventlog.Open(filepath.Join(dir, "log"), eventlog.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	richCorpus(t, l)
+	streams := l.Streams(conversation.StreamPrefix)
+	if len(streams) < 40 {
+		t.Fatalf("%d conversations in the corpus", len(streams))
+	}
+	for _, info := range streams {
+		var entries []*projections.Entry
+		for e, err := range l.ReadStream(info.Stream, eventlog.ReadOptions{Types: conversation.TypePattern}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries = append(entries, projections.NewEntry(e))
+		}
+		foldBothWays[*Timeline](t, info.Stream, TimelineProjection{}, entries)
+		foldBothWays[*LLMContext](t, info.Stream, LLMContextProjection{}, entries)
+		foldBothWays[*Status](t, info.Stream, StatusProjection{}, entries)
+		foldBothWays[*Diagnostics](t, info.Stream, DiagnosticsProjection{}, entries)
+	}
+}
+
+func foldBothWays[S any](t *testing.T, stream string, p projections.Projection[S], entries []*projections.Entry) {
+	t.Helper()
+	straight, reloaded := p.Init(), p.Init()
+	for _, e := range entries {
+		straight = p.Apply(straight, e)
+		reloaded = p.Apply(reloaded, e)
+		b, err := json.Marshal(reloaded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var again S
+		if err := json.Unmarshal(b, &again); err != nil {
+			t.Fatal(err)
+		}
+		reloaded = again
+	}
+	a, _ := json.Marshal(straight)
+	b, _ := json.Marshal(reloaded)
+	if !bytes.Equal(a, b) {
+		t.Errorf("%s %s: folded straight\n%s\nreloaded after every event\n%s", p.Name(), stream, a, b)
+	}
+}
