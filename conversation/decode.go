@@ -47,6 +47,23 @@ func DecodeDataInto(d *Data, b []byte, shared bool) error {
 	return json.Unmarshal(b, d)
 }
 
+// UnquoteString returns the string a JSON text holds (a string between
+// optional whitespace) exactly as json.Unmarshal into a string gives it,
+// and false for any other text and for the strings it leaves to
+// encoding/json (invalid UTF-8). A tool's output is usually a string, and
+// unmarshalling it through reflection for every tool result of a rebuild
+// cost more than the rest of its decoding.
+func UnquoteString(b []byte) (string, bool) {
+	p := dataParser{b: b}
+	p.space()
+	s, ok := p.string()
+	if !ok {
+		return "", false
+	}
+	p.space()
+	return s, p.i == len(p.b)
+}
+
 // dataParser reads JSON from b; every method reports false as soon as the
 // input is anything it does not handle, and the caller then falls back to
 // encoding/json.

@@ -42,6 +42,27 @@ func FuzzDecodeData(f *testing.F) {
 	})
 }
 
+// FuzzUnquoteString checks that UnquoteString gives what json.Unmarshal
+// into a string gives, whenever it answers.
+func FuzzUnquoteString(f *testing.F) {
+	for _, s := range []string{`"wrote 15 bytes"`, ` "a\nb\t\"q\" \u00e9 \ud83d\ude00 \ud800" `, `"<&>"`, `"\u12"`, "\"\xff\"", `"a"x`, `1`, `null`, `""`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, ok := UnquoteString(b)
+		if !ok {
+			return
+		}
+		var want string
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatalf("UnquoteString(%q) = %q, json.Unmarshal refuses it: %v", b, got, err)
+		}
+		if got != want {
+			t.Fatalf("UnquoteString(%q) = %q, json.Unmarshal %q", b, got, want)
+		}
+	})
+}
+
 // TestDecodeDataReadsEveryMember sets each member of Data on its own and
 // checks that the parser reads it without encoding/json and as
 // encoding/json does: a member added to Data without the parser would be
