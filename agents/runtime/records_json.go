@@ -13,6 +13,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/cloudevents/sdk-go/v2/types"
 
+	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
 )
 
@@ -31,6 +32,21 @@ var recordSourceURL = func() url.URL {
 	}
 	return *u
 }()
+
+// cmdRecordOf builds the cmd record of the decision on sig: version is
+// the agent's version after it, carried the outcomes it records. It is
+// the part of deciding a signal that the runtime adds to agents.Step, so
+// BenchmarkDecide measures the two together.
+func cmdRecordOf(codec *agents.DirectiveCodec, sig *bus.Signal, version uint64, now time.Time, directives []agents.Directive, carried []effectResult) (bus.Signal, error) {
+	encoded, err := codec.EncodeAll(directives)
+	if err != nil {
+		return bus.Signal{}, err
+	}
+	count := len(directives)
+	return cmdRecordSignal(cmdRecordID(sig), now, &cmdRecord{
+		Signal: sig.ID(), Version: version, Directives: encoded, Count: &count, Effects: carried,
+	}), nil
+}
 
 // cmdRecordSignal builds the TypeCmd record of cr.
 func cmdRecordSignal(id string, at time.Time, cr *cmdRecord) bus.Signal {

@@ -316,15 +316,14 @@ func (s *server) decideAndCommit(env envelope) {
 		s.refuse(env, e.Err) // not committed: its id stays free
 		return
 	}
-	encoded, err := s.rt.codec.EncodeAll(directives)
+	now := s.rt.now()
+	carried := s.takeEffects()
+	rec, err := cmdRecordOf(s.rt.codec, &env.sig, s.version+1, now, directives, carried)
 	if err != nil {
+		s.putBackEffects(carried)
 		s.refuse(env, fmt.Errorf("agent %s: encode directives of signal %s: %w", s.id, env.sig.ID(), err))
 		return
 	}
-	now := s.rt.now()
-	count := len(directives)
-	carried := s.takeEffects()
-	rec := cmdRecordSignal(cmdRecordID(&env.sig), now, &cmdRecord{Signal: env.sig.ID(), Version: s.version + 1, Directives: encoded, Count: &count, Effects: carried})
 	res, err := s.append(s.rt.ctx, env.sig, rec)
 	if obs := s.rt.cfg.Observer; obs != nil && err == nil {
 		obs.Committed(s.def.Name(), s.rt.now().Sub(now))
