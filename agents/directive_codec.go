@@ -30,6 +30,9 @@ import (
 // decoding are safe for concurrent use.
 type DirectiveCodec struct {
 	decoders map[string]func([]byte) (Directive, error)
+	// builtin says the built-in kinds are registered (NewDirectiveCodec),
+	// so their values are encoded by appendLogForm.
+	builtin bool
 }
 
 // NewDirectiveCodec returns a codec that knows the built-in directive kinds.
@@ -45,6 +48,7 @@ func NewDirectiveCodec() *DirectiveCodec {
 	mustRegister[CronCancel](c)
 	mustRegister[RunInstruction](c)
 	mustRegister[Stop](c)
+	c.builtin = true
 	return c
 }
 
@@ -133,6 +137,23 @@ func isKindWord(s string) bool {
 // error, so that everything written can be read back; an UnknownDirective
 // encodes to the bytes it was decoded from.
 func (c *DirectiveCodec) Encode(d Directive) ([]byte, error) {
+	return c.appendEncoded(nil, d)
+}
+
+// appendEncoded appends d's log form (Encode) to b.
+func (c *DirectiveCodec) appendEncoded(b []byte, d Directive) ([]byte, error) {
+	if c.builtin {
+		if out, ok := appendLogForm(b, d); ok {
+			return out, nil
+		}
+	}
+	enc, err := c.encodeJSON(d)
+	return append(b, enc...), err
+}
+
+// encodeJSON is Encode through encoding/json, the path of every kind
+// appendLogForm does not write.
+func (c *DirectiveCodec) encodeJSON(d Directive) ([]byte, error) {
 	if u, ok := d.(UnknownDirective); ok {
 		var b bytes.Buffer
 		if err := json.Compact(&b, u.Raw); err != nil {
@@ -196,16 +217,26 @@ func (c *DirectiveCodec) Decode(data []byte) (Directive, error) {
 
 // EncodeAll returns the log form of ds as a JSON array.
 func (c *DirectiveCodec) EncodeAll(ds []Directive) ([]byte, error) {
-	out := []byte{'['}
+	out, err := c.AppendAll(make([]byte, 0, 64+256*len(ds)), ds)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AppendAll appends the log form of ds, the JSON array EncodeAll returns,
+// to dst — for a caller that writes it inside a record of its own, such
+// as the runtime's cmd record, without a buffer in between.
+func (c *DirectiveCodec) AppendAll(dst []byte, ds []Directive) ([]byte, error) {
+	out := append(dst, '[')
 	for i, d := range ds {
-		b, err := c.Encode(d)
-		if err != nil {
-			return nil, fmt.Errorf("directive %d: %w", i, err)
-		}
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = append(out, b...)
+		var err error
+		if out, err = c.appendEncoded(out, d); err != nil {
+			return dst, fmt.Errorf("directive %d: %w", i, err)
+		}
 	}
 	return append(out, ']'), nil
 }
