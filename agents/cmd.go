@@ -245,6 +245,9 @@ func (r *run) instruction(st State, in Instruction, depth int) State {
 }
 
 func validateParams(ba *boundAction, params []byte) error {
+	if ba.check != nil && ba.check.valid(params) {
+		return nil
+	}
 	if len(params) == 0 {
 		return ba.params.Validate(map[string]any{})
 	}
