@@ -361,9 +361,13 @@ func (s *server) committed(env envelope, next agents.Agent, directives []agents.
 	s.timers.committed(&env.sig, directives, now)
 	s.publish()
 
-	qs := make([]queued, len(directives))
+	// A decision has a directive or two: they are built on the stack
+	// (enqueueDirectives copies them into the queue), not in a slice of
+	// their own on every signal.
+	var buf [4]queued
+	qs := buf[:0]
 	for i, d := range directives {
-		qs[i] = queued{d: d, version: s.version, index: i, input: env.sig, at: now, seq: seq, gseq: pos.GlobalSeq}
+		qs = append(qs, queued{d: d, version: s.version, index: i, input: env.sig, at: now, seq: seq, gseq: pos.GlobalSeq})
 	}
 	if len(qs) > 0 {
 		qs[len(qs)-1].bytes = env.bytes // the input is held until they ran
