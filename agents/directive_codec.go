@@ -147,19 +147,33 @@ func (c *DirectiveCodec) appendEncoded(b []byte, d Directive) ([]byte, error) {
 			return out, nil
 		}
 	}
-	enc, err := c.encodeJSON(d)
-	return append(b, enc...), err
+	out, err := c.appendJSON(b, d)
+	if err != nil {
+		return b, err
+	}
+	return out, nil
 }
 
 // encodeJSON is Encode through encoding/json, the path of every kind
 // appendLogForm does not write.
 func (c *DirectiveCodec) encodeJSON(d Directive) ([]byte, error) {
+	out, err := c.appendJSON(nil, d)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// appendJSON appends d's log form through encoding/json to b: the
+// directive's JSON with the kind spliced in front, written into b rather
+// than into buffers of its own.
+func (c *DirectiveCodec) appendJSON(b []byte, d Directive) ([]byte, error) {
 	if u, ok := d.(UnknownDirective); ok {
-		var b bytes.Buffer
-		if err := json.Compact(&b, u.Raw); err != nil {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, u.Raw); err != nil {
 			return nil, fmt.Errorf("directive %s: %w", u.Kind, err)
 		}
-		return b.Bytes(), nil
+		return append(b, buf.Bytes()...), nil
 	}
 	if d == nil {
 		return nil, fmt.Errorf("encode directive: nil")
@@ -175,14 +189,12 @@ func (c *DirectiveCodec) encodeJSON(d Directive) ([]byte, error) {
 	if len(body) < 2 || body[0] != '{' {
 		return nil, fmt.Errorf("encode directive %s: %T encodes to %.20s…, want a JSON object", kind, d, body)
 	}
-	kindJSON, _ := json.Marshal(kind)
-	out := make([]byte, 0, len(body)+len(kindJSON)+9)
-	out = append(out, `{"kind":`...)
-	out = append(out, kindJSON...)
+	b = append(b, `{"kind":`...)
+	b = appendJSONString(b, kind)
 	if len(body) > 2 {
-		out = append(out, ',')
+		b = append(b, ',')
 	}
-	return append(out, body[1:]...), nil
+	return append(b, body[1:]...), nil
 }
 
 // Decode reads a log form. A kind this codec does not know decodes to an

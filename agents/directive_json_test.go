@@ -254,3 +254,18 @@ func BenchmarkEncodeEmit(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkEncodeJSONPath encodes a directive appendLogForm leaves to
+// encoding/json (a SpawnAgent with options) into a reused buffer.
+func BenchmarkEncodeJSONPath(b *testing.B) {
+	c := NewDirectiveCodec()
+	dirs := []Directive{SpawnAgent{Type: "probe", Tag: "p1", Opts: map[string]any{"initial_state": map[string]any{"n": 1.0}}}}
+	var buf []byte
+	var err error
+	b.ReportAllocs()
+	for b.Loop() {
+		if buf, err = c.AppendAll(buf[:0], dirs); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
