@@ -147,11 +147,36 @@ func (c *DirectiveCodec) appendEncoded(b []byte, d Directive) ([]byte, error) {
 			return out, nil
 		}
 	}
+	if a, ok := d.(LogFormAppender); ok {
+		kind := d.DirectiveKind()
+		if _, registered := c.decoders[kind]; registered {
+			out := append(b, `{"kind":`...)
+			if out, ok = a.AppendLogForm(AppendJSONString(out, kind)); ok {
+				return append(out, '}'), nil
+			}
+		}
+	}
 	out, err := c.appendJSON(b, d)
 	if err != nil {
 		return b, err
 	}
 	return out, nil
+}
+
+// LogFormAppender is implemented by a directive type of another package
+// that writes its own log form without reflection, as the built-in ones
+// do: the conversation loop's, written on every step of a conversation.
+// AppendLogForm appends to b the members of d's JSON after "kind", each
+// preceded by a comma (nothing for a type without members), exactly as
+// encoding/json writes them for the value — AppendJSONString,
+// AppendSignalJSON and AppendRawJSON write strings, signals and raw JSON
+// so — or reports false, when it cannot write the value exactly, to have
+// encoding/json write it; b's contents past its length are then
+// unspecified. Its package should hold the two to the same bytes in a
+// test.
+type LogFormAppender interface {
+	Directive
+	AppendLogForm(b []byte) ([]byte, bool)
 }
 
 // encodeJSON is Encode through encoding/json, the path of every kind
@@ -190,7 +215,7 @@ func (c *DirectiveCodec) appendJSON(b []byte, d Directive) ([]byte, error) {
 		return nil, fmt.Errorf("encode directive %s: %T encodes to %.20s…, want a JSON object", kind, d, body)
 	}
 	b = append(b, `{"kind":`...)
-	b = appendJSONString(b, kind)
+	b = AppendJSONString(b, kind)
 	if len(body) > 2 {
 		b = append(b, ',')
 	}

@@ -36,7 +36,7 @@ func appendLogForm(b []byte, d Directive) ([]byte, bool) {
 	switch d := d.(type) {
 	case Emit:
 		b = append(b, `{"kind":"emit","signal":`...)
-		if b, ok = appendSignalJSON(b, &d.Signal); !ok {
+		if b, ok = AppendSignalJSON(b, &d.Signal); !ok {
 			return b, false
 		}
 		if d.Dispatch != nil {
@@ -49,45 +49,45 @@ func appendLogForm(b []byte, d Directive) ([]byte, bool) {
 			b = append(b, "null"...)
 		} else {
 			b = append(b, `{"type":`...)
-			b = appendJSONString(b, d.Err.Type)
+			b = AppendJSONString(b, d.Err.Type)
 			b = append(b, `,"message":`...)
-			b = appendJSONString(b, d.Err.Message)
+			b = AppendJSONString(b, d.Err.Message)
 			b = append(b, '}')
 		}
 		b = append(b, `,"context":`...)
-		b = appendJSONString(b, d.Context)
+		b = AppendJSONString(b, d.Context)
 		if d.Action != "" {
 			b = append(b, `,"action":`...)
-			b = appendJSONString(b, d.Action)
+			b = AppendJSONString(b, d.Action)
 		}
 	case Schedule:
 		b = append(b, `{"kind":"schedule","delay_ms":`...)
 		b = strconv.AppendInt(b, d.Delay.Milliseconds(), 10)
 		b = append(b, `,"signal":`...)
-		if b, ok = appendSignalJSON(b, &d.Signal); !ok {
+		if b, ok = AppendSignalJSON(b, &d.Signal); !ok {
 			return b, false
 		}
 	case ScheduleCancel:
 		b = append(b, `{"kind":"schedule_cancel","signal_id":`...)
-		b = appendJSONString(b, d.SignalID)
+		b = AppendJSONString(b, d.SignalID)
 	case Cron:
 		b = append(b, `{"kind":"cron","job_id":`...)
-		b = appendJSONString(b, d.JobID)
+		b = AppendJSONString(b, d.JobID)
 		b = append(b, `,"expr":`...)
-		b = appendJSONString(b, d.Expr)
+		b = AppendJSONString(b, d.Expr)
 		if d.Signal != nil {
 			b = append(b, `,"signal":`...)
-			if b, ok = appendSignalJSON(b, d.Signal); !ok {
+			if b, ok = AppendSignalJSON(b, d.Signal); !ok {
 				return b, false
 			}
 		}
 		if d.TZ != "" {
 			b = append(b, `,"tz":`...)
-			b = appendJSONString(b, d.TZ)
+			b = AppendJSONString(b, d.TZ)
 		}
 	case CronCancel:
 		b = append(b, `{"kind":"cron_cancel","job_id":`...)
-		b = appendJSONString(b, d.JobID)
+		b = AppendJSONString(b, d.JobID)
 	case RunInstruction:
 		b = append(b, `{"kind":"run_instruction","instruction":`...)
 		if b, ok = appendInstruction(b, &d.Instruction); !ok {
@@ -95,32 +95,32 @@ func appendLogForm(b []byte, d Directive) ([]byte, bool) {
 		}
 		if d.ResultAction != "" {
 			b = append(b, `,"result_action":`...)
-			b = appendJSONString(b, d.ResultAction)
+			b = AppendJSONString(b, d.ResultAction)
 		}
 	case SpawnAgent:
 		if len(d.Opts) > 0 || len(d.Meta) > 0 {
 			return b, false // maps of any: encoding/json's business
 		}
 		b = append(b, `{"kind":"spawn_agent","type":`...)
-		b = appendJSONString(b, d.Type)
+		b = AppendJSONString(b, d.Type)
 		b = append(b, `,"tag":`...)
-		b = appendJSONString(b, d.Tag)
+		b = AppendJSONString(b, d.Tag)
 		if d.Restart != "" {
 			b = append(b, `,"restart":`...)
-			b = appendJSONString(b, d.Restart)
+			b = AppendJSONString(b, d.Restart)
 		}
 	case StopChild:
 		b = append(b, `{"kind":"stop_child","tag":`...)
-		b = appendJSONString(b, d.Tag)
+		b = AppendJSONString(b, d.Tag)
 		if d.Reason != "" {
 			b = append(b, `,"reason":`...)
-			b = appendJSONString(b, d.Reason)
+			b = AppendJSONString(b, d.Reason)
 		}
 	case Stop:
 		b = append(b, `{"kind":"stop"`...)
 		if d.Reason != "" {
 			b = append(b, `,"reason":`...)
-			b = appendJSONString(b, d.Reason)
+			b = AppendJSONString(b, d.Reason)
 		}
 	default:
 		return b, false
@@ -130,10 +130,10 @@ func appendLogForm(b []byte, d Directive) ([]byte, bool) {
 
 func appendDispatch(b []byte, d *Dispatch) []byte {
 	b = append(b, `{"adapter":`...)
-	b = appendJSONString(b, d.Adapter)
+	b = AppendJSONString(b, d.Adapter)
 	if d.Target != "" {
 		b = append(b, `,"target":`...)
-		b = appendJSONString(b, d.Target)
+		b = AppendJSONString(b, d.Target)
 	}
 	if len(d.Options) > 0 {
 		b = append(b, `,"options":{`...)
@@ -141,9 +141,9 @@ func appendDispatch(b []byte, d *Dispatch) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, k)
+			b = AppendJSONString(b, k)
 			b = append(b, ':')
-			b = appendJSONString(b, d.Options[k])
+			b = AppendJSONString(b, d.Options[k])
 		}
 		b = append(b, '}')
 	}
@@ -167,11 +167,11 @@ func sortedKeys(m map[string]string) []string {
 // appendInstruction writes in as encoding/json does (Instruction's tags).
 func appendInstruction(b []byte, in *Instruction) ([]byte, bool) {
 	b = append(b, `{"action":`...)
-	b = appendJSONString(b, in.Action)
+	b = AppendJSONString(b, in.Action)
 	if len(in.Params) > 0 {
 		var ok bool
 		b = append(b, `,"params":`...)
-		if b, ok = appendCompactJSON(b, in.Params); !ok {
+		if b, ok = AppendRawJSON(b, in.Params); !ok {
 			return b, false
 		}
 	}
@@ -212,12 +212,15 @@ func appendMember(b []byte, start int, name, v string) []byte {
 	b = append(b, '"')
 	b = append(b, name...)
 	b = append(b, `":`...)
-	return appendJSONString(b, v)
+	return AppendJSONString(b, v)
 }
 
-// appendSignalJSON writes s as encoding/json writes a bus.Signal: the
-// sdk's MarshalJSON (event.WriteJson) compacted with HTML escaping.
-func appendSignalJSON(b []byte, s *bus.Signal) ([]byte, bool) {
+// AppendSignalJSON appends s as encoding/json writes a bus.Signal: the
+// sdk's MarshalJSON (event.WriteJson) compacted with HTML escaping. It
+// reports false, b's contents past len(b) then unspecified, for a signal
+// it cannot write exactly so (see appendLogForm); a LogFormAppender then
+// declines too.
+func AppendSignalJSON(b []byte, s *bus.Signal) ([]byte, bool) {
 	ec, ok := s.Context.(*event.EventContextV1)
 	if !ok || ec == nil || ec.DataSchema != nil {
 		return b, false
@@ -249,7 +252,7 @@ func appendSignalJSON(b []byte, s *bus.Signal) ([]byte, bool) {
 			return b, false
 		}
 		b = append(b, `,"data":`...)
-		if b, ok = appendCompactJSON(b, s.DataEncoded); !ok {
+		if b, ok = AppendRawJSON(b, s.DataEncoded); !ok {
 			return b, false
 		}
 	}
@@ -316,7 +319,7 @@ const hexDigits = "0123456789abcdef"
 
 // signalSafe holds the bytes both string encoders copy as they are: from
 // ' ' up, except '"', '\\', the HTML characters and 0xE2, which may
-// begin U+2028 or U+2029. (appendJSONString reads only its ASCII half.)
+// begin U+2028 or U+2029. (AppendJSONString reads only its ASCII half.)
 var signalSafe = func() (t [256]bool) {
 	for c := 0x20; c < 256; c++ {
 		switch c {
@@ -372,9 +375,9 @@ func appendSignalString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// appendJSONString writes s as encoding/json writes a string: HTML
+// AppendJSONString appends s as encoding/json writes a string: HTML
 // characters, U+2028 and U+2029 escaped, invalid UTF-8 as U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
+func AppendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -424,11 +427,12 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// appendCompactJSON writes raw JSON as encoding/json writes a
-// json.Marshaler's output: checked, white space outside strings dropped,
-// '<', '>', '&', U+2028 and U+2029 escaped. It reports false for input
-// that is not valid JSON (encoding/json's error).
-func appendCompactJSON(b, raw []byte) ([]byte, bool) {
+// AppendRawJSON appends raw JSON (a json.RawMessage, or any
+// json.Marshaler's output) as encoding/json writes it: checked, white
+// space outside strings dropped, '<', '>', '&', U+2028 and U+2029
+// escaped. It reports false for input that is not valid JSON
+// (encoding/json's error).
+func AppendRawJSON(b, raw []byte) ([]byte, bool) {
 	if !json.Valid(raw) {
 		return b, false
 	}
