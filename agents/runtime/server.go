@@ -323,15 +323,14 @@ func (s *server) decideAndCommit(env envelope) {
 		s.refuse(env, e.Err) // not committed: its id stays free
 		return
 	}
-	encoded, err := s.rt.codec.EncodeAll(directives)
+	now := s.rt.now()
+	carried := s.takeEffects()
+	rec, err := cmdRecordOf(s.rt.codec, &env.sig, s.version+1, now, directives, carried)
 	if err != nil {
+		s.putBackEffects(carried)
 		s.refuse(env, fmt.Errorf("agent %s: encode directives of signal %s: %w", s.id, env.sig.ID(), err))
 		return
 	}
-	now := s.rt.now()
-	count := len(directives)
-	carried := s.takeEffects()
-	rec := cmdRecordSignal(cmdRecordID(&env.sig), now, &cmdRecord{Signal: env.sig.ID(), Version: s.version + 1, Directives: encoded, Count: &count, Effects: carried})
 	res, err := s.append(s.rt.ctx, env.sig, rec)
 	if obs := s.rt.cfg.Observer; obs != nil && err == nil {
 		obs.Committed(s.def.Name(), s.rt.now().Sub(now))
@@ -369,9 +368,13 @@ func (s *server) committed(env envelope, next agents.Agent, directives []agents.
 	s.timers.committed(&env.sig, directives, now)
 	s.publish()
 
-	qs := make([]queued, len(directives))
+	// A decision has a directive or two: they are built on the stack
+	// (enqueueDirectives copies them into the queue), not in a slice of
+	// their own on every signal.
+	var buf [4]queued
+	qs := buf[:0]
 	for i, d := range directives {
-		qs[i] = queued{d: d, version: s.version, index: i, input: env.sig, at: now, seq: seq, gseq: pos.GlobalSeq}
+		qs = append(qs, queued{d: d, version: s.version, index: i, input: env.sig, at: now, seq: seq, gseq: pos.GlobalSeq})
 	}
 	if len(qs) > 0 {
 		qs[len(qs)-1].bytes = env.bytes // the input is held until they ran
