@@ -41,6 +41,10 @@ func ParseSource(s string) Source {
 // nil.
 func (s Source) Err() error { return s.err }
 
+// URIRef returns the source as SetSource would store it in a CloudEvents
+// 1.0 context, or the error it would have recorded.
+func (s Source) URIRef() (types.URIRef, error) { return s.ref, s.err }
+
 // isPlainPath reports whether url.Parse(s) is exactly url.URL{Path: s}: s
 // starts with one '/' (two would start an authority) and holds only
 // unreserved characters and '/', which url.Parse neither unescapes nor
@@ -183,6 +187,24 @@ func HasSource(s *Signal) bool {
 		return hasSource(ec)
 	}
 	return s.Source() != ""
+}
+
+// SourceString returns s.Source() without building the string when the
+// source is a plain absolute path, as every agent's is ("/agent/<id>"):
+// the sdk's getter runs url.URL.String, an allocation for each signal
+// encoded for NATS. Any other shape takes the getter.
+func SourceString(s *Signal) string {
+	if ec, ok := s.Context.(*event.EventContextV1); ok && ec != nil && isPlainURLPath(&ec.Source.URL) {
+		return ec.Source.URL.Path
+	}
+	return s.Source()
+}
+
+// isPlainURLPath reports whether u.String() is u.Path: a URL with a plain
+// absolute path (isPlainPath) and nothing else.
+func isPlainURLPath(u *url.URL) bool {
+	return u.Scheme == "" && u.Opaque == "" && u.User == nil && u.Host == "" && u.RawPath == "" &&
+		!u.ForceQuery && u.RawQuery == "" && u.Fragment == "" && isPlainPath(u.Path)
 }
 
 func hasSource(ec *event.EventContextV1) bool {

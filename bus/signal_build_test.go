@@ -218,3 +218,23 @@ func TestNewJSONSignalMatchesSDK(t *testing.T) {
 		}
 	}
 }
+
+// TestSourceStringIsSource: SourceString is what the sdk's getter returns,
+// for sources in the shape it takes without the getter and for those it
+// leaves to it.
+func TestSourceStringIsSource(t *testing.T) {
+	for _, src := range []string{
+		"/agent/c1", "/agent/team-1/worker_2", "/a.b~c", "/", "/agent/a b", "/agent/%41", "/agent/ü",
+		"//host/path", "jido-bus:runtime", "https://example.com/x?y#z", "nats:jido.agent.c1.t", "rel/path", "/p?q", "/p#f",
+	} {
+		s := event.New(SpecVersion)
+		s.SetSource(src)
+		if got, want := SourceString(&s), s.Source(); got != want {
+			t.Errorf("SourceString of %q = %q, want %q", src, got, want)
+		}
+	}
+	var none Signal
+	if got := SourceString(&none); got != "" {
+		t.Errorf("SourceString of a signal without context = %q", got)
+	}
+}

@@ -176,8 +176,7 @@ func genericAttributeBytes(s *Signal, check bool) (int, error) {
 // which url.URL.String writes as they are.
 func uriBytes(name string, u *url.URL, check bool) (int, error) {
 	switch {
-	case u.Scheme == "" && u.Opaque == "" && u.User == nil && u.Host == "" && u.RawPath == "" &&
-		!u.ForceQuery && u.RawQuery == "" && u.Fragment == "" && isPlainPath(u.Path):
+	case isPlainURLPath(u):
 		return len(u.Path), nil
 	case u.Scheme != "" && u.Opaque != "" && u.User == nil && u.Host == "" && u.Path == "" &&
 		!u.ForceQuery && u.RawQuery == "" && u.Fragment == "":

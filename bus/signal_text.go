@@ -29,7 +29,43 @@ func checkAttributes(s *Signal) (int, error) {
 func CheckAttributeText(name, v string) error { return checkText(name, v) }
 
 func checkText(name, v string) error {
-	for i := 0; i < len(v); {
+	// Nearly every attribute is printable ASCII: eight bytes at a time,
+	// a word passes when no byte has its top bit set (non-ASCII), is below
+	// 0x20 or is 0x7f; the loop below looks at the rest, and finds what a
+	// word that fails holds. Every signal's attributes are checked here
+	// when it is decoded, appended and dispatched.
+	i := 0
+	for ; i+8 <= len(v); i += 8 {
+		if !printableASCII8(load64(v[i : i+8])) {
+			break
+		}
+	}
+	return checkTextFrom(name, v, i)
+}
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// load64 reads s's first eight bytes as one word (the compiler makes it
+// one load).
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// printableASCII8 reports whether each byte of w is in 0x20–0x7e.
+func printableASCII8(w uint64) bool {
+	// A byte b < 0x20 sets its top bit in b-0x20 (b has it clear: ASCII);
+	// b == 0x7f is b+1 == 0x80. Borrows and carries between bytes happen
+	// only from a byte that is itself caught, so no word passes wrongly.
+	return w&msb == 0 && (w-0x20*lsb)&msb == 0 && (w+lsb)&msb == 0
+}
+
+func checkTextFrom(name, v string, i int) error {
+	for i < len(v) {
 		c := v[i]
 		if c < utf8.RuneSelf {
 			if c < 0x20 || c == 0x7f {

@@ -63,6 +63,16 @@ func (s Subjects) Signal(t string) string { return s.prefix() + ".signal." + t }
 // Emit returns the subject on which agent id emits a signal of type t.
 func (s Subjects) Emit(id, t string) string { return s.prefix() + ".emit." + id + "." + t }
 
+// AppendEmit appends Emit(id, t) to dst, for a caller that builds the
+// subject with other text into one string.
+func (s Subjects) AppendEmit(dst []byte, id, t string) []byte {
+	dst = append(dst, s.prefix()...)
+	dst = append(dst, ".emit."...)
+	dst = append(dst, id...)
+	dst = append(dst, '.')
+	return append(dst, t...)
+}
+
 // API returns the control-plane subject of verb in area ("agent", "start").
 func (s Subjects) API(area, verb string) string { return s.prefix() + ".api." + area + "." + verb }
 

@@ -3,7 +3,6 @@ package codec
 import (
 	"bytes"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -35,10 +34,12 @@ type Decoder struct {
 // Errors are *bus.Error values naming what is wrong; Decode never panics.
 func (d *Decoder) Decode(msg *nats.Msg, subjectType string) (bus.Signal, Mode, error) {
 	max := d.Limits.DataLimit()
-	ct, err := headerOnce(msg.Header, HeaderContentType)
-	if err != nil {
-		return bus.Signal{}, Binary, err
+	var extBuf [4]header // see readAttrHeaders
+	attrs, ext, attrErr := readAttrHeaders(msg.Header, extBuf[:0])
+	if attrs.contentTypes > 1 {
+		return bus.Signal{}, Binary, bus.Errorf(bus.ReasonMalformed, "header %s is sent more than once; send one", HeaderContentType)
 	}
+	ct := attrs.contentType
 	if isStructured(ct) {
 		if limit := structuredLimit(max, d.Limits.InputAttributeBytes()); limit > 0 && len(msg.Data) > limit {
 			return bus.Signal{}, Structured, bus.Errorf(bus.ReasonTooLarge, "structured body is %d bytes, more than data of %d bytes and attributes within the limits take", len(msg.Data), max)
@@ -52,7 +53,7 @@ func (d *Decoder) Decode(msg *nats.Msg, subjectType string) (bus.Signal, Mode, e
 	if max > 0 && len(msg.Data) > max {
 		return bus.Signal{}, Binary, bus.Errorf(bus.ReasonTooLarge, "data is %d bytes, the limit is %d", len(msg.Data), max)
 	}
-	s, found, err := decodeBinary(msg, ct, d.Limits.InputAttributeBytes())
+	s, found, err := decodeBinary(msg, &attrs, ext, attrErr, ct, d.Limits.InputAttributeBytes())
 	if err != nil {
 		return bus.Signal{}, Binary, err
 	}
@@ -131,15 +132,15 @@ func isStructured(contentType string) bool {
 	return strings.EqualFold(strings.TrimSpace(mt), ContentTypeStructured)
 }
 
-// decodeBinary reads the ce- headers of msg; contentType is its
-// content-type header, the data's type when no ce-datacontenttype says
-// it. found is false when msg has none, which makes it a plain message.
+// decodeBinary reads the ce- headers of msg, as readAttrHeaders found
+// them (a, ext, and its error); contentType is its content-type header,
+// the data's type when no ce-datacontenttype says it. found is false when
+// msg has none, which makes it a plain message.
 // Every value is checked as a CloudEvents string once percent-decoded, and
 // the error names the header it came in. maxAttr is the input attribute
 // limit (negative for none): headers far over it are refused before they
 // are decoded one by one.
-func decodeBinary(msg *nats.Msg, contentType string, maxAttr int) (s bus.Signal, found bool, err error) {
-	a, err := readAttrHeaders(msg.Header)
+func decodeBinary(msg *nats.Msg, a *attrHeaders, ext []header, err error, contentType string, maxAttr int) (s bus.Signal, found bool, _ error) {
 	if !a.found || err != nil {
 		return s, a.found, err
 	}
@@ -147,7 +148,6 @@ func decodeBinary(msg *nats.Msg, contentType string, maxAttr int) (s bus.Signal,
 	if maxAttr > 0 && a.rawBytes > 3*maxAttr {
 		return s, true, bus.Errorf(bus.ReasonTooLarge, "attribute headers take %d bytes, beyond the input limit of %d bytes of attributes", a.rawBytes, maxAttr)
 	}
-	s = event.New(bus.SpecVersion)
 	var vals [numAttrs]string
 	for i, h := range a.known {
 		if h.key == "" {
@@ -167,31 +167,48 @@ func decodeBinary(msg *nats.Msg, contentType string, maxAttr int) (s bus.Signal,
 	if vals[attrID] == "" {
 		return s, true, bus.Errorf(bus.ReasonMissingAttribute, "header ce-id is missing")
 	}
-	s.SetID(vals[attrID])
 	if vals[attrSource] == "" {
 		return s, true, bus.Errorf(bus.ReasonMissingAttribute, "header ce-source is missing")
 	}
-	if _, perr := url.Parse(vals[attrSource]); perr != nil {
+	source, perr := bus.ParseSource(vals[attrSource]).URIRef()
+	if perr != nil {
 		return s, true, bus.Errorf(bus.ReasonInvalidAttribute, "header %s: %q is not a URI reference", a.known[attrSource].key, bus.Excerpt(vals[attrSource]))
 	}
-	s.SetSource(vals[attrSource])
+	var t time.Time
+	if h := a.known[attrTime]; h.key != "" {
+		if t, perr = types.ParseTime(vals[attrTime]); perr != nil {
+			return s, true, bus.Errorf(bus.ReasonInvalidAttribute, "header %s: time %q is not RFC 3339", h.key, bus.Excerpt(vals[attrTime]))
+		}
+	}
+	// The signal event.New and the sdk's setters would build — each
+	// setter's trimming and nil for an empty value included — with its
+	// context, subject, content type and time in one allocation instead
+	// of five, and the source parsed once (bus.ParseSource builds an
+	// agent's plain path without url.Parse): every cast an agent receives
+	// is decoded here.
+	blk := &decoded{}
+	c := &blk.c
+	s = bus.Signal{Context: c}
+	if c.ID = strings.TrimSpace(vals[attrID]); c.ID == "" {
+		s.SetID(vals[attrID]) // records the sdk's error: the id is only white space
+	}
+	c.Source = source
 	if v := vals[attrType]; v != "" {
-		s.SetType(v)
+		c.Type = strings.TrimSpace(v)
 	}
 	if h := a.known[attrSubject]; h.key != "" {
-		s.SetSubject(vals[attrSubject])
+		if blk.subject = strings.TrimSpace(vals[attrSubject]); blk.subject != "" {
+			c.Subject = &blk.subject
+		}
 	}
 	if h := a.known[attrDataSchema]; h.key != "" {
 		s.SetDataSchema(vals[attrDataSchema])
 	}
-	if h := a.known[attrTime]; h.key != "" {
-		t, perr := types.ParseTime(vals[attrTime])
-		if perr != nil {
-			return s, true, bus.Errorf(bus.ReasonInvalidAttribute, "header %s: time %q is not RFC 3339", h.key, bus.Excerpt(vals[attrTime]))
-		}
-		s.SetTime(t)
+	if !t.IsZero() {
+		blk.time.Time = t
+		c.Time = &blk.time
 	}
-	for _, h := range a.ext {
+	for _, h := range ext {
 		if !bus.ValidExtensionName(h.name) {
 			return s, true, bus.Errorf(bus.ReasonInvalidAttribute, "header %s: extension names are letters and digits only", bus.Excerpt(h.key))
 		}
@@ -205,12 +222,20 @@ func decodeBinary(msg *nats.Msg, contentType string, maxAttr int) (s bus.Signal,
 		contentType = vals[attrDataContentType]
 	}
 	if len(msg.Data) > 0 {
-		if contentType != "" {
-			s.SetDataContentType(contentType)
+		if blk.contentType = strings.TrimSpace(contentType); blk.contentType != "" {
+			c.DataContentType = &blk.contentType
 		}
 		s.DataEncoded = msg.Data
 	}
 	return s, true, nil
+}
+
+// decoded holds what decodeBinary allocates for a signal.
+type decoded struct {
+	c           event.EventContextV1
+	subject     string
+	contentType string
+	time        types.Timestamp
 }
 
 // headerValue percent-decodes h's value and checks it is a CloudEvents

@@ -46,34 +46,47 @@ const (
 // Encode writes s as a NATS message on subject in the given mode. It does
 // not validate s; callers hold signals that bus.ValidateSignal accepted.
 // The message shares s's data bytes in binary mode; neither may be modified
-// while the other is in use.
+// while the other is in use. A caller that publishes signal after signal
+// encodes them into one Message instead (EncodeInto).
 func Encode(subject string, s *bus.Signal, mode Mode) (*nats.Msg, error) {
+	m := &Message{Msg: nats.Msg{Subject: subject}}
+	n := 1 // content-type
+	if mode != Structured {
+		n = binaryAttrs + len(extensionsOf(s))
+	}
+	m.Msg.Header = make(nats.Header, n)
+	m.vals = make([]string, 0, n)
+	if err := encode(m, s, mode); err != nil {
+		return nil, err
+	}
+	return &m.Msg, nil
+}
+
+// binaryAttrs is the most headers binary mode writes besides the
+// extensions: the attributes and content-type.
+const binaryAttrs = 9
+
+// encode writes s into m, whose header map is empty.
+func encode(m *Message, s *bus.Signal, mode Mode) error {
 	if mode == Structured {
 		body, err := structuredJSON(s)
 		if err != nil {
-			return nil, fmt.Errorf("encode signal %s as structured JSON: %w", s.ID(), err)
+			return fmt.Errorf("encode signal %s as structured JSON: %w", s.ID(), err)
 		}
-		return &nats.Msg{Subject: subject, Header: nats.Header{HeaderContentType: {ContentTypeStructured}}, Data: body}, nil
+		m.Set(HeaderContentType, ContentTypeStructured)
+		m.Msg.Data = body
+		return nil
 	}
 	// Every signal an agent emits comes through here: the header's values
-	// share one array (each capped, so that an append to one cannot run
-	// into the next), and the extensions are read in place.
-	ext := extensionsOf(s)
-	const attrs = 9 // the attributes below, and content-type
-	msg := &nats.Msg{Subject: subject, Header: make(nats.Header, attrs+len(ext))}
-	vals := make([]string, 0, attrs+len(ext))
-	put := func(name, value string) {
-		vals = append(vals, value)
-		msg.Header[name] = vals[len(vals)-1 : len(vals) : len(vals)]
-	}
+	// share one array, and the extensions are read in place.
 	set := func(name, value string) {
 		if value != "" {
-			put(name, percentEncode(value))
+			m.Set(name, percentEncode(value))
 		}
 	}
 	set(headerPrefix+"specversion", s.SpecVersion())
 	set(headerPrefix+"id", s.ID())
-	set(headerPrefix+"source", s.Source())
+	set(headerPrefix+"source", bus.SourceString(s))
 	set(headerPrefix+"type", s.Type())
 	set(headerPrefix+"subject", s.Subject())
 	set(headerPrefix+"dataschema", s.DataSchema())
@@ -82,19 +95,34 @@ func Encode(subject string, s *bus.Signal, mode Mode) (*nats.Msg, error) {
 	}
 	if ct := s.DataContentType(); ct != "" {
 		set(headerPrefix+"datacontenttype", ct)
-		put(HeaderContentType, ct) // a header of its own, not the binding's: as it is
+		m.Set(HeaderContentType, ct) // a header of its own, not the binding's: as it is
 	}
-	for name, v := range ext {
+	for name, v := range extensionsOf(s) {
 		str, err := types.Format(v)
 		if err != nil {
-			return nil, fmt.Errorf("encode extension %q of signal %s: %w", name, s.ID(), err)
+			return fmt.Errorf("encode extension %q of signal %s: %w", name, s.ID(), err)
 		}
 		// Written even when empty: an extension that is present holds a
 		// value, "" included, and a reader must see it as the log has it.
-		put(headerPrefix+name, percentEncode(str))
+		m.Set(extensionHeader(name), percentEncode(str))
 	}
-	msg.Data = s.Data()
-	return msg, nil
+	m.Msg.Data = s.Data()
+	return nil
+}
+
+// extensionHeader is the header of the extension name; the names the
+// runtime sets on every signal it derives are constants, not a string
+// built per signal.
+func extensionHeader(name string) string {
+	switch name {
+	case bus.ExtCausationID:
+		return headerPrefix + bus.ExtCausationID
+	case bus.ExtCorrelationID:
+		return headerPrefix + bus.ExtCorrelationID
+	case bus.ExtTraceParent:
+		return headerPrefix + bus.ExtTraceParent
+	}
+	return headerPrefix + name
 }
 
 // extensionsOf returns s's extensions to read: a CloudEvents 1.0 context's

@@ -17,5 +17,27 @@ const HeaderMsgID = "Nats-Msg-Id"
 // their sources. The same emit published again after a crash has the same
 // source and id, hence the same MsgID.
 func MsgID(s *bus.Signal) string {
-	return strconv.Quote(s.Source()) + " " + strconv.Quote(s.ID())
+	return string(appendMsgID(nil, s))
+}
+
+// appendMsgID appends MsgID(s) to dst.
+func appendMsgID(dst []byte, s *bus.Signal) []byte {
+	dst = appendQuoted(dst, bus.SourceString(s))
+	dst = append(dst, ' ')
+	return appendQuoted(dst, s.ID())
+}
+
+// appendQuoted appends strconv.Quote(v) to dst. Sources and ids are
+// nearly always printable ASCII without '"' or '\\', which Quote writes
+// as they are between quotes; strconv decodes rune by rune to find that
+// out (8% of an emit's Dispatch in BenchmarkRuntimeEmit's profile).
+func appendQuoted(dst []byte, v string) []byte {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return strconv.AppendQuote(dst, v)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, v...)
+	return append(dst, '"')
 }

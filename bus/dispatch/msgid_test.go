@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -73,4 +74,16 @@ func TestMsgIDDistinguishesSources(t *testing.T) {
 	if MsgID(&c) == MsgID(&d) {
 		t.Fatalf("MsgID %q for two signals", MsgID(&c))
 	}
+}
+
+// FuzzAppendQuoted: appendQuoted is strconv.Quote, whatever the bytes.
+func FuzzAppendQuoted(f *testing.F) {
+	for _, s := range []string{"", "/agent/c1", "01JDQ7ZV3M6Y2S3QK0F5N8C9TB.0", `a"b`, `a\b`, "tab\there", "naïve ☃", "\x7f", "\xff", "'single'", "~!@#$%^&*()"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := string(appendQuoted([]byte("x"), s)), "x"+strconv.Quote(s); got != want {
+			t.Fatalf("appendQuoted(%q) = %s, want %s", s, got, want)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 
@@ -28,6 +29,18 @@ func newNATSTarget(cfg Config, env Env) *natsTarget {
 	return &natsTarget{conn: env.Conn, subjects: env.Subjects, subject: cfg.Subject, mode: mode}
 }
 
+// messages are the codec.Messages Dispatch encodes into: every signal an
+// agent emits is published here, and a message, its header map and its
+// values' array made anew for each were most of the emit's allocations.
+// PublishMsg has copied a message into the connection's buffer when it
+// returns, so the message goes back to the pool then.
+var messages = sync.Pool{New: func() any { return new(codec.Message) }}
+
+// emitText is the room on the stack for what Dispatch formats for one
+// emit — the subject, the position's numbers and the Nats-Msg-Id — before
+// it becomes one string; longer text (long ids) moves to the heap.
+const emitText = 256
+
 func (n *natsTarget) Dispatch(ctx context.Context, from string, s *bus.Signal) error {
 	// PublishMsg takes no context; this is the one point where the caller's
 	// cancellation can still keep the message from going out.
@@ -44,23 +57,52 @@ func (n *natsTarget) Dispatch(ctx context.Context, from string, s *bus.Signal) e
 		if err := bus.ValidateAgentID(from); err != nil {
 			return fmt.Errorf("dispatch signal %s to NATS: emitting agent: %w", s.ID(), err)
 		}
-		subject = n.subjects.Emit(from, s.Type())
 	}
-	msg, err := codec.Encode(subject, s, n.mode)
-	if err != nil {
-		return fmt.Errorf("dispatch signal %s to NATS subject %s: %w", s.ID(), subject, err)
+	p, hasPos := PositionFrom(ctx)
+	// What this emit adds to the signal's headers is formatted into one
+	// buffer and made one string, whose parts are the header values:
+	// one allocation instead of one for each number, the quoted ids and
+	// their concatenation, and the subject.
+	var stack [emitText]byte
+	text := stack[:0]
+	var subjectEnd, seqEnd, globalEnd, indexEnd int
+	if own {
+		text = n.subjects.AppendEmit(text, from, s.Type())
+		subjectEnd = len(text)
 	}
-	if p, ok := PositionFrom(ctx); ok {
-		p.setHeaders(msg.Header)
+	if hasPos {
+		text, seqEnd, globalEnd, indexEnd = p.appendHeaders(text)
 	}
 	if own {
 		// The node's emit stream captures the agent's own emit subjects
 		// and stores a re-run's copy once. Not on a subject of the
 		// agent's choosing: one signal sent to two of them would be
 		// dropped as a duplicate by a stream that captures both.
-		msg.Header[HeaderMsgID] = []string{MsgID(s)}
+		text = appendMsgID(text, s)
 	}
-	if err := n.conn.PublishMsg(msg); err != nil {
+	str := string(text)
+	if own {
+		subject = str[:subjectEnd]
+	}
+	m := messages.Get().(*codec.Message)
+	defer func() {
+		m.Reset()
+		messages.Put(m)
+	}()
+	if err := m.EncodeInto(subject, s, n.mode); err != nil {
+		return fmt.Errorf("dispatch signal %s to NATS subject %s: %w", s.ID(), subject, err)
+	}
+	if hasPos {
+		m.Set(HeaderStream, p.Stream)
+		start := subjectEnd
+		m.Set(HeaderSeq, str[start:seqEnd])
+		m.Set(HeaderGlobalSeq, str[seqEnd:globalEnd])
+		m.Set(HeaderEmitIndex, str[globalEnd:indexEnd])
+	}
+	if own {
+		m.Set(HeaderMsgID, str[max(subjectEnd, indexEnd):])
+	}
+	if err := n.conn.PublishMsg(&m.Msg); err != nil {
 		return fmt.Errorf("dispatch signal %s to NATS subject %s: %w", s.ID(), subject, err)
 	}
 	return nil

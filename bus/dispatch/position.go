@@ -39,27 +39,48 @@ type Position struct {
 
 type positionKey struct{}
 
+// positionCtx is a context carrying a Position: what context.WithValue
+// would make, in one allocation instead of two (the value context, and
+// the Position boxed in its interface). The runtime derives one for
+// every emit.
+type positionCtx struct {
+	context.Context
+	p Position
+}
+
+func (c *positionCtx) Value(key any) any {
+	if _, ok := key.(positionKey); ok {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
 // WithPosition returns ctx carrying p, for a Dispatch of the emit p names:
 // a nats target then sends p in the headers above. A context carries the
 // position of one emit, so the runtime derives one per emit; signals
 // dispatched without one (lifecycle signals, an executor's own emits)
 // carry no position headers.
 func WithPosition(ctx context.Context, p Position) context.Context {
-	return context.WithValue(ctx, positionKey{}, p)
+	return &positionCtx{Context: ctx, p: p}
 }
 
 // PositionFrom returns the Position ctx carries, if any.
 func PositionFrom(ctx context.Context) (Position, bool) {
-	p, ok := ctx.Value(positionKey{}).(Position)
-	return p, ok
+	if c, ok := ctx.Value(positionKey{}).(*positionCtx); ok {
+		return c.p, true
+	}
+	return Position{}, false
 }
 
-// setHeaders writes p into h.
-func (p Position) setHeaders(h nats.Header) {
-	h[HeaderStream] = []string{p.Stream}
-	h[HeaderSeq] = []string{strconv.FormatUint(p.Seq, 10)}
-	h[HeaderGlobalSeq] = []string{strconv.FormatUint(p.GlobalSeq, 10)}
-	h[HeaderEmitIndex] = []string{strconv.Itoa(p.Index)}
+// appendHeaders appends p's Jido-Seq, Jido-Global-Seq and Jido-Emit-Index
+// values to dst, one after the other, and returns where each ends.
+func (p Position) appendHeaders(dst []byte) (_ []byte, seqEnd, globalEnd, indexEnd int) {
+	dst = strconv.AppendUint(dst, p.Seq, 10)
+	seqEnd = len(dst)
+	dst = strconv.AppendUint(dst, p.GlobalSeq, 10)
+	globalEnd = len(dst)
+	dst = strconv.AppendInt(dst, int64(p.Index), 10)
+	return dst, seqEnd, globalEnd, len(dst)
 }
 
 // PositionOf reads the Position from the headers of an emit; ok is false
