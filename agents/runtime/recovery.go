@@ -425,7 +425,7 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		e, cr := d.entry, d.rec
+		e, cr := &d.entry, d.rec
 		if d.refolded {
 			var directives []agents.Directive
 			if d.kinds.timers {
