@@ -10,9 +10,8 @@ import (
 	goruntime "runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/jido-bus/jido-bus/agents"
 	"github.com/jido-bus/jido-bus/bus"
@@ -120,7 +119,8 @@ func (rt *Runtime) recoverIndex(ctx context.Context, index string, serve func())
 	// Agents are restored in parallel, as many at a time as there are
 	// CPUs (more on a cluster, whose reads wait on the network): each
 	// replays its own stream through its own pure logic, sharing
-	// nothing.
+	// nothing. That many workers take the agents in turn; a goroutine
+	// per agent grew a fresh stack to the depth of a fold every time.
 	live := order[:0]
 	for _, id := range order {
 		if _, ok := registered[id]; ok {
@@ -129,24 +129,28 @@ func (rt *Runtime) recoverIndex(ctx context.Context, index string, serve func())
 	}
 	results := make([]restored, len(live))
 	failures := make([]error, len(live))
-	var restoring errgroup.Group
-	restoring.SetLimit(rt.restoring())
-	for i, id := range live {
-		restoring.Go(func() error {
-			idx := registered[id]
-			rec, err := rt.readStarted(idx.Stream, idx.Seq)
-			results[i].started = rec
-			if err == nil {
-				results[i].version, results[i].passive = rt.settledAt(rec)
+	restoreOne := func(i int) {
+		idx := registered[live[i]]
+		rec, err := rt.readStarted(idx.Stream, idx.Seq)
+		results[i].started = rec
+		if err == nil {
+			results[i].version, results[i].passive = rt.settledAt(rec)
+		}
+		if err == nil && results[i].passive == "" {
+			results[i].s, results[i].pending, err = rt.restore(ctx, rec)
+		}
+		failures[i] = err // an agent that fails is listed failed; the others go on
+	}
+	var next atomic.Int64
+	var restoring sync.WaitGroup
+	for range min(rt.restoring(), len(live)) {
+		restoring.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(live); i = int(next.Add(1) - 1) {
+				restoreOne(i)
 			}
-			if err == nil && results[i].passive == "" {
-				results[i].s, results[i].pending, err = rt.restore(ctx, rec)
-			}
-			failures[i] = err
-			return nil // an agent that fails is listed failed; the others go on
 		})
 	}
-	_ = restoring.Wait() // every func returns nil
+	restoring.Wait()
 	failed := map[string]failedAgent{}
 	for i, id := range live {
 		switch err := failures[i]; {
