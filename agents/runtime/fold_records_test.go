@@ -8,17 +8,29 @@ import (
 	"unsafe"
 
 	"pgregory.net/rapid"
+
+	"github.com/jido-bus/jido-bus/agents"
 )
 
 // TestFoldRecordDecoding: the fold's readers read what decodeCmdRecord
 // and encoding/json read — the records the runtime writes, and those
 // bytes cut or changed — and a record read leaves nothing behind in the
-// next one read into the same memory.
+// next one read into the same memory, or into a reader released and
+// taken again.
 func TestFoldRecordDecoding(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		var r foldRecords
-		for range rapid.IntRange(1, 3).Draw(t, "records") {
+		r := pooledFoldRecords()
+		defer func() { r.release() }()
+		for range rapid.IntRange(1, 4).Draw(t, "records") {
+			if rapid.Bool().Draw(t, "release") {
+				r.release()
+				r = pooledFoldRecords()
+			}
 			cr := drawCmdRecord(t)
+			for i := range cr.Effects { // mostly what the runtime writes
+				cr.Effects[i].Kind = recordWords.Draw(t, "kind")
+				cr.Effects[i].Outcome = recordWords.Draw(t, "outcome")
+			}
 			data := mutate(t, appendCmdRecord(nil, &cr))
 			id := rapid.SampledFrom([]string{"", cr.Signal, "other"}).Draw(t, "id")
 			var want cmdRecord
@@ -79,6 +91,13 @@ func TestFoldRecordsShareTheSignal(t *testing.T) {
 		t.Fatalf("record %+v", cr)
 	}
 }
+
+// recordWords draws the kinds and outcomes the runtime writes, or any
+// string.
+var recordWords = rapid.OneOf(rapid.SampledFrom([]string{
+	agents.KindEmit, agents.KindError, agents.KindSchedule, agents.KindRunInstruction, agents.KindStop, "custom",
+	OutcomeOK, OutcomeAsync, OutcomeFailed, OutcomeDropped, OutcomeStop, OutcomeUnknown,
+}), recordStrings)
 
 var at0 = time.Date(2026, 11, 28, 1, 2, 3, 4, time.UTC)
 

@@ -99,8 +99,9 @@ type fold struct {
 	// allocating it per signal was a share of recovery's allocations.
 	sig    bus.Signal
 	hasSig bool
-	// records is where cmd and effects records are read into.
-	records foldRecords
+	// records is where cmd and effects records are read into; made when
+	// first needed unless the fold is given one (a pooled one: restore).
+	records *foldRecords
 }
 
 // foldedCmd is a cmd record the fold has read. What it points to is the
@@ -113,6 +114,14 @@ type foldedCmd struct {
 	input    *bus.Signal
 	kinds    decidedKinds // what its directives hold, when refolded
 	refolded bool
+}
+
+// recordReader returns the fold's record reader, making it if needed.
+func (f *fold) recordReader() *foldRecords {
+	if f.records == nil {
+		f.records = new(foldRecords)
+	}
+	return f.records
 }
 
 // errStopFold, returned by decided, ends the fold early.
@@ -139,7 +148,7 @@ func (f *fold) run(entries iter.Seq2[eventlog.Entry, error]) error {
 			err = f.cmd(&e)
 		case TypeEffects:
 			if f.effects != nil {
-				results, err := f.records.effects(e.Event.Data())
+				results, err := f.recordReader().effects(e.Event.Data())
 				if err != nil {
 					return fmt.Errorf("%s/%d: effects record: %w", e.Stream, e.Seq, err)
 				}
@@ -197,7 +206,7 @@ func (f *fold) cmd(e *eventlog.Entry) error {
 		input, id = &f.sig, f.sig.ID()
 		f.hasSig = false
 	}
-	cr, err := f.records.cmd(e.Event.Data(), id)
+	cr, err := f.recordReader().cmd(e.Event.Data(), id)
 	if err != nil {
 		return fmt.Errorf("%s/%d: cmd record: %w", e.Stream, e.Seq, err)
 	}

@@ -514,7 +514,8 @@ func (rt *Runtime) restoreFrom(ctx context.Context, rec startedRecord, useSnapsh
 	s.origin = rec
 	s.origin.InitialState = nil
 	// Without a snapshot the fold starts at the started record.
-	f := &fold{types: rt.cfg.Types, stream: rec.Stream, born: s.born, refoldFrom: s.born}
+	f := &fold{types: rt.cfg.Types, stream: rec.Stream, born: s.born, refoldFrom: s.born, records: pooledFoldRecords()}
+	defer f.records.release()
 	readFrom := s.born
 	snap, err := rt.cfg.Store.LoadSnapshot(rec.Stream)
 	if err == nil && (!useSnapshot || snap.Version < s.born) {
