@@ -89,15 +89,22 @@ func Replay(agent Agent, sig bus.Signal, opts ReplayOptions) Agent {
 func (r *run) step(agent Agent, sig bus.Signal) Agent {
 	d := agent.def
 	origin := OriginOf(sig)
+	hooked := false // a hook gave a new signal, whose origin routing takes
 	for _, inst := range d.matchingSkills(sig.Type(), func(s Skill) bool { return s.HandleSignal != nil }) {
 		next, err := callHook(func() (bus.Signal, error) { return inst.skill.HandleSignal(sig.Clone(), inst.config) })
 		if err != nil {
 			r.add(errorDirective(err, ContextHook, "", ReasonHookFailed), origin)
 			return agent
 		}
-		sig = next
+		sig, hooked = next, true
 	}
-	in, ok := d.Route(sig)
+	var in Instruction
+	var ok bool
+	if hooked {
+		in, ok = d.Route(sig)
+	} else {
+		in, ok = d.routeFrom(sig, origin)
+	}
 	if !ok {
 		r.add(newError(ReasonNoRoute, ContextRouting, "", "agent %s (%s): no route matches signal type %q", agent.ID, d.name, sig.Type()), origin)
 		return agent
@@ -245,6 +252,9 @@ func (r *run) instruction(st State, in Instruction, depth int) State {
 }
 
 func validateParams(ba *boundAction, params []byte) error {
+	if ba.check != nil && ba.check.valid(params) {
+		return nil
+	}
 	if len(params) == 0 {
 		return ba.params.Validate(map[string]any{})
 	}

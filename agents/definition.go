@@ -56,7 +56,10 @@ type boundAction struct {
 	name   string
 	action Action
 	params *schemas.Schema
-	skill  *skillInstance // nil for the agent's own action
+	// check proves params valid without the validator, for a schema of
+	// the shape it reads (params_check.go); nil otherwise.
+	check *paramsCheck
+	skill *skillInstance // nil for the agent's own action
 }
 
 type skillInstance struct {
@@ -229,6 +232,7 @@ func (df *definer) addAction(name string, a Action, inst *skillInstance) error {
 			return df.wrap(skill, key, err)
 		}
 		ba.params = s
+		ba.check = planCheck(a.Params)
 	}
 	df.d.actions[name] = ba
 	df.d.actionOrder = append(df.d.actionOrder, name)

@@ -30,6 +30,9 @@ import (
 // decoding are safe for concurrent use.
 type DirectiveCodec struct {
 	decoders map[string]func([]byte) (Directive, error)
+	// builtin says the built-in kinds are registered (NewDirectiveCodec),
+	// so their values are encoded by appendLogForm.
+	builtin bool
 }
 
 // NewDirectiveCodec returns a codec that knows the built-in directive kinds.
@@ -45,6 +48,7 @@ func NewDirectiveCodec() *DirectiveCodec {
 	mustRegister[CronCancel](c)
 	mustRegister[RunInstruction](c)
 	mustRegister[Stop](c)
+	c.builtin = true
 	return c
 }
 
@@ -133,12 +137,68 @@ func isKindWord(s string) bool {
 // error, so that everything written can be read back; an UnknownDirective
 // encodes to the bytes it was decoded from.
 func (c *DirectiveCodec) Encode(d Directive) ([]byte, error) {
+	return c.appendEncoded(nil, d)
+}
+
+// appendEncoded appends d's log form (Encode) to b.
+func (c *DirectiveCodec) appendEncoded(b []byte, d Directive) ([]byte, error) {
+	if c.builtin {
+		if out, ok := appendLogForm(b, d); ok {
+			return out, nil
+		}
+	}
+	if a, ok := d.(LogFormAppender); ok {
+		kind := d.DirectiveKind()
+		if _, registered := c.decoders[kind]; registered {
+			out := append(b, `{"kind":`...)
+			if out, ok = a.AppendLogForm(AppendJSONString(out, kind)); ok {
+				return append(out, '}'), nil
+			}
+		}
+	}
+	out, err := c.appendJSON(b, d)
+	if err != nil {
+		return b, err
+	}
+	return out, nil
+}
+
+// LogFormAppender is implemented by a directive type of another package
+// that writes its own log form without reflection, as the built-in ones
+// do: the conversation loop's, written on every step of a conversation.
+// AppendLogForm appends to b the members of d's JSON after "kind", each
+// preceded by a comma (nothing for a type without members), exactly as
+// encoding/json writes them for the value — AppendJSONString,
+// AppendSignalJSON and AppendRawJSON write strings, signals and raw JSON
+// so — or reports false, when it cannot write the value exactly, to have
+// encoding/json write it; b's contents past its length are then
+// unspecified. Its package should hold the two to the same bytes in a
+// test.
+type LogFormAppender interface {
+	Directive
+	AppendLogForm(b []byte) ([]byte, bool)
+}
+
+// encodeJSON is Encode through encoding/json, the path of every kind
+// appendLogForm does not write.
+func (c *DirectiveCodec) encodeJSON(d Directive) ([]byte, error) {
+	out, err := c.appendJSON(nil, d)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// appendJSON appends d's log form through encoding/json to b: the
+// directive's JSON with the kind spliced in front, written into b rather
+// than into buffers of its own.
+func (c *DirectiveCodec) appendJSON(b []byte, d Directive) ([]byte, error) {
 	if u, ok := d.(UnknownDirective); ok {
-		var b bytes.Buffer
-		if err := json.Compact(&b, u.Raw); err != nil {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, u.Raw); err != nil {
 			return nil, fmt.Errorf("directive %s: %w", u.Kind, err)
 		}
-		return b.Bytes(), nil
+		return append(b, buf.Bytes()...), nil
 	}
 	if d == nil {
 		return nil, fmt.Errorf("encode directive: nil")
@@ -154,14 +214,12 @@ func (c *DirectiveCodec) Encode(d Directive) ([]byte, error) {
 	if len(body) < 2 || body[0] != '{' {
 		return nil, fmt.Errorf("encode directive %s: %T encodes to %.20s…, want a JSON object", kind, d, body)
 	}
-	kindJSON, _ := json.Marshal(kind)
-	out := make([]byte, 0, len(body)+len(kindJSON)+9)
-	out = append(out, `{"kind":`...)
-	out = append(out, kindJSON...)
+	b = append(b, `{"kind":`...)
+	b = AppendJSONString(b, kind)
 	if len(body) > 2 {
-		out = append(out, ',')
+		b = append(b, ',')
 	}
-	return append(out, body[1:]...), nil
+	return append(b, body[1:]...), nil
 }
 
 // Decode reads a log form. A kind this codec does not know decodes to an
@@ -196,16 +254,26 @@ func (c *DirectiveCodec) Decode(data []byte) (Directive, error) {
 
 // EncodeAll returns the log form of ds as a JSON array.
 func (c *DirectiveCodec) EncodeAll(ds []Directive) ([]byte, error) {
-	out := []byte{'['}
+	out, err := c.AppendAll(make([]byte, 0, 64+256*len(ds)), ds)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AppendAll appends the log form of ds, the JSON array EncodeAll returns,
+// to dst — for a caller that writes it inside a record of its own, such
+// as the runtime's cmd record, without a buffer in between.
+func (c *DirectiveCodec) AppendAll(dst []byte, ds []Directive) ([]byte, error) {
+	out := append(dst, '[')
 	for i, d := range ds {
-		b, err := c.Encode(d)
-		if err != nil {
-			return nil, fmt.Errorf("directive %d: %w", i, err)
-		}
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = append(out, b...)
+		var err error
+		if out, err = c.appendEncoded(out, d); err != nil {
+			return dst, fmt.Errorf("directive %d: %w", i, err)
+		}
 	}
 	return append(out, ']'), nil
 }

@@ -1,7 +1,6 @@
 package agents
 
 import (
-	"hash/fnv"
 	"strconv"
 	"strings"
 	"time"
@@ -33,14 +32,32 @@ const maxKeyID = 64
 // 40 and the hash added, so a key stays short. The key is a function of o
 // alone: replaying the input derives it again.
 func OriginKey(o Origin, agentID string) string {
-	own := o.Source == "" || strings.HasPrefix(o.Source, "/agent/") && o.Source[len("/agent/"):] == agentID
-	if own && len(o.ID) <= maxKeyID {
+	if ownOrigin(o, agentID) && len(o.ID) <= maxKeyID {
 		return o.ID
 	}
-	h := fnv.New64a()
-	h.Write([]byte(o.Source))
-	h.Write([]byte{0})
-	h.Write([]byte(o.ID))
+	return string(appendOriginKey(make([]byte, 0, 56), o, agentID))
+}
+
+func ownOrigin(o Origin, agentID string) bool {
+	return o.Source == "" || strings.HasPrefix(o.Source, "/agent/") && o.Source[len("/agent/"):] == agentID
+}
+
+// appendOriginKey appends OriginKey(o, agentID) to b. The hash is FNV-1a
+// (hash/fnv's New64a) computed in place: through hash.Hash64 it cost
+// two allocations per emitted signal (the hasher, the bytes written).
+func appendOriginKey(b []byte, o Origin, agentID string) []byte {
+	if ownOrigin(o, agentID) && len(o.ID) <= maxKeyID {
+		return append(b, o.ID...)
+	}
+	const offset64, prime64 = 14695981039346656037, 1099511628211
+	h := uint64(offset64)
+	for i := 0; i < len(o.Source); i++ {
+		h = (h ^ uint64(o.Source[i])) * prime64
+	}
+	h *= prime64 // the 0 byte between source and id: h ^ 0 == h
+	for i := 0; i < len(o.ID); i++ {
+		h = (h ^ uint64(o.ID[i])) * prime64
+	}
 	id := o.ID
 	if len(id) > maxKeyID {
 		cut := 40
@@ -49,7 +66,25 @@ func OriginKey(o Origin, agentID string) string {
 		}
 		id = id[:cut]
 	}
-	return id + "~" + strconv.FormatUint(h.Sum64(), 36)
+	b = append(b, id...)
+	b = append(b, '~')
+	return strconv.AppendUint(b, h, 36)
+}
+
+// derivedID returns DeriveID(base, index) for the base completeSignal
+// derives from o — OriginKey(o, agentID), or the agent id when o has no
+// id — built in one allocation.
+func derivedID(o Origin, agentID string, index int) string {
+	var buf [96]byte
+	b := buf[:0]
+	if o.ID == "" {
+		b = append(b, agentID...)
+	} else {
+		b = appendOriginKey(b, o, agentID)
+	}
+	b = append(b, '.')
+	b = strconv.AppendInt(b, int64(index), 10)
+	return string(b)
 }
 
 // finalize completes and checks the directives: the determinism helpers
@@ -230,11 +265,7 @@ func (r *run) completeSignal(sig bus.Signal, o Origin, index int, what string) (
 		// builds the same signal as the sdk's setters below, without
 		// parsing the source again for every signal; it declines what it
 		// cannot reproduce exactly, which then takes the general route.
-		base := OriginKey(o, r.agentID)
-		if o.ID == "" {
-			base = r.agentID
-		}
-		f := bus.Fill{ID: DeriveID(base, index), Source: r.source(), Time: o.Time, CausationID: o.ID, CorrelationID: o.CorrelationID, TraceParent: o.TraceParent}
+		f := bus.Fill{ID: derivedID(o, r.agentID, index), Source: r.source(), Time: o.Time, CausationID: o.ID, CorrelationID: o.CorrelationID, TraceParent: o.TraceParent}
 		if s, ok := bus.FillSignal(sig, f); ok {
 			if err := checkDerived(&s, what); err != nil {
 				return bus.Signal{}, err
@@ -250,11 +281,7 @@ func (r *run) completeSignal(sig bus.Signal, o Origin, index int, what string) (
 	// something.
 	full := s.ID() != "" || s.Source() != ""
 	if s.ID() == "" {
-		base := OriginKey(o, r.agentID)
-		if o.ID == "" {
-			base = r.agentID
-		}
-		s.SetID(DeriveID(base, index))
+		s.SetID(derivedID(o, r.agentID, index))
 	}
 	if s.Source() == "" {
 		s.SetSource(SourceOf(r.agentID))

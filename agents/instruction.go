@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cloudevents/sdk-go/v2/event"
+
 	"github.com/jido-bus/jido-bus/bus"
 )
 
@@ -25,6 +27,22 @@ type Origin struct {
 
 // OriginOf returns the origin of instructions caused by sig.
 func OriginOf(sig bus.Signal) Origin {
+	if ec, ok := sig.Context.(*event.EventContextV1); ok && ec != nil {
+		// What the sdk's getters return, read from the context: they copy
+		// it, build the source's string again and copy the extensions map
+		// (allocations on every signal decided).
+		o := Origin{ID: ec.ID, Source: sourceString(ec.Source), Type: ec.Type}
+		if ec.Time != nil {
+			o.Time = ec.Time.Time
+		}
+		if v, ok := ec.Extensions[bus.ExtCorrelationID].(string); ok {
+			o.CorrelationID = v
+		}
+		if v, ok := ec.Extensions[bus.ExtTraceParent].(string); ok {
+			o.TraceParent = v
+		}
+		return o
+	}
 	o := Origin{ID: sig.ID(), Source: sig.Source(), Type: sig.Type(), Time: sig.Time()}
 	ext := sig.Extensions()
 	if v, ok := ext[bus.ExtCorrelationID].(string); ok {

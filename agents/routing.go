@@ -17,6 +17,15 @@ func (d *Definition) Route(sig bus.Signal) (in Instruction, ok bool) {
 	return Instruction{Action: rt.Target, Params: sig.Data(), Origin: OriginOf(sig)}, true
 }
 
+// routeFrom is Route for a caller that holds OriginOf(sig) already.
+func (d *Definition) routeFrom(sig bus.Signal, origin Origin) (in Instruction, ok bool) {
+	rt, ok := d.router.First(sig.Type())
+	if !ok {
+		return Instruction{}, false
+	}
+	return Instruction{Action: rt.Target, Params: sig.Data(), Origin: origin}, true
+}
+
 // transformsResults reports whether a skill of the agent type has a
 // TransformResult hook.
 func (d *Definition) transformsResults() bool {

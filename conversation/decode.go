@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/jido-bus/jido-bus/bus"
 )
@@ -16,21 +17,51 @@ import (
 //	err := json.Unmarshal(b, &d)
 //
 // for every input (FuzzDecodeData checks it): a hand-written parser reads
-// the data the schemas allow — one object of known members, each at most
-// once — and anything else (an unknown or differently cased member, a
-// duplicate, a null, a number out of range, a syntax error …) is left to
-// encoding/json. A rebuild decodes every event's data, and the parser does
-// it several times faster, with one allocation for all the string members
-// of an event (they are substrings of one copy of b) instead of one each.
+// the data the schemas allow — one object of members, each at most once,
+// members Data does not have skipped as encoding/json skips them — and
+// anything else (a differently cased member, a duplicate, a null, a
+// number out of range, a syntax error …) is left to encoding/json. A
+// rebuild decodes every event's data, and the parser does it several
+// times faster, with one allocation for all the string members of an
+// event (they are substrings of one copy of b) instead of one each.
 // The result shares no memory with b.
 func DecodeData(b []byte) (Data, error) {
-	p := dataParser{b: b}
-	if d, ok := p.data(); ok {
-		return d, nil
-	}
 	var d Data
-	err := json.Unmarshal(b, &d)
+	err := DecodeDataInto(&d, b, false)
 	return d, err
+}
+
+// DecodeDataInto is DecodeData into *d, which it overwrites: a rebuild
+// decodes into the value it hands the read models rather than copying a
+// Data (some 600 bytes of pointers and strings) into it. With shared set,
+// the string and raw members of *d are views of b instead of copies: the
+// caller promises that b never changes, as the data of a log entry never
+// does, and saves a copy of every event's data.
+func DecodeDataInto(d *Data, b []byte, shared bool) error {
+	*d = Data{}
+	p := dataParser{b: b, shared: shared}
+	if p.data(d) {
+		return nil
+	}
+	*d = Data{}
+	return json.Unmarshal(b, d)
+}
+
+// UnquoteString returns the string a JSON text holds (a string between
+// optional whitespace) exactly as json.Unmarshal into a string gives it,
+// and false for any other text and for the strings it leaves to
+// encoding/json (invalid UTF-8). A tool's output is usually a string, and
+// unmarshalling it through reflection for every tool result of a rebuild
+// cost more than the rest of its decoding.
+func UnquoteString(b []byte) (string, bool) {
+	p := dataParser{b: b}
+	p.space()
+	s, ok := p.string()
+	if !ok {
+		return "", false
+	}
+	p.space()
+	return s, p.i == len(p.b)
 }
 
 // dataParser reads JSON from b; every method reports false as soon as the
@@ -42,6 +73,8 @@ type dataParser struct {
 	// s is b as a string, made for the first string member without
 	// escapes; those members are substrings of it.
 	s string
+	// shared: b never changes, so s and raw members may be views of it.
+	shared bool
 }
 
 // maxDepth bounds the nesting of arrays and objects inside a raw member;
@@ -87,10 +120,29 @@ const (
 	seenBy
 	seenAssistant
 	seenHistory
+	seenBudget
+	seenMode
+	seenWorktree
+	seenDelegated
+	seenTools
+	seenLoop
+	seenCostUSD
+	seenWhat
+	seenLimit
+	seenUsed
+	seenWindow
+	seenContextTokens
+	seenContextDropped
+	seenSummary
+	seenReplaces
+	seenTokensBefore
+	seenTokensAfter
 )
 
-func (p *dataParser) data() (d Data, ok bool) {
-	ok = p.members(func(key []byte) (bit uint64, ok bool) {
+// data reads the object into *d (which must be zero); on false *d holds
+// part of it.
+func (p *dataParser) data(d *Data) bool {
+	ok := p.members(func(key []byte) (bit uint64, ok bool) {
 		switch string(key) {
 		case "project_id":
 			bit = seenProjectID
@@ -200,16 +252,204 @@ func (p *dataParser) data() (d Data, ok bool) {
 		case "by":
 			bit = seenBy
 			d.By, ok = p.string()
+		case "budget":
+			bit = seenBudget
+			d.Budget, ok = p.budget()
+		case "mode":
+			bit = seenMode
+			d.Mode, ok = p.string()
+		case "worktree":
+			bit = seenWorktree
+			d.Worktree, ok = p.worktree()
+		case "delegated":
+			bit = seenDelegated
+			d.Delegated, ok = p.delegation()
+		case "tools":
+			bit = seenTools
+			d.Tools, ok = p.strings()
+		case "loop":
+			bit = seenLoop
+			d.Loop, ok = p.int()
+		case "cost_usd":
+			bit = seenCostUSD
+			d.CostUSD, ok = p.float64()
+		case "what":
+			bit = seenWhat
+			d.What, ok = p.string()
+		case "limit":
+			bit = seenLimit
+			d.Limit, ok = p.float64()
+		case "used":
+			bit = seenUsed
+			d.Used, ok = p.float64()
+		case "window":
+			bit = seenWindow
+			d.Window, ok = p.int64()
+		case "context_tokens":
+			bit = seenContextTokens
+			d.ContextTokens, ok = p.int64()
+		case "context_dropped":
+			bit = seenContextDropped
+			d.ContextDropped, ok = p.int()
+		case "summary":
+			bit = seenSummary
+			d.Summary, ok = p.string()
+		case "replaces":
+			bit = seenReplaces
+			d.Replaces, ok = p.compactRange()
+		case "tokens_before":
+			bit = seenTokensBefore
+			d.TokensBefore, ok = p.int64()
+		case "tokens_after":
+			bit = seenTokensAfter
+			d.TokensAfter, ok = p.int64()
+		default:
+			// A member Data does not have (the files of a tool result,
+			// the instruction files of a model call, a hook decision's
+			// hook and via …), which encoding/json skips. One with an
+			// upper-case letter might match a member regardless of case,
+			// as encoding/json matches them: that is left to it.
+			if !lowerASCII(key) {
+				return 0, false
+			}
+			return 0, p.skip(0)
+		}
+		return bit, ok
+	})
+	if !ok {
+		return false
+	}
+	p.space()
+	return p.i == len(p.b)
+}
+
+// lowerASCII reports whether key has no upper-case ASCII letter (the
+// parser reads only keys of ASCII without escapes): such a key matches a
+// member of Data, whose names are lower-case, only when equal to it.
+func lowerASCII(key []byte) bool {
+	for _, c := range key {
+		if 'A' <= c && c <= 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *dataParser) budget() (*Budget, bool) {
+	var b Budget
+	ok := p.members(func(key []byte) (bit uint64, ok bool) {
+		switch string(key) {
+		case "max_tokens":
+			bit = 1
+			b.MaxTokens, ok = p.int64()
+		case "max_cost_usd":
+			bit = 2
+			b.MaxCostUSD, ok = p.float64()
 		default:
 			return 0, false
 		}
 		return bit, ok
 	})
-	if !ok {
-		return Data{}, false
+	return &b, ok
+}
+
+func (p *dataParser) worktree() (*Worktree, bool) {
+	var w Worktree
+	ok := p.members(func(key []byte) (bit uint64, ok bool) {
+		switch string(key) {
+		case "branch":
+			bit = 1
+			w.Branch, ok = p.string()
+		case "path":
+			bit = 2
+			w.Path, ok = p.string()
+		default:
+			return 0, false
+		}
+		return bit, ok
+	})
+	return &w, ok
+}
+
+func (p *dataParser) delegation() (*Delegation, bool) {
+	var g Delegation
+	ok := p.members(func(key []byte) (bit uint64, ok bool) {
+		switch string(key) {
+		case "conversation":
+			bit = 1
+			g.Conversation, ok = p.string()
+		case "call_id":
+			bit = 2
+			g.CallID, ok = p.string()
+		case "depth":
+			bit = 4
+			g.Depth, ok = p.int()
+		default:
+			return 0, false
+		}
+		return bit, ok
+	})
+	return &g, ok
+}
+
+func (p *dataParser) compactRange() (*CompactRange, bool) {
+	var r CompactRange
+	ok := p.members(func(key []byte) (bit uint64, ok bool) {
+		switch string(key) {
+		case "from_seq":
+			bit = 1
+			r.FromSeq, ok = p.uint64()
+		case "to_seq":
+			bit = 2
+			r.ToSeq, ok = p.uint64()
+		case "messages":
+			bit = 4
+			r.Messages, ok = p.int()
+		case "answers":
+			bit = 8
+			r.Answers, ok = p.int()
+		default:
+			return 0, false
+		}
+		return bit, ok
+	})
+	return &r, ok
+}
+
+// strings reads an array of strings; as encoding/json does, an empty
+// array gives an empty slice, not nil.
+func (p *dataParser) strings() (*[]string, bool) {
+	if p.i >= len(p.b) || p.b[p.i] != '[' {
+		return nil, false
 	}
+	p.i++
+	out := []string{}
 	p.space()
-	return d, p.i == len(p.b)
+	if p.i < len(p.b) && p.b[p.i] == ']' {
+		p.i++
+		return &out, true
+	}
+	for {
+		p.space()
+		s, ok := p.string()
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+		p.space()
+		if p.i >= len(p.b) {
+			return nil, false
+		}
+		switch p.b[p.i] {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return &out, true
+		default:
+			return nil, false
+		}
+	}
 }
 
 func (p *dataParser) forkOrigin() (*ForkOrigin, bool) {
@@ -457,7 +697,11 @@ func (p *dataParser) string() (string, bool) {
 	if p.b[end] == '"' {
 		p.i = end + 1
 		if p.s == "" {
-			p.s = string(p.b)
+			if p.shared {
+				p.s = unsafe.String(&p.b[0], len(p.b))
+			} else {
+				p.s = string(p.b)
+			}
 		}
 		return p.s[start:end], true
 	}
@@ -639,11 +883,14 @@ func hasLiteral(b []byte, lit string) bool {
 }
 
 // raw reads any value and returns a copy of its bytes, as json.RawMessage
-// does.
+// does; shared, its bytes in b, capped so that an append copies.
 func (p *dataParser) raw() (json.RawMessage, bool) {
 	start := p.i
 	if !p.skip(0) {
 		return nil, false
+	}
+	if p.shared {
+		return json.RawMessage(p.b[start:p.i:p.i]), true
 	}
 	return append(json.RawMessage(nil), p.b[start:p.i]...), true
 }

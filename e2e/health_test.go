@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/jido-bus/jido-bus/bus"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
+	"github.com/jido-bus/jido-bus/eventlog"
 	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
@@ -60,7 +62,7 @@ func TestHealthThroughTheBinary(t *testing.T) {
 	_, metrics := httpGet(t, base+"/metrics")
 	for _, want := range []string{
 		`jido_build_info{commit="`,
-		`log_format="1"`,
+		`log_format="` + strconv.Itoa(eventlog.FormatVersion) + `"`,
 		`jido_signals_refused_total{reason="forbidden"} 0`,
 		`jido_signals_refused_total{reason="queue_overflow"} 0`,
 		`jido_signals_refused_total{reason="unavailable"} 0`,

@@ -93,6 +93,7 @@ func BenchmarkDurableAppend(b *testing.B) {
 					b.Error(err)
 				}
 			})
+			reportWrites(b, l, b.N)
 		})
 		b.Run(fmt.Sprintf("pebble-raw/appenders=%d", n), func(b *testing.B) {
 			db, err := pebble.Open(b.TempDir(), &pebble.Options{Logger: pebbleLogger{discardLogger()}})
@@ -176,6 +177,7 @@ func BenchmarkDurableAppendPair(b *testing.B) {
 				}
 				heads[w] = res.Version
 			})
+			reportWrites(b, l, 2*b.N)
 		})
 		b.Run(fmt.Sprintf("pebble-raw/appenders=%d", n), func(b *testing.B) {
 			db, err := pebble.Open(b.TempDir(), &pebble.Options{Logger: pebbleLogger{discardLogger()}})

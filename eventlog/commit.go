@@ -177,6 +177,10 @@ func (l *Log) sequenceGroup(group []*appendRequest) (*pebble.Batch, uint64, erro
 		_ = b.Set(g.key, g.val, nil)
 	}
 	_ = b.Set(keyLastGSeq, binary.BigEndian.AppendUint64(g.val[:0], g.gseq), nil)
+	// Raised before the batch is visible, so that no reader meets an index
+	// entry above it; a batch that then fails leaves it higher than
+	// needed, which only loosens the check.
+	l.handedOut.Store(max(l.handedOut.Load(), g.gseq))
 	err := l.write(func() error {
 		if l.opts.NoSync {
 			return l.db.Apply(b, l.writeOpts)
@@ -366,10 +370,11 @@ func (l *Log) sequenceRequest(g *groupState, r *appendRequest) error {
 }
 
 // writeGroup adds the new events of the sequenced requests of a group
-// to b: first every global key, then every stream key, then every
-// idempotency key. Pebble inserts a batch into its memtable in batch order
-// and reuses the position of the last insert when the next key falls
-// right after it; global keys in a row are each right after the last.
+// to b: first every value under its global key, then every stream index
+// entry, then every idempotency key. Pebble inserts a batch into its
+// memtable in batch order and reuses the position of the last insert when
+// the next key falls right after it; global keys in a row are each right
+// after the last.
 func (l *Log) writeGroup(g *groupState, b *pebble.Batch, group []*appendRequest) {
 	for kind := range 3 {
 		for _, r := range group {
@@ -390,7 +395,8 @@ func (l *Log) writeGroup(g *groupState, b *pebble.Batch, group []*appendRequest)
 						_ = b.Set(g.key, ev.value, nil)
 					case 1:
 						g.key = appendStreamKey(g.key[:0], p.stream, pos.Seq)
-						_ = b.Set(g.key, ev.value, nil)
+						g.val = binary.BigEndian.AppendUint64(g.val[:0], pos.GlobalSeq)
+						_ = b.Set(g.key, g.val, nil)
 					case 2:
 						g.val = appendIdem(g.val[:0], pos)
 						_ = b.Set(ev.idem, g.val, nil)

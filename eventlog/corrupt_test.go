@@ -3,6 +3,7 @@ package eventlog
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"testing"
 
@@ -31,8 +32,9 @@ func TestDamagedValues(t *testing.T) {
 			l := openMem(t, Options{})
 			mustAppend(t, l, "agent/a", sigs("t.x", "a", 5)...)
 			mustAppend(t, l, "agent/b", sigs("t.x", "b", 2)...)
-			// Damage agent/a seq 3 (stream copy) and global seq 7 (agent/b seq 2).
-			for _, key := range [][]byte{streamKey("agent/a", 3), globalKey(7)} {
+			// Damage the values of agent/a seq 3 (global seq 3) and agent/b
+			// seq 2 (global seq 7), each stored once, under its global key.
+			for _, key := range [][]byte{globalKey(3), globalKey(7)} {
 				v, closer, err := l.db.Get(key)
 				if err != nil {
 					t.Fatal(err)
@@ -67,7 +69,7 @@ func TestDamagedValues(t *testing.T) {
 			if got := damagedUnderFilter(t, l.ReadStream("agent/a", ReadOptions{Types: "other.*"})); !cmp.Equal(got, []uint64{3}) {
 				t.Fatalf("damaged on a filtered read = %v", got)
 			}
-			if got := damagedUnderFilter(t, l.ReadAll(ReadOptions{Types: "other.*"})); !cmp.Equal(got, []uint64{7}) {
+			if got := damagedUnderFilter(t, l.ReadAll(ReadOptions{Types: "other.*"})); !cmp.Equal(got, []uint64{3, 7}) {
 				t.Fatalf("damaged on a filtered global read = %v", got)
 			}
 
@@ -84,7 +86,7 @@ func TestDamagedValues(t *testing.T) {
 				_ = e
 				n++
 			}
-			if n != 6 || !cmp.Equal(globalBad, []uint64{7}) {
+			if n != 5 || !cmp.Equal(globalBad, []uint64{3, 7}) {
 				t.Fatalf("global: %d readable, damaged %v", n, globalBad)
 			}
 
@@ -96,10 +98,12 @@ func TestDamagedValues(t *testing.T) {
 			for _, d := range report.Damaged {
 				where = append(where, d.Position())
 			}
-			want := []string{"global seq 7", "agent/a seq 3"}
+			// Each damaged value is reported once, with the stream position
+			// whose index entry names it.
+			want := []string{"agent/b seq 2 (global seq 7)", "agent/a seq 3 (global seq 3)"}
 			if tc.name == "truncated value" || tc.name == "shorter than a header" || tc.name == "empty value" {
-				// A shorter value also changes the byte count of agent/a.
-				want = append(want, "agent/a")
+				// A shorter value also changes the byte count of its stream.
+				want = append(want, "agent/a", "agent/b")
 			}
 			if diff := cmp.Diff(want, where, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 				t.Fatalf("verify (-want +got):\n%s", diff)
@@ -111,26 +115,35 @@ func TestDamagedValues(t *testing.T) {
 	}
 }
 
-// TestValueUnderTheWrongKey: a well-formed value copied under another key
-// is damage too.
+// TestValueUnderTheWrongKey: a well-formed value copied under another
+// global key is damage too, and so is a stream index entry naming another
+// entry's value.
 func TestValueUnderTheWrongKey(t *testing.T) {
-	l := openMem(t, Options{})
-	mustAppend(t, l, "agent/a", sigs("t.x", "a", 2)...)
-	v, closer, err := l.db.Get(streamKey("agent/a", 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	moved := append([]byte(nil), v...)
-	closer.Close()
-	if err := l.db.Set(streamKey("agent/a", 2), moved, nil); err != nil {
-		t.Fatal(err)
-	}
-	report, err := l.Verify(context.Background(), nil)
-	if err != nil || len(report.Damaged) != 1 || report.Damaged[0].Seq != 2 {
-		t.Fatalf("verify = %+v, %v", report.Damaged, err)
-	}
-	if got := damagedUnderFilter(t, l.ReadStream("agent/a", ReadOptions{Types: "other.*"})); !cmp.Equal(got, []uint64{2}) {
-		t.Fatalf("damaged on a filtered read = %v", got)
+	for _, key := range [][]byte{globalKey(2), streamKey("agent/a", 2)} {
+		t.Run(fmt.Sprintf("%q", key[:1]), func(t *testing.T) {
+			l := openMem(t, Options{})
+			mustAppend(t, l, "agent/a", sigs("t.x", "a", 2)...)
+			from := globalKey(1)
+			if key[0] == kindStream {
+				from = streamKey("agent/a", 1)
+			}
+			v, closer, err := l.db.Get(from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			moved := append([]byte(nil), v...)
+			closer.Close()
+			if err := l.db.Set(key, moved, nil); err != nil {
+				t.Fatal(err)
+			}
+			report, err := l.Verify(context.Background(), nil)
+			if err != nil || len(report.Damaged) != 1 || report.Damaged[0].Seq != 2 {
+				t.Fatalf("verify = %+v, %v", report.Damaged, err)
+			}
+			if got := damagedUnderFilter(t, l.ReadStream("agent/a", ReadOptions{Types: "other.*"})); !cmp.Equal(got, []uint64{2}) {
+				t.Fatalf("damaged on a filtered read = %v", got)
+			}
+		})
 	}
 }
 

@@ -51,25 +51,51 @@
 // can only err towards "maybe", so it never lets a duplicate through; its
 // size is bounded by Options.IdempotencyFilterBytes.
 //
-// # Key layout
+// # Key layout (layout 2)
 //
 // Every key starts with one byte naming its kind. Sequences are 8-byte
 // big-endian, so byte order is numeric order and both a stream and the
 // global log are plain range scans. Stream names never contain 0x00, so the
 // 0x00 after the name ends it and no stream's range overlaps another's.
 //
-//	'L' "format"                         → layout version (1 byte)
+//	'L' "format"                         → layout version (1 byte: 2)
 //	'L' "gseq"                           → last global sequence handed out (8)
-//	'S' stream 0x00 seq(8)               → entry value
-//	'G' gseq(8)                          → the same entry value (global order)
-//	'I' stream 0x00 uvarint(len(source)) source id → seq(8)   (idempotency)
+//	'G' gseq(8)                          → entry value (its only copy)
+//	'S' stream 0x00 seq(8)               → gseq(8)                  (stream index)
+//	'I' stream 0x00 uvarint(len(source)) source id → seq(8) gseq(8) (idempotency)
 //	'M' stream                           → stream metadata (head, first, count, bytes)
 //	'P' stream                           → latest snapshot
 //
-// The entry value is stored twice, under its stream key and under its
-// global key, so that replaying a stream and replaying the global log are
-// both sequential scans with no point lookups; the price is twice the
-// space for entries.
+// Each entry's value is stored once, under its global key; a stream is an
+// index of 8-byte global sequences. Reading the global log (projections,
+// subscribers, log export) is a sequential scan of values; reading a
+// stream scans its index and steps a second iterator, over the same
+// state, forward through the global keys it names — sequential where the
+// stream's entries were written together (an agent's signal and its cmd
+// record, a conversation's turn), a seek per entry where streams
+// interleave. Every value read through the index is checked to hold the
+// stream position that named it.
+//
+// Why this order holds the value, measured on 2 cores (1,000 streams
+// interleaved, 1M entries of ~330 bytes, 4 MB memtables): with the value
+// under the global key Pebble compacted 248 MB and the writes took 4.8 s;
+// with it under the stream key, 616 MB and 9.7 s. Global keys only grow,
+// so their values are written in key order; stream keys interleave, so
+// values under them are rewritten by every compaction of overlapping
+// tables. Reading through the index cost about 1.2 µs an entry for a
+// stream (interleaved) and 1.4 µs for the global log the other way round,
+// against 0.25 µs for a plain scan. The write path runs for every entry
+// and global readers tail every entry live (the projections, the
+// conversation publisher), while streams are read through the index
+// mostly at recovery; so the value is under the global key.
+//
+// Layout 1 (every build before layout 2, up to commit 54c9658) stored the value under
+// both keys. Open upgrades such a log in place (upgrade.go): it rewrites
+// each stream key's value into the 8-byte index, in synced batches, after
+// marking the layout key "upgrading"; an interrupted upgrade is finished
+// by the next Open, and a build that reads only layout 1 refuses the log
+// from the first batch on. A log in a layout newer than this build's is
+// refused unchanged.
 //
 // # Entry value encoding (format 1)
 //

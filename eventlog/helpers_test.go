@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"slices"
 	"testing"
 	"time"
 
@@ -79,4 +80,11 @@ func mustAppend(t testing.TB, l *Log, stream string, events ...bus.Signal) Appen
 		t.Fatalf("append to %s: %v", stream, err)
 	}
 	return res
+}
+
+// cmpSorted returns a sorted copy of s.
+func cmpSorted(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
 }

@@ -14,12 +14,19 @@ const (
 	kindSnapshot = 'P'
 )
 
-// layoutVersion is the key layout this package writes and reads; Open
-// refuses a directory written with another.
-const layoutVersion = 1
+// layoutVersion is the key layout this package writes and reads (see the
+// package doc). Open upgrades a directory in layout 1 to it (upgrade.go)
+// and refuses any other.
+const (
+	layoutVersion = 2
+	// layoutV1 stored each entry's value twice, under its stream key and
+	// under its global key.
+	layoutV1 = 1
+)
 
-// FormatVersion is the on-disk format of the log this build writes and
-// reads (its key layout): a log written with another is refused at Open.
+// FormatVersion is the on-disk format of the log this build writes (its
+// key layout). Open upgrades a log in an older format in place and
+// refuses one written by a newer build.
 const FormatVersion = layoutVersion
 
 // The log's own keys: kindLog, then a name.
@@ -28,7 +35,8 @@ var (
 	keyLastGSeq = append([]byte{kindLog}, "gseq"...)
 )
 
-// streamKey returns 'S' stream 0x00 seq.
+// streamKey returns 'S' stream 0x00 seq, the key of a stream's index
+// entry: its value is the entry's global sequence (indexValueLen bytes).
 func streamKey(stream string, seq uint64) []byte {
 	return appendStreamKey(make([]byte, 0, len(stream)+10), stream, seq)
 }
@@ -56,6 +64,22 @@ func parseStreamKey(k []byte) (stream string, seq uint64, ok bool) {
 	return string(k[1 : len(k)-9]), binary.BigEndian.Uint64(k[len(k)-8:]), true
 }
 
+// indexValueLen is the size of a stream index value: the global sequence
+// of the entry, 8 bytes big-endian.
+const indexValueLen = 8
+
+// parseIndexValue returns the global sequence a stream index value names;
+// ok is false for a value of another size or naming global sequence 0.
+func parseIndexValue(v []byte) (gseq uint64, ok bool) {
+	if len(v) != indexValueLen {
+		return 0, false
+	}
+	gseq = binary.BigEndian.Uint64(v)
+	return gseq, gseq != 0
+}
+
+// globalKey returns 'G' gseq, the key under which an entry's value is
+// stored (its only copy).
 func globalKey(gseq uint64) []byte { return appendGlobalKey(make([]byte, 0, 9), gseq) }
 
 func appendGlobalKey(k []byte, gseq uint64) []byte {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -28,8 +29,12 @@ type Log struct {
 	// and the batch is handed to Pebble, and by retention and snapshot
 	// writes, which must not interleave with an append to the same stream.
 	commitMu sync.Mutex
-	lastGSeq uint64     // the last global sequence handed out; under commitMu
-	group    groupState // the sequencer's scratch; under commitMu
+	lastGSeq uint64 // the last global sequence handed out; under commitMu
+	// handedOut mirrors lastGSeq for readers, which must not take
+	// commitMu: a stream index entry naming a global sequence above it is
+	// damaged, not an append in flight.
+	handedOut atomic.Uint64
+	group     groupState // the sequencer's scratch; under commitMu
 	// syncing is closed when the last group handed to Pebble has been
 	// synced (or failed); nil before the first. Under commitMu.
 	syncing chan struct{}
@@ -184,24 +189,13 @@ func isLockError(err error) bool {
 		strings.Contains(err.Error(), "lock held by current process")
 }
 
-// load checks the layout version and reads the stream metadata and the
-// last global sequence into memory.
+// load checks the layout version, reads the stream metadata and the last
+// global sequence into memory, and upgrades a log in layout 1 (see
+// upgrade.go).
 func (l *Log) load() error {
-	v, closer, err := l.db.Get(keyLayout)
-	switch {
-	case errors.Is(err, pebble.ErrNotFound):
-		if err := l.db.Set(keyLayout, []byte{layoutVersion}, pebble.Sync); err != nil {
-			return err
-		}
-	case err != nil:
+	layout, err := l.layout()
+	if err != nil {
 		return err
-	default:
-		ok := len(v) == 1 && v[0] == layoutVersion
-		got := append([]byte(nil), v...)
-		_ = closer.Close()
-		if !ok {
-			return fmt.Errorf("unknown key layout %v (this build reads layout %d)", got, layoutVersion)
-		}
 	}
 	if v, closer, err := l.db.Get(keyLastGSeq); err == nil {
 		if len(v) == 8 {
@@ -215,12 +209,14 @@ func (l *Log) load() error {
 		return err
 	}
 	l.durable = l.lastGSeq
+	l.handedOut.Store(l.lastGSeq)
 	lo, hi := metaBounds()
 	it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return err
 	}
 	defer it.Close()
+	total := uint64(0)
 	for it.First(); it.Valid(); it.Next() {
 		stream := string(it.Key()[1:])
 		m, err := decodeMeta(it.Value())
@@ -228,8 +224,43 @@ func (l *Log) load() error {
 			return fmt.Errorf("metadata of %s: %w", stream, &CorruptError{Stream: stream, Reason: err.Error()})
 		}
 		l.streams[stream] = m
+		total += m.count
 	}
-	return it.Error()
+	if err := it.Error(); err != nil {
+		return err
+	}
+	if layout != layoutVersion {
+		return l.upgradeV1(total)
+	}
+	return nil
+}
+
+// layout returns the key layout of the log: layoutVersion for a new one
+// (which it marks so), layoutV1 for one in layout 1 or half-way through
+// its upgrade. A log written by a newer build is refused, unchanged.
+func (l *Log) layout() (byte, error) {
+	v, closer, err := l.db.Get(keyLayout)
+	if errors.Is(err, pebble.ErrNotFound) {
+		if err := l.db.Set(keyLayout, []byte{layoutVersion}, pebble.Sync); err != nil {
+			return 0, err
+		}
+		return layoutVersion, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	got := append([]byte(nil), v...)
+	_ = closer.Close()
+	switch {
+	case len(got) == 1 && (got[0] == layoutVersion || got[0] == layoutV1):
+		return got[0], nil
+	case string(got) == string(layoutUpgrading):
+		return layoutV1, nil
+	case len(got) == 1 && got[0] > layoutVersion:
+		return 0, fmt.Errorf("the log is in key layout %d, written by a newer jido-bus; this build reads layouts %d to %d: run the newer build (its log format is printed by jido-bus version)", got[0], layoutV1, layoutVersion)
+	default:
+		return 0, fmt.Errorf("unknown key layout %v (this build reads layouts %d to %d)", got, layoutV1, layoutVersion)
+	}
 }
 
 // Close waits for the calls in flight, then closes the database. Running

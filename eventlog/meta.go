@@ -51,8 +51,8 @@ type StreamInfo struct {
 	First uint64 `json:"first"`
 	// Count is the number of entries retained.
 	Count uint64 `json:"count"`
-	// Bytes is the encoded size of the retained entries, in bytes (one
-	// copy; the global index holds a second).
+	// Bytes is the encoded size of the retained entries, in bytes (each
+	// is stored once; the stream index adds 8 bytes per entry).
 	Bytes uint64 `json:"bytes"`
 }
 

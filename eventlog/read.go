@@ -108,6 +108,9 @@ type scanSpec struct {
 	// checking that the value agrees with its key. seq is the key's own
 	// sequence (stream seq or global seq).
 	locate func(key []byte) (stream string, seq uint64, global bool)
+	// indexed: the keys scanned are a stream's index entries, each naming
+	// the global key that holds the entry's value.
+	indexed bool
 	// types, when set, lets the scan pass over an entry whose type it
 	// does not match without decoding it: the entry's checksum is still
 	// verified, and it is yielded as skipped, with its sequence only.
@@ -116,7 +119,7 @@ type scanSpec struct {
 
 func (l *Log) streamScan(stream string, from uint64, backward bool) scanSpec {
 	lo, hi := streamBounds(stream)
-	s := scanSpec{lo: lo, hi: hi, backward: backward, locate: func(k []byte) (string, uint64, bool) {
+	s := scanSpec{lo: lo, hi: hi, backward: backward, indexed: true, locate: func(k []byte) (string, uint64, bool) {
 		return stream, binary.BigEndian.Uint64(k[len(k)-8:]), false
 	}}
 	switch {
@@ -171,6 +174,20 @@ func (l *Log) scan(s scanSpec) iter.Seq[scanned] {
 			return
 		}
 		defer it.Close()
+		// A stream's values are under global keys: a second iterator over
+		// the same state reads them, moving forward in the common case
+		// (see valueAt).
+		var vals *pebble.Iterator
+		if s.indexed {
+			glo, ghi := globalBounds()
+			if vals, err = it.Clone(pebble.CloneOptions{IterOptions: &pebble.IterOptions{LowerBound: glo, UpperBound: ghi}}); err != nil {
+				yield(scanned{err: err})
+				return
+			}
+			defer vals.Close()
+		}
+		// Read after the iterator was made: no entry it sees is above it.
+		handedOut := l.handedOut.Load()
 		var valid bool
 		switch {
 		case !s.backward && s.start != nil:
@@ -191,7 +208,42 @@ func (l *Log) scan(s scanSpec) iter.Seq[scanned] {
 				yield(scanned{seq: seq, err: fmt.Errorf("read %s: %w", describe(stream, seq, global), l.storageError(err))})
 				return
 			}
-			e, skipped, matched, err := s.decode(&d, v, stream, seq, global)
+			gseq := seq
+			if s.indexed {
+				var ok bool
+				if gseq, ok = parseIndexValue(v); !ok {
+					ce := &CorruptError{Stream: stream, Seq: seq, Reason: fmt.Sprintf("stream index entry is %d bytes, not a global sequence", len(v))}
+					if !yield(scanned{seq: seq, entry: Entry{Stream: stream, Seq: seq}, err: ce}) {
+						return
+					}
+					continue
+				}
+				if gseq > handedOut {
+					ce := &CorruptError{Stream: stream, Seq: seq, Reason: fmt.Sprintf("the stream index names global seq %d, above the last one handed out (%d)", gseq, handedOut)}
+					if !yield(scanned{seq: seq, entry: Entry{Stream: stream, Seq: seq}, err: ce}) {
+						return
+					}
+					continue
+				}
+				if gseq > durable {
+					// Committed but not yet synced: invisible until it is.
+					if s.backward {
+						continue
+					}
+					return
+				}
+				if v, ok, err = valueAt(vals, gseq); err != nil {
+					yield(scanned{seq: seq, err: fmt.Errorf("read %s (global seq %d): %w", describe(stream, seq, global), gseq, l.storageError(err))})
+					return
+				} else if !ok {
+					ce := &CorruptError{Stream: stream, Seq: seq, Reason: fmt.Sprintf("the stream index names global seq %d, which holds no value", gseq)}
+					if !yield(scanned{seq: seq, entry: Entry{Stream: stream, Seq: seq}, err: ce}) {
+						return
+					}
+					continue
+				}
+			}
+			e, skipped, matched, err := s.decode(&d, v, stream, seq, gseq, global)
 			if skipped != 0 {
 				if skipped > durable {
 					if s.backward {
@@ -205,7 +257,7 @@ func (l *Log) scan(s scanSpec) iter.Seq[scanned] {
 				continue
 			}
 			if err == nil {
-				err = agree(e, stream, seq, global)
+				err = agree(e, stream, seq, gseq, global)
 			}
 			if err != nil {
 				ce := &CorruptError{Stream: stream, Seq: seq, Reason: err.Error()}
@@ -239,13 +291,13 @@ func (l *Log) scan(s scanSpec) iter.Seq[scanned] {
 // position check out: decode then returns its global sequence as skipped
 // and nothing else; one it keeps comes back matched. Anything else is
 // decoded, which reports the damage.
-func (s scanSpec) decode(d *decoder, v []byte, stream string, seq uint64, global bool) (e Entry, skipped uint64, matched bool, err error) {
+func (s scanSpec) decode(d *decoder, v []byte, stream string, seq, gseq uint64, global bool) (e Entry, skipped uint64, matched bool, err error) {
 	if s.types == nil {
 		e, err = d.decode(v)
 		return e, 0, false, err
 	}
 	p, ok := peek(v)
-	if !ok || !p.agrees(stream, seq, global) {
+	if !ok || !p.agrees(stream, seq, gseq, global) {
 		e, err = d.decode(v)
 		return e, 0, false, err
 	}
@@ -264,26 +316,62 @@ func (s scanSpec) next(it *pebble.Iterator) bool {
 }
 
 // agree checks that a decoded value belongs under the key it was read
-// from; a value copied under the wrong key is as damaged as a bad checksum.
-func agree(e Entry, stream string, seq uint64, global bool) error {
+// from (global sequence gseq) and, read through a stream's index, to the
+// stream position that named it; a value copied under the wrong key, or
+// an index entry naming another entry's value, is as damaged as a bad
+// checksum.
+func agree(e Entry, stream string, seq, gseq uint64, global bool) error {
+	if e.GlobalSeq != gseq {
+		return fmt.Errorf("value holds global seq %d", e.GlobalSeq)
+	}
 	if global {
-		if e.GlobalSeq != seq {
-			return fmt.Errorf("value holds global seq %d", e.GlobalSeq)
-		}
 		return nil
 	}
 	if e.Seq != seq || e.Stream != stream {
-		return fmt.Errorf("value holds %s seq %d", e.Stream, e.Seq)
+		return fmt.Errorf("the stream index names global seq %d, which holds %s seq %d", gseq, e.Stream, e.Seq)
 	}
 	return nil
 }
 
 // agrees is agree for a peeked value.
-func (p peeked) agrees(stream string, seq uint64, global bool) bool {
-	if global {
-		return p.gseq == seq
+func (p peeked) agrees(stream string, seq, gseq uint64, global bool) bool {
+	if p.gseq != gseq {
+		return false
 	}
-	return p.seq == seq && p.stream == stream
+	return global || p.seq == seq && p.stream == stream
+}
+
+// valueAt positions vals, an iterator over the global keys, at the value
+// of global sequence gseq and returns it (valid until vals moves); ok is
+// false when no value is stored there. A stream read asks for increasing
+// global sequences: the next key is stepped to (an agent's signal and its
+// cmd record are written together, one after the other), a farther one
+// sought, which Pebble does from the current position when it can
+// (TrySeekUsingNext) — so a stream whose entries were written together
+// reads sequentially.
+func valueAt(vals *pebble.Iterator, gseq uint64) (v []byte, ok bool, err error) {
+	var valid bool
+	if cur, at := currentGSeq(vals); at && cur+1 == gseq {
+		valid = vals.Next()
+	} else {
+		var key [9]byte
+		valid = vals.SeekGE(appendGlobalKey(key[:0], gseq))
+	}
+	if !valid {
+		return nil, false, vals.Error()
+	}
+	if got, _ := parseGlobalKey(vals.Key()); got != gseq {
+		return nil, false, nil
+	}
+	v, err = vals.ValueAndErr()
+	return v, err == nil, err
+}
+
+func currentGSeq(it *pebble.Iterator) (uint64, bool) {
+	if !it.Valid() {
+		return 0, false
+	}
+	return parseGlobalKey(it.Key())
 }
 
 func describe(stream string, seq uint64, global bool) string {

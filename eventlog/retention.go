@@ -8,8 +8,8 @@ import (
 )
 
 // TruncateBefore removes the entries of stream with a sequence below
-// before, with a range deletion of the stream's keys and point deletions of
-// their global copies and idempotency records, in one durable batch. It
+// before, with a range deletion of the stream's index and point deletions
+// of their values and idempotency records, in one durable batch. It
 // returns how many entries it removed. The stream's version does not
 // change; reading a removed position then fails with ErrGone, and an event
 // re-sent after its original was removed is appended again. A before above
@@ -87,38 +87,51 @@ func (l *Log) remove(ctx context.Context, stream string, before uint64, all bool
 	return removed, nil
 }
 
-// removeCopies adds to b the deletion of the global copy and the
-// idempotency record of each entry of stream in [first, before). A damaged
-// entry's global copy cannot be found from it and stays (Verify reports
-// it); everything else goes.
+// removeCopies adds to b the deletion of the value and the idempotency
+// record of each entry of stream in [first, before), found through the
+// stream's index (whose range the caller deletes). A damaged index entry
+// names no value, which then stays (Verify reports it); a damaged value
+// names no idempotency record, which then stays (a re-sent event is then
+// taken for a duplicate of the removed one); everything else goes.
 func (l *Log) removeCopies(ctx context.Context, b *pebble.Batch, stream string, first, before uint64) (removed int, bytes uint64, err error) {
 	it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: streamKey(stream, first), UpperBound: streamKey(stream, before)})
 	if err != nil {
 		return 0, 0, err
 	}
 	defer it.Close()
+	glo, ghi := globalBounds()
+	vals, err := it.Clone(pebble.CloneOptions{IterOptions: &pebble.IterOptions{LowerBound: glo, UpperBound: ghi}})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer vals.Close()
 	for valid := it.First(); valid; valid = it.Next() {
 		if removed%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return 0, 0, err
 			}
 		}
-		v, err := it.ValueAndErr()
+		iv, err := it.ValueAndErr()
 		if err != nil {
 			return 0, 0, err
 		}
 		removed++
+		gseq, ok := parseIndexValue(iv)
+		if !ok {
+			continue
+		}
+		v, ok, err := valueAt(vals, gseq)
+		if err != nil {
+			return 0, 0, err
+		}
+		if !ok {
+			continue
+		}
 		bytes += uint64(len(v))
-		h, err := checkValue(v)
-		if err != nil {
-			continue
+		_ = b.Delete(globalKey(gseq), nil)
+		if _, id, source, err := decodeIdentity(v); err == nil {
+			_ = b.Delete(idemKey(stream, source, id), nil)
 		}
-		_, id, source, err := decodeIdentity(v)
-		if err != nil {
-			continue
-		}
-		_ = b.Delete(globalKey(h.gseq), nil)
-		_ = b.Delete(idemKey(stream, source, id), nil)
 	}
 	return removed, bytes, it.Error()
 }

@@ -17,7 +17,8 @@ import (
 // filled, not the full 32 KiB blocks it flushes before them. With small
 // records almost every byte passes through the block being filled and the
 // count stays close; a record of more than a block (an entry over about
-// 10 KiB: its data is stored twice) goes mostly through full blocks, and
+// 20 KiB in layout 2, 10 KiB in layout 1, which stored it twice) goes
+// mostly through full blocks, and
 // the count lags far behind the file (at the end of a 1.5 MB WAL of
 // 16 KiB entries it said 0.43 MB). Damage in the middle then reads as a
 // torn tail: replay stops there and the acknowledged entries after it are

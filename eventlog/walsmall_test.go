@@ -49,7 +49,7 @@ func TestSmallWALDamageRefusesToOpen(t *testing.T) {
 		name   string
 		calls  int
 		blocks int64
-	}{{"one block", 30, 1}, {"two blocks", 41, 2}} {
+	}{{"one block", 30, 1}, {"two blocks", 70, 2}} {
 		t.Run(c.name, func(t *testing.T) {
 			base := writeSmallWAL(t, c.calls)
 			path := newestFile(t, base, ".log")

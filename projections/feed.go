@@ -115,10 +115,15 @@ func (f *feed) batch() *feedBatch {
 	}
 }
 
-// recycle drops what b refers to and offers it to the feed again.
+// recycle drops what b refers to and offers it to the feed again. The
+// fold is done with b's entries: their memoized values go back to their
+// Memo (NewRecycledMemo).
 func (f *feed) recycle(b *feedBatch) {
 	for i := range b.entries {
 		e := &b.entries[i]
+		for _, s := range e.memo {
+			s.key.(releaser).release(s.val)
+		}
 		clear(e.memo)
 		*e = Entry{memo: e.memo[:0]}
 	}

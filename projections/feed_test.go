@@ -86,6 +86,77 @@ func TestPreparedFoldsAcrossBatches(t *testing.T) {
 	expectTallies(t, r, l)
 }
 
+// recycledSeq is a value of recycledMemo: the entry's global sequence,
+// and whether the Runner has handed it back.
+type recycledSeq struct {
+	seq      uint64
+	recycled bool
+}
+
+var (
+	recycledNew, recycledBack atomic.Int64
+	recycledMemo              = NewRecycledMemo(func(e *eventlog.Entry) *recycledSeq {
+		recycledNew.Add(1)
+		return &recycledSeq{seq: e.GlobalSeq}
+	}, func(v *recycledSeq) {
+		if v.recycled {
+			panic(fmt.Sprintf("value of entry %d recycled twice", v.seq))
+		}
+		v.recycled = true
+		recycledBack.Add(1)
+	})
+)
+
+// recycling is tally through a recycled Memo: Apply panics if it is given
+// a value already handed back, or another entry's.
+type recycling struct{ tally }
+
+func (recycling) Name() string     { return "recycling" }
+func (recycling) Prepare(e *Entry) { recycledMemo.Of(e) }
+func (p recycling) Apply(s *tallyState, e *Entry) *tallyState {
+	if v := recycledMemo.Of(e); v.recycled || v.seq != e.GlobalSeq {
+		panic(fmt.Sprintf("entry %d given %+v", e.GlobalSeq, *v))
+	}
+	return p.tally.Apply(s, e)
+}
+
+// TestRecycledMemoValuesComeBackAfterTheFold checks that a Runner hands
+// every value of a recycled Memo back once, after every projection has
+// folded its entry, and never before.
+func TestRecycledMemoValuesComeBackAfterTheFold(t *testing.T) {
+	dir := t.TempDir()
+	l := openLog(t, dir)
+	defer l.Close()
+	s := openStore(t, dir)
+	defer s.Close()
+	const rounds, keys = 3 * feedBatchLen / 10, 10
+	for round := range rounds {
+		appendRound(t, l, round, keys)
+	}
+	recycledNew.Store(0)
+	recycledBack.Store(0)
+	r, err := NewRunner(l, s, Options{CacheStates: 3, CheckpointEvery: 101},
+		MustDefine[*tallyState](recycling{}), MustDefine[*tallyState](prepared{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.CatchUp(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, back := recycledNew.Load(), recycledBack.Load(); n != rounds*keys || back != n {
+		t.Errorf("%d values for %d entries, %d handed back", n, rounds*keys, back)
+	}
+	for k := range keys {
+		st, err := r.Get("recycling", fmt.Sprintf("k%d", k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := decodeTally(t, st.State); got.Count != rounds || got.Bad != 0 {
+			t.Errorf("recycling k%d: %+v", k, got)
+		}
+	}
+}
+
 func TestAbsentHasEveryAddedKey(t *testing.T) {
 	a := newAbsent()
 	for i := range 200_000 {

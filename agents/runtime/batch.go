@@ -66,7 +66,7 @@ func (s *server) decideAndCommitBatch(batch []envelope, answered *int) {
 			ds = append(ds, decision{env: env, refused: e.Err})
 			continue
 		}
-		encoded, err := s.rt.codec.EncodeAll(directives)
+		rec, err := cmdRecordOf(s.rt.codec, &env.sig, s.version+uint64(kept)+1, now, directives, carriedBy(kept, carried))
 		if err != nil {
 			// Rare (a third-party directive that does not encode): the
 			// one-by-one path answers that signal with the error.
@@ -74,11 +74,6 @@ func (s *server) decideAndCommitBatch(batch []envelope, answered *int) {
 			s.oneByOne(batch, answered)
 			return
 		}
-		count := len(directives)
-		rec := cmdRecordSignal(cmdRecordID(&env.sig), now, &cmdRecord{
-			Signal: env.sig.ID(), Version: s.version + uint64(kept) + 1, Directives: encoded, Count: &count,
-			Effects: carriedBy(kept, carried),
-		})
 		events = append(events, env.sig, rec)
 		ds = append(ds, decision{env: env, next: next, directives: directives})
 		kept++

@@ -153,7 +153,7 @@ func record(typ, id, subject string, at time.Time, data any) (bus.Signal, error)
 
 // cmdRecordID ties a cmd record to the signal it decides, so a signal that
 // is delivered twice is recognised with its record as one duplicate batch.
-func cmdRecordID(sig *bus.Signal) string { return "cmd:" + sig.Source() + "#" + sig.ID() }
+func cmdRecordID(sig *bus.Signal) string { return "cmd:" + signalSource(sig) + "#" + sig.ID() }
 
 // lifecycleSignal builds a lifecycle signal about agent id. Its id derives
 // from what caused it, so a redelivery after recovery carries the same id.

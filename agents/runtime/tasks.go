@@ -47,12 +47,15 @@ func (s *server) startTask(run agents.RunInstruction, input bus.Signal, index in
 	if old := s.tasks[id]; old != nil {
 		old()
 	}
+	if s.tasks == nil {
+		s.tasks = make(map[string]context.CancelFunc)
+	}
 	s.tasks[id] = cancel
 	s.mu.Unlock()
 	forget := func() {
 		cancel()
 		s.mu.Lock()
-		delete(s.tasks, id)
+		s.forgetTask(id)
 		s.mu.Unlock()
 	}
 	return s.rt.tasks.admit(ctx, func() {
@@ -61,7 +64,7 @@ func (s *server) startTask(run agents.RunInstruction, input bus.Signal, index in
 			res := s.runTask(ctx, run)
 			s.rt.tasks.release()
 			s.mu.Lock()
-			delete(s.tasks, id)
+			s.forgetTask(id)
 			s.mu.Unlock()
 			if ctx.Err() != nil {
 				return // the agent stopped or the runtime closed; recovery runs it again
@@ -127,4 +130,13 @@ func callTask(ctx context.Context, task Task, in agents.Instruction) (out json.R
 		}
 	}()
 	return task(ctx, in)
+}
+
+// forgetTask removes a task that ended; s.mu is held. The map goes when
+// it is empty, as the other per-agent buffers do (see idleMemory).
+func (s *server) forgetTask(id string) {
+	delete(s.tasks, id)
+	if len(s.tasks) == 0 {
+		s.tasks = nil
+	}
 }

@@ -172,8 +172,9 @@ func TestLogVerifyReportsDamage(t *testing.T) {
 }
 
 // damageEntry overwrites the stored value of agent/a seq 2 through Pebble
-// with one that fails its checksum. The key is built by the layout the
-// eventlog package documents: 'S' stream 0x00 seq (8 bytes big-endian).
+// with one that fails its checksum. The keys are built by the layout the
+// eventlog package documents (layout 2): 'S' stream 0x00 seq (8 bytes
+// big-endian) holds the entry's global sequence, 'G' gseq its value.
 func damageEntry(t *testing.T, dir string) {
 	t.Helper()
 	db, err := pebble.Open(logDir(dir), &pebble.Options{})
@@ -181,7 +182,12 @@ func damageEntry(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	key := binary.BigEndian.AppendUint64([]byte("Sagent/a\x00"), 2)
+	gseq, closer, err := db.Get(binary.BigEndian.AppendUint64([]byte("Sagent/a\x00"), 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := append([]byte("G"), gseq...)
+	closer.Close()
 	v, closer, err := db.Get(key)
 	if err != nil {
 		t.Fatal(err)

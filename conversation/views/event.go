@@ -1,6 +1,7 @@
 package views
 
 import (
+	"sync"
 	"time"
 
 	"github.com/jido-bus/jido-bus/conversation"
@@ -24,35 +25,51 @@ type Event struct {
 }
 
 // decoded is shared by the four read models, so each entry's data is
-// decoded once however many of them a runner folds.
-var decoded = projections.NewMemo(decodeEntry)
+// decoded once however many of them a runner folds. The entries a runner
+// folds come from the log and own their memory, which never changes, so
+// the members of their data are views of it, not copies. A runner hands
+// each Event back once the four have folded its entry, and the next entry
+// reuses it: allocating a new one per entry was a third of the bytes a
+// rebuild allocated. No read model keeps an Event (nor its Data's
+// address; what its members point to is never reused).
+var decoded = projections.NewRecycledMemo(func(e *eventlog.Entry) *Event {
+	ev := eventPool.Get().(*Event)
+	decodeInto(ev, e, true)
+	return ev
+}, func(ev *Event) { eventPool.Put(ev) })
 
-func decodeEntry(e *eventlog.Entry) *Event {
-	ev := &Event{
-		Type:        e.Event.Type(),
-		ID:          e.Event.ID(),
-		Seq:         e.Seq,
-		GlobalSeq:   e.GlobalSeq,
-		Time:        e.Event.Time(),
-		CausationID: conversation.CausationID(e.Event),
-		ParentID:    conversation.ParentID(e.Event),
-	}
+var eventPool = sync.Pool{New: func() any { return new(Event) }}
+
+// decodeInto decodes e into ev, overwriting all of it; shared as in
+// conversation.DecodeDataInto.
+func decodeInto(ev *Event, e *eventlog.Entry, shared bool) {
+	ev.Type, ev.ID = e.Event.Type(), e.Event.ID()
+	ev.Seq, ev.GlobalSeq = e.Seq, e.GlobalSeq
+	ev.Time = e.Event.Time()
 	if ev.Time.IsZero() {
 		ev.Time = e.Time
 	}
-	if data := e.Event.Data(); len(data) > 0 {
-		d, err := conversation.DecodeData(data)
-		if err != nil {
-			d = conversation.Data{}
-			ev.Invalid = err.Error()
-		}
-		ev.Data = d
+	ev.CausationID = conversation.CausationID(e.Event)
+	ev.ParentID = conversation.ParentID(e.Event)
+	ev.Invalid = ""
+	data := e.Event.Data()
+	if len(data) == 0 {
+		ev.Data = conversation.Data{}
+		return
 	}
-	return ev
+	if err := conversation.DecodeDataInto(&ev.Data, data, shared); err != nil {
+		ev.Data = conversation.Data{}
+		ev.Invalid = err.Error()
+	}
 }
 
-// Decode returns the Event of a log entry, for folds outside a runner.
-func Decode(e eventlog.Entry) *Event { return decodeEntry(&e) }
+// Decode returns the Event of a log entry, for folds outside a runner. Its
+// data shares no memory with the entry.
+func Decode(e eventlog.Entry) *Event {
+	ev := new(Event)
+	decodeInto(ev, &e, false)
+	return ev
+}
 
 // The read models are projections.Preparers: a runner decodes each entry
 // on the goroutine that reads the log ahead of the fold, and the first

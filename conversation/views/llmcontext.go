@@ -335,9 +335,13 @@ func toolOutput(d *conversation.Data) string {
 	if r := d.OutputRef; r != nil {
 		return fmt.Sprintf("[output of %d bytes stored as artifact %s; preview follows]\n%s", r.Size, r.ID, r.Preview)
 	}
+	// A plain string output reads better unquoted.
+	if s, ok := conversation.UnquoteString(d.Output); ok {
+		return s
+	}
 	var s string
 	if json.Unmarshal(d.Output, &s) == nil {
-		return s // a plain string output reads better unquoted
+		return s
 	}
 	return string(d.Output)
 }

@@ -18,6 +18,14 @@ type Timeline struct {
 	Items []TimelineItem `json:"items"`
 	// Dropped is the last context_dropped an llm.requested recorded.
 	Dropped int `json:"dropped,omitempty"`
+
+	// orphans counts the tool call items without a name (an outcome that
+	// came before its request), once counted: each tool request looks
+	// for its orphan, and searching the whole timeline for one that is
+	// almost never there made every request cost the timeline's length.
+	// A state decoded from the store counts them on first use.
+	orphans int
+	counted bool
 }
 
 // Kinds of timeline items.
@@ -130,7 +138,9 @@ type TimelineProjection struct{}
 func (TimelineProjection) Name() string                   { return ViewTimeline }
 func (TimelineProjection) Version() string                { return "5" }
 func (TimelineProjection) Selector() projections.Selector { return selector }
-func (TimelineProjection) Init() *Timeline                { return &Timeline{Items: []TimelineItem{}} }
+func (TimelineProjection) Init() *Timeline {
+	return &Timeline{Items: []TimelineItem{}, counted: true}
+}
 
 // Apply implements projections.Projection.
 func (TimelineProjection) Apply(t *Timeline, e *projections.Entry) *Timeline {
@@ -208,6 +218,7 @@ func (TimelineProjection) Apply(t *Timeline, e *projections.Entry) *Timeline {
 		if i := t.findCall(d.CallID, true); i >= 0 {
 			orphan := t.Items[i].Tool
 			t.Items = append(t.Items[:i], t.Items[i+1:]...)
+			t.orphans--
 			call.State, call.Output, call.OutputRef, call.Error, call.Reason, call.ResultSeq =
 				orphan.State, orphan.Output, orphan.OutputRef, orphan.Error, orphan.Reason, orphan.ResultSeq
 		}
@@ -218,7 +229,7 @@ func (TimelineProjection) Apply(t *Timeline, e *projections.Entry) *Timeline {
 			i = t.findCall(d.CallID, true)
 		}
 		if i < 0 {
-			t.Items = append(t.Items, TimelineItem{Seq: ev.Seq, Time: ev.Time, Kind: ItemToolCall, Tool: &ToolCall{CallID: d.CallID, State: ToolRequested}})
+			t.add(TimelineItem{Seq: ev.Seq, Time: ev.Time, Kind: ItemToolCall, Tool: &ToolCall{CallID: d.CallID, State: ToolRequested}})
 			i = len(t.Items) - 1
 		}
 		updateCall(t.Items[i].Tool, ev)
@@ -226,14 +237,41 @@ func (TimelineProjection) Apply(t *Timeline, e *projections.Entry) *Timeline {
 	default:
 		return t // llm.requested, llm.completed: not for people
 	}
-	t.Items = append(t.Items, item)
+	t.add(item)
 	return t
+}
+
+// add appends it, counting it when it is an orphan.
+func (t *Timeline) add(it TimelineItem) {
+	t.count()
+	if it.Kind == ItemToolCall && it.Tool.Name == "" {
+		t.orphans++
+	}
+	t.Items = append(t.Items, it)
+}
+
+// count counts the orphans of a timeline decoded from the store.
+func (t *Timeline) count() {
+	if t.counted {
+		return
+	}
+	t.orphans, t.counted = 0, true
+	for i := range t.Items {
+		if it := &t.Items[i]; it.Kind == ItemToolCall && it.Tool.Name == "" {
+			t.orphans++
+		}
+	}
 }
 
 // findCall returns the index of the tool call item for callID: the
 // requested one, or (orphan true) one made by an outcome that came first.
 // It searches from the end, where recent calls are.
 func (t *Timeline) findCall(callID string, orphan bool) int {
+	if orphan {
+		if t.count(); t.orphans == 0 {
+			return -1
+		}
+	}
 	for i := len(t.Items) - 1; i >= 0; i-- {
 		it := &t.Items[i]
 		if it.Kind == ItemToolCall && it.Tool.CallID == callID && (it.Tool.Name == "") == orphan {
