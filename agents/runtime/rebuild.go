@@ -94,18 +94,34 @@ type fold struct {
 	head       uint64      // the sequence of the last entry read
 	signals    int         // how many signals were refolded
 	divergence *Divergence // the decision verify found different
-	signal     *bus.Signal // the signal entry waiting for its cmd record
+	// sig is the signal entry waiting for its cmd record, when hasSig.
+	// It is held here, not behind a pointer of its own, because
+	// allocating it per signal was a share of recovery's allocations.
+	sig    bus.Signal
+	hasSig bool
+	// records is where cmd and effects records are read into; made when
+	// first needed unless the fold is given one (a pooled one: restore).
+	records *foldRecords
 }
 
-// foldedCmd is a cmd record the fold has read.
+// foldedCmd is a cmd record the fold has read. What it points to is the
+// fold's, valid only during the call to decided it is handed to.
 type foldedCmd struct {
-	entry *eventlog.Entry
+	entry eventlog.Entry
 	rec   *cmdRecord
 	// input is the signal it decides, the entry before it; nil when that
 	// entry was not read (only before refoldFrom).
 	input    *bus.Signal
 	kinds    decidedKinds // what its directives hold, when refolded
 	refolded bool
+}
+
+// recordReader returns the fold's record reader, making it if needed.
+func (f *fold) recordReader() *foldRecords {
+	if f.records == nil {
+		f.records = new(foldRecords)
+	}
+	return f.records
 }
 
 // errStopFold, returned by decided, ends the fold early.
@@ -132,16 +148,15 @@ func (f *fold) run(entries iter.Seq2[eventlog.Entry, error]) error {
 			err = f.cmd(&e)
 		case TypeEffects:
 			if f.effects != nil {
-				var er effectsRecord
-				if err := json.Unmarshal(e.Event.Data(), &er); err != nil {
+				results, err := f.recordReader().effects(e.Event.Data())
+				if err != nil {
 					return fmt.Errorf("%s/%d: effects record: %w", e.Stream, e.Seq, err)
 				}
-				f.effects(er.Results, e.Seq >= f.refoldFrom)
+				f.effects(results, e.Seq >= f.refoldFrom)
 			}
 		default:
 			// A signal: refolded when its cmd record follows.
-			sig := e.Event
-			f.signal = &sig
+			f.sig, f.hasSig = e.Event, true
 		}
 		if errors.Is(err, errStopFold) {
 			return nil
@@ -175,7 +190,8 @@ func (f *fold) start(e *eventlog.Entry) error {
 		return fmt.Errorf("%s/%d: %w", e.Stream, e.Seq, err)
 	}
 	rec.seq = e.Seq
-	f.def, f.started, f.agent, f.version, f.lastSignal, f.signal = def, rec, agent, 0, "", nil
+	f.def, f.started, f.agent, f.version, f.lastSignal = def, rec, agent, 0, ""
+	f.sig, f.hasSig = bus.Signal{}, false
 	return nil
 }
 
@@ -184,13 +200,18 @@ func (f *fold) cmd(e *eventlog.Entry) error {
 	if f.def == nil {
 		return fmt.Errorf("%s/%d: a decision before the agent's started record (was the stream truncated?)", e.Stream, e.Seq)
 	}
-	var cr cmdRecord
-	if err := decodeCmdRecord(e.Event.Data(), &cr); err != nil {
+	var input *bus.Signal
+	var id string
+	if f.hasSig {
+		input, id = &f.sig, f.sig.ID()
+		f.hasSig = false
+	}
+	cr, err := f.recordReader().cmd(e.Event.Data(), id)
+	if err != nil {
 		return fmt.Errorf("%s/%d: cmd record: %w", e.Stream, e.Seq, err)
 	}
-	d := foldedCmd{entry: e, rec: &cr, input: f.signal, refolded: e.Seq >= f.refoldFrom}
-	f.signal = nil
-	if d.input != nil && !decides(&cr, d.input) {
+	d := foldedCmd{entry: *e, rec: cr, input: input, refolded: e.Seq >= f.refoldFrom}
+	if d.input != nil && !decides(cr, d.input) {
 		d.input = nil
 	}
 	if d.refolded {
@@ -204,7 +225,7 @@ func (f *fold) cmd(e *eventlog.Entry) error {
 			if err != nil {
 				return fmt.Errorf("%s/%d: encode directives: %w", e.Stream, e.Seq, err)
 			}
-			if why := diverges(cr, f.version+1, got); why != "" {
+			if why := diverges(*cr, f.version+1, got); why != "" {
 				f.divergence = &Divergence{Seq: e.Seq, Signal: cr.Signal, Version: cr.Version, Expected: cr.Directives, Got: got, Reason: why}
 				return errStopFold
 			}

@@ -97,27 +97,99 @@ func TestGlance(t *testing.T) {
 // TestInFlight: a decision leaves the in-flight set when the outcome of its
 // last directive is recorded; one without directives never enters it, one
 // from before directive counts never leaves; what is left comes oldest
-// first.
+// first, whatever order the decisions were added in.
 func TestInFlight(t *testing.T) {
-	f := inFlight{}
+	f := &inFlight{}
 	for v, count := range map[uint64]int{1: 2, 2: 0, 3: 1, 4: -1, 5: 1} {
-		f.add(&pendingCmd{version: v, count: count})
+		f.add(pendingCmd{version: v, count: count})
 	}
 	f.done(1, 0)
 	f.done(3, 0)
 	f.done(4, 0)
 	f.done(9, 0) // an outcome of a decision not in flight is ignored
+	if got := inFlightVersions(f); !slices.Equal(got, []uint64{1, 4, 5}) {
+		t.Fatalf("in flight %v, want [1 4 5]", got)
+	}
+	f.done(1, 1)
+	if got := inFlightVersions(f); !slices.Equal(got, []uint64{4, 5}) || f.open != 2 {
+		t.Fatalf("after the last outcome of 1: %v (open %d)", got, f.open)
+	}
+	f.done(1, 1) // a finished decision's outcome again: ignored
+	f.add(pendingCmd{version: 3, count: 1})
+	if got := inFlightVersions(f); !slices.Equal(got, []uint64{3, 4, 5}) || f.open != 3 {
+		t.Fatalf("a finished version added again: %v (open %d)", got, f.open)
+	}
+}
+
+// TestInFlightOutcomes: an outcome counts once however often it is
+// recorded, indexes past 64 and negative ones count as the map did, and
+// only the outcomes left out are pending.
+func TestInFlightOutcomes(t *testing.T) {
+	f := &inFlight{}
+	f.add(pendingCmd{version: 1, count: 4})
+	for _, i := range []int{70, 70, -1, 0, 0} {
+		f.done(1, i)
+	}
+	pc := f.inOrder()
+	if len(pc) != 1 || pc[0].done.n != 3 {
+		t.Fatalf("in flight %d, done %+v; want one decision with 3 outcomes", len(pc), pc)
+	}
+	for i, want := range map[int]bool{0: true, 1: false, 63: false, 70: true, -1: true, 64: false} {
+		if got := pc[0].done.has(i); got != want {
+			t.Errorf("done.has(%d) = %v, want %v", i, got, want)
+		}
+	}
+	f.add(pendingCmd{version: 2, count: 2})
+	f.done(2, 1)
+	f.done(1, 2) // the fourth distinct outcome: finished
+	if got := inFlightVersions(f); !slices.Equal(got, []uint64{2}) {
+		t.Fatalf("in flight %v, want [2]", got)
+	}
+	if pc := f.inOrder(); !pc[0].done.has(1) || pc[0].done.has(0) {
+		t.Fatalf("decision 2 done %+v, want only 1", pc[0].done)
+	}
+}
+
+// TestInFlightHoldsWhatIsInFlight: a decision whose outcome never comes,
+// followed by many that finish, leaves a list about as long as what is in
+// flight, not one entry per decision read.
+func TestInFlightHoldsWhatIsInFlight(t *testing.T) {
+	f := &inFlight{}
+	f.add(pendingCmd{version: 1, count: 1})
+	for v := uint64(2); v < 10_000; v++ {
+		f.add(pendingCmd{version: v, count: 1})
+		if v%100 != 0 {
+			f.done(v, 0)
+		}
+	}
+	want := []uint64{1}
+	for v := uint64(100); v < 10_000; v += 100 {
+		want = append(want, v)
+	}
+	if got := inFlightVersions(f); !slices.Equal(got, want) {
+		t.Fatalf("in flight %v, want %v", got, want)
+	}
+	if cap(f.list) > 4*f.open+64 {
+		t.Fatalf("the list has room for %d decisions for %d in flight", cap(f.list), f.open)
+	}
+	// Emptied, it serves the next agent from its start.
+	f.release()
+	f = inFlights.Get().(*inFlight)
+	for v := uint64(1); v <= 3; v++ {
+		f.add(pendingCmd{version: v, count: 1})
+	}
+	f.done(2, 0)
+	if got := inFlightVersions(f); !slices.Equal(got, []uint64{1, 3}) || f.open != 2 {
+		t.Fatalf("reused: in flight %v (open %d), want [1 3]", got, f.open)
+	}
+}
+
+func inFlightVersions(f *inFlight) []uint64 {
 	var got []uint64
 	for _, pc := range f.inOrder() {
 		got = append(got, pc.version)
 	}
-	if !slices.Equal(got, []uint64{1, 4, 5}) {
-		t.Fatalf("in flight %v, want [1 4 5]", got)
-	}
-	f.done(1, 1)
-	if _, ok := f[1]; ok || len(f) != 2 {
-		t.Fatalf("after the last outcome of 1: %v", f)
-	}
+	return got
 }
 
 // TestRecoveryRunsPendingDirectives: a directive committed but never run

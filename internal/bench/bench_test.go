@@ -121,6 +121,12 @@ func TestRunEveryScenario(t *testing.T) {
 	if m, _ := replay.Metric(MetricRecovery); m.Count < int64(2*cfg.Msgs) {
 		t.Errorf("recovery folded %d entries, want at least a signal and a cmd record for each of %d signals", m.Count, cfg.Msgs)
 	}
+	if _, cpuOK := processCPU(); cpuOK {
+		m, _ := replay.Metric(MetricRecoveryCPU)
+		if read, _ := replay.Metric(MetricReadOnlyCPU); len(m.Compare) != 1 || m.Compare[0].Against != baselineReadOnlyCPU || read.Value <= 0 {
+			t.Errorf("recovery CPU %+v, read CPU %+v: want each per entry, recovery's beside the read's", m, read)
+		}
+	}
 	js, _ := report.Result("jetstream")
 	if m, _ := js.Metric(MetricJSAsync); len(m.Compare) != 1 || m.Compare[0].Against != baselineCast {
 		t.Errorf("JetStream async compares with %v, want the durable cast", m.Compare)

@@ -43,11 +43,14 @@
 //
 // replay — rebuilding agents from the log. The log is filled first (not
 // measured) with the agents' snapshots turned off, so recovery folds every
-// entry. "recovery" times what node.Start does to bring agents back
-// (eventlog.Open, runtime.New, Runtime.Recover) and counts the entries of
-// the agents' streams; "node start" times a whole node.Start on the same
-// directory. Baseline: reading the same streams with ReadStream without
-// folding them (the read limit).
+// entry, then opened and closed once untimed (which leaves it at rest).
+// "recovery" times what node.Start does to bring agents back
+// (eventlog.Open, runtime.New, Runtime.Recover, twice as many agents at
+// once as there are CPUs) and counts the entries of the agents' streams;
+// "node start" times a whole node.Start on the same directory. Baseline:
+// reading the same streams with ReadStream without folding them, in one
+// loop (the read limit). Both are also given as process CPU per entry,
+// which the machine's other work disturbs less.
 //
 // jetstream — the same messages published to a JetStream file-storage
 // stream, what a user would otherwise pick as the event store: async

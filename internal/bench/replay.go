@@ -24,6 +24,13 @@ const (
 	MetricNodeStart  = "node start"
 	MetricReadOnly   = "read streams"
 	baselineReadOnly = "read without folding"
+	// MetricRecoveryCPU and MetricReadOnlyCPU are the CPU time per entry
+	// of recovery and of the read: less disturbed than entries/s by what
+	// else runs on the machine. Recovery restores as many agents at once
+	// as there are CPUs; the read is one loop.
+	MetricRecoveryCPU   = "recovery CPU"
+	MetricReadOnlyCPU   = "read streams CPU"
+	baselineReadOnlyCPU = "read CPU"
 )
 
 func runReplay(ctx context.Context, env *Env) ([]Metric, error) {
@@ -36,7 +43,8 @@ func runReplay(ctx context.Context, env *Env) ([]Metric, error) {
 
 	// Open the log once untimed: Pebble replays and flushes the WAL the
 	// fill left, so what is timed is reading and folding, as on any start
-	// after the first.
+	// after the first. (Closing waits for the compactions that starts: the
+	// log is at rest when recovery opens it, no compaction debt left.)
 	l, err := eventlog.Open(node.LogDir(dir), eventlog.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return nil, fmt.Errorf("open the filled log: %w", err)
@@ -44,11 +52,11 @@ func runReplay(ctx context.Context, env *Env) ([]Metric, error) {
 	if err := l.Close(); err != nil {
 		return nil, fmt.Errorf("close the filled log: %w", err)
 	}
-	recovery, entries, err := timeRecovery(ctx, env, node.LogDir(dir), len(ids))
+	recovery, recoveryCPU, entries, err := timeRecovery(ctx, env, node.LogDir(dir), len(ids))
 	if err != nil {
 		return nil, err
 	}
-	read, readEntries, err := timeRead(ctx, env, node.LogDir(dir))
+	read, readCPU, readEntries, err := timeRead(ctx, env, node.LogDir(dir))
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +88,25 @@ func runReplay(ctx context.Context, env *Env) ([]Metric, error) {
 	startM := Metric{Name: MetricNodeStart, Value: float64(entries) / startTime.Seconds(), Unit: "entries/s", Count: entries,
 		Note: fmt.Sprintf("whole node.Start (NATS, log, recovery, projections) in %s", startTime.Round(time.Millisecond))}
 	startM.compare(baselineReadOnly, readM.Value)
-	return []Metric{rec, startM, readM}, nil
+	metrics := []Metric{rec, startM, readM}
+	if recoveryCPU > 0 && readCPU > 0 {
+		const cpuNote = "user and system CPU of the whole process per entry"
+		recCPU := Metric{Name: MetricRecoveryCPU, Value: float64(recoveryCPU.Nanoseconds()) / 1e3 / float64(entries), Unit: "µs CPU/entry", Count: entries, Note: cpuNote}
+		readCPUM := Metric{Name: MetricReadOnlyCPU, Value: float64(readCPU.Nanoseconds()) / 1e3 / float64(readEntries), Unit: "µs CPU/entry", Count: readEntries, Note: cpuNote}
+		recCPU.compare(baselineReadOnlyCPU, readCPUM.Value)
+		metrics = append(metrics, recCPU, readCPUM)
+	}
+	return metrics, nil
+}
+
+// cpuSince is the process CPU time used since cpu0 (from processCPU,
+// ok0 whether it could be read); zero when it cannot be told.
+func cpuSince(cpu0 time.Duration, ok0 bool) time.Duration {
+	cpu1, ok := processCPU()
+	if !ok || !ok0 {
+		return 0
+	}
+	return cpu1 - cpu0
 }
 
 // fillForReplay writes cfg.Msgs counter signals over the agents through the
@@ -145,19 +171,21 @@ func fillForReplay(ctx context.Context, env *Env, dir string, ids []string) erro
 }
 
 // timeRecovery does what node.Start does to bring the agents back and
-// returns how long it took and how many entries their streams hold.
-func timeRecovery(ctx context.Context, env *Env, logDir string, want int) (time.Duration, int64, error) {
+// returns how long it took, the CPU time it used and how many entries
+// their streams hold.
+func timeRecovery(ctx context.Context, env *Env, logDir string, want int) (time.Duration, time.Duration, int64, error) {
 	types := agents.NewRegistry()
 	if err := builtin.Register(types); err != nil {
-		return 0, 0, fmt.Errorf("register the built-in agent types: %w", err)
+		return 0, 0, 0, fmt.Errorf("register the built-in agent types: %w", err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	stop := env.step(MetricRecovery, int64(want), func() int64 { return 0 })
+	cpu0, cpuOK := processCPU()
 	t0 := time.Now()
 	l, err := eventlog.Open(logDir, eventlog.Options{Logger: quiet})
 	if err != nil {
 		stop()
-		return 0, 0, fmt.Errorf("open the log: %w", err)
+		return 0, 0, 0, fmt.Errorf("open the log: %w", err)
 	}
 	defer l.Close()
 	var entries int64
@@ -167,28 +195,31 @@ func timeRecovery(ctx context.Context, env *Env, logDir string, want int) (time.
 	rt, err := runtime.New(runtime.Config{Store: l, Types: types, Logger: quiet})
 	if err != nil {
 		stop()
-		return 0, 0, fmt.Errorf("new runtime: %w", err)
+		return 0, 0, 0, fmt.Errorf("new runtime: %w", err)
 	}
 	got, err := rt.Recover(ctx)
 	elapsed := time.Since(t0)
+	cpu := cpuSince(cpu0, cpuOK)
 	stop()
 	if cerr := rt.Shutdown(context.Background()); cerr != nil && err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("recover: %w", err)
+		return 0, 0, 0, fmt.Errorf("recover: %w", err)
 	}
 	if got != want {
-		return 0, 0, fmt.Errorf("recovered %d agents, want %d", got, want)
+		return 0, 0, 0, fmt.Errorf("recovered %d agents, want %d", got, want)
 	}
-	return elapsed, entries, nil
+	return elapsed, cpu, entries, nil
 }
 
 // timeRead reads every agent stream without folding it: the read limit.
-func timeRead(ctx context.Context, env *Env, logDir string) (time.Duration, int64, error) {
+// It returns how long that took, the CPU time it used and the entries
+// read.
+func timeRead(ctx context.Context, env *Env, logDir string) (time.Duration, time.Duration, int64, error) {
 	l, err := eventlog.Open(logDir, eventlog.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
-		return 0, 0, fmt.Errorf("open the log: %w", err)
+		return 0, 0, 0, fmt.Errorf("open the log: %w", err)
 	}
 	defer l.Close()
 	streams := l.Streams("agent/")
@@ -199,17 +230,18 @@ func timeRead(ctx context.Context, env *Env, logDir string) (time.Duration, int6
 	var n atomic.Int64
 	stop := env.step(MetricReadOnly, total, n.Load)
 	defer stop()
+	cpu0, cpuOK := processCPU()
 	t0 := time.Now()
 	for _, s := range streams {
 		if err := ctx.Err(); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		for _, err := range l.ReadStream(s.Stream, eventlog.ReadOptions{}) {
 			if err != nil {
-				return 0, 0, fmt.Errorf("read %s: %w", s.Stream, err)
+				return 0, 0, 0, fmt.Errorf("read %s: %w", s.Stream, err)
 			}
 			n.Add(1)
 		}
 	}
-	return time.Since(t0), n.Load(), nil
+	return time.Since(t0), cpuSince(cpu0, cpuOK), n.Load(), nil
 }
