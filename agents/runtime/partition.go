@@ -204,7 +204,6 @@ func (rt *Runtime) fenced(s *server, env envelope, cause error) {
 	if errors.Is(cause, eventlog.ErrOutcomeUnknown) {
 		err = bus.Errorf(bus.ReasonUnavailable, "agent %s: the log did not confirm the commit of signal %s (%v); retry with the same id: if it was stored, the retry is answered as a duplicate", s.id, env.sig.ID(), cause)
 	}
-	s.refuse(env, err)
 	s.halt(err)
 	rt.mu.Lock()
 	if rt.agents[s.id] == s {
@@ -218,6 +217,11 @@ func (rt *Runtime) fenced(s *server, env envelope, cause error) {
 		set[s.id] = struct{}{}
 	}
 	rt.mu.Unlock()
+	// Answered only now: a caller that retries at once must find the
+	// agent passive (reloaded from the log on its next signal), not this
+	// halted server, whose halt would refuse the retry with the fence's
+	// error once more (TestStaleOwnerCommitIsFenced, flaky under load).
+	s.refuse(env, err)
 	s.notify()
 }
 
