@@ -288,10 +288,7 @@ func TestReadEmitsLeavesOutWhatWasNotPublished(t *testing.T) {
 	if _, err := h.rt.Call(t.Context(), "p1", signal(t, "probe.block_emit", map[string]any{"name": "held"})); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.rt.Stop(t.Context(), "p1", "enough"); err != nil {
-		t.Fatal(err)
-	}
-	h.open("held")
+	stopWhileHeld(t, h, "p1", "held")
 	if o := h.outcomes("agent/p1"); o["1/1"] != OutcomeDropped {
 		t.Fatalf("outcomes %v: the emit was not dropped; the test needs it to be", o)
 	}

@@ -54,11 +54,14 @@ func (s *server) stop(ctx context.Context, reason string) error {
 	s.status, s.reason = StatusStopped, reason
 	inbox, dropped := s.inbox, s.queue
 	s.inbox, s.queue = nil, nil
-	effects := s.effects
-	s.effects = nil
 	for _, cancel := range s.tasks {
 		cancel()
 	}
+	s.mu.Unlock()
+	s.waitExecuted(ctx)
+	s.mu.Lock()
+	effects := s.effects
+	s.effects = nil
 	s.mu.Unlock()
 	s.timers.stopAll()
 	s.rt.refuseAll(s.id, inbox, bus.Errorf(ReasonStopped, "agent %s stopped before deciding this signal: %s", s.id, reason))

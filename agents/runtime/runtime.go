@@ -602,7 +602,8 @@ func (rt *Runtime) Broadcast(sig bus.Signal) (int, error) {
 
 // Stop stops agent id: pending directives are dropped, its timers
 // cancelled, its children handled by their on_parent_death option, and a
-// stopped record closes its stream. A stopped agent stays stopped across
+// stopped record closes its stream. A directive already running finishes
+// first (Stop waits for it at most 10 s) so that its outcome is recorded. A stopped agent stays stopped across
 // restarts.
 func (rt *Runtime) Stop(ctx context.Context, id, reason string) error {
 	if reason == "" {

@@ -134,7 +134,10 @@ type server struct {
 	// of the 2,581 bytes an active idle counter cost (a heap profile of
 	// BenchmarkMemoryPerAgent, 2026-11-28), for one allocation per busy
 	// spell, which a durable cast (~45 µs) does not notice.
-	effects    []effectResult
+	effects []effectResult
+	// executing is set while the queue loop holds a directive taken from
+	// the queue whose outcome is not noted yet (waitExecuted).
+	executing  bool
 	lastCommit time.Duration     // when the inbox loop last committed, as monotonicNow
 	pending    map[uint64]int    // cmd version → directives whose outcome is not in the log yet
 	pendingSeq map[uint64]uint64 // cmd version → stream sequence of its record
@@ -540,6 +543,7 @@ func (s *server) runQueue() {
 		s.queue[0] = queued{}
 		s.queue = s.queue[1:]
 		s.queuedBytes -= q.bytes
+		s.executing = true
 		s.mu.Unlock()
 
 		var res ExecResult
@@ -550,6 +554,9 @@ func (s *server) runQueue() {
 			res, err = s.execute(q)
 		})
 		if !ok {
+			s.mu.Lock()
+			s.executed()
+			s.mu.Unlock()
 			return
 		}
 		s.noteEffect(q, res, err)
@@ -577,7 +584,49 @@ func (s *server) noteEffect(q queued, res ExecResult, err error) {
 	out.gen = s.rt.flusher.mark()
 	s.mu.Lock()
 	s.effects = append(s.effects, out)
+	s.executed()
 	s.mu.Unlock()
+}
+
+// executed notes that the queue loop holds no directive any more, and
+// wakes a stop waiting for it (waitExecuted); s.mu is held.
+func (s *server) executed() {
+	s.executing = false
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
+}
+
+// waitExecuted waits until the directive the queue loop was executing,
+// if any, has its outcome noted, so that a stop records it: a stop taken
+// between the directive's effect and its note recorded nothing, and the
+// outcome of an emit already published was lost from the log
+// (TestStopRecordsTheDirectiveInHand; TestReadEmitsAcrossIncarnations
+// failed so, 1 in 30 runs). It waits at most flushTimeout: an executor
+// that stops its own agent would otherwise wait for itself.
+func (s *server) waitExecuted(ctx context.Context) {
+	timer := time.NewTimer(flushTimeout)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		if !s.executing {
+			s.mu.Unlock()
+			return
+		}
+		if s.changed == nil {
+			s.changed = make(chan struct{})
+		}
+		ch := s.changed
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // takeEffects removes the noted outcomes whose emits NATS confirmed, for
