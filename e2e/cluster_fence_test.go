@@ -212,19 +212,31 @@ func TestPausedOwnerCommitIsFenced(t *testing.T) {
 	if err := n1.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
+	unconfirmed := false
 	select {
 	case m := <-reply:
 		var r map[string]any
 		if err := json.Unmarshal(m.Data, &r); err != nil || r["ok"] == true || errorType(r) != "unavailable" {
 			t.Fatalf("the stale owner answered %s, want unavailable", m.Data)
 		}
+		// n1's append has a deadline (10 s) that ran on while it was
+		// paused: on a loaded machine the failover takes longer than that,
+		// and n1 gives up on the commit before the servers' refusal
+		// reaches it — answering that the log did not confirm it. The
+		// servers refused it all the same (the proxy delivered it; the
+		// checks below find nothing of it), but n1 cannot count it.
+		unconfirmed = strings.Contains(string(m.Data), "did not confirm")
 	case <-time.After(time.Minute):
 		t.Fatal("the stale owner never answered the signal it had decided")
 	}
-	testkit.Eventually(t, "n1 counted a fenced commit", func() bool {
-		_, body := httpGet(t, metrics)
-		return strings.Contains(body, "\njido_cluster_commits_fenced_total 1\n")
-	})
+	if unconfirmed {
+		t.Log("n1's append timed out while it was paused: the refusal is checked in the log only")
+	} else {
+		testkit.Eventually(t, "n1 counted a fenced commit", func() bool {
+			_, body := httpGet(t, metrics)
+			return strings.Contains(body, "\njido_cluster_commits_fenced_total 1\n")
+		})
+	}
 
 	// Nothing of the stale decision is anywhere.
 	log, err := jslog.Open(t.Context(), nc, jslog.Options{Partitions: clusterPartitions})
