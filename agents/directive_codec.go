@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/internal/jsonenc"
 )
 
 // DirectiveCodec encodes directives to their log form and back. The log
@@ -151,7 +152,7 @@ func (c *DirectiveCodec) appendEncoded(b []byte, d Directive) ([]byte, error) {
 		kind := d.DirectiveKind()
 		if _, registered := c.decoders[kind]; registered {
 			out := append(b, `{"kind":`...)
-			if out, ok = a.AppendLogForm(AppendJSONString(out, kind)); ok {
+			if out, ok = a.AppendLogForm(jsonenc.AppendString(out, kind)); ok {
 				return append(out, '}'), nil
 			}
 		}
@@ -168,9 +169,9 @@ func (c *DirectiveCodec) appendEncoded(b []byte, d Directive) ([]byte, error) {
 // do: the conversation loop's, written on every step of a conversation.
 // AppendLogForm appends to b the members of d's JSON after "kind", each
 // preceded by a comma (nothing for a type without members), exactly as
-// encoding/json writes them for the value — AppendJSONString,
-// AppendSignalJSON and AppendRawJSON write strings, signals and raw JSON
-// so — or reports false, when it cannot write the value exactly, to have
+// encoding/json writes them for the value — AppendSignalJSON writes a
+// signal so, and json.Marshal of a string or a json.RawMessage gives the
+// exact bytes of one — or reports false, when it cannot write the value exactly, to have
 // encoding/json write it; b's contents past its length are then
 // unspecified. Its package should hold the two to the same bytes in a
 // test.
@@ -215,7 +216,7 @@ func (c *DirectiveCodec) appendJSON(b []byte, d Directive) ([]byte, error) {
 		return nil, fmt.Errorf("encode directive %s: %T encodes to %.20s…, want a JSON object", kind, d, body)
 	}
 	b = append(b, `{"kind":`...)
-	b = AppendJSONString(b, kind)
+	b = jsonenc.AppendString(b, kind)
 	if len(body) > 2 {
 		b = append(b, ',')
 	}

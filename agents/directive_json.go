@@ -1,15 +1,14 @@
 package agents
 
 import (
-	"encoding/json"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cloudevents/sdk-go/v2/event"
 	"github.com/cloudevents/sdk-go/v2/types"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/internal/jsonenc"
 )
 
 // The log form of the built-in directives, written without reflection.
@@ -49,16 +48,16 @@ func appendLogForm(b []byte, d Directive) ([]byte, bool) {
 			b = append(b, "null"...)
 		} else {
 			b = append(b, `{"type":`...)
-			b = AppendJSONString(b, d.Err.Type)
+			b = jsonenc.AppendString(b, d.Err.Type)
 			b = append(b, `,"message":`...)
-			b = AppendJSONString(b, d.Err.Message)
+			b = jsonenc.AppendString(b, d.Err.Message)
 			b = append(b, '}')
 		}
 		b = append(b, `,"context":`...)
-		b = AppendJSONString(b, d.Context)
+		b = jsonenc.AppendString(b, d.Context)
 		if d.Action != "" {
 			b = append(b, `,"action":`...)
-			b = AppendJSONString(b, d.Action)
+			b = jsonenc.AppendString(b, d.Action)
 		}
 	case Schedule:
 		b = append(b, `{"kind":"schedule","delay_ms":`...)
@@ -69,12 +68,12 @@ func appendLogForm(b []byte, d Directive) ([]byte, bool) {
 		}
 	case ScheduleCancel:
 		b = append(b, `{"kind":"schedule_cancel","signal_id":`...)
-		b = AppendJSONString(b, d.SignalID)
+		b = jsonenc.AppendString(b, d.SignalID)
 	case Cron:
 		b = append(b, `{"kind":"cron","job_id":`...)
-		b = AppendJSONString(b, d.JobID)
+		b = jsonenc.AppendString(b, d.JobID)
 		b = append(b, `,"expr":`...)
-		b = AppendJSONString(b, d.Expr)
+		b = jsonenc.AppendString(b, d.Expr)
 		if d.Signal != nil {
 			b = append(b, `,"signal":`...)
 			if b, ok = AppendSignalJSON(b, d.Signal); !ok {
@@ -83,11 +82,11 @@ func appendLogForm(b []byte, d Directive) ([]byte, bool) {
 		}
 		if d.TZ != "" {
 			b = append(b, `,"tz":`...)
-			b = AppendJSONString(b, d.TZ)
+			b = jsonenc.AppendString(b, d.TZ)
 		}
 	case CronCancel:
 		b = append(b, `{"kind":"cron_cancel","job_id":`...)
-		b = AppendJSONString(b, d.JobID)
+		b = jsonenc.AppendString(b, d.JobID)
 	case RunInstruction:
 		b = append(b, `{"kind":"run_instruction","instruction":`...)
 		if b, ok = appendInstruction(b, &d.Instruction); !ok {
@@ -95,32 +94,32 @@ func appendLogForm(b []byte, d Directive) ([]byte, bool) {
 		}
 		if d.ResultAction != "" {
 			b = append(b, `,"result_action":`...)
-			b = AppendJSONString(b, d.ResultAction)
+			b = jsonenc.AppendString(b, d.ResultAction)
 		}
 	case SpawnAgent:
 		if len(d.Opts) > 0 || len(d.Meta) > 0 {
 			return b, false // maps of any: encoding/json's business
 		}
 		b = append(b, `{"kind":"spawn_agent","type":`...)
-		b = AppendJSONString(b, d.Type)
+		b = jsonenc.AppendString(b, d.Type)
 		b = append(b, `,"tag":`...)
-		b = AppendJSONString(b, d.Tag)
+		b = jsonenc.AppendString(b, d.Tag)
 		if d.Restart != "" {
 			b = append(b, `,"restart":`...)
-			b = AppendJSONString(b, d.Restart)
+			b = jsonenc.AppendString(b, d.Restart)
 		}
 	case StopChild:
 		b = append(b, `{"kind":"stop_child","tag":`...)
-		b = AppendJSONString(b, d.Tag)
+		b = jsonenc.AppendString(b, d.Tag)
 		if d.Reason != "" {
 			b = append(b, `,"reason":`...)
-			b = AppendJSONString(b, d.Reason)
+			b = jsonenc.AppendString(b, d.Reason)
 		}
 	case Stop:
 		b = append(b, `{"kind":"stop"`...)
 		if d.Reason != "" {
 			b = append(b, `,"reason":`...)
-			b = AppendJSONString(b, d.Reason)
+			b = jsonenc.AppendString(b, d.Reason)
 		}
 	default:
 		return b, false
@@ -130,10 +129,10 @@ func appendLogForm(b []byte, d Directive) ([]byte, bool) {
 
 func appendDispatch(b []byte, d *Dispatch) []byte {
 	b = append(b, `{"adapter":`...)
-	b = AppendJSONString(b, d.Adapter)
+	b = jsonenc.AppendString(b, d.Adapter)
 	if d.Target != "" {
 		b = append(b, `,"target":`...)
-		b = AppendJSONString(b, d.Target)
+		b = jsonenc.AppendString(b, d.Target)
 	}
 	if len(d.Options) > 0 {
 		b = append(b, `,"options":{`...)
@@ -141,9 +140,9 @@ func appendDispatch(b []byte, d *Dispatch) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = AppendJSONString(b, k)
+			b = jsonenc.AppendString(b, k)
 			b = append(b, ':')
-			b = AppendJSONString(b, d.Options[k])
+			b = jsonenc.AppendString(b, d.Options[k])
 		}
 		b = append(b, '}')
 	}
@@ -167,11 +166,11 @@ func sortedKeys(m map[string]string) []string {
 // appendInstruction writes in as encoding/json does (Instruction's tags).
 func appendInstruction(b []byte, in *Instruction) ([]byte, bool) {
 	b = append(b, `{"action":`...)
-	b = AppendJSONString(b, in.Action)
+	b = jsonenc.AppendString(b, in.Action)
 	if len(in.Params) > 0 {
 		var ok bool
 		b = append(b, `,"params":`...)
-		if b, ok = AppendRawJSON(b, in.Params); !ok {
+		if b, ok = jsonenc.AppendRaw(b, in.Params); !ok {
 			return b, false
 		}
 	}
@@ -212,7 +211,7 @@ func appendMember(b []byte, start int, name, v string) []byte {
 	b = append(b, '"')
 	b = append(b, name...)
 	b = append(b, `":`...)
-	return AppendJSONString(b, v)
+	return jsonenc.AppendString(b, v)
 }
 
 // AppendSignalJSON appends s as encoding/json writes a bus.Signal: the
@@ -252,7 +251,7 @@ func AppendSignalJSON(b []byte, s *bus.Signal) ([]byte, bool) {
 			return b, false
 		}
 		b = append(b, `,"data":`...)
-		if b, ok = AppendRawJSON(b, s.DataEncoded); !ok {
+		if b, ok = jsonenc.AppendRaw(b, s.DataEncoded); !ok {
 			return b, false
 		}
 	}
@@ -317,9 +316,11 @@ func plainSourcePath(p string) bool {
 
 const hexDigits = "0123456789abcdef"
 
-// signalSafe holds the bytes both string encoders copy as they are: from
+// signalSafe holds the bytes appendSignalString copies as they are: from
 // ' ' up, except '"', '\\', the HTML characters and 0xE2, which may
-// begin U+2028 or U+2029. (AppendJSONString reads only its ASCII half.)
+// begin U+2028 or U+2029. (The other strings of the log form are
+// encoding/json's, jsonenc.AppendString: invalid UTF-8 replaced, \b and
+// \f short — not the sdk's.)
 var signalSafe = func() (t [256]bool) {
 	for c := 0x20; c < 256; c++ {
 		switch c {
@@ -373,98 +374,4 @@ func appendSignalString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
-}
-
-// AppendJSONString appends s as encoding/json writes a string: HTML
-// characters, U+2028 and U+2029 escaped, invalid UTF-8 as U+FFFD.
-func AppendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if signalSafe[c] {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-// AppendRawJSON appends raw JSON (a json.RawMessage, or any
-// json.Marshaler's output) as encoding/json writes it: checked, white
-// space outside strings dropped, '<', '>', '&', U+2028 and U+2029
-// escaped. It reports false for input that is not valid JSON
-// (encoding/json's error).
-func AppendRawJSON(b, raw []byte) ([]byte, bool) {
-	if !json.Valid(raw) {
-		return b, false
-	}
-	start := 0
-	inString, escaped := false, false
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		switch {
-		case c == '<' || c == '>' || c == '&':
-			b = append(b, raw[start:i]...)
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			start = i + 1
-		case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8:
-			b = append(b, raw[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[raw[i+2]&0xF])
-			i += 2
-			start = i + 1
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			b = append(b, raw[start:i]...)
-			start = i + 1
-		}
-	}
-	return append(b, raw[start:]...), true
 }

@@ -185,6 +185,33 @@ func decodeParams[P any](plan *paramsPlan, raw []byte) (p P, ok bool) {
 // for a type without them), so that dst is never stored anywhere: a
 // value decoded without pointers can live on the stack.
 func (p *paramsPlan) decode(raw []byte, dst, ptrs reflect.Value) bool {
+	return eachFlatMember(raw, func(key, lit []byte) bool {
+		f := p.lookup(key)
+		switch {
+		case f == nil:
+			return true
+		case !f.ptr:
+			// null leaves a non-pointer field as it is.
+			return lit[0] == 'n' || storeScalar(dst.Field(f.index), f.kind, lit)
+		case lit[0] == 'n':
+			ptrs.Field(f.index).SetZero() // null clears a pointer
+			return true
+		}
+		target := reflect.New(f.elem).Elem()
+		if !storeScalar(target, f.kind, lit) {
+			return false
+		}
+		ptrs.Field(f.index).Set(target.Addr())
+		return true
+	})
+}
+
+// eachFlatMember walks raw as a flat JSON object — members with plain
+// keys (see plainString) and scalar values (see scalarEnd), white space
+// around them — calling fn with each member's key and value literal, in
+// order, duplicates included. It reports whether raw was such an object
+// and fn accepted every member; it stops at the first that was not.
+func eachFlatMember(raw []byte, fn func(key, lit []byte) bool) bool {
 	i := skipSpace(raw, 0)
 	if i == len(raw) || raw[i] != '{' {
 		return false
@@ -204,26 +231,8 @@ func (p *paramsPlan) decode(raw []byte, dst, ptrs reflect.Value) bool {
 		}
 		i = skipSpace(raw, i+1)
 		end, ok := scalarEnd(raw, i)
-		if !ok {
+		if !ok || !fn(key, raw[i:end]) {
 			return false
-		}
-		if f := p.lookup(key); f != nil {
-			lit := raw[i:end]
-			switch {
-			case !f.ptr:
-				// null leaves a non-pointer field as it is.
-				if lit[0] != 'n' && !storeScalar(dst.Field(f.index), f.kind, lit) {
-					return false
-				}
-			case lit[0] == 'n':
-				ptrs.Field(f.index).SetZero() // null clears a pointer
-			default:
-				target := reflect.New(f.elem).Elem()
-				if !storeScalar(target, f.kind, lit) {
-					return false
-				}
-				ptrs.Field(f.index).Set(target.Addr())
-			}
 		}
 		i = skipSpace(raw, end)
 		if i == len(raw) {
@@ -344,31 +353,10 @@ func literalEnd(b []byte, i int, lit string) (int, bool) {
 // larger half of an instruction with a schema, and a third of it was that
 // decoder.
 func flatObject(raw []byte) (map[string]any, bool) {
-	i := skipSpace(raw, 0)
-	if i == len(raw) || raw[i] != '{' {
-		return nil, false
-	}
 	obj := make(map[string]any)
-	i = skipSpace(raw, i+1)
-	if i < len(raw) && raw[i] == '}' {
-		return obj, skipSpace(raw, i+1) == len(raw)
-	}
-	for {
-		key, next, ok := plainString(raw, i)
-		if !ok {
-			return nil, false
-		}
-		i = skipSpace(raw, next)
-		if i == len(raw) || raw[i] != ':' {
-			return nil, false
-		}
-		i = skipSpace(raw, i+1)
-		end, ok := scalarEnd(raw, i)
-		if !ok {
-			return nil, false
-		}
+	ok := eachFlatMember(raw, func(key, lit []byte) bool {
 		var v any
-		switch lit := raw[i:end]; lit[0] {
+		switch lit[0] {
 		case 'n':
 		case 't':
 			v = true
@@ -380,17 +368,10 @@ func flatObject(raw []byte) (map[string]any, bool) {
 			v = json.Number(lit)
 		}
 		obj[string(key)] = v
-		i = skipSpace(raw, end)
-		if i == len(raw) {
-			return nil, false
-		}
-		switch raw[i] {
-		case ',':
-			i = skipSpace(raw, i+1)
-		case '}':
-			return obj, skipSpace(raw, i+1) == len(raw)
-		default:
-			return nil, false
-		}
+		return true
+	})
+	if !ok {
+		return nil, false
 	}
+	return obj, true
 }

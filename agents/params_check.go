@@ -135,58 +135,17 @@ func (c *paramsCheck) valid(raw []byte) bool {
 	if len(raw) == 0 {
 		return c.required == 0
 	}
-	i := skipSpace(raw, 0)
-	if i == len(raw) || raw[i] != '{' {
-		return false
-	}
 	var seen uint64
-	i = skipSpace(raw, i+1)
-	if i < len(raw) && raw[i] == '}' {
-		return skipSpace(raw, i+1) == len(raw) && c.required == 0
-	}
-	for {
-		key, next, ok := plainString(raw, i)
-		if !ok {
-			return false
-		}
-		i = skipSpace(raw, next)
-		if i == len(raw) || raw[i] != ':' {
-			return false
-		}
-		i = skipSpace(raw, i+1)
-		end, ok := scalarEnd(raw, i)
-		if !ok {
-			return false
-		}
-		p := -1
+	flat := eachFlatMember(raw, func(key, lit []byte) bool {
 		for j := range c.props {
 			if c.props[j].name == string(key) {
-				p = j
-				break
+				seen |= 1 << j
+				return c.props[j].accepts(lit)
 			}
 		}
-		switch {
-		case p >= 0:
-			if !c.props[p].accepts(raw[i:end]) {
-				return false
-			}
-			seen |= 1 << p
-		case c.closed:
-			return false
-		}
-		i = skipSpace(raw, end)
-		if i == len(raw) {
-			return false
-		}
-		switch raw[i] {
-		case ',':
-			i = skipSpace(raw, i+1)
-		case '}':
-			return skipSpace(raw, i+1) == len(raw) && seen&c.required == c.required
-		default:
-			return false
-		}
-	}
+		return !c.closed
+	})
+	return flat && seen&c.required == c.required
 }
 
 // accepts reports whether lit, a scalar literal scalarEnd delimited, is

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/jido-bus/jido-bus/agents"
+	"github.com/jido-bus/jido-bus/internal/jsonenc"
 )
 
 // The loop's directives write their own log form (agents.LogFormAppender):
@@ -22,7 +23,7 @@ func appendMember(b []byte, name string) []byte {
 }
 
 func appendStringMember(b []byte, name, v string) []byte {
-	return agents.AppendJSONString(appendMember(b, name), v)
+	return jsonenc.AppendString(appendMember(b, name), v)
 }
 
 // AppendLogForm writes the log form's members (agents.LogFormAppender).
@@ -53,7 +54,7 @@ func (r RunTool) AppendLogForm(b []byte) ([]byte, bool) {
 	b = appendStringMember(b, "name", r.Name)
 	if len(r.Args) > 0 {
 		var ok bool
-		if b, ok = agents.AppendRawJSON(appendMember(b, "args"), r.Args); !ok {
+		if b, ok = jsonenc.AppendRaw(appendMember(b, "args"), r.Args); !ok {
 			return b, false
 		}
 	}
