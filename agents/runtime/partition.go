@@ -135,15 +135,17 @@ func (rt *Runtime) Release(ctx context.Context, p int) error {
 		rt.hier.forget(s.id)
 	}
 	for id, pa := range rt.passive {
-		if parts.Of(rt.streamFor(pa.typ, id)) == p {
-			if pa.wake != nil {
-				pa.wake.Stop()
+		if typ := rt.typeName(pa.typ); parts.Of(rt.streamFor(typ, id)) == p {
+			if wake := rt.wakes[id]; wake != nil {
+				wake.Stop()
+				delete(rt.wakes, id)
 			}
 			delete(rt.passive, id)
-			delete(rt.byType[pa.typ], id)
+			delete(rt.byType[typ], id)
 			rt.hier.forget(id)
 		}
 	}
+	rt.passive = shrunk(rt.passive, &rt.passPeak)
 	for id, f := range rt.failed {
 		if parts.Of(f.stream) == p {
 			delete(rt.failed, id)
@@ -208,7 +210,8 @@ func (rt *Runtime) fenced(s *server, env envelope, cause error) {
 	rt.mu.Lock()
 	if rt.agents[s.id] == s {
 		rt.unregister(s)
-		rt.passive[s.id] = passiveAgent{typ: s.def.Name(), born: s.born, version: s.version}
+		rt.passive[s.id] = passiveAgent{typ: rt.typeIDOf(s.def.Name()), born: s.born, version: s.version}
+		rt.passPeak.grew(len(rt.passive))
 		set := rt.byType[s.def.Name()]
 		if set == nil {
 			set = make(map[string]struct{})

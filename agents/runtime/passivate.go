@@ -19,15 +19,15 @@ import (
 // signals activate them.
 
 // passiveAgent is the whole in-memory cost of a passive agent.
+// Kept to 24 bytes (index_memory.go): a timer that activates the agent
+// when its first one is due is in rt.wakes, owned by the runtime
+// (activation, Release and Shutdown stop it).
 type passiveAgent struct {
-	typ  string
+	typ  typeID
 	born uint64 // its incarnation (incarnation.go)
 	// version is the agent's version when it went passive (its
 	// snapshot's), so listing it costs no read of the snapshot.
 	version uint64
-	// wake, when set, activates the agent when its first timer is due;
-	// the runtime owns it: activation and Shutdown stop it.
-	wake *time.Timer
 }
 
 var errPassivated = errors.New("agent went passive")
@@ -104,11 +104,11 @@ func (s *server) passivate(now time.Time, force bool) bool {
 	rt.mu.Lock()
 	if rt.agents[s.id] == s {
 		delete(rt.agents, s.id)
-		p := passiveAgent{typ: s.def.Name(), born: s.born, version: version}
+		rt.agents = shrunk(rt.agents, &rt.agentsPeak)
 		if !due.IsZero() && !rt.closing {
 			// The agent's timers fire while it is passive: the first one
 			// due activates it, and its restored timers fire from there.
-			p.wake = time.AfterFunc(max(due.Sub(now), 0), func() {
+			rt.wakes[s.id] = time.AfterFunc(max(due.Sub(now), 0), func() {
 				if rt.ctx.Err() == nil {
 					if _, err := rt.lookup(s.id); err != nil {
 						rt.log.Warn("activate passive agent for its timer", "agent", s.id, "err", err)
@@ -116,7 +116,8 @@ func (s *server) passivate(now time.Time, force bool) bool {
 				}
 			})
 		}
-		rt.passive[s.id] = p
+		rt.passive[s.id] = passiveAgent{typ: rt.typeIDOf(s.def.Name()), born: s.born, version: version}
+		rt.passPeak.grew(len(rt.passive))
 	}
 	rt.mu.Unlock()
 	s.notify()
@@ -136,6 +137,7 @@ func (rt *Runtime) activate(id string) error {
 		rt.mu.Unlock()
 		return nil
 	}
+	typ := rt.typeName(p.typ)
 	if rt.closing {
 		rt.mu.Unlock()
 		return errShuttingDown
@@ -155,7 +157,7 @@ func (rt *Runtime) activate(id string) error {
 		close(ch)
 	}()
 
-	rec, err := rt.readStarted(rt.streamFor(p.typ, id), p.born)
+	rec, err := rt.readStarted(rt.streamFor(typ, id), p.born)
 	var s *server
 	var pending []queued
 	if err == nil {
@@ -181,10 +183,12 @@ func (rt *Runtime) activate(id string) error {
 		}
 		return err
 	}
-	if p := rt.passive[id]; p.wake != nil {
-		p.wake.Stop()
+	if wake := rt.wakes[id]; wake != nil {
+		wake.Stop()
+		delete(rt.wakes, id)
 	}
 	delete(rt.passive, id)
+	rt.passive = shrunk(rt.passive, &rt.passPeak)
 	rt.register(s)
 	rt.mu.Unlock()
 	s.resume(pending, nil)
@@ -193,9 +197,9 @@ func (rt *Runtime) activate(id string) error {
 
 // passiveInfo describes a passive agent from its snapshot, without
 // activating it.
-func (rt *Runtime) passiveInfo(id string, p passiveAgent) (Info, error) {
-	stream := rt.streamFor(p.typ, id)
-	info := Info{ID: id, Type: p.typ, Stream: stream, Status: StatusPassive}
+func (rt *Runtime) passiveInfo(id, typ string) (Info, error) {
+	stream := rt.streamFor(typ, id)
+	info := Info{ID: id, Type: typ, Stream: stream, Status: StatusPassive}
 	snap, err := rt.cfg.Store.LoadSnapshot(stream)
 	if err != nil {
 		return info, fmt.Errorf("state of passive agent %s: %w", id, err)

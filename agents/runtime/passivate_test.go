@@ -239,7 +239,7 @@ func TestPassiveWakeUpTimerIsOwned(t *testing.T) {
 	h.mustCall("p1", "probe.schedule", map[string]any{"ms": 3_600_000})
 	h.waitPassive("p1")
 	h.rt.mu.RLock()
-	wake := h.rt.passive["p1"].wake
+	wake := h.rt.wakes["p1"]
 	h.rt.mu.RUnlock()
 	if wake == nil {
 		t.Fatal("a passive agent with a timer due has no wake-up timer")

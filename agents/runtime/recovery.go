@@ -114,7 +114,7 @@ func (rt *Runtime) recoverIndex(ctx context.Context, index string, serve func())
 		started startedRecord // its parent and options, for the hierarchy
 	}
 	var back, all []restored
-	passive := map[string]passiveAgent{} // the agents that come back passive
+	passive := map[string]restored{} // the agents that come back passive
 	var errs []error
 	// Agents are restored in parallel, twice as many at a time as there
 	// are CPUs (more on a cluster, whose reads wait on the network): each
@@ -162,7 +162,7 @@ func (rt *Runtime) recoverIndex(ctx context.Context, index string, serve func())
 			errs = append(errs, fmt.Errorf("agent %s: %w", id, err))
 			failed[id] = failedAgent{typ: idx.Type, stream: idx.Stream, born: idx.Seq, reason: err.Error()}
 		case results[i].passive != "":
-			passive[id] = passiveAgent{typ: results[i].passive, version: results[i].version}
+			passive[id] = results[i]
 			all = append(all, results[i])
 		default:
 			back = append(back, results[i])
@@ -179,16 +179,16 @@ func (rt *Runtime) recoverIndex(ctx context.Context, index string, serve func())
 	for id, f := range failed {
 		rt.failed[id] = f
 	}
-	for id, p := range passive {
-		p.born = registered[id].Seq
-		rt.passive[id] = p
-		set := rt.byType[p.typ]
+	for id, r := range passive {
+		rt.passive[id] = passiveAgent{typ: rt.typeIDOf(r.passive), born: registered[id].Seq, version: r.version}
+		set := rt.byType[r.passive]
 		if set == nil {
 			set = make(map[string]struct{})
-			rt.byType[p.typ] = set
+			rt.byType[r.passive] = set
 		}
 		set[id] = struct{}{}
 	}
+	rt.passPeak.grew(len(rt.passive))
 	for _, r := range all {
 		// A child whose parent is gone (stopped, or not restored) runs on
 		// without one.

@@ -148,6 +148,11 @@ type Runtime struct {
 	mu         sync.RWMutex
 	agents     map[string]*server             // active agents
 	passive    map[string]passiveAgent        // passive agents: an index entry each
+	wakes      map[string]*time.Timer         // the passive agents' wake-ups, for those with a timer due
+	typeNames  []string                       // by typeID (index_memory.go)
+	typeIDs    map[string]typeID              // by name
+	agentsPeak mapPeak                        // of agents, for shrunk
+	passPeak   mapPeak                        // of passive
 	failed     map[string]failedAgent         // agents that failed at recovery (failed.go)
 	activating map[string]chan struct{}       // activations in progress
 	byType     map[string]map[string]struct{} // type → ids of its agents, active or passive
@@ -203,6 +208,8 @@ func New(cfg Config) (*Runtime, error) {
 		codec:      cfg.Directives,
 		agents:     make(map[string]*server),
 		passive:    make(map[string]passiveAgent),
+		wakes:      make(map[string]*time.Timer),
+		typeIDs:    make(map[string]typeID),
 		failed:     make(map[string]failedAgent),
 		activating: make(map[string]chan struct{}),
 		hier:       newHierarchy(),
@@ -441,6 +448,7 @@ func (rt *Runtime) Start(ctx context.Context, req StartRequest) (Info, error) {
 // register adds s to the lookup tables; rt.mu must be held.
 func (rt *Runtime) register(s *server) {
 	rt.agents[s.id] = s
+	rt.agentsPeak.grew(len(rt.agents))
 	set := rt.byType[s.def.Name()]
 	if set == nil {
 		set = make(map[string]struct{})
@@ -468,6 +476,7 @@ func (rt *Runtime) holds(s *server) bool {
 func (rt *Runtime) unregister(s *server) {
 	if rt.agents[s.id] == s {
 		delete(rt.agents, s.id)
+		rt.agents = shrunk(rt.agents, &rt.agentsPeak)
 		delete(rt.byType[s.def.Name()], s.id)
 	}
 }
@@ -624,13 +633,17 @@ func (rt *Runtime) State(id string) (Info, error) {
 	rt.mu.RLock()
 	s := rt.agents[id]
 	p, passive := rt.passive[id]
+	var typ string
+	if passive {
+		typ = rt.typeName(p.typ)
+	}
 	f, failed := rt.failed[id]
 	rt.mu.RUnlock()
 	switch {
 	case s != nil:
 		return s.info(), nil
 	case passive:
-		return rt.passiveInfo(id, p)
+		return rt.passiveInfo(id, typ)
 	case failed:
 		return f.info(id), nil
 	}
@@ -682,8 +695,8 @@ func (rt *Runtime) ListSome(opts ListOptions) []Info {
 	}
 	if !opts.SkipPassive && (!opts.ByQueue || sel.n == 0 || len(active) < sel.n) {
 		for id, p := range rt.passive {
-			if (opts.Type == "" || p.typ == opts.Type) && after(id) {
-				sel.add(listEntry{id: id, queue: -1, typ: p.typ, version: p.version})
+			if typ := rt.typeName(p.typ); (opts.Type == "" || typ == opts.Type) && after(id) {
+				sel.add(listEntry{id: id, queue: -1, typ: typ, version: p.version})
 			}
 		}
 	}

@@ -27,10 +27,8 @@ func (rt *Runtime) Shutdown(ctx context.Context) error {
 	rt.mu.Lock()
 	rt.closing = true
 	rt.shuttingDown.Store(true)
-	for _, p := range rt.passive {
-		if p.wake != nil {
-			p.wake.Stop()
-		}
+	for _, wake := range rt.wakes {
+		wake.Stop()
 	}
 	all := make([]*server, 0, len(rt.agents))
 	for _, s := range rt.agents {

@@ -199,7 +199,7 @@ func (rt *Runtime) agentWithStream(stream string) string {
 		}
 	}
 	for id, p := range rt.passive {
-		if rt.streamFor(p.typ, id) == stream {
+		if rt.streamFor(rt.typeName(p.typ), id) == stream {
 			return id
 		}
 	}
