@@ -106,3 +106,75 @@ func TestAppendRawMatchesMarshal(t *testing.T) {
 		t.Errorf("appendRaw followed %d levels of nesting", maxRawDepth+1)
 	}
 }
+
+// FuzzAppendRaw holds AppendRaw to json.Marshal of a json.RawMessage on
+// any bytes: the same output for what it accepts, a refusal (and dst
+// untouched) for what json.Marshal refuses.
+func FuzzAppendRaw(f *testing.F) {
+	for _, s := range []string{`{}`, ` { "a" : [ 1 , 2.5e-3 ] , "b" : "x<y>&z" } `, "\"\u2028\xe2\x80\"", `[true,false,null]`, `{"a":`, `01`, `"\u12"`, "\"\t\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if len(raw) == 0 {
+			return // never encoded: the fields that hold raw JSON omit it when empty
+		}
+		want, err := json.Marshal(json.RawMessage(raw))
+		got, ok := AppendRaw([]byte("x"), raw)
+		switch {
+		case ok != (err == nil):
+			// Deeper than maxRawDepth is refused here and left to
+			// json.Marshal by the callers; that is the one difference.
+			if ok || !tooDeep(raw) {
+				t.Fatalf("AppendRaw(%q) ok %v, json.Marshal error %v", raw, ok, err)
+			}
+		case ok && !bytes.Equal(got[1:], want):
+			t.Fatalf("AppendRaw(%q) = %s, json.Marshal %s", raw, got[1:], want)
+		case !ok && string(got) != "x":
+			t.Fatalf("AppendRaw(%q) refused but wrote %q", raw, got)
+		}
+	})
+}
+
+// tooDeep reports whether raw opens more than maxRawDepth arrays or
+// objects at once (counting brackets outside strings).
+func tooDeep(raw []byte) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			if depth++; depth > maxRawDepth {
+				return true
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return false
+}
+
+// FuzzAppendString holds AppendString to json.Marshal on any string.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "<a href=\"x\">&</a>", "\u2028\u2029", "\xff\xe2\x80", "\x00\x1f\x7f", "日本\U0001F600"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendString([]byte("x"), s); !bytes.Equal(got[1:], want) || got[0] != 'x' {
+			t.Fatalf("AppendString(%q) = %s, json.Marshal %s", s, got[1:], want)
+		}
+	})
+}
