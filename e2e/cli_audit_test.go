@@ -118,7 +118,7 @@ func TestCLIAuditTopWithoutATerminal(t *testing.T) {
 	node := StartNode(t, tools, dir)
 	url := node.URL
 	cmd := exec.Command(tools.JidoBus, "top", "--interval", "100ms", "--nats-url", url, "--timeout", "2s")
-	var stdout, stderr syncBuffer
+	var stdout, stderr testkit.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	exited := startFollower(t, cmd)
 	frames := func() int { return strings.Count(stdout.String(), "agents: ") }
@@ -160,7 +160,7 @@ func TestCLIAuditTopQuitsOnQ(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stdout syncBuffer
+	var stdout testkit.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stdout
 	exited := startFollower(t, cmd)
 	testkit.Eventually(t, "a frame on the terminal", func() bool { return strings.Contains(stdout.String(), "agents: ") })
@@ -202,7 +202,7 @@ func TestCLIAuditConvFollow(t *testing.T) {
 	conv := rig.startConv(t, "fp", "c1")
 
 	cmd := exec.Command(tools.JidoBus, "conv", "follow", conv, "--every", "50ms", "--timeout", "2s", "--nats-url", url)
-	var stdout, stderr syncBuffer
+	var stdout, stderr testkit.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	exited := startFollower(t, cmd)
 	testkit.Eventually(t, "the timeline so far", func() bool { return strings.Contains(stdout.String(), "started") })
@@ -312,7 +312,7 @@ func TestCLIAuditInterrupt(t *testing.T) {
 	} {
 		conns := strings.Count(n.Logs(), "Client connection created")
 		cmd := exec.Command(tools.JidoBus, append(c.args, "--nats-url", n.URL)...)
-		var stdout, stderr syncBuffer
+		var stdout, stderr testkit.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		exited := startFollower(t, cmd)
 		// The first output (or, for await, its connection reaching the
@@ -380,7 +380,7 @@ func TestCLIAuditConvFollowWaits(t *testing.T) {
 	writeProjectTree(t, root, map[string]string{"README.md": "hi\n"})
 	runCLI(t, env, "project", "open", root, "--id", "p1").must(t, "project open")
 	cmd := exec.Command(tools.JidoBus, "conv", "follow", "p1/later", "--every", "50ms", "--nats-url", n.URL)
-	var stdout, stderr syncBuffer
+	var stdout, stderr testkit.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	startFollower(t, cmd)
 	testkit.Eventually(t, "conv follow to say it waits (stderr: "+stderr.String()+")", func() bool {
@@ -472,7 +472,7 @@ func TestCLIAuditFollowerRefusedAfterARestart(t *testing.T) {
 	env := []string{"NATS_URL=" + url, "NATS_TOKEN=tok-a"}
 	runCLI(t, env, "agent", "start", "counter", "--id", "c1").must(t, "agent start")
 	cmd := exec.Command(tools.JidoBus, "log", "tail", "agent/c1", "-f", "-o", "json", "--poll", "50ms", "--timeout", "2s", "--nats-url", url, "--token", "tok-a")
-	var stdout, stderr syncBuffer
+	var stdout, stderr testkit.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	exited := startFollower(t, cmd)
 	testkit.Eventually(t, "the first entry", func() bool { return strings.Contains(stdout.String(), `"seq":1`) })

@@ -85,7 +85,7 @@ func TestCLILogTailFollowsAcrossARestart(t *testing.T) {
 	tools.Run(t, append([]string{"agent", "start", "counter", "--id", "c1"}, on...)...)
 
 	cmd := exec.Command(tools.JidoBus, "log", "tail", "agent/c1", "-f", "-o", "json", "--poll", "50ms", "--timeout", "2s", "--nats-url", url)
-	var stdout, stderr syncBuffer
+	var stdout, stderr testkit.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -127,7 +127,7 @@ func TestToolServiceGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := exec.Command(bin, "--nats-url", node.URL)
-	var logs syncBuffer
+	var logs testkit.Buffer
 	svc.Stderr = &logs
 	if err := svc.Start(); err != nil {
 		t.Fatal(err)

@@ -11,16 +11,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
 
 // Tools are the binaries a test drives.
@@ -179,7 +179,7 @@ type Node struct {
 
 	tools Tools
 	cmd   *exec.Cmd
-	logs  *syncBuffer
+	logs  *testkit.Buffer
 	done  chan struct{}
 	err   error // the process's exit, once done is closed
 }
@@ -201,7 +201,7 @@ func StartNodeVia(tb testing.TB, tools Tools, via []string, dataDir string, extr
 		args = append(args, "--listen", "127.0.0.1:0")
 	}
 	args = append(args, extra...)
-	n := &Node{DataDir: dataDir, tools: tools, logs: &syncBuffer{}, done: make(chan struct{})}
+	n := &Node{DataDir: dataDir, tools: tools, logs: &testkit.Buffer{}, done: make(chan struct{})}
 	if len(via) > 0 {
 		args = append(append(via[1:len(via):len(via)], tools.JidoBus), args...)
 		n.cmd = exec.Command(via[0], args...)
@@ -333,11 +333,11 @@ func (n *Node) TryNATS(args ...string) (string, error) {
 // StartNATS starts a long-running NATS CLI command (a subscription) and
 // returns a buffer with its output so far and a function that waits for it
 // to exit by itself (as `nats sub --count N` does).
-func (n *Node) StartNATS(tb testing.TB, args ...string) (out *syncBuffer, wait func() error) {
+func (n *Node) StartNATS(tb testing.TB, args ...string) (out *testkit.Buffer, wait func() error) {
 	tb.Helper()
 	cmd := exec.Command(n.tools.NATS, append([]string{"--server", n.URL}, args...)...)
 	cmd.Env = natsCLIEnv()
-	out = &syncBuffer{}
+	out = &testkit.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
@@ -365,26 +365,6 @@ func natsCLIEnv() []string {
 	home, _ := os.MkdirTemp("", "nats-cli-home")
 	return append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "NATS_CONTEXT=")
 }
-
-// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-var _ io.Writer = (*syncBuffer)(nil)
 
 // Run runs the jido-bus CLI (not serve) and returns its standard output.
 func (t Tools) Run(tb testing.TB, args ...string) string {

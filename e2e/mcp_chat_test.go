@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -39,7 +40,7 @@ func TestMCPChat(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.Command(tools.JidoBus, "mcp", "--project", proj, "--id", "ide", "--data-dir", data)
-	var stderr syncBuffer
+	var stderr testkit.Buffer
 	cmd.Stderr = &stderr
 	c := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, nil)
 	cs, err := c.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)

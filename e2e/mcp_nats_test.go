@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -26,7 +27,7 @@ func TestMCPStdioOverNATS(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.Command(tools.JidoBus, "mcp", "--project", proj, "--id", "remote", "--nats-url", node.URL)
-	var stderr syncBuffer
+	var stderr testkit.Buffer
 	cmd.Stderr = &stderr
 	c := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, nil)
 	cs, err := c.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jido-bus/jido-bus/internal/testkit"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,7 +35,7 @@ func TestMCPStdio(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.Command(tools.JidoBus, "mcp", "--project", proj, "--id", "ide", "--data-dir", data)
-	var stderr syncBuffer
+	var stderr testkit.Buffer
 	cmd.Stderr = &stderr
 	c := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, nil)
 	cs, err := c.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
@@ -89,7 +90,7 @@ func TestMCPStdioOddLines(t *testing.T) {
 	}, "\n") + "\n"
 	cmd := exec.Command(tools.JidoBus, "mcp", "--project", proj, "--data-dir", t.TempDir())
 	cmd.Stdin = strings.NewReader(in)
-	var stderr syncBuffer
+	var stderr testkit.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 // echo included, is read back.
 type ptyChat struct {
 	keys   io.WriteCloser
-	screen *syncBuffer
+	screen *testkit.Buffer
 	exited <-chan error
 }
 
@@ -33,7 +33,7 @@ func startPtyChat(t *testing.T, url string, args ...string) *ptyChat {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &ptyChat{keys: keys, screen: &syncBuffer{}}
+	c := &ptyChat{keys: keys, screen: &testkit.Buffer{}}
 	cmd.Stdout, cmd.Stderr = c.screen, c.screen
 	c.exited = startFollower(t, cmd)
 	t.Cleanup(func() { _ = keys.Close() })

@@ -98,7 +98,7 @@ func newcomerCheckout(t *testing.T) string {
 // makeRun is `make run` in a checkout, with its output.
 type makeRun struct {
 	dataHome string // its XDG_DATA_HOME
-	out      *syncBuffer
+	out      *testkit.Buffer
 	exited   chan error
 	nats     string // the node's URL, once ready
 }
@@ -115,7 +115,7 @@ func startMakeRun(t *testing.T, checkout string, vars ...string) *makeRun {
 	for dst, src := range map[string]string{"jido-bus": tools.JidoBus, "nats": tools.NATS} {
 		copyFile(t, src, filepath.Join(bin, dst), 0o755)
 	}
-	r := &makeRun{dataHome: t.TempDir(), out: &syncBuffer{}, exited: make(chan error, 1)}
+	r := &makeRun{dataHome: t.TempDir(), out: &testkit.Buffer{}, exited: make(chan error, 1)}
 	args := append([]string{"-o", "build", "run", "LISTEN=127.0.0.1:0", "HTTP=127.0.0.1:0"}, vars...)
 	cmd := exec.Command("make", args...)
 	cmd.Dir = checkout

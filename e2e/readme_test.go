@@ -219,7 +219,7 @@ func TestREADMERecipes(t *testing.T) {
 		t.Fatal(err)
 	}
 	ex := exec.Command(example, "-listen", agentAddr, "-data-dir", t.TempDir())
-	var exOut syncBuffer
+	var exOut testkit.Buffer
 	ex.Stdout, ex.Stderr = &exOut, &exOut
 	if err := ex.Start(); err != nil {
 		t.Fatal(err)

@@ -193,7 +193,7 @@ func (m *modelServer) seen() []http.Header {
 
 // subscribed waits until the NATS CLI's subscription is up: it prints its
 // banner once subscribed.
-func subscribed(t *testing.T, out *syncBuffer) {
+func subscribed(t *testing.T, out *testkit.Buffer) {
 	t.Helper()
 	testkit.Eventually(t, "the CLI subscription", func() bool { return strings.Contains(out.String(), "Subscribing on") })
 }

@@ -28,13 +28,13 @@ func buildSubscriber(t *testing.T) string {
 // subscriber is a running examples/subscriber.
 type subscriber struct {
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *testkit.Buffer
 	done chan error
 }
 
 // startSubscriber runs the subscriber, appending what it prints to out
 // (one buffer across its restarts).
-func startSubscriber(t *testing.T, bin string, out *syncBuffer, url, posFile, agent string) *subscriber {
+func startSubscriber(t *testing.T, bin string, out *testkit.Buffer, url, posFile, agent string) *subscriber {
 	t.Helper()
 	s := &subscriber{out: out, done: make(chan error, 1)}
 	s.cmd = exec.Command(bin, "-s", url, "-pos", posFile, agent)
@@ -139,7 +139,7 @@ func TestSubscriberCatchesUpWithoutGap(t *testing.T) {
 
 	// Live.
 	bin := buildSubscriber(t)
-	out := &syncBuffer{}
+	out := &testkit.Buffer{}
 	sub := startSubscriber(t, bin, out, url, pos, "c1")
 	cast(5)
 	waitPrinted(sub, 5)
@@ -270,7 +270,7 @@ func TestLogEmitsWithNATSCLI(t *testing.T) {
 
 	// -f prints what comes next, one JSON emit a line.
 	follow := exec.Command(tools.JidoBus, append([]string{"log", "emits", "agent/c1", "--after", positions[2], "-f", "-o", "json", "--poll", "50ms"}, asClient...)...)
-	followed := &syncBuffer{}
+	followed := &testkit.Buffer{}
 	follow.Stdout, follow.Stderr = followed, followed
 	if err := follow.Start(); err != nil {
 		t.Fatal(err)

@@ -1,14 +1,12 @@
 package node
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -320,24 +318,6 @@ func TestTLSToNATSURL(t *testing.T) {
 	n.Shutdown(context.Background())
 }
 
-// lockedBuffer is a log destination safe for the node's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestSecretsInClearWarned: a password or token crosses the network as a
 // client connects; on a non-loopback address without TLS the node says so
 // once at start. With TLS, on loopback, or with nkeys only, it does not.
@@ -352,7 +332,7 @@ func TestSecretsInClearWarned(t *testing.T) {
 		{NATSConfig{Listen: "0.0.0.0:0", Users: []User{{Name: "a", NKey: testNKey(t), Role: RoleAdmin}}}, false},
 	}
 	for _, tc := range cases {
-		var buf lockedBuffer
+		var buf testkit.Buffer
 		n, err := Start(context.Background(), Config{DataDir: t.TempDir(), NoSync: true, NATS: tc.nc, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 		if err != nil {
 			t.Fatalf("%+v: %v", tc.nc, err)

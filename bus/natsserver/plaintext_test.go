@@ -1,35 +1,16 @@
 package natsserver_test
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/jido-bus/jido-bus/bus/natsserver"
 	"github.com/jido-bus/jido-bus/bus/natsserver/natstest"
+	"github.com/jido-bus/jido-bus/internal/testkit"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestNoPlaintextPasswordsInTheServer: the server keeps no password in
 // clear — neither the in-process user's secret nor an admin password
@@ -37,7 +18,7 @@ func (l *lockedBuffer) String() string {
 // to warn about ("Plaintext passwords detected"), which an operator who
 // configured only bcrypt hashes would otherwise read as their mistake.
 func TestNoPlaintextPasswordsInTheServer(t *testing.T) {
-	var out lockedBuffer
+	var out testkit.Buffer
 	log := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv := natstest.RunServer(t, func(o *natsserver.Options) {
 		o.User, o.Password = "admin", "from-the-env"

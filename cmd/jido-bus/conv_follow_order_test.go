@@ -53,7 +53,7 @@ func TestConvFollowPrintsWhatCameBeforeAStream(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut lockedBuffer
+	var out, errOut testkit.Buffer
 	done := make(chan error, 1)
 	go func() {
 		root := newRootCmd()

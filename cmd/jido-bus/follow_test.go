@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -17,24 +15,6 @@ import (
 	"github.com/jido-bus/jido-bus/internal/testkit"
 	"github.com/jido-bus/jido-bus/node"
 )
-
-// lockedBuffer is a bytes.Buffer a command may write while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // appendEvents appends n events to stream through the node's log.
 func appendEvents(t *testing.T, n *node.Node, stream string, n0, count int) {
@@ -90,7 +70,7 @@ func TestLogTailFollowsAcrossARestart(t *testing.T) {
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut lockedBuffer
+	var out, errOut testkit.Buffer
 	done := make(chan error, 1)
 	go func() {
 		root := newRootCmd()
@@ -156,7 +136,7 @@ func TestConvFollowUpdatesToolCallsAndEndsDeltas(t *testing.T) {
 	)
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut lockedBuffer
+	var out, errOut testkit.Buffer
 	done := make(chan error, 1)
 	go func() {
 		root := newRootCmd()

@@ -197,7 +197,7 @@ func TestLogEmitsFollowsAcrossARestart(t *testing.T) {
 	host := strings.TrimPrefix(n.URL(), "nats://")
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut lockedBuffer
+	var out, errOut testkit.Buffer
 	done := make(chan error, 1)
 	go func() {
 		root := newRootCmd()

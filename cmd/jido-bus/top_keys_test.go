@@ -22,7 +22,7 @@ func TestTopQuitsOnQ(t *testing.T) {
 	for _, key := range []string{"q", "\x03"} {
 		keys, press := io.Pipe()
 		t.Cleanup(func() { _ = press.Close() }) // a write top never reads ends with the test
-		var out lockedBuffer
+		var out testkit.Buffer
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		done := make(chan error, 1)
 		go func() {
