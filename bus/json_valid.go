@@ -1,6 +1,10 @@
 package bus
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/jido-bus/jido-bus/internal/jsonenc"
+)
 
 // validJSON reports whether b is exactly one JSON value, as json.Valid
 // does. json.Valid runs a state machine with an indirect call per byte,
@@ -145,43 +149,9 @@ func (v *validator) literal(i int, lit string) (int, bool) {
 // by the grammar -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, and
 // whether one starts there at all.
 func JSONNumberEnd(b []byte, i int) (int, bool) {
-	if b[i] == '-' {
-		i++
-	}
-	switch {
-	case i >= len(b):
-		return 0, false
-	case b[i] == '0':
-		i++
-	case '1' <= b[i] && b[i] <= '9':
-		i = skipDigits(b, i+1)
-	default:
+	end, ok := jsonenc.NumberEnd(b, i)
+	if !ok {
 		return 0, false
 	}
-	if i < len(b) && b[i] == '.' {
-		j := skipDigits(b, i+1)
-		if j == i+1 {
-			return 0, false
-		}
-		i = j
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		j := skipDigits(b, i)
-		if j == i {
-			return 0, false
-		}
-		i = j
-	}
-	return i, true
-}
-
-func skipDigits(b []byte, i int) int {
-	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-		i++
-	}
-	return i
+	return end, true
 }

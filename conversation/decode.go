@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/internal/jsonenc"
 )
 
 // DecodeData decodes the data of a conversation event. Its result and its
@@ -1029,43 +1030,9 @@ func (p *dataParser) skipString() bool {
 // skipNumber reads a number in JSON's grammar:
 // -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 func (p *dataParser) skipNumber() bool {
-	i := p.i
-	if i < len(p.b) && p.b[i] == '-' {
-		i++
+	end, ok := jsonenc.NumberEnd(p.b, p.i)
+	if ok {
+		p.i = end
 	}
-	switch {
-	case i < len(p.b) && p.b[i] == '0':
-		i++
-	case i < len(p.b) && p.b[i] >= '1' && p.b[i] <= '9':
-		i = skipDigits(p.b, i)
-	default:
-		return false
-	}
-	if i < len(p.b) && p.b[i] == '.' {
-		j := skipDigits(p.b, i+1)
-		if j == i+1 {
-			return false
-		}
-		i = j
-	}
-	if i < len(p.b) && (p.b[i] == 'e' || p.b[i] == 'E') {
-		i++
-		if i < len(p.b) && (p.b[i] == '+' || p.b[i] == '-') {
-			i++
-		}
-		j := skipDigits(p.b, i)
-		if j == i {
-			return false
-		}
-		i = j
-	}
-	p.i = i
-	return true
-}
-
-func skipDigits(b []byte, i int) int {
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-		i++
-	}
-	return i
+	return ok
 }

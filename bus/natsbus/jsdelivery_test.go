@@ -34,16 +34,7 @@ func TestStreamDeliveryIsRefusedOnceAndItsConsumerDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	js, err := jetstream.New(f.client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// In memory: the server removes a deleted file-backed consumer's
-	// directory in the background, and under load that took the files of
-	// the consumer made again under its name with it.
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "EMITS", Subjects: []string{"emit.>"}, Storage: jetstream.MemoryStorage}); err != nil {
-		t.Fatal(err)
-	}
+	js := emitsStream(t, f)
 	const stored = 200
 	for i := range stored {
 		if _, err := js.Publish(ctx, "emit.c1.x", []byte(`{"n":`+strconv.Itoa(i)+`}`)); err != nil {
@@ -121,16 +112,7 @@ func TestStreamConsumerMadeAgainIsRefusedWithoutItsFirstDelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	js, err := jetstream.New(f.client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// In memory: the server removes a deleted file-backed consumer's
-	// directory in the background, and under load that took the files of
-	// the consumer made again under its name with it.
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "EMITS", Subjects: []string{"emit.>"}, Storage: jetstream.MemoryStorage}); err != nil {
-		t.Fatal(err)
-	}
+	js := emitsStream(t, f)
 	if _, err := js.Publish(ctx, "emit.c1.x", []byte(`{"n":1}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -216,4 +198,20 @@ func recreate(t *testing.T, js jetstream.JetStream, stream string, cfg jetstream
 		_, last = js.CreatePushConsumer(context.Background(), stream, cfg)
 		return last == nil
 	})
+}
+
+// emitsStream makes stream EMITS (subjects emit.>) on f's server and
+// returns the client's JetStream. In memory: the server removes a
+// deleted file-backed consumer's directory in the background, and under
+// load that took the files of the consumer made again under its name.
+func emitsStream(t *testing.T, f *fixture) jetstream.JetStream {
+	t.Helper()
+	js, err := jetstream.New(f.client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "EMITS", Subjects: []string{"emit.>"}, Storage: jetstream.MemoryStorage}); err != nil {
+		t.Fatal(err)
+	}
+	return js
 }

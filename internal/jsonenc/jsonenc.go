@@ -210,40 +210,48 @@ func hex4(b []byte) bool {
 	return true
 }
 
-// number checks -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+// number checks the number at i.
 func (c *rawCompactor) number() bool {
-	i := c.i
-	if c.src[i] == '-' {
+	end, ok := NumberEnd(c.src, c.i)
+	c.i = end
+	return ok
+}
+
+// NumberEnd returns the end of the JSON number that starts at b[i], by
+// the grammar -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, and whether
+// one starts there at all (i past b's end included).
+func NumberEnd(b []byte, i int) (int, bool) {
+	start := i
+	if i < len(b) && b[i] == '-' {
 		i++
 	}
 	switch {
-	case i < len(c.src) && c.src[i] == '0':
+	case i < len(b) && b[i] == '0':
 		i++
-	case i < len(c.src) && '1' <= c.src[i] && c.src[i] <= '9':
-		i = digits(c.src, i)
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		i = digits(b, i+1)
 	default:
-		return false
+		return start, false
 	}
-	if i < len(c.src) && c.src[i] == '.' {
-		j := digits(c.src, i+1)
+	if i < len(b) && b[i] == '.' {
+		j := digits(b, i+1)
 		if j == i+1 {
-			return false
+			return start, false
 		}
 		i = j
 	}
-	if i < len(c.src) && (c.src[i] == 'e' || c.src[i] == 'E') {
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
-		if i < len(c.src) && (c.src[i] == '+' || c.src[i] == '-') {
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		j := digits(c.src, i)
+		j := digits(b, i)
 		if j == i {
-			return false
+			return start, false
 		}
 		i = j
 	}
-	c.i = i
-	return true
+	return i, true
 }
 
 func digits(b []byte, i int) int {
