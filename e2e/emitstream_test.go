@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
@@ -133,6 +134,37 @@ func TestEmitStreamThroughNATSCLI(t *testing.T) {
 	testkit.Eventually(t, "the refusal's dead letter in the log", func() bool { return dlqHead() > before })
 	if after := dlqHead(); after != before+1 {
 		t.Fatalf("a consumer delivered 21 stored emits into the node: %d dead letters, want one", after-before)
+	}
+
+	// Made again under the same name, with its first deliveries taken
+	// elsewhere (a subscriber that reads one and goes), then moved into
+	// the node's subject: the node never sees a first delivery, only the
+	// redeliveries after the ack wait. It deletes that consumer too, with
+	// a dead letter of its own.
+	taker := exec.Command(tools.NATS, "--server", node.URL, "--user", "boss", "--password", adminPW,
+		"sub", "e2e.elsewhere", "--queue", "jido-api", "--count", "1")
+	taker.Env = natsCLIEnv()
+	took := &testkit.Buffer{}
+	taker.Stdout, taker.Stderr = took, took
+	if err := taker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, "the subscriber elsewhere to listen", func() bool {
+		return strings.Contains(took.String(), "Subscribing on e2e.elsewhere")
+	})
+	as("app", clientPW, "consumer", "add", "JIDO_EMITS", "flood", "--target", "e2e.elsewhere",
+		"--deliver-group", "jido-api", "--deliver", "all", "--ack", "explicit", "--wait", "1s", "--defaults")
+	if err := taker.Wait(); err != nil {
+		t.Fatalf("the subscriber elsewhere: %v\n%s", err, took.String())
+	}
+	as("app", clientPW, "consumer", "edit", "JIDO_EMITS", "flood", "--target", "jido.api.agent.stop", "--force")
+	testkit.Eventually(t, "the node to delete the consumer made again", func() bool {
+		out, _ := natsAs(t, node, "boss", adminPW, "consumer", "ls", "JIDO_EMITS", "--names")
+		return !strings.Contains(out, "flood")
+	})
+	testkit.Eventually(t, "the second consumer's dead letter in the log", func() bool { return dlqHead() > before+1 })
+	if after := dlqHead(); after != before+2 {
+		t.Fatalf("two consumers of one name: %d dead letters, want two", after-before)
 	}
 }
 
