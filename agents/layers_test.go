@@ -19,7 +19,7 @@ const module = "github.com/jido-bus/jido-bus"
 //	cmd, e2e, examples, deploy → internal/bench → node → internal/frontdoor,
 //	internal/delegate → projects, conversation/convapi → agents/runtime, conversation/views →
 //	projections, conversation, cluster → agents, eventlog → bus → schemas →
-//	internal/goroutines, internal/jsonenc, internal/testkit
+//	internal/goroutines, internal/jsonenc, internal/jsplace, internal/testkit
 //
 // A package belongs to the home whose folder is the longest prefix of its
 // path (conversation/views/x is conversation/views', agents/builtin is
@@ -32,8 +32,10 @@ const module = "github.com/jido-bus/jido-bus"
 var levels = [][]string{
 	// Helpers every layer may use, importing nothing of the module: the
 	// goroutine owner, JSON written as encoding/json writes it (the hot
-	// paths' hand-written encoders) and (from tests) the test toolkit.
-	{"internal/goroutines", "internal/jsonenc", "internal/testkit"},
+	// paths' hand-written encoders), the wait for JetStream servers that
+	// cannot yet place a replicated stream, and (from tests) the test
+	// toolkit.
+	{"internal/goroutines", "internal/jsonenc", "internal/jsplace", "internal/testkit"},
 	{"schemas"},
 	{"bus"},
 	{"agents", "eventlog"},

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jido-bus/jido-bus/eventlog/jslog"
+	"github.com/jido-bus/jido-bus/internal/jsplace"
 )
 
 // ErrConfigMismatch: the cluster was created with another number of
@@ -21,12 +22,16 @@ var ErrConfigMismatch = errors.New("cluster configuration mismatch")
 // no expiry of keys, enough replicas.
 func ensureBucket(ctx context.Context, js jetstream.JetStream, o Options) (jetstream.KeyValue, error) {
 	name := bucketName(o.Prefix)
-	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      name,
-		Description: "jido-bus cluster: nodes' heartbeats and partitions' owners",
-		History:     1,
-		Storage:     jetstream.FileStorage,
-		Replicas:    o.Replicas,
+	var kv jetstream.KeyValue
+	err := jsplace.Retry(ctx, o.Replicas, func() (err error) {
+		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      name,
+			Description: "jido-bus cluster: nodes' heartbeats and partitions' owners",
+			History:     1,
+			Storage:     jetstream.FileStorage,
+			Replicas:    o.Replicas,
+		})
+		return err
 	})
 	if errors.Is(err, jetstream.ErrBucketExists) {
 		// Another node created it, with settings other than these.

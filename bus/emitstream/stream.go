@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jido-bus/jido-bus/bus"
+	"github.com/jido-bus/jido-bus/internal/jsplace"
 )
 
 // The emit stream: a JetStream stream that stores what agents emit on
@@ -157,7 +158,14 @@ func Ensure(ctx context.Context, nc *nats.Conn, subjects bus.Subjects, cfg Confi
 	s, err := js.Stream(ctx, want.Name)
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
-		if _, err := js.CreateStream(ctx, want); err != nil {
+		err := jsplace.Retry(ctx, want.Replicas, func() error {
+			_, err := js.CreateStream(ctx, want)
+			return err
+		})
+		if jsplace.IsNoPeers(err) {
+			return "", fmt.Errorf("emit stream %s: %w", want.Name, err)
+		}
+		if err != nil {
 			return "", fmt.Errorf("%w: create the JetStream stream %s for %s: %w (is another stream capturing %s? `nats stream ls` as an admin shows it; delete it, or start with --emit-stream=false)",
 				ErrConflict, want.Name, want.Subjects[0], err, want.Subjects[0])
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/jido-bus/jido-bus/internal/jsplace"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -93,7 +94,10 @@ func Open(ctx context.Context, nc *nats.Conn, opts Options) (*Log, error) {
 func (l *Log) ensure(ctx context.Context, cfg jetstream.StreamConfig, check func(jetstream.StreamConfig) error) (jetstream.Stream, error) {
 	s, err := l.js.Stream(ctx, cfg.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		s, err = l.js.CreateStream(ctx, cfg)
+		err = jsplace.Retry(ctx, cfg.Replicas, func() (err error) {
+			s, err = l.js.CreateStream(ctx, cfg)
+			return err
+		})
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			// Another node created it first (with other settings, or
 			// CreateStream would have returned it): check what is there.

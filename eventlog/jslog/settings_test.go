@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jido-bus/jido-bus/internal/jsplace"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -158,4 +159,17 @@ func startServer(t *testing.T, adjust func(*server.Options)) *server.Server {
 		t.Fatal("server did not start")
 	}
 	return s
+}
+
+// TestOpenWaitsForPlacementAndSaysWhatToCheck: more replicas than the
+// cluster has servers is what a cluster still forming answers too; Open
+// asks again until its context ends, then says what to check.
+func TestOpenWaitsForPlacementAndSaysWhatToCheck(t *testing.T) {
+	nc := cluster.Connect(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	_, err := Open(ctx, nc, Options{Prefix: "unplaced", Partitions: 1, Replicas: 5})
+	if !jsplace.IsNoPeers(err) || !strings.Contains(err.Error(), "fewer than 5 JetStream servers") {
+		t.Fatalf("Open with 5 replicas on 3 servers: err = %v; want no suitable peers and what to check", err)
+	}
 }

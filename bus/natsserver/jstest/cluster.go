@@ -138,28 +138,33 @@ func (c *Cluster) Close() error {
 	return nil
 }
 
-// waitForMeta waits until a JetStream meta leader is elected and every
-// server is current with it: only then are stream creations answered.
+// waitForMeta waits until a JetStream meta leader is elected, every
+// server is current with it, and the leader has heard every server's
+// statistics: only then is a stream of n replicas placed. A leader that
+// has not yet had a peer's statistics leaves it out of placement and
+// answers a creation "no suitable peers for placement" (CI saw it on a
+// loaded machine).
 func (c *Cluster) waitForMeta() error {
-	// Elections run on the servers' own timers and announce nothing a
-	// caller outside can wait on, so poll the state.
+	// Elections and statistics run on the servers' own timers and announce
+	// nothing a caller outside can wait on, so poll the state.
 	err := testkit.Poll(30*time.Second, func() error {
-		ready, leader := true, false
+		ready, placeable := true, false
 		for _, s := range c.Servers {
 			if !s.JetStreamEnabled() || !s.JetStreamIsCurrent() {
 				ready = false
 			}
-			if s.JetStreamIsLeader() {
-				leader = true
+			// Only the leader answers; it lists the peers it would place on.
+			if s.JetStreamIsLeader() && len(s.JetStreamClusterPeers()) == len(c.Servers) {
+				placeable = true
 			}
 		}
-		if !ready || !leader {
+		if !ready || !placeable {
 			return errors.New("not yet")
 		}
 		return nil
 	})
 	if err != nil {
-		return errors.New("jstest: no JetStream meta leader after 30s; the cluster did not form")
+		return fmt.Errorf("jstest: after 30s the cluster of %d has no JetStream meta leader that can place on every server; the cluster did not form", len(c.Servers))
 	}
 	return nil
 }
