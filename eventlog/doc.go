@@ -94,7 +94,11 @@
 // each stream key's value into the 8-byte index, in synced batches, after
 // marking the layout key "upgrading"; an interrupted upgrade is finished
 // by the next Open, and a build that reads only layout 1 refuses the log
-// from the first batch on. A log in a layout newer than this build's is
+// from the first batch on. MigrateLayout (jido-bus log migrate
+// --to-layout 1) goes back for such a build (downgrade.go): it copies
+// each value back under its stream key, marking the layout key
+// "downgrading", which the old build refuses and the next Open of this
+// one upgrades back. A log in a layout newer than this build's is
 // refused unchanged.
 //
 // # Entry value encoding (format 1)

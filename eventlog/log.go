@@ -29,6 +29,10 @@ type Log struct {
 	// and the batch is handed to Pebble, and by retention and snapshot
 	// writes, which must not interleave with an append to the same stream.
 	commitMu sync.Mutex
+	// upgraded is what Open's upgrade from layout 1 did; nil when the
+	// log was in this build's layout already.
+	upgraded *upgradeReport
+
 	lastGSeq uint64 // the last global sequence handed out; under commitMu
 	// handedOut mirrors lastGSeq for readers, which must not take
 	// commitMu: a stream index entry naming a global sequence above it is
@@ -230,7 +234,9 @@ func (l *Log) load() error {
 		return err
 	}
 	if layout != layoutVersion {
-		return l.upgradeV1(total)
+		rep, err := l.upgradeV1(total)
+		l.upgraded = &rep
+		return err
 	}
 	return nil
 }
@@ -254,7 +260,9 @@ func (l *Log) layout() (byte, error) {
 	switch {
 	case len(got) == 1 && (got[0] == layoutVersion || got[0] == layoutV1):
 		return got[0], nil
-	case string(got) == string(layoutUpgrading):
+	case string(got) == string(layoutUpgrading), string(got) == string(layoutDowngrading):
+		// Half-way either way: the upgrade takes stream entries of both
+		// kinds and finishes the log in this build's layout.
 		return layoutV1, nil
 	case len(got) == 1 && got[0] > layoutVersion:
 		return 0, fmt.Errorf("the log is in key layout %d, written by a newer jido-bus; this build reads layouts %d to %d: run the newer build (its log format is printed by jido-bus version)", got[0], layoutV1, layoutVersion)

@@ -51,13 +51,13 @@ type upgradeReport struct {
 // that position damaged, as they did. A global copy that is missing or
 // fails its checks while the stream copy is sound is replaced by the
 // stream copy, since the stream copy is about to be dropped.
-func (l *Log) upgradeV1(total uint64) error {
+func (l *Log) upgradeV1(total uint64) (upgradeReport, error) {
 	logger := l.logger().With("dir", l.dir)
 	start := time.Now()
 	logger.Info("event log: upgrading the key layout from 1 to 2 (each entry stored once): rewriting the stream index before the log opens; if it is interrupted, the next start finishes it",
 		"entries", total)
 	if err := l.db.Set(keyLayout, layoutUpgrading, pebble.Sync); err != nil {
-		return fmt.Errorf("upgrade the key layout from 1 to 2: mark the log: %w", err)
+		return upgradeReport{}, fmt.Errorf("upgrade the key layout from 1 to 2: mark the log: %w", err)
 	}
 	var rep upgradeReport
 	next, hi := []byte{kindStream}, []byte{kindStream + 1}
@@ -65,7 +65,7 @@ func (l *Log) upgradeV1(total uint64) error {
 	for next != nil {
 		var err error
 		if next, err = l.upgradeBatch(next, hi, &rep); err != nil {
-			return fmt.Errorf("upgrade the key layout from 1 to 2 (%d entries converted; run again to finish): %w", rep.converted+rep.done, err)
+			return rep, fmt.Errorf("upgrade the key layout from 1 to 2 (%d entries converted; run again to finish): %w", rep.converted+rep.done, err)
 		}
 		if time.Since(lastReport) >= 5*time.Second {
 			lastReport = time.Now()
@@ -73,23 +73,56 @@ func (l *Log) upgradeV1(total uint64) error {
 		}
 	}
 	if err := l.db.Set(keyLayout, []byte{layoutVersion}, pebble.Sync); err != nil {
-		return fmt.Errorf("upgrade the key layout from 1 to 2: mark the log done: %w", err)
+		return rep, fmt.Errorf("upgrade the key layout from 1 to 2: mark the log done: %w", err)
 	}
 	attrs := []any{"converted", rep.converted, "already_converted", rep.done, "took", time.Since(start).Round(time.Millisecond)}
 	if rep.damaged > 0 || rep.repaired > 0 {
 		attrs = append(attrs, "damaged_left", rep.damaged, "repaired_from_stream_copy", rep.repaired)
 		logger.Warn("event log: upgraded the key layout to 2; some entries were damaged: run jido-bus log verify", attrs...)
-		return nil
+		return rep, nil
 	}
 	logger.Info("event log: upgraded the key layout to 2", attrs...)
-	return nil
+	return rep, nil
 }
 
 // upgradeBatch converts up to upgradeBatchEntries stream entries from
 // key lo on and commits them in one batch. It returns the key to go on
-// from, nil when the stream keys are done. Its iterators live for one
-// batch only, so that the memtables the upgrade fills are not pinned.
+// from, nil when the stream keys are done.
 func (l *Log) upgradeBatch(lo, hi []byte, rep *upgradeReport) ([]byte, error) {
+	return l.rewriteBatch(lo, hi, func(b *pebble.Batch, key, v []byte, vals *pebble.Iterator) error {
+		if len(v) == indexValueLen {
+			rep.done++
+			return nil
+		}
+		h, err := checkValue(v)
+		if err != nil || h.gseq == 0 {
+			rep.damaged++
+			return nil
+		}
+		g, ok, err := valueAt(vals, h.gseq)
+		if err != nil {
+			return err
+		}
+		if !ok || !bytes.Equal(g, v) {
+			if _, gerr := checkValue(g); !ok || gerr != nil {
+				_ = b.Set(globalKey(h.gseq), v, nil)
+				rep.repaired++
+			}
+		}
+		_ = b.Set(key, binary.BigEndian.AppendUint64(nil, h.gseq), nil)
+		rep.converted++
+		return nil
+	})
+}
+
+// rewriteBatch hands rewrite up to upgradeBatchEntries stream entries
+// from key lo on, with an iterator over the values for it to look them
+// up, and commits what it put in the batch, synced: one fsync per few
+// thousand entries, so that what a crash interrupts is not done again.
+// It returns the key to go on from, nil when the keys up to hi are done.
+// Its iterators live for one batch only, so that the memtables a
+// rewrite fills are not pinned.
+func (l *Log) rewriteBatch(lo, hi []byte, rewrite func(b *pebble.Batch, key, v []byte, vals *pebble.Iterator) error) ([]byte, error) {
 	it, err := l.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return nil, err
@@ -107,7 +140,7 @@ func (l *Log) upgradeBatch(lo, hi []byte, rep *upgradeReport) ([]byte, error) {
 	n := 0
 	for valid := it.First(); valid; valid = it.Next() {
 		if n == upgradeBatchEntries {
-			// The key after the last one converted: this one.
+			// The key after the last one rewritten: this one.
 			next = append([]byte(nil), it.Key()...)
 			break
 		}
@@ -116,34 +149,14 @@ func (l *Log) upgradeBatch(lo, hi []byte, rep *upgradeReport) ([]byte, error) {
 		if err != nil {
 			return nil, l.storageError(err)
 		}
-		if len(v) == indexValueLen {
-			rep.done++
-			continue
-		}
-		h, err := checkValue(v)
-		if err != nil || h.gseq == 0 {
-			rep.damaged++
-			continue
-		}
-		g, ok, err := valueAt(vals, h.gseq)
-		if err != nil {
+		if err := rewrite(b, it.Key(), v, vals); err != nil {
 			return nil, l.storageError(err)
 		}
-		if !ok || !bytes.Equal(g, v) {
-			if _, gerr := checkValue(g); !ok || gerr != nil {
-				_ = b.Set(globalKey(h.gseq), v, nil)
-				rep.repaired++
-			}
-		}
-		_ = b.Set(it.Key(), binary.BigEndian.AppendUint64(nil, h.gseq), nil)
-		rep.converted++
 	}
 	if err := it.Error(); err != nil {
 		return nil, l.storageError(err)
 	}
 	if !b.Empty() {
-		// Synced, one fsync per few thousand entries: what a crash
-		// interrupts is not done again.
 		if err := l.db.Apply(b, pebble.Sync); err != nil {
 			return nil, err
 		}

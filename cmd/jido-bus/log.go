@@ -28,6 +28,7 @@ conversation/<project>/<conversation>, project/<id>, dlq.
 		newLogVerifyCmd(),
 		newLogTruncateCmd(),
 		newLogReplayCmd(),
+		newLogMigrateCmd(),
 	)
 	return cmd
 }
