@@ -134,3 +134,9 @@ func (l *Log) Subject(stream string) string {
 func (l *Log) timeout() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), l.opts.Timeout)
 }
+
+// request is the context of one request made within ctx: Timeout, or
+// less if ctx ends first.
+func (l *Log) request(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, l.opts.Timeout)
+}

@@ -1,6 +1,7 @@
 package jslog
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"iter"
@@ -122,8 +123,9 @@ func (l *Log) ReadStream(stream string, o eventlog.ReadOptions) iter.Seq2[eventl
 func (l *Log) index(stream string) ([]msgRef, uint64, int, error) {
 	st := l.cache.acquire(l, stream)
 	defer l.cache.release(st)
-	ctx, cancel := l.timeout()
-	defer cancel()
+	// No deadline for the whole: each request has its own (sync), and
+	// the messages to read end at the subject's last when sync began.
+	ctx := context.Background()
 	if err := l.sync(ctx, st); err != nil {
 		return nil, 0, 0, err
 	}

@@ -93,6 +93,8 @@ func (st *streamState) forgetBefore(seq, first uint64) {
 // gone reports whether the message at seq is no longer in ps (an error
 // reading it is not taken for an answer: false).
 func (l *Log) gone(ctx context.Context, ps jetstream.Stream, seq uint64) bool {
+	ctx, cancel := l.request(ctx)
+	defer cancel()
 	_, err := ps.GetMsg(ctx, seq)
 	return errors.Is(err, jetstream.ErrMsgNotFound)
 }
@@ -103,6 +105,8 @@ func (l *Log) trim(ctx context.Context, st *streamState) error {
 	if len(st.msgs) == 0 {
 		return nil
 	}
+	ctx, cancel := l.request(ctx)
+	defer cancel()
 	fm, err := l.parts[st.part].GetMsg(ctx, 1, jetstream.WithGetMsgSubject(st.subject))
 	if err != nil {
 		return fmt.Errorf("read %s: %w", st.name, err)
@@ -123,10 +127,15 @@ func (st *streamState) reset() {
 }
 
 // sync brings st up to the subject's last message, reading (from the
-// stream leader) each message it has not seen.
+// stream leader) each message it has not seen. Each request has its own
+// Timeout within ctx: a long stream read for the first time takes a
+// request per message, and on a loaded machine their sum may pass any
+// one deadline while every request is answered.
 func (l *Log) sync(ctx context.Context, st *streamState) error {
 	ps := l.parts[st.part]
-	last, err := ps.GetLastMsgForSubject(ctx, st.subject)
+	rctx, cancel := l.request(ctx)
+	last, err := ps.GetLastMsgForSubject(rctx, st.subject)
+	cancel()
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		if st.lastSeq != 0 {
 			st.reset()
@@ -145,7 +154,9 @@ func (l *Log) sync(ctx context.Context, st *streamState) error {
 	for next := st.lastSeq + 1; st.lastSeq < last.Sequence; {
 		m := last
 		if next <= last.Sequence-1 {
-			m, err = ps.GetMsg(ctx, next, jetstream.WithGetMsgSubject(st.subject))
+			rctx, cancel := l.request(ctx)
+			m, err = ps.GetMsg(rctx, next, jetstream.WithGetMsgSubject(st.subject))
+			cancel()
 			if err != nil {
 				return fmt.Errorf("read %s from sequence %d: %w", st.name, next, err)
 			}
