@@ -30,11 +30,18 @@ const Patience = 15 * time.Second
 func Retry(ctx context.Context, replicas int, create func() error) error {
 	deadline := time.Now().Add(Patience)
 	wait := 50 * time.Millisecond
+	var unplaced error // the servers' last "no suitable peers"
 	for {
 		err := create()
 		if !IsNoPeers(err) {
+			if unplaced != nil && ctx.Err() != nil {
+				// The wait ended during a request: what the servers last
+				// said is the news, not the deadline.
+				return explain(unplaced, replicas, "when the wait ended ("+ctx.Err().Error()+")")
+			}
 			return err
 		}
+		unplaced = err
 		if time.Until(deadline) < wait {
 			return explain(err, replicas, fmt.Sprintf("after %v", Patience))
 		}

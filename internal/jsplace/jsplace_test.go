@@ -66,3 +66,21 @@ func TestIsNoPeers(t *testing.T) {
 		t.Fatal("IsNoPeers must find the servers' error code, and only it")
 	}
 }
+
+// TestRetryEndedDuringARequestSaysWhatTheServersSaid: a wait that ends
+// while a creation is in flight reports the servers' last answer, not
+// only the deadline.
+func TestRetryEndedDuringARequestSaysWhatTheServersSaid(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	calls := 0
+	err := Retry(ctx, 3, func() error {
+		if calls++; calls == 1 {
+			return noPeers
+		}
+		cancel()
+		return ctx.Err()
+	})
+	if !IsNoPeers(err) || !strings.Contains(err.Error(), "context canceled") {
+		t.Fatalf("err %v: want the servers' no-peers error, and that the wait ended", err)
+	}
+}
