@@ -180,15 +180,20 @@ func TestDowngradeInterrupted(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if key := layoutKey(t, crashed); !bytes.Equal(key, layoutDowngrading) && !bytes.Equal(key, []byte{layoutVersion}) {
+				key := layoutKey(t, crashed)
+				if !bytes.Equal(key, layoutDowngrading) && !bytes.Equal(key, []byte{layoutVersion}) {
 					t.Fatalf("after a crash mid-downgrade the layout key is %v: a layout-1 build would read a half-done log", key)
 				}
 				if n := 25 - convertedIndex(t, crashed); n > 0 && n < 25 {
 					mixed = true
 				}
-				l, err := Open("db", Options{FS: crashed, Logger: discardLogger()})
+				var logs strings.Builder
+				l, err := Open("db", Options{FS: crashed, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 				if err != nil {
 					t.Fatalf("open after a crash mid-downgrade: %v", err)
+				}
+				if said := strings.Contains(logs.String(), "a downgrade to key layout 1 (jido-bus log migrate) was interrupted"); said != bytes.Equal(key, layoutDowngrading) {
+					t.Errorf("layout key %v; the open said it finishes an interrupted downgrade: %v\n%s", key, said, logs.String())
 				}
 				got := dumpLog(t, l)
 				if err := l.Close(); err != nil {

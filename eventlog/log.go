@@ -197,7 +197,7 @@ func isLockError(err error) bool {
 // global sequence into memory, and upgrades a log in layout 1 (see
 // upgrade.go).
 func (l *Log) load() error {
-	layout, err := l.layout()
+	layout, downgrading, err := l.layout()
 	if err != nil {
 		return err
 	}
@@ -234,6 +234,9 @@ func (l *Log) load() error {
 		return err
 	}
 	if layout != layoutVersion {
+		if downgrading {
+			l.logger().Warn("event log: a downgrade to key layout 1 (jido-bus log migrate) was interrupted: the log goes back to layout 2 first; run the downgrade again to go back", "dir", l.dir)
+		}
 		rep, err := l.upgradeV1(total)
 		l.upgraded = &rep
 		return err
@@ -243,31 +246,32 @@ func (l *Log) load() error {
 
 // layout returns the key layout of the log: layoutVersion for a new one
 // (which it marks so), layoutV1 for one in layout 1 or half-way through
-// its upgrade. A log written by a newer build is refused, unchanged.
-func (l *Log) layout() (byte, error) {
+// its upgrade or a downgrade (downgrading says which). A log written by a
+// newer build is refused, unchanged.
+func (l *Log) layout() (layout byte, downgrading bool, err error) {
 	v, closer, err := l.db.Get(keyLayout)
 	if errors.Is(err, pebble.ErrNotFound) {
 		if err := l.db.Set(keyLayout, []byte{layoutVersion}, pebble.Sync); err != nil {
-			return 0, err
+			return 0, false, err
 		}
-		return layoutVersion, nil
+		return layoutVersion, false, nil
 	}
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	got := append([]byte(nil), v...)
 	_ = closer.Close()
 	switch {
 	case len(got) == 1 && (got[0] == layoutVersion || got[0] == layoutV1):
-		return got[0], nil
+		return got[0], false, nil
 	case string(got) == string(layoutUpgrading), string(got) == string(layoutDowngrading):
 		// Half-way either way: the upgrade takes stream entries of both
 		// kinds and finishes the log in this build's layout.
-		return layoutV1, nil
+		return layoutV1, string(got) == string(layoutDowngrading), nil
 	case len(got) == 1 && got[0] > layoutVersion:
-		return 0, fmt.Errorf("the log is in key layout %d, written by a newer jido-bus; this build reads layouts %d to %d: run the newer build (its log format is printed by jido-bus version)", got[0], layoutV1, layoutVersion)
+		return 0, false, fmt.Errorf("the log is in key layout %d, written by a newer jido-bus; this build reads layouts %d to %d: run the newer build (its log format is printed by jido-bus version)", got[0], layoutV1, layoutVersion)
 	default:
-		return 0, fmt.Errorf("unknown key layout %v (this build reads layouts %d to %d)", got, layoutV1, layoutVersion)
+		return 0, false, fmt.Errorf("unknown key layout %v (this build reads layouts %d to %d)", got, layoutV1, layoutVersion)
 	}
 }
 
