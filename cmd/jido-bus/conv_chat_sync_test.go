@@ -158,7 +158,7 @@ func TestChatShowsWhatARestartHid(t *testing.T) {
 
 	client := natstest.Connect(t, srv, again...)
 	in, typing := io.Pipe()
-	var out, info syncBuilder
+	var out, info testkit.Buffer
 	s := &chatSession{r: natsbus.Requester{NC: client, Subjects: subjects, Timeout: 5 * time.Second}, subjects: subjects,
 		key: "p1/c1", out: &out, info: &info, conn: make(chan connNews)}
 	done := make(chan error, 1)
@@ -202,24 +202,6 @@ func TestChatShowsWhatARestartHid(t *testing.T) {
 	}
 }
 
-// syncBuilder is a strings.Builder safe for one writer and a reader.
-type syncBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuilder) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuilder) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestChatTakesUpAPendingApproval: a conversation taken up while a tool
 // call waits for a person shows its history, then asks the question at
 // once (the first line answers it, not a new message), and waits for the
@@ -258,7 +240,7 @@ func TestChatTakesUpAPendingApproval(t *testing.T) {
 	}
 	client := natstest.Connect(t, srv)
 	in, typing := io.Pipe()
-	var out, info syncBuilder
+	var out, info testkit.Buffer
 	s := &chatSession{r: natsbus.Requester{NC: client, Subjects: subjects, Timeout: 5 * time.Second}, subjects: subjects,
 		key: "p1/c1", by: "ana", out: &out, info: &info}
 	done := make(chan error, 1)
@@ -314,7 +296,7 @@ func TestChatLeavesATurnItDidNotBegin(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := natstest.Connect(t, srv)
-	var out, info syncBuilder
+	var out, info testkit.Buffer
 	s := &chatSession{r: natsbus.Requester{NC: client, Subjects: subjects, Timeout: 5 * time.Second}, subjects: subjects,
 		key: "p1/c1", out: &out, info: &info}
 	done := make(chan error, 1)

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -44,9 +45,6 @@ upgrades it back to layout %d, after which the downgrade can be run again.
 			if !cmd.Flags().Changed("to-layout") {
 				return fmt.Errorf("give --to-layout: 1 for the builds of log format 1 (before 2026-11-28), %d for this one", eventlog.FormatVersion)
 			}
-			if to != 1 && to != eventlog.FormatVersion {
-				return fmt.Errorf("--to-layout %d: this build writes layouts 1 (the builds before 2026-11-28) and %d (its own)", to, eventlog.FormatVersion)
-			}
 			if !cmd.Flags().Changed("data-dir") {
 				dir, note, err := defaultDataDir(os.Getenv)
 				if err != nil {
@@ -57,15 +55,13 @@ upgrades it back to layout %d, after which the downgrade can be run again.
 				}
 				dataDir = dir
 			}
-			dir := logDir(dataDir)
-			if _, err := os.Stat(dir); err != nil {
+			rep, err := eventlog.MigrateLayout(logDir(dataDir), eventlog.Options{}, to)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
 				return fmt.Errorf("no event log in %s (%w): give --data-dir the directory a node ran with", dataDir, err)
-			}
-			rep, err := eventlog.MigrateLayout(dir, eventlog.Options{}, to)
-			if errors.Is(err, eventlog.ErrLocked) {
+			case errors.Is(err, eventlog.ErrLocked):
 				return fmt.Errorf("the data dir %s is in use by a running node: stop it first, then migrate: %w", dataDir, err)
-			}
-			if err != nil {
+			case err != nil:
 				return err
 			}
 			out := cmd.OutOrStdout()
@@ -76,7 +72,6 @@ upgrades it back to layout %d, after which the downgrade can be run again.
 			case rep.From == rep.To && rep.Converted == 0:
 				fmt.Fprintf(out, "the event log in %s is in layout %d already: nothing to do\n", dataDir, rep.To)
 			case rep.To == 1:
-				// From 1 too: Open upgraded it and this put it back.
 				fmt.Fprintf(out, "the event log in %s is now in layout 1 (%d stream entries rewritten): the builds of log format 1 read it; this build upgrades it again when it next opens it\n", dataDir, rep.Converted)
 			default:
 				fmt.Fprintf(out, "the event log in %s is now in layout %d (%d stream entries rewritten)\n", dataDir, rep.To, rep.Converted)

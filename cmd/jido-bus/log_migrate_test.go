@@ -16,7 +16,7 @@ func TestLogMigrateRefusals(t *testing.T) {
 		want string
 	}{
 		{[]string{"--data-dir", dir}, "give --to-layout: 1 for the builds of log format 1"},
-		{[]string{"--to-layout", "3", "--data-dir", dir}, "--to-layout 3: this build writes layouts 1"},
+		{[]string{"--to-layout", "3", "--data-dir", dir}, "key layout 3: this build writes layouts 1"},
 		{[]string{"--to-layout", "1", "--data-dir", dir}, "no event log in " + dir},
 	} {
 		out, err := runRoot(t, append([]string{"log", "migrate"}, c.args...)...)

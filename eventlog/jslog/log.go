@@ -7,9 +7,10 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/jido-bus/jido-bus/internal/jsplace"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jido-bus/jido-bus/internal/jsplace"
 )
 
 // Log is the event log on JetStream. It is safe for concurrent use; the

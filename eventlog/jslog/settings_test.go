@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jido-bus/jido-bus/internal/jsplace"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jido-bus/jido-bus/internal/jsplace"
 )
 
 // TestOpenRefusesUnsafeStreams: a partition stream that exists with a
